@@ -1,0 +1,71 @@
+#include "common/slots.h"
+
+#include <array>
+#include <cmath>
+
+namespace shardctl::common {
+namespace {
+
+// CRC16-CCITT: polynomial 0x1021, initial value 0, no bit reflection, no final xor.
+constexpr std::array<uint16_t, 256> MakeCrc16Table() {
+  std::array<uint16_t, 256> table{};
+  for (int byte = 0; byte < 256; ++byte) {
+    uint16_t crc = static_cast<uint16_t>(byte << 8);
+    for (int bit = 0; bit < 8; ++bit) {
+      crc = (crc & 0x8000) ? static_cast<uint16_t>((crc << 1) ^ 0x1021)
+                           : static_cast<uint16_t>(crc << 1);
+    }
+    table[byte] = crc;
+  }
+  return table;
+}
+
+constexpr std::array<uint16_t, 256> kCrc16Table = MakeCrc16Table();
+
+}  // namespace
+
+uint16_t Crc16(std::string_view data) {
+  uint16_t crc = 0;
+  for (char c : data) {
+    const auto index = static_cast<uint8_t>((crc >> 8) ^ static_cast<uint8_t>(c));
+    crc = static_cast<uint16_t>((crc << 8) ^ kCrc16Table[index]);
+  }
+  return crc;
+}
+
+int KeySlot(std::string_view key) {
+  const size_t open = key.find('{');
+  if (open != std::string_view::npos) {
+    const size_t close = key.find('}', open + 1);
+    // "{}" is not a tag: Redis then hashes the whole key, so "foo{}{bar}" spreads like any key.
+    if (close != std::string_view::npos && close > open + 1) {
+      key = key.substr(open + 1, close - open - 1);
+    }
+  }
+  return Crc16(key) % kSlotCount;  // kSlotCount is a power of two: same as Redis' "& 16383".
+}
+
+std::vector<SlotRange> SplitSlotsEvenly(int primaries) {
+  if (primaries < 1 || primaries > kSlotCount) return {};
+  std::vector<SlotRange> ranges;
+  ranges.reserve(primaries);
+  // Single precision on purpose: redis-cli accumulates a float cursor, and from 78 primaries on
+  // double arithmetic rounds some boundaries differently, so the ranges would no longer match.
+  const float slots_per_node = static_cast<float>(kSlotCount) / static_cast<float>(primaries);
+  float cursor = 0.0f;
+  int first = 0;
+  for (int i = 0; i < primaries; ++i) {
+    int last = static_cast<int>(std::lround(cursor + slots_per_node - 1));
+    if (last > kSlotCount || i == primaries - 1) last = kSlotCount - 1;
+    if (last < first) last = first;
+    ranges.push_back({first, last});
+    first = last + 1;
+    cursor += slots_per_node;
+  }
+  // Float drift past ~7500 primaries can push the last range beyond slot 16383; redis-cli would
+  // then fail at CLUSTER ADDSLOTS, so there is no split to reproduce.
+  if (ranges.back().last != kSlotCount - 1) return {};
+  return ranges;
+}
+
+}  // namespace shardctl::common

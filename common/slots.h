@@ -1,0 +1,34 @@
+// Redis Cluster slot math: CRC16 key hashing with hash tags, and the even slot split.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace shardctl::common {
+
+inline constexpr int kSlotCount = 16384;
+
+// CRC16-CCITT (XMODEM) as Redis Cluster uses it: Crc16("123456789") == 0x31C3.
+uint16_t Crc16(std::string_view data);
+
+// The cluster slot of a key: CRC16 of the key, or of the hash tag when the key holds a non-empty
+// "{...}" (the first '{' and the first '}' after it), mod 16384.
+int KeySlot(std::string_view key);
+
+// An inclusive range of slots.
+struct SlotRange {
+  int first = 0;
+  int last = 0;
+  int size() const { return last - first + 1; }
+  friend bool operator==(const SlotRange&, const SlotRange&) = default;
+};
+
+// Splits all 16384 slots among `primaries` (>= 1) nodes exactly as `redis-cli --cluster create`
+// does (single-precision cursor arithmetic, last node takes the rest), so a cluster formed by
+// shardctl has the same slot ranges as one formed by redis-cli. Returns an empty vector when there
+// is no such split: primaries < 1 or > 16384, or one of the counts above 7541 where the float
+// cursor drifts so far that the last node would get slot 16384 (which Redis rejects in ADDSLOTS).
+std::vector<SlotRange> SplitSlotsEvenly(int primaries);
+
+}  // namespace shardctl::common

@@ -1,0 +1,94 @@
+#include "launcher/cli.h"
+
+#include <iostream>
+
+#include "common/cpu_list.h"
+#include "common/size.h"
+#include "launcher/cli_commands.h"
+#include "launcher/output.h"
+#include "launcher/plan_json.h"
+#include "launcher/topology.h"
+
+namespace shardctl::launcher {
+
+DeploymentDir DirOf(const Spec& spec) {
+  return DeploymentDir(spec.state_dir.value_or(DefaultStateDir()), spec.name);
+}
+
+std::string PlanTable(const Plan& plan) {
+  std::vector<std::vector<std::string>> rows = {
+      {"SHARD", "PORT", "BUS", "CPUS", "NODE", "MAXMEMORY", "ROLE", "SLOTS"}};
+  for (const auto& shard : plan.shards) {
+    std::string slots;
+    for (const auto& range : shard.slots) {
+      slots += (slots.empty() ? "" : ",") + std::to_string(range.first) + "-" +
+               std::to_string(range.last);
+    }
+    rows.push_back({std::to_string(shard.index), std::to_string(shard.port),
+                    std::to_string(shard.bus_port), common::FormatCpuList(shard.cpus),
+                    std::to_string(shard.numa_node), common::FormatSize(shard.maxmemory),
+                    RoleName(shard.role), slots});
+  }
+  return FormatTable(rows);
+}
+
+void PrintPlanWarnings(const Plan& plan) {
+  for (const auto& warning : plan.warnings) PrintWarning(warning);
+}
+
+int RunPlan(const Invocation& invocation) {
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) {
+    PrintError(spec.error().message());
+    return kExitUsage;
+  }
+  std::string root = invocation.sysfs_root.value_or("/");
+  auto topology = ReadTopology(root);
+  if (!topology.ok()) {
+    PrintError(topology.error().message());
+    return invocation.sysfs_root ? kExitUsage : kExitRuntime;
+  }
+  auto plan = MakePlan(*topology, *spec);
+  if (!plan.ok()) {
+    PrintError(plan.error().message());
+    return kExitUsage;
+  }
+  PrintPlanWarnings(*plan);
+  if (invocation.json) {
+    std::cout << PlanToJson(*plan).dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << "plan \"" << plan->name << "\": " << plan->shards.size() << " " << plan->engine
+            << " shards on " << plan->usable_cpus << " CPU(s) (" << plan->usable_cores
+            << " physical cores, " << topology->nodes.size() << " NUMA node(s)), "
+            << common::FormatSize(plan->shards.front().maxmemory) << " maxmemory each\n"
+            << PlanTable(*plan);
+  return kExitOk;
+}
+
+int RunCli(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto invocation = ParseArgs(args);
+  if (!invocation.ok()) {
+    PrintError(invocation.error().message());
+    return kExitUsage;
+  }
+  if (invocation->help_topic) {
+    std::cout << HelpText(*invocation->help_topic);
+    return kExitOk;
+  }
+  const std::string& command = invocation->command;
+  if (command == "version") {
+    std::cout << "shardctl " << SHARDCTL_VERSION << "\n";
+    return kExitOk;
+  }
+  if (command == "plan") return RunPlan(*invocation);
+  if (command == "up") return RunUp(*invocation);
+  if (command == "supervise") return RunSupervise(*invocation);
+  if (command == "status") return RunStatus(*invocation);
+  if (command == "down") return RunDown(*invocation);
+  PrintError("unknown command " + command);
+  return kExitUsage;
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,163 @@
+#include "launcher/cli_args.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <set>
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using common::Result;
+
+const std::vector<std::string> kCommands = {"plan", "up", "status", "down", "supervise", "help"};
+
+// Spec keys a command accepts besides the shared --name/--state-dir/--config.
+bool TakesFullSpec(const std::string& command) { return command == "plan" || command == "up"; }
+
+// Flags without a value, and the commands that accept them.
+const std::map<std::string, std::set<std::string>> kSwitches = {
+    {"json", {"plan", "up", "status", "down"}},
+    {"dry-run", {"up"}},
+    {"foreground", {"up"}},
+    {"purge", {"down"}},
+};
+
+// Flags with a value that are not spec settings.
+const std::map<std::string, std::set<std::string>> kValueFlags = {
+    {"config", {"plan", "up", "status", "down", "supervise"}},
+    {"sysfs-root", {"plan"}},
+    {"ready-fd", {"supervise"}},
+};
+
+std::vector<std::string_view> KnownFlags() {
+  std::vector<std::string_view> flags(SpecKeys().begin(), SpecKeys().end());
+  for (const auto& [flag, commands] : kSwitches) flags.push_back(flag);
+  for (const auto& [flag, commands] : kValueFlags) flags.push_back(flag);
+  flags.push_back("help");
+  return flags;
+}
+
+std::string UnknownFlag(const std::string& flag) {
+  auto known = KnownFlags();
+  std::string hint = ClosestKey(flag, known);
+  return "unknown flag --" + flag + (hint.empty() ? "" : " (did you mean --" + hint + "?)") +
+         "; see shardctl --help";
+}
+
+bool Applies(const std::string& flag, const std::string& command) {
+  if (IsSpecKey(flag)) {
+    return TakesFullSpec(command) || flag == "name" || flag == "state-dir";
+  }
+  if (auto it = kSwitches.find(flag); it != kSwitches.end()) return it->second.count(command);
+  if (auto it = kValueFlags.find(flag); it != kValueFlags.end()) return it->second.count(command);
+  return false;
+}
+
+common::Status ApplyValueFlag(const std::string& flag, const std::string& value,
+                              Invocation& invocation) {
+  if (IsSpecKey(flag)) {
+    invocation.settings.push_back({flag, value, "--" + flag});
+  } else if (flag == "config") {
+    invocation.config_file = value;
+  } else if (flag == "sysfs-root") {
+    invocation.sysfs_root = value;
+  } else if (flag == "ready-fd") {
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(),
+                                     invocation.ready_fd);
+    if (ec != std::errc() || end != value.data() + value.size() || invocation.ready_fd < 0) {
+      return Error("--ready-fd: \"" + value + "\" is not a file descriptor number");
+    }
+  }
+  return common::Ok();
+}
+
+void ApplySwitch(const std::string& flag, Invocation& invocation) {
+  if (flag == "json") invocation.json = true;
+  if (flag == "dry-run") invocation.dry_run = true;
+  if (flag == "foreground") invocation.foreground = true;
+  if (flag == "purge") invocation.purge = true;
+}
+
+Result<Invocation> ParseCommand(const std::vector<std::string>& args) {
+  Invocation invocation;
+  if (args.empty()) return Error("no command given (try shardctl --help)");
+  const std::string& first = args[0];
+  if (first == "--help" || first == "-h") {
+    invocation.command = "help";
+    invocation.help_topic = "";
+    return invocation;
+  }
+  if (first == "--version" || first == "version") {
+    invocation.command = "version";
+    return invocation;
+  }
+  if (std::find(kCommands.begin(), kCommands.end(), first) == kCommands.end()) {
+    std::vector<std::string_view> known(kCommands.begin(), kCommands.end());
+    std::string hint = ClosestKey(first, known);
+    return Error("unknown command \"" + first + "\"" +
+                 (hint.empty() ? "" : " (did you mean " + hint + "?)") +
+                 "; commands: plan, up, status, down (see shardctl --help)");
+  }
+  invocation.command = first;
+  if (first == "help") invocation.help_topic = args.size() > 1 ? args[1] : "";
+  return invocation;
+}
+
+}  // namespace
+
+Result<Invocation> ParseArgs(const std::vector<std::string>& args) {
+  auto parsed = ParseCommand(args);
+  if (!parsed.ok() || parsed->command == "help" || parsed->command == "version") return parsed;
+  Invocation invocation = std::move(parsed).value();
+  const std::string& command = invocation.command;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      invocation.help_topic = command;
+      return invocation;
+    }
+    if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
+      return Error(command + ": unexpected argument \"" + arg +
+                   "\" (options are written --name value; see shardctl " + command + " --help)");
+    }
+    std::string flag = arg.substr(2);
+    std::optional<std::string> inline_value;
+    if (size_t equals = flag.find('='); equals != std::string::npos) {
+      inline_value = flag.substr(equals + 1);
+      flag = flag.substr(0, equals);
+    }
+    bool is_switch = kSwitches.count(flag) > 0;
+    if (!is_switch && !IsSpecKey(flag) && !kValueFlags.count(flag)) return Error(UnknownFlag(flag));
+    if (!Applies(flag, command)) {
+      return Error("--" + flag + " does not apply to " + command + " (see shardctl " + command +
+                   " --help)");
+    }
+    if (is_switch) {
+      if (inline_value) return Error("--" + flag + " takes no value");
+      ApplySwitch(flag, invocation);
+      continue;
+    }
+    if (!inline_value && i + 1 >= args.size()) {
+      return Error("--" + flag + " needs a value (e.g. --" + flag + " " +
+                   (flag == "shards" ? "8" : "VALUE") + ")");
+    }
+    std::string value = inline_value ? *inline_value : args[++i];
+    if (auto status = ApplyValueFlag(flag, value, invocation); !status.ok()) return status.error();
+  }
+  return invocation;
+}
+
+Result<Spec> ResolveSpec(const Invocation& invocation) {
+  std::vector<Setting> settings;
+  if (invocation.config_file) {
+    auto from_file = ReadSpecFile(*invocation.config_file);
+    if (!from_file.ok()) return from_file.error();
+    settings = std::move(from_file).value();
+  }
+  settings.insert(settings.end(), invocation.settings.begin(), invocation.settings.end());
+  return BuildSpec(settings);
+}
+
+}  // namespace shardctl::launcher

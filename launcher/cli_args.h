@@ -1,0 +1,44 @@
+// Command-line parsing for shardctl. Pure: argv in, an Invocation or a usage error out.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "launcher/spec.h"
+
+namespace shardctl::launcher {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRuntime = 1;  // the environment stopped us: port taken, engine crashed
+inline constexpr int kExitUsage = 2;    // the command line or config is wrong
+// `status` follows the monitoring-plugin convention instead:
+inline constexpr int kStatusOk = 0;        // every shard healthy, supervisor running
+inline constexpr int kStatusDegraded = 1;  // serving, but something needs attention
+inline constexpr int kStatusDown = 2;      // not serving
+inline constexpr int kStatusUnknown = 3;   // no such deployment
+
+struct Invocation {
+  std::string command;             // plan, up, status, down, supervise, help, version
+  std::vector<Setting> settings;   // spec flags, in the order given
+  std::optional<std::string> config_file;
+  std::optional<std::string> sysfs_root;
+  std::optional<std::string> help_topic;  // set by --help or `help CMD`
+  bool json = false;
+  bool dry_run = false;
+  bool foreground = false;
+  bool purge = false;
+  int ready_fd = -1;
+};
+
+// Parses argv (without argv[0]). Errors are usage errors naming the flag and the fix.
+common::Result<Invocation> ParseArgs(const std::vector<std::string>& args);
+
+// Builds the spec: the --config file's settings first, then the flags'.
+common::Result<Spec> ResolveSpec(const Invocation& invocation);
+
+// The help text for a command ("" for the overview).
+std::string HelpText(const std::string& command);
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,179 @@
+// `shardctl status`: probes every shard directly (pid files + RESP), so it works whether or not
+// the supervisor is alive.
+#include <iostream>
+
+#include "common/cpu_list.h"
+#include "common/size.h"
+#include "launcher/cli_commands.h"
+#include "launcher/cluster.h"
+#include "launcher/output.h"
+#include "launcher/plan_json.h"
+#include "launcher/redis_client.h"
+#include "launcher/supervisor.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using nlohmann::json;
+
+constexpr auto kProbeTimeout = std::chrono::milliseconds(500);
+
+struct ShardStatus {
+  std::optional<ProcessId> process;
+  bool running = false;
+  bool reachable = false;
+  std::string node_id;
+  std::string health;  // ok, down, unreachable, cluster_fail
+  std::string role;
+  std::string cluster_state;
+  std::string slot_map;
+  uint64_t used_memory = 0;
+  uint64_t keys = 0;
+  std::vector<int> pinned_cpus;
+  std::vector<int> bound_nodes;
+};
+
+ShardStatus Probe(const DeploymentDir& dir, const Plan& plan, const ShardPlan& shard) {
+  ShardStatus status;
+  status.process = ReadProcessId(dir.ShardPidFile(shard.index));
+  status.running = status.process && IsRunning(*status.process);
+  if (status.running) {
+    if (auto cpus = ReadAllowedCpus(status.process->pid); cpus.ok()) status.pinned_cpus = *cpus;
+    if (auto nodes = ReadBoundNodes(status.process->pid); nodes.ok()) status.bound_nodes = *nodes;
+  }
+  auto connection = RedisConnection::Connect(plan.bind, shard.port, kProbeTimeout);
+  auto replies = connection.ok()
+                     ? connection->Pipeline({{"CLUSTER", "MYID"},
+                                             {"CLUSTER", "INFO"},
+                                             {"INFO", "memory"},
+                                             {"INFO", "replication"},
+                                             {"DBSIZE"},
+                                             {"CLUSTER", "NODES"}})
+                     : common::Result<std::vector<common::Result<std::string>>>(connection.error());
+  bool answered = replies.ok() && std::all_of(replies->begin(), replies->end(),
+                                              [](const auto& reply) { return reply.ok(); });
+  if (!answered) {
+    status.health = status.running ? "unreachable" : "down";
+    return status;
+  }
+  status.reachable = true;
+  const auto& r = *replies;
+  status.node_id = *r[0];
+  status.cluster_state = InfoField(*r[1], "cluster_state");
+  status.used_memory = std::strtoull(InfoField(*r[2], "used_memory").c_str(), nullptr, 10);
+  status.role = InfoField(*r[3], "role") == "slave" ? "replica" : "primary";
+  status.keys = std::strtoull(r[4]->c_str(), nullptr, 10);
+  status.slot_map = NormalizeSlotMap(*r[5]);
+  status.health = status.cluster_state == "ok" ? "ok" : "cluster_" + status.cluster_state;
+  return status;
+}
+
+// Overall state and exit code from the shards' states.
+std::pair<std::string, int> Summarize(const std::vector<ShardStatus>& shards, bool supervised) {
+  int reachable = 0, healthy = 0, failing = 0;
+  std::string first_map;
+  bool maps_agree = true;
+  for (const auto& shard : shards) {
+    if (!shard.reachable) continue;
+    ++reachable;
+    if (shard.health == "ok") ++healthy;
+    if (shard.cluster_state == "fail") ++failing;
+    if (first_map.empty()) first_map = shard.slot_map;
+    maps_agree = maps_agree && shard.slot_map == first_map;
+  }
+  if (reachable == 0) return {"down", kStatusDown};
+  if (healthy == 0 || failing == reachable) return {"fail", kStatusDown};
+  if (healthy == static_cast<int>(shards.size()) && maps_agree) {
+    return {"ok", supervised ? kStatusOk : kStatusDegraded};
+  }
+  return {"degraded", kStatusDegraded};
+}
+
+json StatusJson(const Deployment& deployment, const std::vector<ShardStatus>& statuses,
+                const std::string& cluster_state, bool supervised,
+                const std::optional<ProcessId>& supervisor) {
+  json shards = json::array();
+  for (size_t i = 0; i < statuses.size(); ++i) {
+    const auto& status = statuses[i];
+    json shard = ShardToJson(deployment.plan.shards[i]);
+    shard["pid"] = status.running ? json(status.process->pid) : json(nullptr);
+    shard["node_id"] = status.node_id.empty() ? json(nullptr) : json(status.node_id);
+    shard["health"] = status.health;
+    shard["used_memory"] = status.used_memory;
+    shard["keys"] = status.keys;
+    if (status.reachable) shard["role"] = status.role;
+    shard["pinned_cpus"] = status.pinned_cpus;
+    shard["bound_numa_nodes"] = status.bound_nodes;
+    shards.push_back(shard);
+  }
+  return {{"name", deployment.plan.name},
+          {"engine", deployment.engine.Name()},
+          {"engine_version", deployment.engine.version},
+          {"engine_path", deployment.engine.path.string()},
+          {"cluster_state", cluster_state},
+          {"supervisor",
+           {{"running", supervised},
+            {"pid", supervised && supervisor ? json(supervisor->pid) : json(nullptr)}}},
+          {"shards", shards}};
+}
+
+void PrintHuman(const Deployment& deployment, const std::vector<ShardStatus>& statuses,
+                const std::string& cluster_state, bool supervised,
+                const std::optional<ProcessId>& supervisor) {
+  std::cout << "deployment \"" << deployment.plan.name << "\": " << deployment.engine.Name() << " "
+            << deployment.engine.version << ", cluster_state " << cluster_state << ", supervisor "
+            << (supervised && supervisor ? "pid " + std::to_string(supervisor->pid)
+                                         : std::string("DOWN"))
+            << "\n";
+  std::vector<std::vector<std::string>> rows = {{"SHARD", "PORT", "PID", "CPUS", "NODE",
+                                                 "MAXMEMORY", "USED", "KEYS", "ROLE", "HEALTH"}};
+  for (size_t i = 0; i < statuses.size(); ++i) {
+    const auto& status = statuses[i];
+    const auto& shard = deployment.plan.shards[i];
+    rows.push_back({std::to_string(shard.index), std::to_string(shard.port),
+                    status.running ? std::to_string(status.process->pid) : "-",
+                    common::FormatCpuList(shard.cpus), std::to_string(shard.numa_node),
+                    common::FormatSize(shard.maxmemory),
+                    status.reachable ? common::FormatSize(status.used_memory) : "-",
+                    status.reachable ? std::to_string(status.keys) : "-",
+                    status.reachable ? status.role : RoleName(shard.role), status.health});
+  }
+  std::cout << FormatTable(rows);
+}
+
+}  // namespace
+
+int RunStatus(const Invocation& invocation) {
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) {
+    PrintError(spec.error().message());
+    return kExitUsage;
+  }
+  DeploymentDir dir = DirOf(*spec);
+  if (!std::filesystem::exists(dir.DeploymentFile())) {
+    PrintError("no deployment \"" + spec->name + "\" in " + dir.root().parent_path().string() +
+               " (start one with shardctl up, or pass --name / --state-dir)");
+    return kStatusUnknown;
+  }
+  auto deployment = ReadDeployment(dir);
+  if (!deployment.ok()) {
+    PrintError(deployment.error().message());
+    return kStatusUnknown;
+  }
+  bool supervised = SupervisorRunning(dir);
+  auto supervisor = ReadProcessId(dir.SupervisorPidFile());
+  std::vector<ShardStatus> statuses;
+  for (const auto& shard : deployment->plan.shards) {
+    statuses.push_back(Probe(dir, deployment->plan, shard));
+  }
+  auto [cluster_state, code] = Summarize(statuses, supervised);
+  if (invocation.json) {
+    std::cout << StatusJson(*deployment, statuses, cluster_state, supervised, supervisor).dump(2)
+              << "\n";
+  } else {
+    PrintHuman(*deployment, statuses, cluster_state, supervised, supervisor);
+  }
+  return code;
+}
+
+}  // namespace shardctl::launcher

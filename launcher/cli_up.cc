@@ -1,0 +1,292 @@
+// `shardctl up` and `shardctl supervise`.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "common/size.h"
+#include "launcher/cli_commands.h"
+#include "launcher/output.h"
+#include "launcher/plan_json.h"
+#include "launcher/ports.h"
+#include "launcher/shards.h"
+#include "launcher/supervisor.h"
+#include "launcher/topology.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+volatile sig_atomic_t g_supervisor_pid = 0;
+
+// Ctrl-C on `up` must not leave a half-started deployment: pass it on to the supervisor, which
+// stops whatever it started and reports "failed".
+void ForwardStop(int) {
+  if (g_supervisor_pid > 0) kill(g_supervisor_pid, SIGTERM);
+}
+
+std::string StateDirHint(const Spec& spec) {
+  std::string hint = " --name " + spec.name;
+  if (spec.state_dir) hint += " --state-dir " + spec.state_dir->string();
+  return hint;
+}
+
+// Any shard of a previous run still alive (by pid file and start time).
+std::vector<ProcessId> LiveShards(const DeploymentDir& dir, const Plan& plan) {
+  std::vector<ProcessId> live;
+  for (const auto& shard : plan.shards) {
+    auto process = ReadProcessId(dir.ShardPidFile(shard.index));
+    if (process && IsRunning(*process)) live.push_back(*process);
+  }
+  return live;
+}
+
+// Handles `up` on a deployment that already has state. Returns an exit code when `up` is done
+// (already running, or refused), nullopt when it should go on and start.
+std::optional<int> CheckExisting(const DeploymentDir& dir, const Spec& spec,
+                                 const Deployment& requested, bool as_json) {
+  if (!std::filesystem::exists(dir.DeploymentFile())) return std::nullopt;
+  auto running = ReadDeployment(dir);
+  if (!running.ok()) return std::nullopt;  // unreadable leftovers: start afresh
+  bool supervised = SupervisorRunning(dir);
+  if (!supervised) {
+    auto live = LiveShards(dir, running->plan);
+    if (live.empty()) return std::nullopt;
+    PrintError("deployment \"" + spec.name + "\" has " + std::to_string(live.size()) +
+               " shard(s) running but no supervisor (stop them with shardctl down" +
+               StateDirHint(spec) + ", then run up again)");
+    return kExitRuntime;
+  }
+  auto diffs = DiffPlans(running->plan, requested.plan);
+  if (running->engine.path != requested.engine.path) {
+    diffs.push_back("engine binary: " + running->engine.path.string() + " -> " +
+                    requested.engine.path.string());
+  }
+  if (!diffs.empty()) {
+    std::string message = "deployment \"" + spec.name +
+                          "\" is running with a different spec (run shardctl down" +
+                          StateDirHint(spec) + " first, or repeat the running spec):";
+    for (const auto& diff : diffs) message += "\n  " + diff;
+    PrintError(message);
+    return kExitUsage;
+  }
+  if (as_json) {
+    std::cout << json{{"name", spec.name}, {"already_running", true},
+                      {"shards", running->plan.shards.size()}}.dump(2)
+              << "\n";
+  } else {
+    std::cout << "deployment \"" << spec.name << "\" is already running with this spec ("
+              << running->plan.shards.size() << " shards); nothing to do\n";
+  }
+  return kExitOk;
+}
+
+common::Status CheckPortsFree(const Plan& plan) {
+  std::vector<int> ports;
+  for (const auto& shard : plan.shards) ports.push_back(shard.port);
+  for (const auto& shard : plan.shards) ports.push_back(shard.bus_port);
+  auto taken = TakenPorts(plan.bind, ports);
+  if (taken.empty()) return common::Ok();
+  std::string list;
+  for (size_t i = 0; i < taken.size() && i < 8; ++i) {
+    list += (i ? ", " : "") + std::to_string(taken[i]);
+  }
+  if (taken.size() > 8) list += " and " + std::to_string(taken.size() - 8) + " more";
+  return common::Error("port(s) " + list + " on " + plan.bind +
+                       " are in use by another process (choose another --base-port / "
+                       "--bus-base-port, or stop that process)");
+}
+
+// Reads the supervisor's events until it reports ready/failed or closes the pipe.
+json WaitForSupervisor(int read_fd, bool as_json) {
+  FILE* events = fdopen(read_fd, "r");
+  char* line = nullptr;
+  size_t capacity = 0;
+  json last = {{"event", "failed"}, {"error", "the supervisor exited during start-up"}};
+  while (getline(&line, &capacity, events) > 0) {
+    json event = json::parse(line, nullptr, false);
+    if (event.is_discarded()) continue;
+    if (event.value("event", "") == "progress") {
+      if (!as_json) std::cerr << "shardctl: " << event.value("message", "") << "\n";
+      continue;
+    }
+    last = event;
+    break;
+  }
+  free(line);
+  fclose(events);
+  return last;
+}
+
+json StartSupervisorInBackground(const DeploymentDir& dir, const Spec& spec, bool as_json) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return {{"event", "failed"}, {"error", "pipe failed"}};
+  std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string(),
+                                   "supervise", "--name", spec.name, "--state-dir",
+                                   dir.root().parent_path().string(), "--ready-fd",
+                                   std::to_string(fds[1])};
+  auto supervisor = SpawnPinned({.argv = argv,
+                                 .output = dir.root() / "supervisor.out",
+                                 .new_session = true,
+                                 .keep_fds = {fds[1]}});
+  close(fds[1]);
+  if (!supervisor.ok()) {
+    close(fds[0]);
+    return {{"event", "failed"}, {"error", supervisor.error().message()}};
+  }
+  g_supervisor_pid = supervisor->pid;
+  signal(SIGINT, ForwardStop);
+  signal(SIGTERM, ForwardStop);
+  json result = WaitForSupervisor(fds[0], as_json);
+  if (result.value("event", "") != "ready") {
+    waitpid(supervisor->pid, nullptr, 0);  // it stops its shards before it exits
+  }
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  return result;
+}
+
+void PrintStarted(const Deployment& deployment, const Spec& spec, const json& ready,
+                  Clock::duration elapsed, bool as_json) {
+  auto up_ms = std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
+  const Plan& plan = deployment.plan;
+  if (as_json) {
+    json out = {{"name", plan.name},
+                {"engine", deployment.engine.Name()},
+                {"engine_version", deployment.engine.version},
+                {"engine_path", deployment.engine.path.string()},
+                {"shards", plan.shards.size()},
+                {"first_port", plan.shards.front().port},
+                {"already_running", false},
+                {"up_ms", up_ms}};
+    for (const char* key : {"spawn_ms", "ping_ms", "formation_ms", "total_ms", "supervisor_pid"}) {
+      if (ready.contains(key)) out[key] = ready[key];
+    }
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  auto seconds = [](const json& ms) { return std::to_string(ms.get<double>() / 1000.0).substr(0, 4); };
+  std::cout << "started \"" << plan.name << "\": " << plan.shards.size() << " "
+            << deployment.engine.Name() << " " << deployment.engine.version
+            << " shards, cluster healthy in " << seconds(ready.value("total_ms", 0)) << " s (spawn "
+            << seconds(ready.value("spawn_ms", 0)) << " s, all answering PING "
+            << seconds(ready.value("ping_ms", 0)) << " s, formation "
+            << seconds(ready.value("formation_ms", 0)) << " s; whole command "
+            << seconds(json(up_ms)) << " s)\n"
+            << "  connect: redis-cli -c -h " << plan.bind << " -p " << plan.shards.front().port
+            << "\n"
+            << "  status:  shardctl status" << StateDirHint(spec) << "\n"
+            << "  stop:    shardctl down" << StateDirHint(spec) << "\n";
+}
+
+}  // namespace
+
+int RunUp(const Invocation& invocation) {
+  auto started = Clock::now();
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) {
+    PrintError(spec.error().message());
+    return kExitUsage;
+  }
+  auto topology = ReadTopology("/");
+  if (!topology.ok()) {
+    PrintError(topology.error().message());
+    return kExitRuntime;
+  }
+  auto plan = MakePlan(*topology, *spec);
+  if (!plan.ok()) {
+    PrintError(plan.error().message());
+    return kExitUsage;
+  }
+  auto engine = ResolveEngine(spec->engine);
+  if (!engine.ok()) {
+    PrintError(engine.error().message());
+    return kExitUsage;
+  }
+  Deployment deployment{.plan = std::move(plan).value(), .engine = std::move(engine).value()};
+  DeploymentDir dir = DirOf(*spec);
+  if (auto done = CheckExisting(dir, *spec, deployment, invocation.json)) return *done;
+  PrintPlanWarnings(deployment.plan);
+  if (auto ports = CheckPortsFree(deployment.plan); !ports.ok()) {
+    PrintError(ports.error().message());
+    return kExitRuntime;
+  }
+  if (invocation.dry_run) {
+    std::cout << "dry run: would start " << deployment.plan.shards.size() << " "
+              << deployment.engine.Name() << " " << deployment.engine.version << " shards ("
+              << deployment.engine.path.string() << ") with state in " << dir.root().string()
+              << "\n"
+              << PlanTable(deployment.plan);
+    return kExitOk;
+  }
+  if (auto writable = EnsureWritableDir(dir.root()); !writable.ok()) {
+    PrintError(writable.error().message());
+    return kExitRuntime;
+  }
+  if (auto written = WriteDeployment(dir, deployment); !written.ok()) {
+    PrintError(written.error().message());
+    return kExitRuntime;
+  }
+  json result;
+  if (invocation.foreground) {
+    return RunSupervisor(dir, [&](const json& event) {
+      std::string kind = event.value("event", "");
+      if (kind == "progress") std::cerr << "shardctl: " << event.value("message", "") << "\n";
+      if (kind == "failed") PrintError(event.value("error", "start-up failed"));
+      if (kind == "ready") {
+        PrintStarted(deployment, *spec, event, Clock::now() - started, invocation.json);
+        std::cout << "running in the foreground; Ctrl-C or SIGTERM stops every shard\n"
+                  << std::flush;
+      }
+    });
+  }
+  result = StartSupervisorInBackground(dir, *spec, invocation.json);
+  if (result.value("event", "") != "ready") {
+    StopProcesses(LiveShards(dir, deployment.plan), std::chrono::seconds(5));
+    std::error_code ignored;
+    std::filesystem::remove(dir.DeploymentFile(), ignored);
+    PrintError(result.value("error", "start-up failed") + " (supervisor log: " +
+               dir.SupervisorLog().string() + ")");
+    return kExitRuntime;
+  }
+  PrintStarted(deployment, *spec, result, Clock::now() - started, invocation.json);
+  return kExitOk;
+}
+
+int RunSupervise(const Invocation& invocation) {
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) {
+    PrintError(spec.error().message());
+    return kExitUsage;
+  }
+  DeploymentDir dir = DirOf(*spec);
+  if (!std::filesystem::exists(dir.DeploymentFile())) {
+    PrintError("no deployment \"" + spec->name + "\" in " + dir.root().parent_path().string() +
+               " (create it with shardctl up)");
+    return kExitUsage;
+  }
+  int ready_fd = invocation.ready_fd;
+  return RunSupervisor(dir, [&ready_fd](const json& event) {
+    std::string kind = event.value("event", "");
+    if (ready_fd < 0) {
+      std::cerr << "shardctl: " << event.dump() << "\n";
+      return;
+    }
+    std::string line = event.dump() + "\n";
+    if (write(ready_fd, line.data(), line.size()) < 0) {
+      // `up` went away; the supervisor carries on and logs to its file.
+    }
+    if (kind == "ready" || kind == "failed") {
+      close(ready_fd);
+      ready_fd = -1;
+    }
+  });
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,3 @@
+#include "launcher/cli.h"
+
+int main(int argc, char** argv) { return shardctl::launcher::RunCli(argc, argv); }

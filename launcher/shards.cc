@@ -1,0 +1,170 @@
+#include "launcher/shards.h"
+
+#include <signal.h>
+
+#include <thread>
+
+#include "common/cpu_list.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using common::Result;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kStartTimeout = std::chrono::seconds(60);
+
+std::chrono::milliseconds Since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+}
+
+common::Status PrepareShardDir(const Deployment& deployment, const DeploymentDir& dir,
+                               const ShardPlan& shard) {
+  auto shard_dir = dir.ShardDir(shard.index);
+  if (auto status = EnsureWritableDir(shard_dir); !status.ok()) return status;
+  // Without persistence a shard starts empty, so it must also start outside any old cluster.
+  std::error_code ignored;
+  std::filesystem::remove(shard_dir / "nodes.conf", ignored);
+  return WriteFileAtomically(dir.ShardConfig(shard.index),
+                             RenderShardConfig(deployment.engine, deployment.plan, shard,
+                                               std::filesystem::absolute(shard_dir)));
+}
+
+Result<ProcessId> SpawnShard(const Deployment& deployment, const DeploymentDir& dir,
+                             const ShardPlan& shard) {
+  if (auto status = PrepareShardDir(deployment, dir, shard); !status.ok()) return status.error();
+  SpawnOptions options{
+      .argv = {deployment.engine.path.string(),
+               std::filesystem::absolute(dir.ShardConfig(shard.index)).string()},
+      .cpus = shard.cpus,
+      .membind_node = shard.numa_node,
+      .output = dir.ShardLog(shard.index),
+      .working_dir = dir.ShardDir(shard.index),
+      .new_session = true,
+      .keep_fds = {},
+  };
+  auto process = SpawnPinned(options);
+  if (!process.ok()) return process.error();
+  if (auto status = WriteProcessId(dir.ShardPidFile(shard.index), *process); !status.ok()) {
+    StopProcesses({*process}, std::chrono::seconds(2));
+    return status.error();
+  }
+  return process;
+}
+
+std::string ShardName(const ShardPlan& shard) {
+  return "shard " + std::to_string(shard.index) + " (port " + std::to_string(shard.port) + ")";
+}
+
+// An abort check that notices shards exiting during start-up and says why they did.
+AbortCheck ExitWatcher(const Deployment& deployment, const DeploymentDir& dir,
+                       const std::vector<ProcessId>& started, const AbortCheck& outer) {
+  return [&deployment, &dir, &started, outer]() -> common::Status {
+    for (size_t i = 0; i < started.size(); ++i) {
+      auto how = ReapIfExited(started[i].pid);
+      if (!how) continue;
+      const auto& shard = deployment.plan.shards[i];
+      std::string tail = TailOfFile(dir.ShardLog(shard.index), 1);
+      return Error(ShardName(shard) + " " + *how + " during start-up" +
+                   (tail.empty() ? "" : ": \"" + tail + "\"") + " (full log: " +
+                   dir.ShardLog(shard.index).string() + ")");
+    }
+    return outer ? outer() : common::Ok();
+  };
+}
+
+}  // namespace
+
+std::vector<ClusterNode> ClusterNodesOf(const Plan& plan) {
+  std::vector<ClusterNode> nodes;
+  for (const auto& shard : plan.shards) {
+    nodes.push_back({.host = plan.bind, .port = shard.port, .bus_port = shard.bus_port,
+                     .slots = shard.slots});
+  }
+  return nodes;
+}
+
+Result<StartReport> StartDeployment(const Deployment& deployment, const DeploymentDir& dir,
+                                    const Progress& progress, const AbortCheck& abort_check) {
+  StartReport report;
+  auto started_at = Clock::now();
+  auto deadline = started_at + kStartTimeout;
+  auto fail = [&](const common::Error& error) -> Result<StartReport> {
+    StopProcesses(report.shards, std::chrono::seconds(5));
+    for (const auto& shard : deployment.plan.shards) {
+      std::error_code ignored;
+      std::filesystem::remove(dir.ShardPidFile(shard.index), ignored);
+    }
+    return error;
+  };
+  for (const auto& shard : deployment.plan.shards) {
+    auto process = SpawnShard(deployment, dir, shard);
+    if (!process.ok()) return fail(process.error().Context(ShardName(shard)));
+    report.shards.push_back(*process);
+  }
+  report.spawn = Since(started_at);
+  progress("spawned " + std::to_string(report.shards.size()) + " shards in " +
+           std::to_string(report.spawn.count()) + " ms");
+  auto watcher = ExitWatcher(deployment, dir, report.shards, abort_check);
+  auto nodes = ClusterNodesOf(deployment.plan);
+  if (auto status = WaitForPing(nodes, deadline, watcher); !status.ok()) return fail(status.error());
+  report.first_ping = Since(started_at);
+  for (size_t i = 0; i < report.shards.size(); ++i) {
+    const auto& shard = deployment.plan.shards[i];
+    if (auto status = VerifyPinning(shard, report.shards[i].pid); !status.ok()) {
+      return fail(status.error().Context(ShardName(shard)));
+    }
+  }
+  auto formed = FormCluster(nodes, deadline, watcher);
+  if (!formed.ok()) return fail(formed.error());
+  report.node_ids = formed->node_ids;
+  report.formation = Since(started_at) - report.first_ping;
+  report.total = Since(started_at);
+  return report;
+}
+
+int StopProcesses(const std::vector<ProcessId>& processes, std::chrono::milliseconds grace) {
+  auto alive = [](const ProcessId& process) {
+    ReapIfExited(process.pid);  // a child that exited is a zombie until reaped
+    return IsRunning(process);
+  };
+  for (const auto& process : processes) {
+    if (alive(process)) kill(process.pid, SIGTERM);
+  }
+  auto deadline = Clock::now() + grace;
+  auto any_alive = [&] {
+    for (const auto& process : processes) {
+      if (alive(process)) return true;
+    }
+    return false;
+  };
+  while (any_alive() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  int killed = 0;
+  for (const auto& process : processes) {
+    if (alive(process)) {
+      kill(process.pid, SIGKILL);
+      ++killed;
+    }
+  }
+  auto kill_deadline = Clock::now() + std::chrono::seconds(5);
+  while (killed > 0 && any_alive() && Clock::now() < kill_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return killed;
+}
+
+common::Status VerifyPinning(const ShardPlan& shard, pid_t pid) {
+  auto allowed = ReadAllowedCpus(pid);
+  if (!allowed.ok()) return allowed.error();
+  if (*allowed != shard.cpus) {
+    return Error("pinned to CPUs " + common::FormatCpuList(*allowed) + " instead of " +
+                 common::FormatCpuList(shard.cpus) +
+                 " (a cpuset or container limit may forbid those CPUs)");
+  }
+  return common::Ok();
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,45 @@
+// Starting and stopping a deployment's shard processes.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "launcher/cluster.h"
+#include "launcher/state.h"
+
+namespace shardctl::launcher {
+
+using Progress = std::function<void(const std::string&)>;
+
+struct StartReport {
+  std::vector<ProcessId> shards;  // by shard index
+  std::vector<std::string> node_ids;
+  std::chrono::milliseconds spawn{0};       // fork+exec of every shard
+  std::chrono::milliseconds first_ping{0};  // until every shard answered PING
+  std::chrono::milliseconds formation{0};   // slots + meet + until every node is healthy
+  std::chrono::milliseconds total{0};
+};
+
+// The cluster nodes of a plan (address, bus port, slots), for the cluster module.
+std::vector<ClusterNode> ClusterNodesOf(const Plan& plan);
+
+// Starts every shard pinned to its CPUs and bound to its NUMA node, checks the pinning took, waits
+// for PING and forms the cluster. `abort_check` is polled while waiting (a stop request). On any
+// failure every shard this call started is stopped, and the error names the shard and shows the
+// end of its log.
+common::Result<StartReport> StartDeployment(const Deployment& deployment, const DeploymentDir& dir,
+                                            const Progress& progress,
+                                            const AbortCheck& abort_check);
+
+// SIGTERM to every live process (Redis shuts down cleanly on it, saving if persistence is on),
+// then SIGKILL to those still alive after `grace`. Reaps our children. Returns how many needed
+// SIGKILL. Processes that are not what was recorded (recycled PIDs) are never signalled.
+int StopProcesses(const std::vector<ProcessId>& processes, std::chrono::milliseconds grace);
+
+// Checks /proc/PID/status Cpus_allowed_list against the plan; the error says what differs.
+common::Status VerifyPinning(const ShardPlan& shard, pid_t pid);
+
+}  // namespace shardctl::launcher

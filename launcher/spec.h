@@ -1,0 +1,78 @@
+// The deployment spec: what the user asked for, from a TOML file and command-line flags.
+//
+// Every setting has one name, used both as the flag (`--base-port 7000`) and as the TOML key
+// (`base-port = 7000`). Settings arrive as (key, text, where) triples so that the validation can
+// name where each bad value came from ("cluster.toml:4:1: shards" or "--shards") and report every
+// problem at once.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace shardctl::launcher {
+
+inline constexpr uint64_t kDefaultMaxShardMemory = 25ull << 30;  // keeps fork cheap (see docs)
+inline constexpr int kDefaultBasePort = 7000;
+inline constexpr int kBusPortOffset = 10000;  // Redis' own default: cluster bus = port + 10000
+// Redis Cluster is designed for up to ~1000 nodes; the slot split also needs it.
+inline constexpr int kMaxShards = 1000;
+
+struct Spec {
+  std::string name = "default";
+  std::optional<int> shards;  // unset: one per usable physical core
+  int base_port = kDefaultBasePort;
+  std::optional<int> bus_base_port;  // unset: base_port + 10000
+  std::string bind = "127.0.0.1";
+  std::string engine = "redis";  // "redis", "valkey" or a path to a server binary
+  std::optional<std::vector<int>> cpus;  // unset: every online CPU
+  std::vector<int> reserve_cpus;
+  std::optional<uint64_t> memory;        // total, divided among the shards
+  std::optional<uint64_t> shard_memory;  // per shard
+  uint64_t max_shard_memory = kDefaultMaxShardMemory;
+  std::string maxmemory_policy = "noeviction";
+  std::optional<std::filesystem::path> state_dir;  // unset: DefaultStateDir()
+
+  int BusBasePort() const { return bus_base_port.value_or(base_port + kBusPortOffset); }
+  friend bool operator==(const Spec&, const Spec&) = default;
+};
+
+// One setting as the user wrote it.
+struct Setting {
+  std::string key;    // the canonical name, e.g. "base-port"
+  std::string value;  // the text, e.g. "7000" (TOML integers and arrays are turned into text)
+  std::string where;  // for messages: "--base-port" or "file.toml:3:1: base-port"
+};
+
+// The names of all spec settings, in the order --help lists them.
+const std::vector<std::string_view>& SpecKeys();
+
+// True when `key` names a spec setting.
+bool IsSpecKey(std::string_view key);
+
+// The known key closest to `key` (for "did you mean --base-port?"), or "" when none is close.
+std::string ClosestKey(std::string_view key, const std::vector<std::string_view>& known);
+
+// Builds and validates a spec from settings applied in order (later ones win, so pass the file's
+// settings before the flags'). On failure the error holds one line per problem, each starting with
+// the setting's `where`.
+common::Result<Spec> BuildSpec(const std::vector<Setting>& settings);
+
+// Reads a TOML file into settings. Errors: syntax errors with line:column, unknown keys (with the
+// closest known key), values of a type no setting takes (tables, floats), all in one error.
+common::Result<std::vector<Setting>> ReadSpecFile(const std::filesystem::path& file);
+
+// Same as ReadSpecFile, for TOML text already in memory; `source_name` appears in messages.
+common::Result<std::vector<Setting>> ParseSpecToml(std::string_view text,
+                                                   std::string_view source_name);
+
+// Where deployments live when --state-dir is not given: $SHARDCTL_STATE_DIR, else
+// /var/lib/shardctl for root, else $XDG_STATE_HOME/shardctl or ~/.local/state/shardctl.
+std::filesystem::path DefaultStateDir();
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,70 @@
+// A deployment's directory: everything shardctl knows about a deployment lives here, so any
+// shardctl process (a new supervisor, `status`, `down`) can pick up where another left off.
+//
+//   <state-root>/<name>/
+//     deployment.json     the plan and the engine, written by `up`
+//     supervisor.lock     flock()ed by the live supervisor for its whole life
+//     supervisor.pid      "pid start_time" of the supervisor
+//     supervisor.log      the supervisor's log (spdlog, rotated)
+//     control.sock        the supervisor's control socket (JSON lines)
+//     shards/<i>/         redis.conf, nodes.conf, server.log, pid ("pid start_time"), data
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+#include "launcher/engine.h"
+#include "launcher/plan.h"
+#include "launcher/process.h"
+
+namespace shardctl::launcher {
+
+class DeploymentDir {
+ public:
+  DeploymentDir(std::filesystem::path state_root, const std::string& name)
+      : root_(std::move(state_root) / name) {}
+
+  const std::filesystem::path& root() const { return root_; }
+  std::filesystem::path DeploymentFile() const { return root_ / "deployment.json"; }
+  std::filesystem::path LockFile() const { return root_ / "supervisor.lock"; }
+  std::filesystem::path SupervisorPidFile() const { return root_ / "supervisor.pid"; }
+  std::filesystem::path SupervisorLog() const { return root_ / "supervisor.log"; }
+  std::filesystem::path SocketPath() const { return root_ / "control.sock"; }
+  std::filesystem::path ShardDir(int index) const {
+    return root_ / "shards" / std::to_string(index);
+  }
+  std::filesystem::path ShardConfig(int index) const { return ShardDir(index) / "redis.conf"; }
+  std::filesystem::path ShardLog(int index) const { return ShardDir(index) / "server.log"; }
+  std::filesystem::path ShardPidFile(int index) const { return ShardDir(index) / "pid"; }
+
+ private:
+  std::filesystem::path root_;
+};
+
+// What `up` records about a deployment.
+struct Deployment {
+  Plan plan;
+  Engine engine;
+};
+
+// Creates `dir` (and parents) and proves it is writable; the error names the directory and the fix.
+common::Status EnsureWritableDir(const std::filesystem::path& dir);
+
+// Writes via a temporary file and rename, so readers never see half a file.
+common::Status WriteFileAtomically(const std::filesystem::path& path, const std::string& content);
+
+common::Result<std::string> ReadWholeFile(const std::filesystem::path& path);
+
+common::Status WriteDeployment(const DeploymentDir& dir, const Deployment& deployment);
+common::Result<Deployment> ReadDeployment(const DeploymentDir& dir);
+
+common::Status WriteProcessId(const std::filesystem::path& path, const ProcessId& process);
+// nullopt when the file is missing or unreadable.
+std::optional<ProcessId> ReadProcessId(const std::filesystem::path& path);
+
+// The last `lines` lines of a log file (for error messages), "" when unreadable.
+std::string TailOfFile(const std::filesystem::path& path, int lines);
+
+}  // namespace shardctl::launcher
