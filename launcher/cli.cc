@@ -87,6 +87,8 @@ int RunCli(int argc, char** argv) {
   if (command == "supervise") return RunSupervise(*invocation);
   if (command == "status") return RunStatus(*invocation);
   if (command == "down") return RunDown(*invocation);
+  if (command == "restart") return RunRestart(*invocation);
+  if (command == "logs") return RunLogs(*invocation);
   PrintError("unknown command " + command);
   return kExitUsage;
 }

@@ -11,23 +11,30 @@ namespace {
 using common::Error;
 using common::Result;
 
-const std::vector<std::string> kCommands = {"plan", "up", "status", "down", "supervise", "help"};
+const std::vector<std::string> kCommands = {"plan",    "up",   "status",    "down",
+                                            "restart", "logs", "supervise", "help"};
 
 // Spec keys a command accepts besides the shared --name/--state-dir/--config.
 bool TakesFullSpec(const std::string& command) { return command == "plan" || command == "up"; }
 
+// Commands that take one positional SHARD argument.
+bool TakesShard(const std::string& command) { return command == "restart" || command == "logs"; }
+
 // Flags without a value, and the commands that accept them.
 const std::map<std::string, std::set<std::string>> kSwitches = {
-    {"json", {"plan", "up", "status", "down"}},
+    {"json", {"plan", "up", "status", "down", "restart"}},
     {"dry-run", {"up"}},
     {"foreground", {"up"}},
     {"purge", {"down"}},
+    {"rolling", {"restart"}},
+    {"follow", {"logs"}},
 };
 
 // Flags with a value that are not spec settings.
 const std::map<std::string, std::set<std::string>> kValueFlags = {
-    {"config", {"plan", "up", "status", "down", "supervise"}},
+    {"config", {"plan", "up", "status", "down", "restart", "logs", "supervise"}},
     {"sysfs-root", {"plan"}},
+    {"lines", {"logs"}},
     {"ready-fd", {"supervise"}},
 };
 
@@ -48,7 +55,8 @@ std::string UnknownFlag(const std::string& flag) {
 
 bool Applies(const std::string& flag, const std::string& command) {
   if (IsSpecKey(flag)) {
-    return TakesFullSpec(command) || flag == "name" || flag == "state-dir";
+    return TakesFullSpec(command) || flag == "name" || flag == "state-dir" ||
+           (command == "restart" && flag == "engine");
   }
   if (auto it = kSwitches.find(flag); it != kSwitches.end()) return it->second.count(command);
   if (auto it = kValueFlags.find(flag); it != kValueFlags.end()) return it->second.count(command);
@@ -63,6 +71,11 @@ common::Status ApplyValueFlag(const std::string& flag, const std::string& value,
     invocation.config_file = value;
   } else if (flag == "sysfs-root") {
     invocation.sysfs_root = value;
+  } else if (flag == "lines") {
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), invocation.lines);
+    if (ec != std::errc() || end != value.data() + value.size() || invocation.lines < 0) {
+      return Error("--lines: \"" + value + "\" is not a number of lines");
+    }
   } else if (flag == "ready-fd") {
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(),
                                      invocation.ready_fd);
@@ -78,6 +91,8 @@ void ApplySwitch(const std::string& flag, Invocation& invocation) {
   if (flag == "dry-run") invocation.dry_run = true;
   if (flag == "foreground") invocation.foreground = true;
   if (flag == "purge") invocation.purge = true;
+  if (flag == "rolling") invocation.rolling = true;
+  if (flag == "follow") invocation.follow = true;
 }
 
 Result<Invocation> ParseCommand(const std::vector<std::string>& args) {
@@ -118,6 +133,19 @@ Result<Invocation> ParseArgs(const std::vector<std::string>& args) {
       invocation.help_topic = command;
       return invocation;
     }
+    if (arg == "-f" && command == "logs") {
+      invocation.follow = true;
+      continue;
+    }
+    if (TakesShard(command) && !arg.empty() && arg[0] != '-' && !invocation.shard) {
+      int shard = -1;
+      auto [end, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), shard);
+      if (ec != std::errc() || end != arg.data() + arg.size() || shard < 0) {
+        return Error(command + ": \"" + arg + "\" is not a shard index (shards are numbered 0, 1, ...)");
+      }
+      invocation.shard = shard;
+      continue;
+    }
     if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
       return Error(command + ": unexpected argument \"" + arg +
                    "\" (options are written --name value; see shardctl " + command + " --help)");
@@ -145,6 +173,9 @@ Result<Invocation> ParseArgs(const std::vector<std::string>& args) {
     }
     std::string value = inline_value ? *inline_value : args[++i];
     if (auto status = ApplyValueFlag(flag, value, invocation); !status.ok()) return status.error();
+  }
+  if (command == "restart" && invocation.rolling == invocation.shard.has_value()) {
+    return Error("restart: give either a shard index or --rolling (e.g. shardctl restart 3)");
   }
   return invocation;
 }

@@ -14,6 +14,8 @@ int RunUp(const Invocation& invocation);
 int RunSupervise(const Invocation& invocation);
 int RunStatus(const Invocation& invocation);
 int RunDown(const Invocation& invocation);
+int RunRestart(const Invocation& invocation);
+int RunLogs(const Invocation& invocation);
 
 // The deployment directory the spec names (state dir + name).
 DeploymentDir DirOf(const Spec& spec);

@@ -15,6 +15,8 @@ Commands:
   up        start the shards, form the cluster, return when it is healthy (idempotent)
   status    one row per shard; exit 0 healthy, 1 degraded, 2 down, 3 unknown deployment
   down      stop every shard gracefully (--purge also deletes the data)
+  restart   restart one shard, or all one at a time (--rolling), e.g. to switch --engine
+  logs      show the supervisor's log, or a shard's (logs 3), -f to follow
   supervise run a deployment's supervisor in the foreground (what `up` starts in the background)
 
 Examples:
@@ -106,6 +108,34 @@ running succeeds. Only processes shardctl started are ever signalled (pid and st
   --json                   print the result as JSON
 )";
 
+constexpr const char* kRestart = R"(Usage: shardctl restart SHARD | --rolling [--engine E] [--name NAME] [--state-dir DIR] [--json]
+
+Restarts shards through the supervisor: each is stopped with SIGTERM (a clean shutdown; SIGKILL
+after 10 s) and started again at once on the same CPU, NUMA node, port and data directory, with
+its nodes.conf, so it rejoins the cluster with the same node ID. Returns when the shard answers and
+every node reports cluster_state:ok again.
+
+  SHARD                    the index of the shard to restart (see shardctl status)
+  --rolling                restart every shard, one at a time, waiting for the cluster to be
+                           healthy before the next
+  --engine E               switch to another server binary as each shard restarts (redis,
+                           valkey or a path): how to upgrade Redis/Valkey without downtime for
+                           the other shards
+  --json                   print the result as JSON
+
+Needs a running supervisor (start one with shardctl up, which adopts running shards).
+)";
+
+constexpr const char* kLogs = R"(Usage: shardctl logs [SHARD] [-f] [--lines N] [--name NAME] [--state-dir DIR]
+
+Prints the last lines of the supervisor's log, or of shard SHARD's server log.
+
+  SHARD                    a shard index; without it, the supervisor's log
+  -f, --follow             keep printing new lines as they are written (Ctrl-C to stop);
+                           follows rotation
+  --lines N                how many lines to show first (default: 50)
+)";
+
 constexpr const char* kSupervise = R"(Usage: shardctl supervise --name NAME [--state-dir DIR]
 
 Runs the supervisor of a deployment recorded by `shardctl up` in the foreground. `up` starts it in
@@ -120,6 +150,8 @@ std::string HelpText(const std::string& command) {
   if (command == "status") return kStatus;
   if (command == "down") return kDown;
   if (command == "supervise") return kSupervise;
+  if (command == "restart") return kRestart;
+  if (command == "logs") return kLogs;
   return kOverview;
 }
 

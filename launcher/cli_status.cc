@@ -31,7 +31,25 @@ struct ShardStatus {
   uint64_t keys = 0;
   std::vector<int> pinned_cpus;
   std::vector<int> bound_nodes;
+  json supervised;  // what the supervisor knows (restarts, last exit, ...), null without one
 };
+
+// Folds the supervisor's view of each shard into the probed status: it knows what a probe cannot
+// (a crash loop, a restart under way, how many restarts, why the last exit).
+void MergeSupervisorView(const json& reply, std::vector<ShardStatus>& statuses) {
+  if (!reply.value("ok", false) || !reply.contains("shards")) return;
+  for (const auto& shard : reply["shards"]) {
+    int index = shard.value("index", -1);
+    if (index < 0 || index >= static_cast<int>(statuses.size())) continue;
+    auto& status = statuses[index];
+    status.supervised = shard;
+    std::string state = shard.value("state", "");
+    if (state == "crashloop" || state == "unresponsive" || state == "restarting" ||
+        (state == "starting" && status.health != "ok")) {
+      status.health = state;
+    }
+  }
+}
 
 ShardStatus Probe(const DeploymentDir& dir, const Plan& plan, const ShardPlan& shard) {
   ShardStatus status;
@@ -104,6 +122,11 @@ json StatusJson(const Deployment& deployment, const std::vector<ShardStatus>& st
     if (status.reachable) shard["role"] = status.role;
     shard["pinned_cpus"] = status.pinned_cpus;
     shard["bound_numa_nodes"] = status.bound_nodes;
+    if (!status.supervised.is_null()) {
+      for (const char* key : {"restarts", "last_exit", "last_exit_unix_ms", "adopted", "log_tail"}) {
+        if (status.supervised.contains(key)) shard[key] = status.supervised[key];
+      }
+    }
     shards.push_back(shard);
   }
   return {{"name", deployment.plan.name},
@@ -139,6 +162,14 @@ void PrintHuman(const Deployment& deployment, const std::vector<ShardStatus>& st
                     status.reachable ? status.role : RoleName(shard.role), status.health});
   }
   std::cout << FormatTable(rows);
+  for (const auto& status : statuses) {
+    if (status.supervised.is_null() || status.supervised.value("last_exit", "").empty()) continue;
+    std::cout << "shard " << status.supervised.value("index", 0) << ": "
+              << status.supervised.value("restarts", 0) << " restart(s), last "
+              << status.supervised.value("last_exit", "") << "\n";
+    std::string tail = status.supervised.value("log_tail", "");
+    if (!tail.empty()) std::cout << "  log tail:\n    " << tail << "\n";
+  }
 }
 
 }  // namespace
@@ -165,6 +196,10 @@ int RunStatus(const Invocation& invocation) {
   std::vector<ShardStatus> statuses;
   for (const auto& shard : deployment->plan.shards) {
     statuses.push_back(Probe(dir, deployment->plan, shard));
+  }
+  if (supervised) {
+    auto reply = AskSupervisor(dir, {{"cmd", "status"}}, std::chrono::seconds(2));
+    if (reply.ok()) MergeSupervisorView(*reply, statuses);
   }
   auto [cluster_state, code] = Summarize(statuses, supervised);
   if (invocation.json) {

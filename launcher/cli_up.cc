@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <variant>
 
 #include "common/size.h"
 #include "launcher/cli_commands.h"
@@ -47,26 +48,26 @@ std::vector<ProcessId> LiveShards(const DeploymentDir& dir, const Plan& plan) {
   return live;
 }
 
+// What `up` found in the state dir.
+enum class Existing { kNone, kAdopt };
+
 // Handles `up` on a deployment that already has state. Returns an exit code when `up` is done
-// (already running, or refused), nullopt when it should go on and start.
-std::optional<int> CheckExisting(const DeploymentDir& dir, const Spec& spec,
-                                 const Deployment& requested, bool as_json) {
-  if (!std::filesystem::exists(dir.DeploymentFile())) return std::nullopt;
+// (already running, or refused); otherwise whether a new supervisor must adopt running shards.
+std::variant<int, Existing> CheckExisting(const DeploymentDir& dir, const Spec& spec,
+                                          const Deployment& requested, bool as_json) {
+  if (!std::filesystem::exists(dir.DeploymentFile())) return Existing::kNone;
   auto running = ReadDeployment(dir);
-  if (!running.ok()) return std::nullopt;  // unreadable leftovers: start afresh
+  if (!running.ok()) return Existing::kNone;  // unreadable leftovers: start afresh
   bool supervised = SupervisorRunning(dir);
-  if (!supervised) {
-    auto live = LiveShards(dir, running->plan);
-    if (live.empty()) return std::nullopt;
-    PrintError("deployment \"" + spec.name + "\" has " + std::to_string(live.size()) +
-               " shard(s) running but no supervisor (stop them with shardctl down" +
-               StateDirHint(spec) + ", then run up again)");
-    return kExitRuntime;
-  }
+  bool live_shards = AnyShardRunning(dir, running->plan);
+  if (!supervised && !live_shards) return Existing::kNone;
   auto diffs = DiffPlans(running->plan, requested.plan);
   if (running->engine.path != requested.engine.path) {
     diffs.push_back("engine binary: " + running->engine.path.string() + " -> " +
                     requested.engine.path.string());
+  }
+  if (!(running->supervision == requested.supervision)) {
+    diffs.push_back("health-timeout / hang-grace differ");
   }
   if (!diffs.empty()) {
     std::string message = "deployment \"" + spec.name +
@@ -76,6 +77,7 @@ std::optional<int> CheckExisting(const DeploymentDir& dir, const Spec& spec,
     PrintError(message);
     return kExitUsage;
   }
+  if (!supervised) return Existing::kAdopt;
   if (as_json) {
     std::cout << json{{"name", spec.name}, {"already_running", true},
                       {"shards", running->plan.shards.size()}}.dump(2)
@@ -165,21 +167,29 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
                 {"first_port", plan.shards.front().port},
                 {"already_running", false},
                 {"up_ms", up_ms}};
-    for (const char* key : {"spawn_ms", "ping_ms", "formation_ms", "total_ms", "supervisor_pid"}) {
+    for (const char* key : {"spawn_ms", "ping_ms", "formation_ms", "total_ms", "supervisor_pid",
+                            "adopted", "restarted", "cluster_state"}) {
       if (ready.contains(key)) out[key] = ready[key];
     }
     std::cout << out.dump(2) << "\n";
     return;
   }
   auto seconds = [](const json& ms) { return std::to_string(ms.get<double>() / 1000.0).substr(0, 4); };
-  std::cout << "started \"" << plan.name << "\": " << plan.shards.size() << " "
+  if (ready.value("adopted", 0) > 0) {
+    std::cout << "adopted " << ready.value("adopted", 0) << " running shards of \"" << plan.name
+              << "\" (started " << ready.value("restarted", 0)
+              << " missing ones) with a new supervisor, pid " << ready.value("supervisor_pid", 0)
+              << "; cluster " << ready.value("cluster_state", std::string("?")) << "\n";
+  } else {
+    std::cout << "started \"" << plan.name << "\": " << plan.shards.size() << " "
             << deployment.engine.Name() << " " << deployment.engine.version
             << " shards, cluster healthy in " << seconds(ready.value("total_ms", 0)) << " s (spawn "
             << seconds(ready.value("spawn_ms", 0)) << " s, all answering PING "
             << seconds(ready.value("ping_ms", 0)) << " s, formation "
             << seconds(ready.value("formation_ms", 0)) << " s; whole command "
-            << seconds(json(up_ms)) << " s)\n"
-            << "  connect: redis-cli -c -h " << plan.bind << " -p " << plan.shards.front().port
+            << seconds(json(up_ms)) << " s)\n";
+  }
+  std::cout << "  connect: redis-cli -c -h " << plan.bind << " -p " << plan.shards.front().port
             << "\n"
             << "  status:  shardctl status" << StateDirHint(spec) << "\n"
             << "  stop:    shardctl down" << StateDirHint(spec) << "\n";
@@ -209,11 +219,18 @@ int RunUp(const Invocation& invocation) {
     PrintError(engine.error().message());
     return kExitUsage;
   }
-  Deployment deployment{.plan = std::move(plan).value(), .engine = std::move(engine).value()};
+  Deployment deployment{.plan = std::move(plan).value(),
+                        .engine = std::move(engine).value(),
+                        .supervision = spec->supervision};
   DeploymentDir dir = DirOf(*spec);
-  if (auto done = CheckExisting(dir, *spec, deployment, invocation.json)) return *done;
+  auto existing = CheckExisting(dir, *spec, deployment, invocation.json);
+  if (auto* done = std::get_if<int>(&existing)) return *done;
+  bool adopting = std::get<Existing>(existing) == Existing::kAdopt;
   PrintPlanWarnings(deployment.plan);
-  if (auto ports = CheckPortsFree(deployment.plan); !ports.ok()) {
+  if (adopting) {
+    PrintWarning("deployment \"" + spec->name +
+                 "\" has running shards but no supervisor: starting one to adopt them");
+  } else if (auto ports = CheckPortsFree(deployment.plan); !ports.ok()) {
     PrintError(ports.error().message());
     return kExitRuntime;
   }
@@ -248,9 +265,11 @@ int RunUp(const Invocation& invocation) {
   }
   result = StartSupervisorInBackground(dir, *spec, invocation.json);
   if (result.value("event", "") != "ready") {
-    StopProcesses(LiveShards(dir, deployment.plan), std::chrono::seconds(5));
-    std::error_code ignored;
-    std::filesystem::remove(dir.DeploymentFile(), ignored);
+    if (!adopting) {  // a failed adoption leaves the running shards as they were
+      StopProcesses(LiveShards(dir, deployment.plan), std::chrono::seconds(5));
+      std::error_code ignored;
+      std::filesystem::remove(dir.DeploymentFile(), ignored);
+    }
     PrintError(result.value("error", "start-up failed") + " (supervisor log: " +
                dir.SupervisorLog().string() + ")");
     return kExitRuntime;

@@ -67,7 +67,10 @@ json DeploymentToJson(const Deployment& deployment) {
           {"engine",
            {{"kind", deployment.engine.Name()},
             {"path", deployment.engine.path.string()},
-            {"version", deployment.engine.version}}}};
+            {"version", deployment.engine.version}}},
+          {"supervision",
+           {{"health_timeout_ms", deployment.supervision.health_timeout.count()},
+            {"hang_grace_ms", deployment.supervision.hang_grace.count()}}}};
 }
 
 Result<Deployment> DeploymentFromJson(const json& in) {
@@ -76,7 +79,7 @@ Result<Deployment> DeploymentFromJson(const json& in) {
   }
   auto plan = PlanFromJson(in.at("plan"));
   if (!plan.ok()) return plan.error();
-  Deployment deployment{.plan = std::move(plan).value(), .engine = {}};
+  Deployment deployment{.plan = std::move(plan).value(), .engine = {}, .supervision = {}};
   try {
     const auto& engine = in.at("engine");
     deployment.engine.kind =
@@ -84,6 +87,13 @@ Result<Deployment> DeploymentFromJson(const json& in) {
     deployment.engine.path = engine.at("path").get<std::string>();
     deployment.engine.version = engine.at("version").get<std::string>();
     deployment.engine.major = std::atoi(deployment.engine.version.c_str());
+    if (in.contains("supervision")) {
+      const auto& supervision = in.at("supervision");
+      deployment.supervision.health_timeout =
+          std::chrono::milliseconds(supervision.value("health_timeout_ms", 3000));
+      deployment.supervision.hang_grace =
+          std::chrono::milliseconds(supervision.value("hang_grace_ms", 30000));
+    }
   } catch (const json::exception& error) {
     return Error(std::string("malformed engine record: ") + error.what());
   }

@@ -20,20 +20,26 @@ std::chrono::milliseconds Since(Clock::time_point start) {
 }
 
 common::Status PrepareShardDir(const Deployment& deployment, const DeploymentDir& dir,
-                               const ShardPlan& shard) {
+                               const ShardPlan& shard, bool fresh) {
   auto shard_dir = dir.ShardDir(shard.index);
   if (auto status = EnsureWritableDir(shard_dir); !status.ok()) return status;
-  // Without persistence a shard starts empty, so it must also start outside any old cluster.
-  std::error_code ignored;
-  std::filesystem::remove(shard_dir / "nodes.conf", ignored);
+  if (fresh) {
+    // Without persistence a new deployment starts empty, so also outside any old cluster.
+    std::error_code ignored;
+    std::filesystem::remove(shard_dir / "nodes.conf", ignored);
+  }
   return WriteFileAtomically(dir.ShardConfig(shard.index),
                              RenderShardConfig(deployment.engine, deployment.plan, shard,
                                                std::filesystem::absolute(shard_dir)));
 }
 
+}  // namespace
+
 Result<ProcessId> SpawnShard(const Deployment& deployment, const DeploymentDir& dir,
-                             const ShardPlan& shard) {
-  if (auto status = PrepareShardDir(deployment, dir, shard); !status.ok()) return status.error();
+                             const ShardPlan& shard, bool fresh) {
+  if (auto status = PrepareShardDir(deployment, dir, shard, fresh); !status.ok()) {
+    return status.error();
+  }
   SpawnOptions options{
       .argv = {deployment.engine.path.string(),
                std::filesystem::absolute(dir.ShardConfig(shard.index)).string()},
@@ -52,6 +58,8 @@ Result<ProcessId> SpawnShard(const Deployment& deployment, const DeploymentDir& 
   }
   return process;
 }
+
+namespace {
 
 std::string ShardName(const ShardPlan& shard) {
   return "shard " + std::to_string(shard.index) + " (port " + std::to_string(shard.port) + ")";
@@ -99,7 +107,7 @@ Result<StartReport> StartDeployment(const Deployment& deployment, const Deployme
     return error;
   };
   for (const auto& shard : deployment.plan.shards) {
-    auto process = SpawnShard(deployment, dir, shard);
+    auto process = SpawnShard(deployment, dir, shard, /*fresh=*/true);
     if (!process.ok()) return fail(process.error().Context(ShardName(shard)));
     report.shards.push_back(*process);
   }

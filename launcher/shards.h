@@ -34,6 +34,12 @@ common::Result<StartReport> StartDeployment(const Deployment& deployment, const 
                                             const Progress& progress,
                                             const AbortCheck& abort_check);
 
+// Writes the shard's config and spawns it pinned and bound, recording its pid file. `fresh` also
+// removes nodes.conf (a new cluster); a restart keeps it, so the shard keeps its node ID, slots and
+// epoch and rejoins the cluster by itself.
+common::Result<ProcessId> SpawnShard(const Deployment& deployment, const DeploymentDir& dir,
+                                     const ShardPlan& shard, bool fresh);
+
 // SIGTERM to every live process (Redis shuts down cleanly on it, saving if persistence is on),
 // then SIGKILL to those still alive after `grace`. Reaps our children. Returns how many needed
 // SIGKILL. Processes that are not what was recorded (recycled PIDs) are never signalled.

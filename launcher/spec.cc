@@ -10,6 +10,7 @@
 #include <map>
 
 #include "common/cpu_list.h"
+#include "common/duration.h"
 #include "common/size.h"
 
 namespace shardctl::launcher {
@@ -22,7 +23,7 @@ const std::vector<std::string_view> kKeys = {
     "name",        "shards",       "base-port",        "bus-base-port",
     "bind",        "engine",       "cpus",             "reserve-cpus",
     "memory",      "shard-memory", "max-shard-memory", "maxmemory-policy",
-    "state-dir",
+    "state-dir",   "health-timeout", "hang-grace",
 };
 
 const std::vector<std::string_view> kPolicies = {
@@ -145,6 +146,18 @@ const std::map<std::string_view, Applier>& Appliers() {
          }
          s.maxmemory_policy = v;
          return common::Ok();
+       }},
+      {"health-timeout",
+       [](const std::string& v, Spec& s) -> common::Status {
+         auto duration = common::ParseDuration(v);
+         if (duration.ok() && duration->count() < 100) {
+           return Error("must be at least 100ms (got \"" + v + "\")");
+         }
+         return Assign(std::move(duration), s.supervision.health_timeout);
+       }},
+      {"hang-grace",
+       [](const std::string& v, Spec& s) {
+         return Assign(common::ParseDuration(v), s.supervision.hang_grace);
        }},
       {"state-dir",
        [](const std::string& v, Spec& s) -> common::Status {

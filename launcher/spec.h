@@ -6,6 +6,7 @@
 // problem at once.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -23,6 +24,16 @@ inline constexpr int kBusPortOffset = 10000;  // Redis' own default: cluster bus
 // Redis Cluster is designed for up to ~1000 nodes; the slot split also needs it.
 inline constexpr int kMaxShards = 1000;
 
+// How the supervisor watches shards.
+struct Supervision {
+  // A shard that has not answered PING for this long is reported "unresponsive".
+  std::chrono::milliseconds health_timeout{3000};
+  // An unresponsive shard is killed and restarted after this much more time. Long enough by
+  // default that a slow command or a big load is not mistaken for a hang.
+  std::chrono::milliseconds hang_grace{30000};
+  friend bool operator==(const Supervision&, const Supervision&) = default;
+};
+
 struct Spec {
   std::string name = "default";
   std::optional<int> shards;  // unset: one per usable physical core
@@ -37,6 +48,7 @@ struct Spec {
   uint64_t max_shard_memory = kDefaultMaxShardMemory;
   std::string maxmemory_policy = "noeviction";
   std::optional<std::filesystem::path> state_dir;  // unset: DefaultStateDir()
+  Supervision supervision;
 
   int BusBasePort() const { return bus_base_port.value_or(base_port + kBusPortOffset); }
   friend bool operator==(const Spec&, const Spec&) = default;

@@ -47,6 +47,7 @@ class DeploymentDir {
 struct Deployment {
   Plan plan;
   Engine engine;
+  Supervision supervision;
 };
 
 // Creates `dir` (and parents) and proves it is writable; the error names the directory and the fix.

@@ -1,19 +1,19 @@
-#include "launcher/supervisor.h"
-
+// The supervisor's shard lifecycle: start or adopt, watch, restart with backoff, detect hangs,
+// stop. The control socket is in supervisor_control.cc. See supervisor.h for the flow diagram.
 #include <fcntl.h>
 #include <signal.h>
 #include <spdlog/sinks/rotating_file_sink.h>
-#include <spdlog/spdlog.h>
 #include <sys/file.h>
-#include <sys/socket.h>
-#include <sys/un.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
-#include <uv.h>
 
 #include <cstring>
-#include <memory>
+#include <thread>
 
+#include "common/duration.h"
 #include "launcher/shards.h"
+#include "launcher/supervisor_impl.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -23,121 +23,34 @@ using common::Result;
 using nlohmann::json;
 
 constexpr auto kStopGrace = std::chrono::seconds(10);
-constexpr size_t kMaxRequestBytes = 64 * 1024;
+constexpr auto kHealthInterval = std::chrono::milliseconds(250);
+constexpr auto kPingTimeout = std::chrono::milliseconds(250);
+constexpr auto kAdoptHealthyWait = std::chrono::seconds(15);
+constexpr uint64_t kMaxShardLogBytes = 16 << 20;
+constexpr int kKeptShardLogs = 3;
 
-class Supervisor;
+Supervisor& Of(uv_handle_t* handle) { return *static_cast<Supervisor*>(handle->loop->data); }
 
-// One connection on the control socket. Freed in its close callback, as libuv requires.
-struct ControlClient {
-  uv_pipe_t pipe;
-  std::string buffer;
-  Supervisor* owner = nullptr;
-};
-
-struct PendingWrite {
-  uv_write_t request;
-  std::string data;
-  bool stop_after = false;
-};
-
-class Supervisor {
- public:
-  Supervisor(const DeploymentDir& dir, EventSink events) : dir_(dir), events_(std::move(events)) {}
-  int Run();
-
-  // Handles one request line; returns the reply and whether the supervisor must stop after it.
-  json Handle(const std::string& line, bool& stop_after);
-  void StopShards();
-  void BeginShutdown();
-  void OnChildExit();
-  void RequestStop(int signal_number);
-
-  uv_loop_t loop_;
-  bool stop_requested_ = false;
-
- private:
-  common::Status TakeLock();
-  common::Status Listen();
-  void InstallSignals();
-
-  DeploymentDir dir_;
-  EventSink events_;
-  Deployment deployment_;
-  std::vector<ProcessId> shards_;
-  std::vector<std::string> last_exit_;
-  std::shared_ptr<spdlog::logger> log_;
-  int lock_fd_ = -1;
-  uv_pipe_t server_;
-  uv_signal_t signals_[3];
-  bool shut_down_ = false;
-};
-
-void OnClientClosed(uv_handle_t* handle) { delete static_cast<ControlClient*>(handle->data); }
-
-void OnWritten(uv_write_t* request, int /*status*/) {
-  auto* write = static_cast<PendingWrite*>(request->data);
-  auto* client = static_cast<ControlClient*>(request->handle->data);
-  if (write->stop_after) client->owner->BeginShutdown();
-  delete write;
+int64_t UnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
-void Reply(ControlClient* client, const json& reply, bool stop_after) {
-  auto* write = new PendingWrite{.request = {}, .data = reply.dump() + "\n", .stop_after = stop_after};
-  write->request.data = write;
-  uv_buf_t buffer = uv_buf_init(write->data.data(), static_cast<unsigned>(write->data.size()));
-  if (uv_write(&write->request, reinterpret_cast<uv_stream_t*>(&client->pipe), &buffer, 1,
-               OnWritten) != 0) {
-    if (stop_after) client->owner->BeginShutdown();
-    delete write;
-  }
+std::string Ms(SteadyClock::duration duration) {
+  return common::FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(duration));
 }
 
-void OnAlloc(uv_handle_t* /*handle*/, size_t suggested, uv_buf_t* buffer) {
-  buffer->base = new char[suggested];
-  buffer->len = suggested;
+}  // namespace
+
+void DeleteOwnedHandle(uv_handle_t* handle) { delete static_cast<OwnedHandle*>(handle->data); }
+
+ExitWatch::~ExitWatch() {
+  if (pidfd >= 0) close(pidfd);
 }
 
-void OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buffer) {
-  auto* client = static_cast<ControlClient*>(stream->data);
-  std::unique_ptr<char[]> owned(buffer->base);
-  if (nread < 0 || client->buffer.size() > kMaxRequestBytes) {
-    if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(stream))) {
-      uv_close(reinterpret_cast<uv_handle_t*>(stream), OnClientClosed);
-    }
-    return;
-  }
-  client->buffer.append(buffer->base, static_cast<size_t>(nread));
-  size_t newline;
-  while ((newline = client->buffer.find('\n')) != std::string::npos) {
-    std::string line = client->buffer.substr(0, newline);
-    client->buffer.erase(0, newline + 1);
-    bool stop_after = false;
-    json reply = client->owner->Handle(line, stop_after);
-    Reply(client, reply, stop_after);
-  }
-}
-
-void OnConnection(uv_stream_t* server, int status) {
-  if (status < 0) return;
-  auto* owner = static_cast<Supervisor*>(server->data);
-  auto* client = new ControlClient{.pipe = {}, .buffer = {}, .owner = owner};
-  uv_pipe_init(&owner->loop_, &client->pipe, 0);
-  client->pipe.data = client;
-  if (uv_accept(server, reinterpret_cast<uv_stream_t*>(&client->pipe)) != 0) {
-    uv_close(reinterpret_cast<uv_handle_t*>(&client->pipe), OnClientClosed);
-    return;
-  }
-  uv_read_start(reinterpret_cast<uv_stream_t*>(&client->pipe), OnAlloc, OnRead);
-}
-
-void OnSignal(uv_signal_t* handle, int signal_number) {
-  auto* owner = static_cast<Supervisor*>(handle->data);
-  if (signal_number == SIGCHLD) {
-    owner->OnChildExit();
-  } else {
-    owner->RequestStop(signal_number);
-  }
-}
+Supervisor::Supervisor(const DeploymentDir& dir, EventSink events)
+    : dir_(dir), events_(std::move(events)) {}
 
 common::Status Supervisor::TakeLock() {
   lock_fd_ = open(dir_.LockFile().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -149,95 +62,279 @@ common::Status Supervisor::TakeLock() {
   return common::Ok();
 }
 
-common::Status Supervisor::Listen() {
-  std::string path = dir_.SocketPath().string();
-  if (path.size() >= sizeof(sockaddr_un::sun_path)) {
-    return Error(path + ": socket path too long (use a shorter --state-dir)");
-  }
-  unlink(path.c_str());  // a stale socket of a dead supervisor; we hold the lock
-  uv_pipe_init(&loop_, &server_, 0);
-  server_.data = this;
-  int error = uv_pipe_bind(&server_, path.c_str());
-  if (error == 0) error = uv_listen(reinterpret_cast<uv_stream_t*>(&server_), 16, OnConnection);
-  if (error != 0) return Error(path + ": cannot listen: " + uv_strerror(error));
-  return common::Ok();
-}
-
-void Supervisor::InstallSignals() {
-  const int numbers[3] = {SIGTERM, SIGINT, SIGCHLD};
-  for (int i = 0; i < 3; ++i) {
+void Supervisor::InstallSignalsAndTimers() {
+  const int numbers[2] = {SIGTERM, SIGINT};
+  for (int i = 0; i < 2; ++i) {
     uv_signal_init(&loop_, &signals_[i]);
-    signals_[i].data = this;
-    uv_signal_start(&signals_[i], OnSignal, numbers[i]);
+    uv_signal_start(
+        &signals_[i],
+        [](uv_signal_t* handle, int number) {
+          Of(reinterpret_cast<uv_handle_t*>(handle)).RequestStop(number);
+        },
+        numbers[i]);
+  }
+  uv_timer_init(&loop_, &health_timer_);
+  for (auto& slot : slots_) {
+    slot->restart_timer = new RestartTimer();
+    slot->restart_timer->slot = slot.get();
+    uv_timer_init(&loop_, &slot->restart_timer->timer);
+    slot->restart_timer->timer.data = slot->restart_timer;
   }
 }
 
 void Supervisor::RequestStop(int signal_number) {
   if (log_) log_->info("signal {} received: stopping the deployment", signal_number);
   stop_requested_ = true;
-  if (!shards_.empty()) BeginShutdown();
+  if (health_) BeginShutdown();  // after start-up; during it, the stop check aborts start-up
 }
 
-void Supervisor::OnChildExit() {
-  for (size_t i = 0; i < shards_.size(); ++i) {
-    if (auto how = ReapIfExited(shards_[i].pid)) {
-      last_exit_[i] = *how;
-      log_->warn("shard {} (pid {}) {}", i, shards_[i].pid, *how);
+// Watches the slot's process through a pidfd, which works for children and adopted processes
+// alike (SIGCHLD only tells about children).
+void Supervisor::Watch(ShardSlot& slot) {
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, slot.process.pid, 0));
+  // Re-check identity after opening: the PID may have been recycled in between.
+  if (pidfd < 0 || !IsRunning(slot.process)) {
+    if (pidfd >= 0) close(pidfd);
+    if (slot.is_child) waitpid(slot.process.pid, nullptr, WNOHANG);
+    HandleExit(slot, "exited before it could be watched");
+    return;
+  }
+  auto* watch = new ExitWatch();
+  watch->pidfd = pidfd;
+  watch->slot = &slot;
+  uv_poll_init(&loop_, &watch->poll, pidfd);
+  watch->poll.data = watch;
+  slot.watch = watch;
+  uv_poll_start(&watch->poll, UV_READABLE, [](uv_poll_t* poll, int, int) {
+    auto* fired = static_cast<ExitWatch*>(poll->data);
+    Of(reinterpret_cast<uv_handle_t*>(poll)).OnProcessExit(*fired->slot);
+  });
+}
+
+void Supervisor::OnProcessExit(ShardSlot& slot) {
+  if (slot.watch) {
+    uv_close(reinterpret_cast<uv_handle_t*>(&slot.watch->poll), DeleteOwnedHandle);
+    slot.watch = nullptr;
+  }
+  std::string how = "exited (adopted process: exit status unknown)";
+  if (slot.is_child) {
+    int status = 0;
+    if (waitpid(slot.process.pid, &status, 0) == slot.process.pid) {
+      how = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                : "exited with status " + std::to_string(WEXITSTATUS(status));
     }
+  }
+  HandleExit(slot, how);
+}
+
+void Supervisor::HandleExit(ShardSlot& slot, const std::string& how) {
+  auto uptime = SteadyClock::now() - slot.started;
+  slot.process = {};
+  slot.last_exit = how;
+  slot.last_exit_unix_ms = UnixMs();
+  if (shutting_down_) {
+    slot.state = "stopped";
+    return;
+  }
+  std::chrono::milliseconds delay{0};
+  if (slot.restart_requested) {
+    slot.restart_requested = false;
+    slot.policy.Reset();
+    log_->info("shard {} {}; restarting it as requested", slot.index, how);
+  } else {
+    delay = slot.policy.OnExit(std::chrono::duration_cast<std::chrono::milliseconds>(uptime));
+    log_->warn("shard {} {} after {}; restarting in {}{}", slot.index, how, Ms(uptime), Ms(delay),
+               slot.policy.InCrashLoop() ? " (crash loop)" : "");
+  }
+  slot.state = "restarting";
+  uv_timer_start(&slot.restart_timer->timer,
+                 [](uv_timer_t* timer) {
+                   auto* fired = static_cast<RestartTimer*>(timer->data);
+                   Of(reinterpret_cast<uv_handle_t*>(timer)).OnRestartTimer(*fired->slot);
+                 },
+                 static_cast<uint64_t>(delay.count()), 0);
+}
+
+void Supervisor::OnRestartTimer(ShardSlot& slot) {
+  if (!shutting_down_ && slot.process.pid == 0) Respawn(slot);
+}
+
+void Supervisor::Respawn(ShardSlot& slot) {
+  const ShardPlan& shard = deployment_.plan.shards[slot.index];
+  slot.started = SteadyClock::now();
+  auto process = SpawnShard(deployment_, dir_, shard, /*fresh=*/false);
+  if (!process.ok()) {
+    log_->error("shard {}: {}", slot.index, process.error().message());
+    HandleExit(slot, "could not start: " + process.error().message());
+    return;
+  }
+  slot.process = *process;
+  slot.is_child = true;
+  slot.state = "starting";
+  slot.hung_kill_sent = false;
+  ++slot.restarts;
+  health_->MarkFresh(slot.index, slot.started);
+  log_->info("shard {} started again as pid {} (restart #{})", slot.index, slot.process.pid,
+             slot.restarts);
+  Watch(slot);
+}
+
+void Supervisor::OnHealthTick() {
+  auto now = SteadyClock::now();
+  auto timeout = deployment_.supervision.health_timeout;
+  for (auto& owned : slots_) {
+    ShardSlot& slot = *owned;
+    if (slot.process.pid == 0) continue;
+    auto last = std::max(health_->LastAnswer(slot.index), slot.started);
+    auto silent = now - last;
+    if (slot.restart_requested && now > slot.restart_kill_deadline && !slot.hung_kill_sent) {
+      log_->warn("shard {} did not stop within {}: SIGKILL", slot.index, Ms(kStopGrace));
+      kill(slot.process.pid, SIGKILL);
+      slot.hung_kill_sent = true;
+    }
+    if (silent < timeout) {
+      if (health_->LastAnswer(slot.index) > slot.started && slot.state != "ok") {
+        if (slot.state == "unresponsive") log_->info("shard {} answers again", slot.index);
+        slot.state = "ok";
+      }
+      continue;
+    }
+    if (slot.state != "unresponsive") {
+      slot.state = "unresponsive";
+      log_->warn("shard {} (pid {}) has not answered PING for {}", slot.index, slot.process.pid,
+                 Ms(silent));
+    }
+    if (silent > timeout + deployment_.supervision.hang_grace && !slot.hung_kill_sent) {
+      log_->error("shard {} (pid {}) unresponsive for {}: killing it to restart it", slot.index,
+                  slot.process.pid, Ms(silent));
+      kill(slot.process.pid, SIGKILL);
+      slot.hung_kill_sent = true;
+    }
+  }
+  if (++health_ticks_ % 40 == 0) RotateShardLogs();
+}
+
+// Redis opens its logfile for every line it writes, so renaming the file is a complete rotation.
+void Supervisor::RotateShardLogs() {
+  for (const auto& shard : deployment_.plan.shards) {
+    auto log = dir_.ShardLog(shard.index);
+    std::error_code error;
+    if (std::filesystem::file_size(log, error) < kMaxShardLogBytes || error) continue;
+    for (int i = kKeptShardLogs - 1; i >= 1; --i) {
+      auto from = log.string() + "." + std::to_string(i);
+      std::filesystem::rename(from, log.string() + "." + std::to_string(i + 1), error);
+    }
+    std::filesystem::rename(log, log.string() + ".1", error);
   }
 }
 
 void Supervisor::StopShards() {
-  if (shards_.empty()) return;
-  log_->info("stopping {} shards", shards_.size());
-  int killed = StopProcesses(shards_, kStopGrace);
-  if (killed > 0) log_->warn("{} shards needed SIGKILL", killed);
-  for (size_t i = 0; i < shards_.size(); ++i) {
-    std::error_code ignored;
-    std::filesystem::remove(dir_.ShardPidFile(static_cast<int>(i)), ignored);
+  std::vector<ProcessId> running;
+  for (auto& slot : slots_) {
+    if (slot->process.pid != 0) running.push_back(slot->process);
   }
-  shards_.clear();
+  if (running.empty()) return;
+  log_->info("stopping {} shards", running.size());
+  int killed = StopProcesses(running, kStopGrace);
+  if (killed > 0) log_->warn("{} shards needed SIGKILL", killed);
+  for (auto& slot : slots_) {
+    slot->process = {};
+    slot->state = "stopped";
+    std::error_code ignored;
+    std::filesystem::remove(dir_.ShardPidFile(slot->index), ignored);
+  }
 }
 
 void Supervisor::BeginShutdown() {
-  if (shut_down_) return;
-  shut_down_ = true;
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  if (health_) health_->Stop();
   StopShards();
-  // Signal handles and the server carry `this` in data; clients carry their ControlClient.
   uv_walk(
       &loop_,
-      [](uv_handle_t* handle, void* self) {
-        if (uv_is_closing(handle)) return;
-        uv_close(handle, handle->data == self ? nullptr : OnClientClosed);
+      [](uv_handle_t* handle, void*) {
+        if (!uv_is_closing(handle)) uv_close(handle, handle->data ? DeleteOwnedHandle : nullptr);
       },
-      this);
+      nullptr);
 }
 
-json Supervisor::Handle(const std::string& line, bool& stop_after) {
-  json request = json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (!request.is_object() || !request.contains("cmd") || !request["cmd"].is_string()) {
-    return {{"ok", false}, {"error", "bad request: expected {\"cmd\": ...} on one line"}};
+Result<json> Supervisor::StartFresh() {
+  auto progress = [&](const std::string& message) {
+    log_->info("{}", message);
+    events_({{"event", "progress"}, {"message", message}});
+  };
+  auto stop_check = [&]() -> common::Status {
+    uv_run(&loop_, UV_RUN_NOWAIT);  // delivers SIGTERM/SIGINT that arrived during start-up
+    if (stop_requested_) return Error("start-up interrupted by a stop request");
+    return common::Ok();
+  };
+  auto report = StartDeployment(deployment_, dir_, progress, stop_check);
+  if (!report.ok()) return report.error();
+  for (auto& slot : slots_) {
+    slot->process = report->shards[slot->index];
+    slot->is_child = true;
+    slot->started = SteadyClock::now();
   }
-  std::string command = request["cmd"];
-  if (command == "ping") return {{"ok", true}, {"pid", getpid()}};
-  if (command == "status") {
-    json shards = json::array();
-    for (size_t i = 0; i < shards_.size(); ++i) {
-      shards.push_back({{"index", i},
-                        {"pid", shards_[i].pid},
-                        {"running", IsRunning(shards_[i])},
-                        {"last_exit", last_exit_[i]}});
+  return json{{"event", "ready"},
+              {"spawn_ms", report->spawn.count()},
+              {"ping_ms", report->first_ping.count()},
+              {"formation_ms", report->formation.count()},
+              {"total_ms", report->total.count()},
+              {"node_ids", report->node_ids},
+              {"adopted", 0}};
+}
+
+// Takes over shards a previous supervisor left running; starts the missing ones with their
+// nodes.conf, so they rejoin the cluster as themselves.
+Result<json> Supervisor::Adopt() {
+  auto started = SteadyClock::now();
+  int adopted = 0, restarted = 0;
+  for (auto& slot : slots_) {
+    auto process = ReadProcessId(dir_.ShardPidFile(slot->index));
+    slot->started = started;
+    if (process && IsRunning(*process)) {
+      slot->process = *process;
+      slot->is_child = false;
+      ++adopted;
     }
-    return {{"ok", true}, {"pid", getpid()}, {"shards", shards}};
   }
-  if (command == "down") {
-    log_->info("down requested over the control socket");
-    size_t count = shards_.size();
-    StopShards();
-    stop_after = true;
-    return {{"ok", true}, {"stopped", count}};
+  for (auto& slot : slots_) {
+    if (slot->process.pid != 0) continue;
+    auto process = SpawnShard(deployment_, dir_, deployment_.plan.shards[slot->index], false);
+    if (!process.ok()) return process.error().Context("shard " + std::to_string(slot->index));
+    slot->process = *process;
+    slot->is_child = true;
+    ++restarted;
   }
-  return {{"ok", false}, {"error", "unknown command \"" + command + "\" (known: ping, status, down)"}};
+  log_->info("adopted {} running shards, started {} missing ones", adopted, restarted);
+  auto nodes = ClusterNodesOf(deployment_.plan);
+  std::string gap;
+  auto deadline = SteadyClock::now() + kAdoptHealthyWait;
+  do {
+    gap.clear();
+    for (const auto& node : nodes) {
+      auto view = ViewFrom(node, std::chrono::milliseconds(500));
+      if (!view.reachable || view.cluster_state != "ok") gap = "port " + std::to_string(node.port);
+    }
+    if (!gap.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (!gap.empty() && SteadyClock::now() < deadline);
+  auto total = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - started);
+  return json{{"event", "ready"},    {"adopted", adopted},
+              {"restarted", restarted}, {"total_ms", total.count()},
+              {"cluster_state", gap.empty() ? "ok" : "not ok yet (" + gap + ")"}};
+}
+
+int Supervisor::Finish(int code) {
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  int leftover = uv_loop_close(&loop_);
+  if (code == 0) {
+    std::error_code ignored;
+    std::filesystem::remove(dir_.SocketPath(), ignored);
+    std::filesystem::remove(dir_.SupervisorPidFile(), ignored);
+  }
+  log_->info("supervisor exits{}", leftover ? " (with open libuv handles)" : "");
+  if (lock_fd_ >= 0) close(lock_fd_);
+  return code;
 }
 
 int Supervisor::Run() {
@@ -250,58 +347,54 @@ int Supervisor::Run() {
   log_ = spdlog::rotating_logger_mt("supervisor-" + deployment_.plan.name,
                                     dir_.SupervisorLog().string(), 10 << 20, 3);
   log_->flush_on(spdlog::level::info);
+  for (const auto& shard : deployment_.plan.shards) {
+    slots_.push_back(std::make_unique<ShardSlot>());
+    slots_.back()->index = shard.index;
+  }
   uv_loop_init(&loop_);
-  InstallSignals();
-  auto fail = [&](const common::Error& error) {
+  loop_.data = this;
+  InstallSignalsAndTimers();
+  bool adopting = AnyShardRunning(dir_, deployment_.plan);
+  auto fail = [&](const Error& error) {
     log_->error("start-up failed: {}", error.message());
-    events_({{"event", "failed"}, {"error", error.message()}});
+    events_({{"event", "failed"}, {"error", error.message()}, {"adopting", adopting}});
+    if (adopting) {
+      for (auto& slot : slots_) slot->process = {};  // not ours to stop
+    }
     BeginShutdown();
-    uv_run(&loop_, UV_RUN_DEFAULT);
-    uv_loop_close(&loop_);
-    return 1;
+    return Finish(1);
   };
   if (auto status = TakeLock(); !status.ok()) return fail(status.error());
   if (auto status = Listen(); !status.ok()) return fail(status.error());
-  log_->info("supervisor {} starting {} shards of {} {}", getpid(), deployment_.plan.shards.size(),
-             deployment_.engine.Name(), deployment_.engine.version);
-  auto progress = [&](const std::string& message) {
-    log_->info("{}", message);
-    events_({{"event", "progress"}, {"message", message}});
-  };
-  auto stop_check = [&]() -> common::Status {
-    uv_run(&loop_, UV_RUN_NOWAIT);  // delivers SIGTERM/SIGINT that arrived during start-up
-    if (stop_requested_) return Error("start-up interrupted by a stop request");
-    return common::Ok();
-  };
-  auto report = StartDeployment(deployment_, dir_, progress, stop_check);
-  if (!report.ok()) return fail(report.error());
-  shards_ = report->shards;
-  last_exit_.assign(shards_.size(), "");
+  log_->info("supervisor {} for {} shards of {} {} ({})", getpid(), slots_.size(),
+             deployment_.engine.Name(), deployment_.engine.version,
+             adopting ? "adopting running shards" : "fresh start");
+  auto ready = adopting ? Adopt() : StartFresh();
+  if (!ready.ok()) return fail(ready.error());
   if (auto id = IdentifyProcess(getpid())) {
     if (auto written = WriteProcessId(dir_.SupervisorPidFile(), *id); !written.ok()) {
       log_->warn("{}", written.error().message());
     }
   }
-  log_->info("cluster healthy: {} ms total", report->total.count());
-  events_({{"event", "ready"},
-           {"spawn_ms", report->spawn.count()},
-           {"ping_ms", report->first_ping.count()},
-           {"formation_ms", report->formation.count()},
-           {"total_ms", report->total.count()},
-           {"node_ids", report->node_ids},
-           {"supervisor_pid", getpid()}});
+  std::vector<int> ports;
+  for (const auto& shard : deployment_.plan.shards) ports.push_back(shard.port);
+  health_ = std::make_unique<HealthChecker>(deployment_.plan.bind, ports, kHealthInterval,
+                                            kPingTimeout);
+  for (auto& slot : slots_) {
+    health_->MarkFresh(slot->index, slot->started);
+    if (slot->process.pid != 0) Watch(*slot);
+  }
+  health_->Start();
+  uv_timer_start(
+      &health_timer_,
+      [](uv_timer_t* timer) { Of(reinterpret_cast<uv_handle_t*>(timer)).OnHealthTick(); },
+      kHealthInterval.count(), kHealthInterval.count());
+  (*ready)["supervisor_pid"] = getpid();
+  log_->info("ready: {}", ready->dump());
+  events_(*ready);
   if (stop_requested_) BeginShutdown();
-  uv_run(&loop_, UV_RUN_DEFAULT);
-  int leftover = uv_loop_close(&loop_);
-  std::error_code ignored;
-  std::filesystem::remove(dir_.SocketPath(), ignored);
-  std::filesystem::remove(dir_.SupervisorPidFile(), ignored);
-  log_->info("supervisor stopped{}", leftover ? " (with open handles)" : "");
-  close(lock_fd_);
-  return 0;
+  return Finish(0);
 }
-
-}  // namespace
 
 int RunSupervisor(const DeploymentDir& dir, const EventSink& events) {
   signal(SIGPIPE, SIG_IGN);
@@ -309,44 +402,12 @@ int RunSupervisor(const DeploymentDir& dir, const EventSink& events) {
   return supervisor.Run();
 }
 
-bool SupervisorRunning(const DeploymentDir& dir) {
-  int fd = open(dir.LockFile().c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool locked = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  close(fd);
-  return locked;
-}
-
-Result<json> AskSupervisor(const DeploymentDir& dir, const json& request,
-                           std::chrono::milliseconds timeout) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Error(std::string("socket: ") + strerror(errno));
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::string path = dir.SocketPath().string();
-  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
-  timeval tv{.tv_sec = timeout.count() / 1000,
-             .tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    close(fd);
-    return Error("no supervisor answers on " + path);
+bool AnyShardRunning(const DeploymentDir& dir, const Plan& plan) {
+  for (const auto& shard : plan.shards) {
+    auto process = ReadProcessId(dir.ShardPidFile(shard.index));
+    if (process && IsRunning(*process)) return true;
   }
-  std::string line = request.dump() + "\n";
-  std::string reply;
-  bool sent = send(fd, line.data(), line.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(line.size());
-  char buffer[4096];
-  while (sent && reply.find('\n') == std::string::npos) {
-    ssize_t n = recv(fd, buffer, sizeof buffer, 0);
-    if (n <= 0) break;
-    reply.append(buffer, static_cast<size_t>(n));
-  }
-  close(fd);
-  if (reply.find('\n') == std::string::npos) return Error("the supervisor did not answer in time");
-  auto parsed = json::parse(reply.substr(0, reply.find('\n')), nullptr, false);
-  if (parsed.is_discarded()) return Error("the supervisor sent a malformed reply");
-  return parsed;
+  return false;
 }
 
 }  // namespace shardctl::launcher

@@ -1,0 +1,55 @@
+// Pings every shard from a background thread and publishes when each one last answered.
+//
+// A shard stopped with SIGSTOP (or stuck in a slow command) still accepts TCP connections, so only
+// a PING with a timeout tells. The pings are blocking (hiredis with timeouts), which is why they
+// run on their own thread: a hung shard must not stall the supervisor's loop. The loop reads the
+// published times; nothing else is shared.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace shardctl::launcher {
+
+class HealthChecker {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Pings host:ports[i] every `interval`, each PING (and connect) bounded by `timeout`.
+  HealthChecker(std::string host, std::vector<int> ports, std::chrono::milliseconds interval,
+                std::chrono::milliseconds timeout);
+  ~HealthChecker();  // stops and joins the thread
+
+  HealthChecker(const HealthChecker&) = delete;
+  HealthChecker& operator=(const HealthChecker&) = delete;
+
+  void Start();
+  void Stop();
+
+  // When shard `index` last answered PING; Clock::time_point{} if it has not since MarkFresh.
+  Clock::time_point LastAnswer(int index) const;
+  // Counts the shard as having answered at `when` (e.g. its start), so "unresponsive" is measured
+  // from then and not from a previous life.
+  void MarkFresh(int index, Clock::time_point when);
+
+ private:
+  void Loop();
+
+  std::string host_;
+  std::vector<int> ports_;
+  std::chrono::milliseconds interval_;
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<std::atomic<Clock::rep>[]> last_answer_;  // Clock ticks since its epoch
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace shardctl::launcher

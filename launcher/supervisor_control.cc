@@ -1,0 +1,232 @@
+// The supervisor's control socket: a unix socket in the state dir speaking JSON lines (protocol in
+// supervisor.h), and the client side used by the CLI.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "launcher/engine.h"
+#include "launcher/supervisor_impl.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using common::Result;
+using nlohmann::json;
+
+constexpr size_t kMaxRequestBytes = 64 * 1024;
+constexpr auto kRestartStopGrace = std::chrono::seconds(10);
+
+struct PendingWrite {
+  uv_write_t request;
+  std::string data;
+  bool stop_after = false;
+};
+
+Supervisor& Of(uv_handle_t* handle) { return *static_cast<Supervisor*>(handle->loop->data); }
+
+void CloseClient(uv_stream_t* stream) {
+  auto* handle = reinterpret_cast<uv_handle_t*>(stream);
+  if (!uv_is_closing(handle)) uv_close(handle, DeleteOwnedHandle);
+}
+
+void Reply(ControlClient* client, const json& reply, bool stop_after) {
+  auto* write = new PendingWrite{.request = {}, .data = reply.dump() + "\n", .stop_after = stop_after};
+  write->request.data = write;
+  uv_buf_t buffer = uv_buf_init(write->data.data(), static_cast<unsigned>(write->data.size()));
+  auto done = [](uv_write_t* request, int) {
+    auto* finished = static_cast<PendingWrite*>(request->data);
+    if (finished->stop_after) Of(reinterpret_cast<uv_handle_t*>(request->handle)).BeginShutdown();
+    delete finished;
+  };
+  if (uv_write(&write->request, reinterpret_cast<uv_stream_t*>(&client->pipe), &buffer, 1, done) !=
+      0) {
+    if (stop_after) Of(reinterpret_cast<uv_handle_t*>(&client->pipe)).BeginShutdown();
+    delete write;
+  }
+}
+
+void OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buffer) {
+  std::unique_ptr<char[]> owned(buffer->base);
+  auto* client = static_cast<ControlClient*>(stream->data);
+  if (nread < 0 || client->buffer.size() > kMaxRequestBytes) {
+    CloseClient(stream);
+    return;
+  }
+  client->buffer.append(buffer->base, static_cast<size_t>(nread));
+  size_t newline;
+  while (!uv_is_closing(reinterpret_cast<uv_handle_t*>(stream)) &&
+         (newline = client->buffer.find('\n')) != std::string::npos) {
+    std::string line = client->buffer.substr(0, newline);
+    client->buffer.erase(0, newline + 1);
+    bool stop_after = false;
+    json reply = Of(reinterpret_cast<uv_handle_t*>(stream)).Handle(line, stop_after);
+    Reply(client, reply, stop_after);
+    if (stop_after) break;
+  }
+}
+
+void OnConnection(uv_stream_t* server, int status) {
+  if (status < 0) return;
+  auto* client = new ControlClient();
+  uv_pipe_init(server->loop, &client->pipe, 0);
+  client->pipe.data = client;
+  auto* stream = reinterpret_cast<uv_stream_t*>(&client->pipe);
+  if (uv_accept(server, stream) != 0) {
+    CloseClient(stream);
+    return;
+  }
+  uv_read_start(
+      stream,
+      [](uv_handle_t*, size_t suggested, uv_buf_t* buffer) {
+        buffer->base = new char[suggested];
+        buffer->len = suggested;
+      },
+      OnRead);
+}
+
+}  // namespace
+
+common::Status Supervisor::Listen() {
+  std::string path = dir_.SocketPath().string();
+  if (path.size() >= sizeof(sockaddr_un::sun_path)) {
+    return Error(path + ": socket path too long (use a shorter --state-dir)");
+  }
+  unlink(path.c_str());  // a stale socket of a dead supervisor; we hold the lock
+  uv_pipe_init(&loop_, &server_, 0);
+  int error = uv_pipe_bind(&server_, path.c_str());
+  if (error == 0) error = uv_listen(reinterpret_cast<uv_stream_t*>(&server_), 16, OnConnection);
+  if (error != 0) return Error(path + ": cannot listen: " + uv_strerror(error));
+  return common::Ok();
+}
+
+json Supervisor::StatusReply() const {
+  json shards = json::array();
+  auto now = SteadyClock::now();
+  for (const auto& slot : slots_) {
+    bool looping = slot->policy.InCrashLoop() &&
+                   (slot->process.pid == 0 || now - slot->started < RestartPolicy::kStableAfter);
+    json shard = {{"index", slot->index},
+                  {"pid", slot->process.pid ? json(slot->process.pid) : json(nullptr)},
+                  {"state", looping ? "crashloop" : slot->state},
+                  {"restarts", slot->restarts},
+                  {"adopted", slot->process.pid != 0 && !slot->is_child},
+                  {"last_exit", slot->last_exit},
+                  {"last_exit_unix_ms", slot->last_exit_unix_ms}};
+    if (slot->process.pid != 0) {
+      shard["uptime_ms"] =
+          std::chrono::duration_cast<std::chrono::milliseconds>(now - slot->started).count();
+    }
+    if (looping) shard["log_tail"] = TailOfFile(dir_.ShardLog(slot->index), 5);
+    shards.push_back(shard);
+  }
+  return {{"ok", true}, {"pid", getpid()}, {"shards", shards}};
+}
+
+json Supervisor::RestartReply(const json& request) {
+  if (!request.contains("shard") || !request["shard"].is_number_integer()) {
+    return {{"ok", false}, {"error", "restart needs \"shard\": <index>"}};
+  }
+  int index = request["shard"].get<int>();
+  if (index < 0 || index >= static_cast<int>(slots_.size())) {
+    return {{"ok", false},
+            {"error", "no shard " + std::to_string(index) + " (the deployment has shards 0-" +
+                          std::to_string(slots_.size() - 1) + ")"}};
+  }
+  if (request.contains("engine")) {
+    const auto& engine = request["engine"];
+    deployment_.engine.kind = engine.value("kind", "redis") == "valkey" ? EngineKind::kValkey
+                                                                        : EngineKind::kRedis;
+    deployment_.engine.path = engine.value("path", deployment_.engine.path.string());
+    deployment_.engine.version = engine.value("version", deployment_.engine.version);
+    deployment_.engine.major = std::atoi(deployment_.engine.version.c_str());
+    if (auto written = WriteDeployment(dir_, deployment_); !written.ok()) {
+      return {{"ok", false}, {"error", written.error().message()}};
+    }
+  }
+  ShardSlot& slot = *slots_[index];
+  json reply = {{"ok", true}, {"shard", index}};
+  if (slot.process.pid == 0) {  // waiting for a backoff timer: start it now
+    uv_timer_stop(&slot.restart_timer->timer);
+    slot.policy.Reset();
+    Respawn(slot);
+    reply["old_pid"] = nullptr;
+    return reply;
+  }
+  log_->info("restart of shard {} (pid {}) requested", index, slot.process.pid);
+  reply["old_pid"] = slot.process.pid;
+  slot.restart_requested = true;
+  slot.restart_kill_deadline = SteadyClock::now() + kRestartStopGrace;
+  kill(slot.process.pid, SIGTERM);  // Redis shuts down cleanly on SIGTERM
+  return reply;
+}
+
+json Supervisor::Handle(const std::string& line, bool& stop_after) {
+  json request = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!request.is_object() || !request.contains("cmd") || !request["cmd"].is_string()) {
+    return {{"ok", false}, {"error", "bad request: expected {\"cmd\": ...} on one line"}};
+  }
+  std::string command = request["cmd"];
+  if (shutting_down_) return {{"ok", false}, {"error", "the supervisor is stopping"}};
+  if (command == "ping") return {{"ok", true}, {"pid", getpid()}};
+  if (command == "status") return StatusReply();
+  if (command == "restart") return RestartReply(request);
+  if (command == "down") {
+    log_->info("down requested over the control socket");
+    size_t count = 0;
+    for (const auto& slot : slots_) count += slot->process.pid != 0;
+    if (health_) health_->Stop();
+    StopShards();
+    stop_after = true;
+    return {{"ok", true}, {"stopped", count}};
+  }
+  return {{"ok", false},
+          {"error", "unknown command \"" + command + "\" (known: ping, status, restart, down)"}};
+}
+
+bool SupervisorRunning(const DeploymentDir& dir) {
+  int fd = open(dir.LockFile().c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool locked = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);
+  return locked;
+}
+
+Result<json> AskSupervisor(const DeploymentDir& dir, const json& request,
+                           std::chrono::milliseconds timeout) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Error(std::string("socket: ") + strerror(errno));
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::string path = dir.SocketPath().string();
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  timeval tv{.tv_sec = timeout.count() / 1000,
+             .tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    close(fd);
+    return Error("no supervisor answers on " + path);
+  }
+  std::string line = request.dump() + "\n";
+  std::string reply;
+  bool sent = send(fd, line.data(), line.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(line.size());
+  char buffer[4096];
+  while (sent && reply.find('\n') == std::string::npos) {
+    ssize_t n = recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) break;
+    reply.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  if (reply.find('\n') == std::string::npos) return Error("the supervisor did not answer in time");
+  auto parsed = json::parse(reply.substr(0, reply.find('\n')), nullptr, false);
+  if (parsed.is_discarded()) return Error("the supervisor sent a malformed reply");
+  return parsed;
+}
+
+}  // namespace shardctl::launcher
