@@ -51,6 +51,9 @@ Deployment options (each also a key of the TOML file given with --config; flags 
   --state-dir DIR          where deployments keep state, logs and data (default:
                            $SHARDCTL_STATE_DIR, /var/lib/shardctl for root,
                            ~/.local/state/shardctl otherwise)
+  --health-timeout TIME    a shard silent to PING this long is unresponsive (default: 3s)
+  --hang-grace TIME        an unresponsive shard is killed and restarted after this much more
+                           (default: 30s)
   --config FILE            read the options above from a TOML file (see configs/)
 Sizes use Redis' units: 100mb, 1.5gb, 1g (= 10^9 bytes), 512kb.
 )";

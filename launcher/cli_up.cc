@@ -265,7 +265,10 @@ int RunUp(const Invocation& invocation) {
   }
   result = StartSupervisorInBackground(dir, *spec, invocation.json);
   if (result.value("event", "") != "ready") {
-    if (!adopting) {  // a failed adoption leaves the running shards as they were
+    // A failed adoption leaves the running shards as they were. Our supervisor has exited by
+    // now, so a held lock means a concurrent `up` won the race: the shards and the deployment
+    // record are its own, not leftovers of ours.
+    if (!adopting && !SupervisorRunning(dir)) {
       StopProcesses(LiveShards(dir, deployment.plan), std::chrono::seconds(5));
       std::error_code ignored;
       std::filesystem::remove(dir.DeploymentFile(), ignored);

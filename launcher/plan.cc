@@ -143,11 +143,13 @@ common::Status AssignPorts(const Spec& spec, Plan& plan) {
   int count = static_cast<int>(plan.shards.size());
   int base = spec.base_port;
   int bus = spec.BusBasePort();
+  // Without --bus-base-port the bus range moves with the base, so the base must leave room for it.
+  int highest_base = 65536 - count - (spec.bus_base_port ? 0 : kBusPortOffset);
   std::string problems;
   if (base + count - 1 > 65535) {
     problems += "--base-port: " + std::to_string(count) + " shards from port " +
                 std::to_string(base) + " run past 65535 (use --base-port " +
-                std::to_string(65536 - count) + " or lower)\n";
+                std::to_string(highest_base) + " or lower)\n";
   }
   if (bus + count - 1 > 65535) {
     problems += "--bus-base-port: " + std::to_string(count) + " cluster bus ports from " +

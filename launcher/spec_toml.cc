@@ -4,7 +4,6 @@
 #include <sstream>
 #include <toml++/toml.h>
 
-#include "common/cpu_list.h"
 #include "launcher/spec.h"
 
 namespace shardctl::launcher {
@@ -23,13 +22,14 @@ std::optional<std::string> ValueText(const toml::node& node) {
   if (auto s = node.as_string()) return s->get();
   if (auto i = node.as_integer()) return std::to_string(i->get());
   if (auto array = node.as_array()) {  // cpus = [0, 1, 2]
-    std::vector<int> cpus;
+    // Joined as written, not narrowed to int, so the CPU list parser sees and refuses 4294967296.
+    std::string cpus;
     for (const auto& element : *array) {
       auto i = element.as_integer();
       if (!i) return std::nullopt;
-      cpus.push_back(static_cast<int>(i->get()));
+      cpus += (cpus.empty() ? "" : ",") + std::to_string(i->get());
     }
-    return common::FormatCpuList(cpus);
+    return cpus;
   }
   return std::nullopt;
 }

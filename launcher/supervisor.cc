@@ -37,6 +37,14 @@ int64_t UnixMs() {
       .count();
 }
 
+// Reaps our exited child and says how it ended.
+std::string ReapChild(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return "exited (exit status lost)";
+  return WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                             : "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
 std::string Ms(SteadyClock::duration duration) {
   return common::FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(duration));
 }
@@ -95,8 +103,8 @@ void Supervisor::Watch(ShardSlot& slot) {
   // Re-check identity after opening: the PID may have been recycled in between.
   if (pidfd < 0 || !IsRunning(slot.process)) {
     if (pidfd >= 0) close(pidfd);
-    if (slot.is_child) waitpid(slot.process.pid, nullptr, WNOHANG);
-    HandleExit(slot, "exited before it could be watched");
+    HandleExit(slot, slot.is_child ? ReapChild(slot.process.pid)
+                                   : "exited before it could be watched");
     return;
   }
   auto* watch = new ExitWatch();
@@ -116,15 +124,9 @@ void Supervisor::OnProcessExit(ShardSlot& slot) {
     uv_close(reinterpret_cast<uv_handle_t*>(&slot.watch->poll), DeleteOwnedHandle);
     slot.watch = nullptr;
   }
-  std::string how = "exited (adopted process: exit status unknown)";
-  if (slot.is_child) {
-    int status = 0;
-    if (waitpid(slot.process.pid, &status, 0) == slot.process.pid) {
-      how = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                : "exited with status " + std::to_string(WEXITSTATUS(status));
-    }
-  }
-  HandleExit(slot, how);
+  if (slot.process.pid == 0) return;  // already stopped and reaped by StopShards
+  HandleExit(slot, slot.is_child ? ReapChild(slot.process.pid)
+                                 : "exited (adopted process: exit status unknown)");
 }
 
 void Supervisor::HandleExit(ShardSlot& slot, const std::string& how) {
@@ -245,11 +247,17 @@ void Supervisor::StopShards() {
   }
 }
 
-void Supervisor::BeginShutdown() {
+void Supervisor::StopAll() {
   if (shutting_down_) return;
   shutting_down_ = true;
   if (health_) health_->Stop();
   StopShards();
+}
+
+void Supervisor::BeginShutdown() {
+  StopAll();
+  if (closing_) return;
+  closing_ = true;
   uv_walk(
       &loop_,
       [](uv_handle_t* handle, void*) {

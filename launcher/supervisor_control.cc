@@ -180,8 +180,7 @@ json Supervisor::Handle(const std::string& line, bool& stop_after) {
     log_->info("down requested over the control socket");
     size_t count = 0;
     for (const auto& slot : slots_) count += slot->process.pid != 0;
-    if (health_) health_->Stop();
-    StopShards();
+    StopAll();
     stop_after = true;
     return {{"ok", true}, {"stopped", count}};
   }

