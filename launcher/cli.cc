@@ -27,7 +27,9 @@ std::string PlanTable(const Plan& plan) {
     rows.push_back({std::to_string(shard.index), std::to_string(shard.port),
                     std::to_string(shard.bus_port), common::FormatCpuList(shard.cpus),
                     std::to_string(shard.numa_node), common::FormatSize(shard.maxmemory),
-                    RoleName(shard.role), slots});
+                    shard.primary ? "replica of " + std::to_string(*shard.primary)
+                                  : std::string(RoleName(shard.role)),
+                    slots});
   }
   return FormatTable(rows);
 }
@@ -89,6 +91,8 @@ int RunCli(int argc, char** argv) {
   if (command == "down") return RunDown(*invocation);
   if (command == "restart") return RunRestart(*invocation);
   if (command == "logs") return RunLogs(*invocation);
+  if (command == "rebalance-roles") return RunRebalanceRoles(*invocation);
+  if (command == "save") return RunSave(*invocation);
   PrintError("unknown command " + command);
   return kExitUsage;
 }

@@ -11,8 +11,9 @@ namespace {
 using common::Error;
 using common::Result;
 
-const std::vector<std::string> kCommands = {"plan",    "up",   "status",    "down",
-                                            "restart", "logs", "supervise", "help"};
+const std::vector<std::string> kCommands = {"plan",    "up",   "status",          "down",
+                                            "restart", "logs", "rebalance-roles", "save",
+                                            "supervise", "help"};
 
 // Spec keys a command accepts besides the shared --name/--state-dir/--config.
 bool TakesFullSpec(const std::string& command) { return command == "plan" || command == "up"; }
@@ -22,7 +23,7 @@ bool TakesShard(const std::string& command) { return command == "restart" || com
 
 // Flags without a value, and the commands that accept them.
 const std::map<std::string, std::set<std::string>> kSwitches = {
-    {"json", {"plan", "up", "status", "down", "restart"}},
+    {"json", {"plan", "up", "status", "down", "restart", "rebalance-roles", "save"}},
     {"dry-run", {"up"}},
     {"foreground", {"up"}},
     {"purge", {"down"}},
@@ -32,7 +33,8 @@ const std::map<std::string, std::set<std::string>> kSwitches = {
 
 // Flags with a value that are not spec settings.
 const std::map<std::string, std::set<std::string>> kValueFlags = {
-    {"config", {"plan", "up", "status", "down", "restart", "logs", "supervise"}},
+    {"config",
+     {"plan", "up", "status", "down", "restart", "logs", "rebalance-roles", "save", "supervise"}},
     {"sysfs-root", {"plan"}},
     {"lines", {"logs"}},
     {"ready-fd", {"supervise"}},

@@ -16,6 +16,8 @@ int RunStatus(const Invocation& invocation);
 int RunDown(const Invocation& invocation);
 int RunRestart(const Invocation& invocation);
 int RunLogs(const Invocation& invocation);
+int RunRebalanceRoles(const Invocation& invocation);
+int RunSave(const Invocation& invocation);
 
 // The deployment directory the spec names (state dir + name).
 DeploymentDir DirOf(const Spec& spec);

@@ -33,6 +33,7 @@ int StopFromPidFiles(const DeploymentDir& dir, const Deployment& deployment) {
     std::error_code ignored;
     std::filesystem::remove(dir.ShardPidFile(shard.index), ignored);
   }
+  if (!live.empty()) ArmSaveOnShutdown(deployment);
   StopProcesses(live, std::chrono::seconds(10));
   return static_cast<int>(live.size());
 }

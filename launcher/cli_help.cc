@@ -17,6 +17,8 @@ Commands:
   down      stop every shard gracefully (--purge also deletes the data)
   restart   restart one shard, or all one at a time (--rolling), e.g. to switch --engine
   logs      show the supervisor's log, or a shard's (logs 3), -f to follow
+  rebalance-roles  make the planned primaries primary again after failovers
+  save      save every shard now, at most --fork-limit forks at once on the host
   supervise run a deployment's supervisor in the foreground (what `up` starts in the background)
 
 Examples:
@@ -35,7 +37,10 @@ state dir unwritable), 2 usage or config error (bad flag, bad TOML, impossible p
 constexpr const char* kSpecOptions = R"(
 Deployment options (each also a key of the TOML file given with --config; flags win):
   --name NAME              deployment name; a host can run several (default: default)
-  --shards N               number of shards (default: one per usable physical core)
+  --shards N               number of primaries, the slot owners (default: one per usable
+                           physical core, divided by 1 + replicas)
+  --replicas R             replicas per primary (default: 0); each is placed on another core
+                           than its primary, and on another NUMA node when the host has several
   --base-port P            shard i listens on P+i (default: 7000)
   --bus-base-port P        shard i's cluster bus port is P+i (default: base-port + 10000)
   --bind ADDR              address the shards listen on (default: 127.0.0.1)
@@ -51,6 +56,12 @@ Deployment options (each also a key of the TOML file given with --config; flags 
   --state-dir DIR          where deployments keep state, logs and data (default:
                            $SHARDCTL_STATE_DIR, /var/lib/shardctl for root,
                            ~/.local/state/shardctl otherwise)
+  --persistence P          none (a cache, default), rdb (snapshots) or aof (append-only file)
+  --appendfsync A          aof: always, everysec (default) or no
+  --save-interval TIME     rdb: save a shard with changes at least this often (default: 5m)
+  --fork-limit K           at most K shards fork (BGSAVE, BGREWRITEAOF) at once (default: 1)
+  --cluster-node-timeout T Redis' failure detection (default: 15s). Lower fails over sooner when
+                           a primary hangs; too low on a busy host causes needless failovers
   --health-timeout TIME    a shard silent to PING this long is unresponsive (default: 3s)
   --hang-grace TIME        an unresponsive shard is killed and restarted after this much more
                            (default: 30s)
@@ -139,6 +150,22 @@ Prints the last lines of the supervisor's log, or of shard SHARD's server log.
   --lines N                how many lines to show first (default: 50)
 )";
 
+constexpr const char* kRebalance = R"(Usage: shardctl rebalance-roles [--name NAME] [--state-dir DIR] [--json]
+
+After failovers (a primary died and its replica took over) the primaries are no longer where the
+plan put them, spread over cores and NUMA nodes. This moves the role back: each planned primary
+that is now a replica gets a graceful CLUSTER FAILOVER, one at a time. The old primary pauses writes
+only until its replica has caught up; no write is refused and none is lost.
+)";
+
+constexpr const char* kSave = R"(Usage: shardctl save [--name NAME] [--state-dir DIR] [--json]
+
+Saves every shard once (BGSAVE with --persistence rdb, BGREWRITEAOF with aof) through the
+supervisor's fork scheduler: at most fork-limit shards fork at once on the host, and a shard forks
+only when the host's available memory covers its used memory (what copy-on-write could need).
+Returns when every shard has saved; exit 1 if any save failed.
+)";
+
 constexpr const char* kSupervise = R"(Usage: shardctl supervise --name NAME [--state-dir DIR]
 
 Runs the supervisor of a deployment recorded by `shardctl up` in the foreground. `up` starts it in
@@ -155,6 +182,8 @@ std::string HelpText(const std::string& command) {
   if (command == "supervise") return kSupervise;
   if (command == "restart") return kRestart;
   if (command == "logs") return kLogs;
+  if (command == "rebalance-roles") return kRebalance;
+  if (command == "save") return kSave;
   return kOverview;
 }
 

@@ -69,6 +69,11 @@ std::variant<int, Existing> CheckExisting(const DeploymentDir& dir, const Spec& 
   if (!(running->supervision == requested.supervision)) {
     diffs.push_back("health-timeout / hang-grace differ");
   }
+  if (!(running->durability == requested.durability)) {
+    diffs.push_back(std::string("persistence / appendfsync / save-interval / fork-limit / "
+                                "cluster-node-timeout differ (running: persistence ") +
+                    PersistenceName(running->durability.persistence) + ")");
+  }
   if (!diffs.empty()) {
     std::string message = "deployment \"" + spec.name +
                           "\" is running with a different spec (run shardctl down" +
@@ -87,6 +92,23 @@ std::variant<int, Existing> CheckExisting(const DeploymentDir& dir, const Spec& 
               << running->plan.shards.size() << " shards); nothing to do\n";
   }
   return kExitOk;
+}
+
+// A deployment without persistence starts empty; refusing is better than silently loading (or
+// later overwriting) data an earlier run with persistence left in the shard directories.
+common::Status CheckNoStrayData(const DeploymentDir& dir, const Deployment& deployment) {
+  if (deployment.durability.persistence != Persistence::kNone) return common::Ok();
+  for (const auto& shard : deployment.plan.shards) {
+    for (const char* name : {"dump.rdb", "appendonlydir", "appendonly.aof"}) {
+      auto path = dir.ShardDir(shard.index) / name;
+      if (std::filesystem::exists(path)) {
+        return common::Error(path.string() +
+                             ": data from an earlier run with persistence (start with the same "
+                             "--persistence to keep it, or shardctl down --purge to delete it)");
+      }
+    }
+  }
+  return common::Ok();
 }
 
 common::Status CheckPortsFree(const Plan& plan) {
@@ -221,7 +243,8 @@ int RunUp(const Invocation& invocation) {
   }
   Deployment deployment{.plan = std::move(plan).value(),
                         .engine = std::move(engine).value(),
-                        .supervision = spec->supervision};
+                        .supervision = spec->supervision,
+                        .durability = spec->durability};
   DeploymentDir dir = DirOf(*spec);
   auto existing = CheckExisting(dir, *spec, deployment, invocation.json);
   if (auto* done = std::get_if<int>(&existing)) return *done;
@@ -230,6 +253,9 @@ int RunUp(const Invocation& invocation) {
   if (adopting) {
     PrintWarning("deployment \"" + spec->name +
                  "\" has running shards but no supervisor: starting one to adopt them");
+  } else if (auto stray = CheckNoStrayData(dir, deployment); !stray.ok()) {
+    PrintError(stray.error().message());
+    return kExitUsage;
   } else if (auto ports = CheckPortsFree(deployment.plan); !ports.ok()) {
     PrintError(ports.error().message());
     return kExitRuntime;

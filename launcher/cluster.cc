@@ -124,6 +124,16 @@ common::Status MeetTwice(const std::vector<ClusterNode>& nodes,
   return Meet(nodes, connections, [](size_t i, size_t j) { return i != j; });
 }
 
+common::Status AttachReplicas(const std::vector<ClusterNode>& nodes,
+                              std::vector<RedisConnection>& connections,
+                              const std::vector<std::string>& ids) {
+  std::vector<std::vector<Command>> replicate(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].replica_of) replicate[i].push_back({"CLUSTER", "REPLICATE", ids[*nodes[i].replica_of]});
+  }
+  return RunBatches(connections, replicate, "attach replicas");
+}
+
 // One poll over all nodes; returns "" when healthy, else what is still missing.
 std::string HealthGap(const std::vector<ClusterNode>& nodes) {
   std::string first_map;
@@ -138,6 +148,9 @@ std::string HealthGap(const std::vector<ClusterNode>& nodes) {
     }
     if (i == 0) first_map = view.slot_map;
     if (view.slot_map != first_map) return who + " disagrees with the first node on the slot map";
+    if (nodes[i].replica_of && (view.role != "slave" || view.master_link_status != "up")) {
+      return who + " is not yet a replica with its link to the primary up";
+    }
   }
   return "";
 }
@@ -182,20 +195,30 @@ Result<FormationReport> FormCluster(const std::vector<ClusterNode>& nodes,
   if (auto status = MeetTwice(nodes, *connections, deadline, abort_check); !status.ok()) {
     return status.error().Context("form cluster");
   }
+  if (auto status = AttachReplicas(nodes, *connections, report.node_ids); !status.ok()) {
+    return status.error().Context("form cluster");
+  }
   auto met = Clock::now();
   report.slots_and_meet = std::chrono::duration_cast<std::chrono::milliseconds>(met - started);
+  if (auto healthy = WaitUntilHealthy(nodes, deadline, abort_check); !healthy.ok()) {
+    return healthy.error().Context("form cluster");
+  }
+  report.until_healthy = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - met);
+  return report;
+}
+
+common::Status WaitUntilHealthy(const std::vector<ClusterNode>& nodes, Clock::time_point deadline,
+                                const AbortCheck& abort_check) {
   for (;;) {
     std::string gap = HealthGap(nodes);
-    if (gap.empty()) break;
-    if (auto abort = abort_check(); !abort.ok()) return abort.error();
+    if (gap.empty()) return common::Ok();
+    if (auto abort = abort_check(); !abort.ok()) return abort;
     if (Clock::now() > deadline) {
-      return Error("form cluster: not healthy in time: " + gap +
+      return Error("not healthy in time: " + gap +
                    " (see the shard logs; a slow host may need more time)");
     }
     std::this_thread::sleep_for(kPollInterval);
   }
-  report.until_healthy = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - met);
-  return report;
 }
 
 NodeView ViewFrom(const ClusterNode& node, std::chrono::milliseconds timeout) {
@@ -205,12 +228,17 @@ NodeView ViewFrom(const ClusterNode& node, std::chrono::milliseconds timeout) {
     view.error = connection.error().message();
     return view;
   }
-  auto replies = connection->Pipeline({{"CLUSTER", "INFO"}, {"CLUSTER", "NODES"}});
-  if (!replies.ok() || !(*replies)[0].ok() || !(*replies)[1].ok()) {
-    view.error = !replies.ok() ? replies.error().message()
-                 : !(*replies)[0].ok() ? (*replies)[0].error().message()
-                                       : (*replies)[1].error().message();
+  auto replies = connection->Pipeline(
+      {{"CLUSTER", "INFO"}, {"CLUSTER", "NODES"}, {"INFO", "replication"}});
+  if (!replies.ok()) {
+    view.error = replies.error().message();
     return view;
+  }
+  for (const auto& reply : *replies) {
+    if (!reply.ok()) {
+      view.error = reply.error().message();
+      return view;
+    }
   }
   view.reachable = true;
   const std::string& info = *(*replies)[0];
@@ -218,6 +246,8 @@ NodeView ViewFrom(const ClusterNode& node, std::chrono::milliseconds timeout) {
   view.known_nodes = std::atoi(InfoField(info, "cluster_known_nodes").c_str());
   view.slots_assigned = std::atoi(InfoField(info, "cluster_slots_assigned").c_str());
   view.slot_map = NormalizeSlotMap(*(*replies)[1]);
+  view.role = InfoField(*(*replies)[2], "role");
+  view.master_link_status = InfoField(*(*replies)[2], "master_link_status");
   return view;
 }
 

@@ -5,13 +5,15 @@
 //      and CLUSTER ADDSLOTSRANGE for its planned ranges;
 //   2. every pair meets once (node i MEETs every j > i, with the explicit bus port), so no node
 //      waits for gossip to learn of the others;
-//   3. poll all nodes until each reports cluster_state:ok, knows every node, and all agree on the
-//      slot map. (Redis keeps a fresh primary in state fail for ~2 s after its start — its
+//   3. replicas: CLUSTER REPLICATE <their primary's id>;
+//   4. poll all nodes until each reports cluster_state:ok, knows every node, all agree on the slot
+//      map, and every replica reports master_link_status:up. (Redis keeps a fresh primary in state fail for ~2 s after its start — its
 //      "writable delay" — so that part of the wait is the engine's, not ours.)
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +26,8 @@ struct ClusterNode {
   std::string host;
   int port = 0;
   int bus_port = 0;
-  std::vector<common::SlotRange> slots;  // empty for replicas (later)
+  std::vector<common::SlotRange> slots;  // empty for replicas
+  std::optional<int> replica_of;         // replicas: position of their primary in the node list
 };
 
 struct FormationReport {
@@ -47,6 +50,12 @@ common::Result<FormationReport> FormCluster(const std::vector<ClusterNode>& node
                                             std::chrono::steady_clock::time_point deadline,
                                             const AbortCheck& abort_check);
 
+// Polls every node until all report cluster_state:ok, know every node, agree on the slot map and
+// every replica's link is up; the error says what was still missing at the deadline.
+common::Status WaitUntilHealthy(const std::vector<ClusterNode>& nodes,
+                                std::chrono::steady_clock::time_point deadline,
+                                const AbortCheck& abort_check);
+
 // The cluster as one node sees it.
 struct NodeView {
   bool reachable = false;
@@ -55,9 +64,11 @@ struct NodeView {
   int known_nodes = 0;
   int slots_assigned = 0;
   std::string slot_map;  // normalised owner-of-slots description, comparable across nodes
+  std::string role;               // "master" / "slave", from INFO replication
+  std::string master_link_status;  // replicas: "up" / "down"
 };
 
-// Asks one node for its view (CLUSTER INFO + CLUSTER NODES).
+// Asks one node for its view (CLUSTER INFO + CLUSTER NODES + INFO replication).
 NodeView ViewFrom(const ClusterNode& node, std::chrono::milliseconds timeout);
 
 // Normalises CLUSTER NODES output to "id:ranges" lines of primaries that own slots, sorted, so two

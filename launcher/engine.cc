@@ -91,7 +91,8 @@ Result<Engine> ResolveEngine(const std::string& engine_spec) {
 }
 
 std::string RenderShardConfig(const Engine& engine, const Plan& plan, const ShardPlan& shard,
-                              const std::filesystem::path& shard_dir) {
+                              const std::filesystem::path& shard_dir,
+                              const Durability& durability) {
   std::ostringstream out;
   out << "# Written by shardctl for deployment \"" << plan.name << "\", shard " << shard.index
       << " (" << engine.Name() << " " << engine.version << ").\n"
@@ -106,9 +107,22 @@ std::string RenderShardConfig(const Engine& engine, const Plan& plan, const Shar
       << "daemonize no\n"
       << "maxmemory " << shard.maxmemory << "\n"
       << "maxmemory-policy " << plan.maxmemory_policy << "\n"
-      << "# No persistence: the deployment is a cache until a persistence profile is chosen.\n"
+      << "cluster-node-timeout " << durability.cluster_node_timeout.count() << "\n"
+      << "# Replicas sync at once (no 5 s wait to batch them): formation waits for their links.\n"
+      << "repl-diskless-sync-delay 0\n"
+      << "# Persistence profile: " << PersistenceName(durability.persistence) << ".\n"
+      << "# No save schedule of its own: the supervisor decides when each shard forks for\n"
+      << "# BGSAVE / BGREWRITEAOF, so that at most fork-limit shards fork at once on the host.\n"
       << "save \"\"\n"
-      << "appendonly no\n";
+      << "dbfilename dump.rdb\n";
+  if (durability.persistence == Persistence::kAof) {
+    out << "appendonly yes\n"
+        << "appendfsync " << durability.appendfsync << "\n"
+        << "auto-aof-rewrite-percentage 0\n"
+        << "aof-use-rdb-preamble yes\n";
+  } else {
+    out << "appendonly no\n";
+  }
   return out.str();
 }
 

@@ -33,6 +33,7 @@ common::Result<Engine> ResolveEngine(const std::string& engine_spec);
 // Renders the config file of one shard. Every setting the launcher relies on is written
 // explicitly, so a distribution's defaults cannot change how a shard behaves.
 std::string RenderShardConfig(const Engine& engine, const Plan& plan, const ShardPlan& shard,
-                              const std::filesystem::path& shard_dir);
+                              const std::filesystem::path& shard_dir,
+                              const Durability& durability = {});
 
 }  // namespace shardctl::launcher

@@ -126,6 +126,67 @@ std::vector<ShardPlan> PlaceShards(const std::vector<NodeCpus>& nodes) {
   return shards;
 }
 
+// The physical core of a CPU, named by its first sibling.
+int CoreOf(const Topology& topology, int cpu) {
+  const Cpu* found = topology.FindCpu(cpu);
+  return found && !found->siblings.empty() ? found->siblings.front() : cpu;
+}
+
+// How bad a seat is for a replica of `primary`: another NUMA node first (when there is more than
+// one), then another physical core than the primary and its other replicas.
+int ReplicaSeatCost(const Topology& topology, const ShardPlan& seat, const ShardPlan& primary,
+                    const std::vector<const ShardPlan*>& siblings, bool many_nodes) {
+  int cost = 0;
+  if (many_nodes && seat.numa_node == primary.numa_node) cost += 8;
+  int core = CoreOf(topology, seat.cpus[0]);
+  if (core == CoreOf(topology, primary.cpus[0])) cost += 4;
+  for (const ShardPlan* other : siblings) {
+    if (many_nodes && other->numa_node == seat.numa_node) cost += 2;
+    if (CoreOf(topology, other->cpus[0]) == core) cost += 1;
+  }
+  return cost;
+}
+
+// Turns seats (CPU + node, interleaved over nodes) into primaries and replicas. Primaries take
+// the first seats, so they spread over nodes and cores like a plan without replicas; each replica
+// then takes the free seat cheapest by ReplicaSeatCost. Index = primary + primaries * r.
+std::vector<ShardPlan> AssignRoles(std::vector<ShardPlan> seats, int primaries, int replicas,
+                                   const Topology& topology, std::vector<std::string>& warnings) {
+  std::set<int> nodes;
+  for (const auto& seat : seats) nodes.insert(seat.numa_node);
+  bool many_nodes = nodes.size() > 1;
+  std::vector<ShardPlan> shards(seats.begin(), seats.begin() + primaries);
+  std::vector<bool> taken(seats.size(), false);
+  std::vector<std::vector<const ShardPlan*>> replicas_of(primaries);
+  std::vector<ShardPlan> placed;
+  placed.reserve(seats.size());
+  for (int r = 1; r <= replicas; ++r) {
+    for (int p = 0; p < primaries; ++p) {
+      size_t best = 0;
+      int best_cost = -1;
+      for (size_t s = primaries; s < seats.size(); ++s) {
+        if (taken[s]) continue;
+        int cost = ReplicaSeatCost(topology, seats[s], shards[p], replicas_of[p], many_nodes);
+        if (best_cost < 0 || cost < best_cost) best = s, best_cost = cost;
+      }
+      taken[best] = true;
+      ShardPlan replica = seats[best];
+      replica.index = p + primaries * r;
+      replica.role = Role::kReplica;
+      replica.primary = p;
+      if (CoreOf(topology, replica.cpus[0]) == CoreOf(topology, shards[p].cpus[0])) {
+        warnings.push_back("replica " + std::to_string(replica.index) + " shares a core with its "
+                           "primary " + std::to_string(p) + " (too few cores to keep them apart)");
+      }
+      placed.push_back(std::move(replica));
+      replicas_of[p].push_back(&placed.back());
+    }
+  }
+  for (int p = 0; p < primaries; ++p) shards[p].index = p;
+  shards.insert(shards.end(), placed.begin(), placed.end());
+  return shards;
+}
+
 void AddSharingWarnings(const std::vector<NodeCpus>& nodes, Plan& plan) {
   for (const auto& node : nodes) {
     int cpus = static_cast<int>(node.ordered.size());
@@ -245,9 +306,16 @@ Result<Plan> MakePlan(const Topology& topology, const Spec& spec) {
   plan.usable_cpus = static_cast<int>(usable->size());
   for (const auto& node : nodes) plan.usable_cores += node.cores;
 
-  int count = spec.shards.value_or(plan.usable_cores);
+  int primaries = spec.shards.value_or(std::max(1, plan.usable_cores / (1 + spec.replicas)));
+  int count = primaries * (1 + spec.replicas);
+  if (count > kMaxShards) {
+    return Error("--replicas: " + std::to_string(primaries) + " primaries x " +
+                 std::to_string(1 + spec.replicas) + " = " + std::to_string(count) +
+                 " processes, more than the " + std::to_string(kMaxShards) +
+                 " a Redis Cluster supports (use fewer shards or replicas)");
+  }
   DistributeShards(count, nodes);
-  plan.shards = PlaceShards(nodes);
+  plan.shards = AssignRoles(PlaceShards(nodes), primaries, spec.replicas, topology, plan.warnings);
   AddSharingWarnings(nodes, plan);
 
   std::string problems;
@@ -259,8 +327,10 @@ Result<Plan> MakePlan(const Topology& topology, const Spec& spec) {
     problems.pop_back();
     return Error(problems);
   }
-  auto ranges = common::SplitSlotsEvenly(count);
-  for (auto& shard : plan.shards) shard.slots = {ranges[shard.index]};
+  auto ranges = common::SplitSlotsEvenly(primaries);
+  for (auto& shard : plan.shards) {
+    if (shard.role == Role::kPrimary) shard.slots = {ranges[shard.index]};
+  }
   return plan;
 }
 
@@ -282,6 +352,9 @@ std::vector<std::string> DiffPlans(const Plan& running, const Plan& requested) {
     compare(prefix + "bus port", std::to_string(was.bus_port), std::to_string(now.bus_port));
     compare(prefix + "cpus", FormatCpuList(was.cpus), FormatCpuList(now.cpus));
     compare(prefix + "numa node", std::to_string(was.numa_node), std::to_string(now.numa_node));
+    compare(prefix + "role", RoleName(was.role), RoleName(now.role));
+    compare(prefix + "primary", was.primary ? std::to_string(*was.primary) : "-",
+            now.primary ? std::to_string(*now.primary) : "-");
     compare(prefix + "maxmemory", std::to_string(was.maxmemory), std::to_string(now.maxmemory));
   }
   return diffs;

@@ -62,6 +62,29 @@ Result<Plan> PlanFromJson(const json& in) {
   }
 }
 
+json DurabilityToJson(const Durability& durability) {
+  return {{"persistence", PersistenceName(durability.persistence)},
+          {"appendfsync", durability.appendfsync},
+          {"save_interval_ms", durability.save_interval.count()},
+          {"fork_limit", durability.fork_limit},
+          {"cluster_node_timeout_ms", durability.cluster_node_timeout.count()}};
+}
+
+Durability DurabilityFromJson(const json& in) {
+  Durability durability;
+  std::string persistence = in.value("persistence", "none");
+  durability.persistence = persistence == "rdb"   ? Persistence::kRdb
+                           : persistence == "aof" ? Persistence::kAof
+                                                  : Persistence::kNone;
+  durability.appendfsync = in.value("appendfsync", durability.appendfsync);
+  durability.save_interval =
+      std::chrono::milliseconds(in.value("save_interval_ms", durability.save_interval.count()));
+  durability.fork_limit = in.value("fork_limit", durability.fork_limit);
+  durability.cluster_node_timeout = std::chrono::milliseconds(
+      in.value("cluster_node_timeout_ms", durability.cluster_node_timeout.count()));
+  return durability;
+}
+
 json DeploymentToJson(const Deployment& deployment) {
   return {{"plan", PlanToJson(deployment.plan)},
           {"engine",
@@ -70,7 +93,8 @@ json DeploymentToJson(const Deployment& deployment) {
             {"version", deployment.engine.version}}},
           {"supervision",
            {{"health_timeout_ms", deployment.supervision.health_timeout.count()},
-            {"hang_grace_ms", deployment.supervision.hang_grace.count()}}}};
+            {"hang_grace_ms", deployment.supervision.hang_grace.count()}}},
+          {"durability", DurabilityToJson(deployment.durability)}};
 }
 
 Result<Deployment> DeploymentFromJson(const json& in) {
@@ -79,7 +103,8 @@ Result<Deployment> DeploymentFromJson(const json& in) {
   }
   auto plan = PlanFromJson(in.at("plan"));
   if (!plan.ok()) return plan.error();
-  Deployment deployment{.plan = std::move(plan).value(), .engine = {}, .supervision = {}};
+  Deployment deployment{
+      .plan = std::move(plan).value(), .engine = {}, .supervision = {}, .durability = {}};
   try {
     const auto& engine = in.at("engine");
     deployment.engine.kind =
@@ -87,6 +112,7 @@ Result<Deployment> DeploymentFromJson(const json& in) {
     deployment.engine.path = engine.at("path").get<std::string>();
     deployment.engine.version = engine.at("version").get<std::string>();
     deployment.engine.major = std::atoi(deployment.engine.version.c_str());
+    if (in.contains("durability")) deployment.durability = DurabilityFromJson(in.at("durability"));
     if (in.contains("supervision")) {
       const auto& supervision = in.at("supervision");
       deployment.supervision.health_timeout =

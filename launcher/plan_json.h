@@ -13,6 +13,9 @@ nlohmann::json ShardToJson(const ShardPlan& shard);
 nlohmann::json PlanToJson(const Plan& plan);
 common::Result<Plan> PlanFromJson(const nlohmann::json& json);
 
+nlohmann::json DurabilityToJson(const Durability& durability);
+Durability DurabilityFromJson(const nlohmann::json& json);
+
 nlohmann::json DeploymentToJson(const Deployment& deployment);
 common::Result<Deployment> DeploymentFromJson(const nlohmann::json& json);
 

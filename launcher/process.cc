@@ -71,6 +71,27 @@ struct PreparedChild {
   ChildFail(error_fd, "exec");
 }
 
+// Field 22 of /proc/PID/stat; nullopt when there is no such process, or it is a zombie and
+// `allow_zombie` is false.
+std::optional<uint64_t> ReadStartTime(pid_t pid, bool allow_zombie) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  fields >> field;  // field 3: state
+  if (!allow_zombie && (field == "Z" || field == "X")) return std::nullopt;
+  for (int i = 4; i <= 22; ++i) fields >> field;
+  try {
+    return std::stoull(field);
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 Result<ProcessId> SpawnPinned(const SpawnOptions& options) {
@@ -111,12 +132,14 @@ Result<ProcessId> SpawnPinned(const SpawnOptions& options) {
     waitpid(pid, nullptr, 0);
     return Error(options.argv[0] + ": " + std::string(message, static_cast<size_t>(length)));
   }
-  auto id = IdentifyProcess(pid);
-  if (!id) {
+  // Our unreaped child keeps its /proc entry even when it already exited (a quick `--version`
+  // often has): identify it anyway and let the caller collect its output and exit status.
+  auto start = ReadStartTime(pid, /*allow_zombie=*/true);
+  if (!start) {
     auto how = ReapIfExited(pid);
     return Error(options.argv[0] + ": " + how.value_or("ended") + " right after start");
   }
-  return *id;
+  return ProcessId{pid, *start};
 }
 
 Result<std::string> RunAndCapture(const std::vector<std::string>& argv,
@@ -159,22 +182,7 @@ Result<std::string> RunAndCapture(const std::vector<std::string>& argv,
 }
 
 std::optional<uint64_t> ProcessStartTime(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return std::nullopt;
-  // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(close + 2));
-  std::string field;
-  fields >> field;  // field 3: state
-  if (field == "Z" || field == "X") return std::nullopt;
-  for (int i = 4; i <= 22; ++i) fields >> field;
-  try {
-    return std::stoull(field);
-  } catch (...) {
-    return std::nullopt;
-  }
+  return ReadStartTime(pid, /*allow_zombie=*/false);
 }
 
 bool IsRunning(const ProcessId& process) {

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "common/cpu_list.h"
+#include "launcher/redis_client.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -24,13 +25,14 @@ common::Status PrepareShardDir(const Deployment& deployment, const DeploymentDir
   auto shard_dir = dir.ShardDir(shard.index);
   if (auto status = EnsureWritableDir(shard_dir); !status.ok()) return status;
   if (fresh) {
-    // Without persistence a new deployment starts empty, so also outside any old cluster.
+    // A new cluster: the shard must not remember an old one.
     std::error_code ignored;
     std::filesystem::remove(shard_dir / "nodes.conf", ignored);
   }
-  return WriteFileAtomically(dir.ShardConfig(shard.index),
-                             RenderShardConfig(deployment.engine, deployment.plan, shard,
-                                               std::filesystem::absolute(shard_dir)));
+  return WriteFileAtomically(
+      dir.ShardConfig(shard.index),
+      RenderShardConfig(deployment.engine, deployment.plan, shard,
+                        std::filesystem::absolute(shard_dir), deployment.durability));
 }
 
 }  // namespace
@@ -88,14 +90,31 @@ std::vector<ClusterNode> ClusterNodesOf(const Plan& plan) {
   std::vector<ClusterNode> nodes;
   for (const auto& shard : plan.shards) {
     nodes.push_back({.host = plan.bind, .port = shard.port, .bus_port = shard.bus_port,
-                     .slots = shard.slots});
+                     .slots = shard.slots, .replica_of = shard.primary});
   }
   return nodes;
+}
+
+Result<bool> ShouldResume(const Deployment& deployment, const DeploymentDir& dir) {
+  if (deployment.durability.persistence == Persistence::kNone) return false;
+  std::vector<int> with, without;
+  for (const auto& shard : deployment.plan.shards) {
+    bool has = std::filesystem::exists(dir.ShardDir(shard.index) / "nodes.conf");
+    (has ? with : without).push_back(shard.index);
+  }
+  if (with.empty()) return false;
+  if (without.empty()) return true;
+  return Error("shards " + common::FormatCpuList(without) +
+               " have no cluster state (nodes.conf) while shards " + common::FormatCpuList(with) +
+               " do: the deployment's state is incomplete (restore it, or start over with "
+               "shardctl down --purge, which deletes the data)");
 }
 
 Result<StartReport> StartDeployment(const Deployment& deployment, const DeploymentDir& dir,
                                     const Progress& progress, const AbortCheck& abort_check) {
   StartReport report;
+  auto resume = ShouldResume(deployment, dir);
+  if (!resume.ok()) return resume.error();
   auto started_at = Clock::now();
   auto deadline = started_at + kStartTimeout;
   auto fail = [&](const common::Error& error) -> Result<StartReport> {
@@ -107,7 +126,7 @@ Result<StartReport> StartDeployment(const Deployment& deployment, const Deployme
     return error;
   };
   for (const auto& shard : deployment.plan.shards) {
-    auto process = SpawnShard(deployment, dir, shard, /*fresh=*/true);
+    auto process = SpawnShard(deployment, dir, shard, /*fresh=*/!*resume);
     if (!process.ok()) return fail(process.error().Context(ShardName(shard)));
     report.shards.push_back(*process);
   }
@@ -124,12 +143,28 @@ Result<StartReport> StartDeployment(const Deployment& deployment, const Deployme
       return fail(status.error().Context(ShardName(shard)));
     }
   }
-  auto formed = FormCluster(nodes, deadline, watcher);
-  if (!formed.ok()) return fail(formed.error());
-  report.node_ids = formed->node_ids;
+  if (*resume) {  // the shards remember their cluster: it only has to come back together
+    progress("resuming the cluster recorded in the shards' nodes.conf, with their data");
+    if (auto healthy = WaitUntilHealthy(nodes, deadline, watcher); !healthy.ok()) {
+      return fail(healthy.error());
+    }
+  } else {
+    auto formed = FormCluster(nodes, deadline, watcher);
+    if (!formed.ok()) return fail(formed.error());
+    report.node_ids = formed->node_ids;
+  }
+  report.resumed = *resume;
   report.formation = Since(started_at) - report.first_ping;
   report.total = Since(started_at);
   return report;
+}
+
+void ArmSaveOnShutdown(const Deployment& deployment) {
+  if (deployment.durability.persistence != Persistence::kRdb) return;
+  for (const auto& node : ClusterNodesOf(deployment.plan)) {
+    auto connection = RedisConnection::Connect(node.host, node.port, std::chrono::seconds(1));
+    if (connection.ok()) (void)connection->Run({"CONFIG", "SET", "save", "3600 1"});
+  }
 }
 
 int StopProcesses(const std::vector<ProcessId>& processes, std::chrono::milliseconds grace) {

@@ -21,12 +21,14 @@ struct StartReport {
   std::chrono::milliseconds first_ping{0};  // until every shard answered PING
   std::chrono::milliseconds formation{0};   // slots + meet + until every node is healthy
   std::chrono::milliseconds total{0};
+  bool resumed = false;  // an existing cluster came back with its data; nothing was formed
 };
 
 // The cluster nodes of a plan (address, bus port, slots), for the cluster module.
 std::vector<ClusterNode> ClusterNodesOf(const Plan& plan);
 
-// Starts every shard pinned to its CPUs and bound to its NUMA node, checks the pinning took, waits
+// Starts every shard pinned to its CPUs (with persistence, and when every shard still has its
+// nodes.conf, resumes the recorded cluster and its data instead of forming a new one) and bound to its NUMA node, checks the pinning took, waits
 // for PING and forms the cluster. `abort_check` is polled while waiting (a stop request). On any
 // failure every shard this call started is stopped, and the error names the shard and shows the
 // end of its log.
@@ -39,6 +41,10 @@ common::Result<StartReport> StartDeployment(const Deployment& deployment, const 
 // epoch and rejoins the cluster by itself.
 common::Result<ProcessId> SpawnShard(const Deployment& deployment, const DeploymentDir& dir,
                                      const ShardPlan& shard, bool fresh);
+
+// With the rdb profile, makes the next SIGTERM save: shards have no save schedule of their own
+// (the supervisor schedules forks), and Redis saves at shutdown only when one is set.
+void ArmSaveOnShutdown(const Deployment& deployment);
 
 // SIGTERM to every live process (Redis shuts down cleanly on it, saving if persistence is on),
 // then SIGKILL to those still alive after `grace`. Reaps our children. Returns how many needed

@@ -20,10 +20,11 @@ using common::Error;
 using common::Result;
 
 const std::vector<std::string_view> kKeys = {
-    "name",        "shards",       "base-port",        "bus-base-port",
+    "name",        "shards",       "replicas",         "base-port",        "bus-base-port",
     "bind",        "engine",       "cpus",             "reserve-cpus",
     "memory",      "shard-memory", "max-shard-memory", "maxmemory-policy",
-    "state-dir",   "health-timeout", "hang-grace",
+    "state-dir",   "health-timeout", "hang-grace",       "persistence",
+    "appendfsync", "save-interval",  "fork-limit",       "cluster-node-timeout",
 };
 
 const std::vector<std::string_view> kPolicies = {
@@ -94,6 +95,8 @@ const std::map<std::string_view, Applier>& Appliers() {
        [](const std::string& v, Spec& s) {
          return AssignOptional(ParseInt(v, 1, kMaxShards), s.shards);
        }},
+      {"replicas",
+       [](const std::string& v, Spec& s) { return Assign(ParseInt(v, 0, kMaxReplicas), s.replicas); }},
       {"base-port",
        [](const std::string& v, Spec& s) { return Assign(ParseInt(v, 1, 65535), s.base_port); }},
       {"bus-base-port",
@@ -159,6 +162,47 @@ const std::map<std::string_view, Applier>& Appliers() {
        [](const std::string& v, Spec& s) {
          return Assign(common::ParseDuration(v), s.supervision.hang_grace);
        }},
+      {"persistence",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (v == "none") {
+           s.durability.persistence = Persistence::kNone;
+         } else if (v == "rdb") {
+           s.durability.persistence = Persistence::kRdb;
+         } else if (v == "aof") {
+           s.durability.persistence = Persistence::kAof;
+         } else {
+           return Error("\"" + v + "\" is not a persistence profile (use none, rdb or aof)");
+         }
+         return common::Ok();
+       }},
+      {"appendfsync",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (v != "always" && v != "everysec" && v != "no") {
+           return Error("\"" + v + "\" is not an appendfsync policy (use always, everysec or no)");
+         }
+         s.durability.appendfsync = v;
+         return common::Ok();
+       }},
+      {"save-interval",
+       [](const std::string& v, Spec& s) -> common::Status {
+         auto duration = common::ParseDuration(v);
+         if (duration.ok() && duration->count() < 1000) {
+           return Error("must be at least 1s (got \"" + v + "\")");
+         }
+         return Assign(std::move(duration), s.durability.save_interval);
+       }},
+      {"fork-limit",
+       [](const std::string& v, Spec& s) {
+         return Assign(ParseInt(v, 1, kMaxShards), s.durability.fork_limit);
+       }},
+      {"cluster-node-timeout",
+       [](const std::string& v, Spec& s) -> common::Status {
+         auto duration = common::ParseDuration(v);
+         if (duration.ok() && duration->count() < 100) {
+           return Error("must be at least 100ms (got \"" + v + "\")");
+         }
+         return Assign(std::move(duration), s.durability.cluster_node_timeout);
+       }},
       {"state-dir",
        [](const std::string& v, Spec& s) -> common::Status {
          if (v.empty()) return Error("is empty (give a directory)");
@@ -187,6 +231,17 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 }  // namespace
 
 const std::vector<std::string_view>& SpecKeys() { return kKeys; }
+
+const char* PersistenceName(Persistence persistence) {
+  switch (persistence) {
+    case Persistence::kRdb:
+      return "rdb";
+    case Persistence::kAof:
+      return "aof";
+    default:
+      return "none";
+  }
+}
 
 bool IsSpecKey(std::string_view key) {
   return std::find(kKeys.begin(), kKeys.end(), key) != kKeys.end();

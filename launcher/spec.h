@@ -23,6 +23,8 @@ inline constexpr int kDefaultBasePort = 7000;
 inline constexpr int kBusPortOffset = 10000;  // Redis' own default: cluster bus = port + 10000
 // Redis Cluster is designed for up to ~1000 nodes; the slot split also needs it.
 inline constexpr int kMaxShards = 1000;
+// More replicas per primary than this only multiplies memory; Redis users rarely run over 2.
+inline constexpr int kMaxReplicas = 5;
 
 // How the supervisor watches shards.
 struct Supervision {
@@ -34,9 +36,28 @@ struct Supervision {
   friend bool operator==(const Supervision&, const Supervision&) = default;
 };
 
+// What a shard keeps on disk. The supervisor, not the shards' own `save` schedules, decides when
+// to fork for BGSAVE / BGREWRITEAOF, so that at most fork-limit shards fork at once on the host.
+enum class Persistence { kNone, kRdb, kAof };
+
+const char* PersistenceName(Persistence persistence);  // "none", "rdb", "aof"
+
+struct Durability {
+  Persistence persistence = Persistence::kNone;  // none: a cache; data is gone after a stop
+  std::string appendfsync = "everysec";          // aof: always, everysec or no
+  // rdb: a shard with changes is saved at least this often. aof: rewrite checks run this often.
+  std::chrono::milliseconds save_interval{300'000};
+  int fork_limit = 1;  // forks (BGSAVE, BGREWRITEAOF) at once on the host
+  // Redis' cluster-node-timeout: how long a silent primary may be unreachable before its replica
+  // takes over on its own (the supervisor promotes replicas of a dead primary at once).
+  std::chrono::milliseconds cluster_node_timeout{15'000};
+  friend bool operator==(const Durability&, const Durability&) = default;
+};
+
 struct Spec {
   std::string name = "default";
-  std::optional<int> shards;  // unset: one per usable physical core
+  std::optional<int> shards;  // primaries (slot owners); unset: usable physical cores / (1+replicas)
+  int replicas = 0;           // replicas per primary
   int base_port = kDefaultBasePort;
   std::optional<int> bus_base_port;  // unset: base_port + 10000
   std::string bind = "127.0.0.1";
@@ -49,6 +70,7 @@ struct Spec {
   std::string maxmemory_policy = "noeviction";
   std::optional<std::filesystem::path> state_dir;  // unset: DefaultStateDir()
   Supervision supervision;
+  Durability durability;
 
   int BusBasePort() const { return bus_base_port.value_or(base_port + kBusPortOffset); }
   friend bool operator==(const Spec&, const Spec&) = default;

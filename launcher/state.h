@@ -48,6 +48,7 @@ struct Deployment {
   Plan plan;
   Engine engine;
   Supervision supervision;
+  Durability durability;
 };
 
 // Creates `dir` (and parents) and proves it is writable; the error names the directory and the fix.

@@ -8,10 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
 #include "common/duration.h"
+#include "launcher/redis_client.h"
 #include "launcher/shards.h"
 #include "launcher/supervisor_impl.h"
 
@@ -144,6 +146,9 @@ void Supervisor::HandleExit(ShardSlot& slot, const std::string& how) {
     slot.policy.Reset();
     log_->info("shard {} {}; restarting it as requested", slot.index, how);
   } else {
+    // Before the dead primary comes back (empty, or with an older snapshot), its replica takes
+    // its place; the restarted process then rejoins as a replica.
+    HandOverPrimary(slot, FailoverMode::kTakeover);
     delay = slot.policy.OnExit(std::chrono::duration_cast<std::chrono::milliseconds>(uptime));
     log_->warn("shard {} {} after {}; restarting in {}{}", slot.index, how, Ms(uptime), Ms(delay),
                slot.policy.InCrashLoop() ? " (crash loop)" : "");
@@ -155,6 +160,36 @@ void Supervisor::HandleExit(ShardSlot& slot, const std::string& how) {
                    Of(reinterpret_cast<uv_handle_t*>(timer)).OnRestartTimer(*fired->slot);
                  },
                  static_cast<uint64_t>(delay.count()), 0);
+}
+
+bool Supervisor::HandOverPrimary(const ShardSlot& slot, FailoverMode mode) {
+  auto conf = ReadWholeFile(dir_.ShardDir(slot.index) / "nodes.conf");
+  auto id = conf.ok() ? MyselfId(*conf) : std::nullopt;
+  if (!id) return false;
+  const std::string& host = deployment_.plan.bind;
+  for (const auto& other : slots_) {  // any live peer knows who replicates whom
+    if (other.get() == &slot || other->process.pid == 0) continue;
+    int port = deployment_.plan.shards[other->index].port;
+    auto connection = RedisConnection::Connect(host, port, std::chrono::milliseconds(300));
+    auto listing = connection.ok() ? connection->Run({"CLUSTER", "NODES"})
+                                   : Result<std::string>(connection.error());
+    if (!listing.ok()) continue;
+    auto nodes = ParseClusterNodes(*listing);
+    auto me = std::find_if(nodes.begin(), nodes.end(), [&](const NodeLine& n) { return n.id == *id; });
+    if (me == nodes.end() || !me->IsPrimary() || !me->has_slots) return false;
+    for (int replica : ReplicaPorts(nodes, *id)) {
+      auto timeout = std::chrono::seconds(mode == FailoverMode::kTakeover ? 2 : 5);
+      auto promoted = PromoteReplica(host, replica, mode, timeout);
+      if (promoted.ok()) {
+        log_->info("replica on port {} took over the slots of shard {} ({})", replica, slot.index,
+                   mode == FailoverMode::kTakeover ? "takeover" : "graceful failover");
+        return true;
+      }
+      log_->warn("promoting the replica on port {}: {}", replica, promoted.error().message());
+    }
+    return false;
+  }
+  return false;
 }
 
 void Supervisor::OnRestartTimer(ShardSlot& slot) {
@@ -237,6 +272,7 @@ void Supervisor::StopShards() {
   }
   if (running.empty()) return;
   log_->info("stopping {} shards", running.size());
+  ArmSaveOnShutdown(deployment_);
   int killed = StopProcesses(running, kStopGrace);
   if (killed > 0) log_->warn("{} shards needed SIGKILL", killed);
   for (auto& slot : slots_) {
@@ -251,6 +287,7 @@ void Supervisor::StopAll() {
   if (shutting_down_) return;
   shutting_down_ = true;
   if (health_) health_->Stop();
+  if (forks_) forks_->Stop();
   StopShards();
 }
 
@@ -393,6 +430,10 @@ int Supervisor::Run() {
     if (slot->process.pid != 0) Watch(*slot);
   }
   health_->Start();
+  if (deployment_.durability.persistence != Persistence::kNone) {
+    forks_ = std::make_unique<ForkScheduler>(deployment_.plan.bind, ports, deployment_.durability);
+    forks_->Start();
+  }
   uv_timer_start(
       &health_timer_,
       [](uv_timer_t* timer) { Of(reinterpret_cast<uv_handle_t*>(timer)).OnHealthTick(); },

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "launcher/engine.h"
+#include "launcher/shards.h"
 #include "launcher/supervisor_impl.h"
 
 namespace shardctl::launcher {
@@ -159,9 +160,12 @@ json Supervisor::RestartReply(const json& request) {
     return reply;
   }
   log_->info("restart of shard {} (pid {}) requested", index, slot.process.pid);
+  // A primary with a replica hands its slots over first, so no write is refused while it is down.
+  reply["handed_over"] = HandOverPrimary(slot, FailoverMode::kGraceful);
   reply["old_pid"] = slot.process.pid;
   slot.restart_requested = true;
   slot.restart_kill_deadline = SteadyClock::now() + kRestartStopGrace;
+  ArmSaveOnShutdown(deployment_);
   kill(slot.process.pid, SIGTERM);  // Redis shuts down cleanly on SIGTERM
   return reply;
 }
@@ -176,6 +180,17 @@ json Supervisor::Handle(const std::string& line, bool& stop_after) {
   if (command == "ping") return {{"ok", true}, {"pid", getpid()}};
   if (command == "status") return StatusReply();
   if (command == "restart") return RestartReply(request);
+  if (command == "save") {
+    if (!forks_) {
+      return {{"ok", false},
+              {"error", "persistence is none: this deployment keeps nothing on disk (start it "
+                        "with --persistence rdb or aof)"}};
+    }
+    forks_->RequestSaveAll();
+    log_->info("save of every shard requested (at most {} forks at once)",
+               deployment_.durability.fork_limit);
+    return {{"ok", true}, {"fork_limit", deployment_.durability.fork_limit}};
+  }
   if (command == "down") {
     log_->info("down requested over the control socket");
     size_t count = 0;
@@ -185,7 +200,8 @@ json Supervisor::Handle(const std::string& line, bool& stop_after) {
     return {{"ok", true}, {"stopped", count}};
   }
   return {{"ok", false},
-          {"error", "unknown command \"" + command + "\" (known: ping, status, restart, down)"}};
+          {"error",
+           "unknown command \"" + command + "\" (known: ping, status, restart, save, down)"}};
 }
 
 bool SupervisorRunning(const DeploymentDir& dir) {

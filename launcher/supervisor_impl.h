@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "launcher/failover.h"
+#include "launcher/fork_scheduler.h"
 #include "launcher/health_checker.h"
 #include "launcher/restart_policy.h"
 #include "launcher/supervisor.h"
@@ -90,6 +92,9 @@ class Supervisor {
   void Watch(ShardSlot& slot);
   void HandleExit(ShardSlot& slot, const std::string& how);
   void Respawn(ShardSlot& slot);
+  // When the slot's process is (was) a primary owning slots with a live replica, promotes that
+  // replica. Returns true when one took over. Blocks up to a few seconds.
+  bool HandOverPrimary(const ShardSlot& slot, FailoverMode mode);
   void StopShards();
   // Stops the health checker and every shard, once; exits seen afterwards are not crashes.
   void StopAll();
@@ -101,6 +106,7 @@ class Supervisor {
   Deployment deployment_;
   std::vector<std::unique_ptr<ShardSlot>> slots_;
   std::unique_ptr<HealthChecker> health_;
+  std::unique_ptr<ForkScheduler> forks_;  // only with persistence
   std::shared_ptr<spdlog::logger> log_;
   int lock_fd_ = -1;
   // Value-initialized: data must start as nullptr, which BeginShutdown() reads to pick the close

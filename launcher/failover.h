@@ -1,0 +1,48 @@
+// Moving the primary role between a shard and its replicas.
+//
+// The supervisor never restarts a dead primary that has a live replica as a primary: with
+// persistence none it would come back empty and its replica would resync that emptiness; with
+// rdb it would come back with an older snapshot. It promotes the replica first (TAKEOVER: the old
+// primary is known dead, its process is gone, so no agreement is needed), then restarts the dead
+// process, which finds its slots owned at a higher epoch and rejoins as a replica.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace shardctl::launcher {
+
+// The node ID on the "myself" line of a nodes.conf, or nullopt.
+std::optional<std::string> MyselfId(const std::string& nodes_conf);
+
+struct NodeLine {
+  std::string id;
+  std::string host;
+  int port = 0;
+  std::string flags;      // "myself,master", "slave", "master,fail?" ...
+  std::string master_id;  // "-" for primaries
+  bool has_slots = false;
+  bool IsPrimary() const { return flags.find("master") != std::string::npos; }
+  bool Failing() const {
+    return flags.find("fail") != std::string::npos || flags.find("noaddr") != std::string::npos;
+  }
+};
+
+// Parses CLUSTER NODES output.
+std::vector<NodeLine> ParseClusterNodes(const std::string& cluster_nodes);
+
+// Ports of the replicas of `primary_id` that are not flagged failing.
+std::vector<int> ReplicaPorts(const std::vector<NodeLine>& nodes, const std::string& primary_id);
+
+enum class FailoverMode { kGraceful, kTakeover };
+
+// Makes the replica at host:port a primary (CLUSTER FAILOVER [TAKEOVER]) and waits until it
+// reports role:master, at most `timeout`.
+common::Status PromoteReplica(const std::string& host, int port, FailoverMode mode,
+                              std::chrono::milliseconds timeout);
+
+}  // namespace shardctl::launcher
