@@ -14,10 +14,12 @@ using nlohmann::json;
 
 constexpr auto kSupervisorStopTimeout = std::chrono::seconds(60);
 
-// Waits for the supervisor to release its lock (it exits right after replying to "down").
-bool WaitForSupervisorExit(const DeploymentDir& dir) {
+// Waits for the supervisor to exit (it does right after replying to "down"). It releases its
+// lock a moment before the process ends, so the process itself is waited for too: when `down`
+// returns, nothing of the deployment runs.
+bool WaitForSupervisorExit(const DeploymentDir& dir, const std::optional<ProcessId>& process) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-  while (SupervisorRunning(dir)) {
+  while (SupervisorRunning(dir) || (process && IsRunning(*process))) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -49,20 +51,20 @@ int RunDown(const Invocation& invocation) {
   DeploymentDir dir = DirOf(*spec);
   int stopped = 0;
   std::string how = "nothing was running";
+  // A live supervisor is asked first, even if deployment.json is gone: it owns the shards.
+  if (SupervisorRunning(dir)) {
+    auto supervisor = ReadProcessId(dir.SupervisorPidFile());
+    auto reply = AskSupervisor(dir, {{"cmd", "down"}}, kSupervisorStopTimeout);
+    if (reply.ok() && reply->value("ok", false)) {
+      stopped = reply->value("stopped", 0);
+      how = "stopped by the supervisor";
+    }
+    if (!WaitForSupervisorExit(dir, supervisor) && supervisor) {
+      StopProcesses({*supervisor}, std::chrono::seconds(5));
+    }
+  }
   if (std::filesystem::exists(dir.DeploymentFile())) {
     auto deployment = ReadDeployment(dir);
-    if (SupervisorRunning(dir)) {
-      auto reply = AskSupervisor(dir, {{"cmd", "down"}}, kSupervisorStopTimeout);
-      if (reply.ok() && reply->value("ok", false)) {
-        stopped = reply->value("stopped", 0);
-        how = "stopped by the supervisor";
-      }
-      if (!WaitForSupervisorExit(dir)) {
-        if (auto supervisor = ReadProcessId(dir.SupervisorPidFile())) {
-          StopProcesses({*supervisor}, std::chrono::seconds(5));
-        }
-      }
-    }
     if (deployment.ok()) {
       int leftover = StopFromPidFiles(dir, *deployment);
       if (leftover > 0) {
@@ -85,8 +87,9 @@ int RunDown(const Invocation& invocation) {
     std::cout << json{{"name", spec->name}, {"stopped", stopped}, {"purged", purged}}.dump(2)
               << "\n";
   } else {
-    std::cout << "deployment \"" << spec->name << "\": " << stopped << " shard(s) " << how
-              << (stopped ? "" : "") << (purged ? "; state and data deleted" : "") << "\n";
+    std::cout << "deployment \"" << spec->name << "\": "
+              << (stopped ? std::to_string(stopped) + " shard(s) " + how : how)
+              << (purged ? "; state and data deleted" : "") << "\n";
   }
   return kExitOk;
 }

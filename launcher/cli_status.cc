@@ -31,6 +31,9 @@ struct ShardStatus {
   uint64_t keys = 0;
   std::vector<int> pinned_cpus;
   std::vector<int> bound_nodes;
+  int64_t last_save_unix = 0;    // rdb_last_save_time (also the start time when never saved)
+  std::string last_save_status;  // "ok" / "err" of the last BGSAVE (BGREWRITEAOF with aof)
+  bool aof = false;
   json supervised;  // what the supervisor knows (restarts, last exit, ...), null without one
 };
 
@@ -66,7 +69,8 @@ ShardStatus Probe(const DeploymentDir& dir, const Plan& plan, const ShardPlan& s
                                              {"INFO", "memory"},
                                              {"INFO", "replication"},
                                              {"DBSIZE"},
-                                             {"CLUSTER", "NODES"}})
+                                             {"CLUSTER", "NODES"},
+                                             {"INFO", "persistence"}})
                      : common::Result<std::vector<common::Result<std::string>>>(connection.error());
   bool answered = replies.ok() && std::all_of(replies->begin(), replies->end(),
                                               [](const auto& reply) { return reply.ok(); });
@@ -82,6 +86,10 @@ ShardStatus Probe(const DeploymentDir& dir, const Plan& plan, const ShardPlan& s
   status.role = InfoField(*r[3], "role") == "slave" ? "replica" : "primary";
   status.keys = std::strtoull(r[4]->c_str(), nullptr, 10);
   status.slot_map = NormalizeSlotMap(*r[5]);
+  status.aof = InfoField(*r[6], "aof_enabled") == "1";
+  status.last_save_unix = std::strtoll(InfoField(*r[6], "rdb_last_save_time").c_str(), nullptr, 10);
+  status.last_save_status = InfoField(*r[6], status.aof ? "aof_last_bgrewrite_status"
+                                                        : "rdb_last_bgsave_status");
   status.health = status.cluster_state == "ok" ? "ok" : "cluster_" + status.cluster_state;
   return status;
 }
@@ -119,7 +127,11 @@ json StatusJson(const Deployment& deployment, const std::vector<ShardStatus>& st
     shard["health"] = status.health;
     shard["used_memory"] = status.used_memory;
     shard["keys"] = status.keys;
-    if (status.reachable) shard["role"] = status.role;
+    if (status.reachable) {
+      shard["role"] = status.role;
+      shard["last_save_unix"] = status.last_save_unix;
+      shard["last_save_status"] = status.last_save_status;
+    }
     shard["pinned_cpus"] = status.pinned_cpus;
     shard["bound_numa_nodes"] = status.bound_nodes;
     if (!status.supervised.is_null()) {
@@ -133,6 +145,8 @@ json StatusJson(const Deployment& deployment, const std::vector<ShardStatus>& st
           {"engine", deployment.engine.Name()},
           {"engine_version", deployment.engine.version},
           {"engine_path", deployment.engine.path.string()},
+          {"persistence", PersistenceName(deployment.durability.persistence)},
+          {"fork_limit", deployment.durability.fork_limit},
           {"cluster_state", cluster_state},
           {"supervisor",
            {{"running", supervised},

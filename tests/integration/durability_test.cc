@@ -1,0 +1,202 @@
+// Replicas placed apart and linked, failover when a primary dies, roles moved back, data that
+// survives down + up, and the host-wide fork limit.
+#include <signal.h>
+
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "tests/integration/harness.h"
+
+namespace shardctl::integration {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class DurabilityTest : public ShardctlTest {
+ protected:
+  json UpHealthy(int shards, const std::vector<std::string>& extra) {
+    auto up = Up(shards, extra);
+    EXPECT_EQ(up.exit_code, 0) << up.Describe();
+    int code = -1;
+    json status = Status(&code);
+    EXPECT_EQ(code, 0) << status.dump(2);
+    return status;
+  }
+
+  std::string Info(int port, const std::string& section, const std::string& field) {
+    auto reply = QueryRedis(port, {"INFO", section});
+    if (!reply) return "";
+    for (const auto& line : SplitLines(reply->text)) {
+      if (line.rfind(field + ":", 0) == 0) {
+        std::string value = line.substr(field.size() + 1);
+        if (!value.empty() && value.back() == '\r') value.pop_back();
+        return value;
+      }
+    }
+    return "";
+  }
+
+  bool EveryNodeOk(int count) {
+    for (int i = 0; i < count; ++i) {
+      auto reply = QueryRedis(base_port() + i, {"CLUSTER", "INFO"});
+      if (!reply || reply->text.find("cluster_state:ok") == std::string::npos) return false;
+    }
+    return true;
+  }
+
+  // Writes `count` keys through the cluster with redis-cli -c (one process, piped commands).
+  void WriteKeys(int count) {
+    std::string script;
+    for (int i = 0; i < count; ++i) {
+      script += "SET key:" + std::to_string(i) + " value-" + std::to_string(i) + "\n";
+    }
+    auto file = scratch_dir() / "keys.txt";
+    std::ofstream(file) << script;
+    auto result = RunCommand({"sh", "-c",
+                              "redis-cli -c -p " + std::to_string(base_port()) + " < " +
+                                  file.string() + " > /dev/null"},
+                             60s);
+    ASSERT_EQ(result.exit_code, 0) << result.Describe();
+  }
+
+  long long TotalKeys(const json& status, bool primaries_only = true) {
+    long long keys = 0;
+    for (const auto& shard : status["shards"]) {
+      if (!primaries_only || shard.value("role", "") == "primary") keys += shard["keys"].get<long long>();
+    }
+    return keys;
+  }
+};
+
+TEST_F(DurabilityTest, ReplicasArePlacedApartAndLinkedToTheirPrimaries) {
+  json status = UpHealthy(3, {"--replicas", "1"});
+  ASSERT_FALSE(HasFailure());
+  ASSERT_EQ(status["shards"].size(), 6u) << status.dump(2);
+  for (int i = 0; i < 3; ++i) {
+    json replica = status["shards"][3 + i];
+    json primary = status["shards"][i];
+    EXPECT_EQ(replica["role"], "replica") << replica.dump(2);
+    EXPECT_EQ(replica["primary"], i) << replica.dump(2);
+    EXPECT_NE(replica["cpus"], primary["cpus"]) << "a replica shares its primary's core";
+    int port = replica["port"].get<int>();
+    EXPECT_EQ(Info(port, "replication", "master_link_status"), "up");
+    EXPECT_EQ(Info(port, "replication", "master_port"), std::to_string(primary["port"].get<int>()));
+  }
+}
+
+TEST_F(DurabilityTest, DeadPrimaryIsReplacedByItsReplicaAndRejoinsAsReplica) {
+  UpHealthy(3, {"--replicas", "1"});
+  ASSERT_FALSE(HasFailure());
+  WriteKeys(300);
+  json before = Status();
+  ASSERT_EQ(TotalKeys(before), 300) << before.dump(2);
+  pid_t primary = before["shards"][0]["pid"].get<pid_t>();
+  auto killed_at = Clock::now();
+  ASSERT_EQ(kill(primary, SIGKILL), 0);
+  bool recovered = WaitUntil(
+      [&] {
+        json now = Status();
+        return now["shards"][0]["pid"] != before["shards"][0]["pid"] &&
+               now["shards"][0].value("role", "") == "replica" &&
+               now["shards"][3].value("role", "") == "primary" &&
+               Info(base_port(), "replication", "master_link_status") == "up" && EveryNodeOk(6);
+      },
+      30s);
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed_at);
+  ASSERT_TRUE(recovered) << Status().dump(2);
+  std::cout << "[ measure  ] kill -9 of a primary -> replica promoted, old primary back as its "
+               "replica, every node ok: "
+            << took.count() << " ms\n";
+  EXPECT_EQ(TotalKeys(Status()), 300) << "keys were lost in the failover";
+
+  auto rebalance = OnDeployment("rebalance-roles");
+  ASSERT_EQ(rebalance.exit_code, 0) << rebalance.Describe();
+  EXPECT_NE(rebalance.out.find("shard 0"), std::string::npos) << rebalance.Describe();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        json now = Status();
+        return now["shards"][0].value("role", "") == "primary" &&
+               now["shards"][3].value("role", "") == "replica" && EveryNodeOk(6);
+      },
+      20s))
+      << Status().dump(2);
+  EXPECT_EQ(TotalKeys(Status()), 300);
+  auto again = OnDeployment("rebalance-roles");
+  EXPECT_NE(again.out.find("nothing to move"), std::string::npos) << again.Describe();
+}
+
+class PersistenceTest : public DurabilityTest,
+                        public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(PersistenceTest, DataSurvivesDownAndUp) {
+  std::vector<std::string> spec = {"--persistence", GetParam()};
+  UpHealthy(3, spec);
+  ASSERT_FALSE(HasFailure());
+  WriteKeys(500);
+  ASSERT_EQ(TotalKeys(Status()), 500);
+  auto down = OnDeployment("down");
+  ASSERT_EQ(down.exit_code, 0) << down.Describe();
+  auto up = Up(3, spec);
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  EXPECT_NE(up.err.find("resuming"), std::string::npos) << up.Describe();
+  int code = -1;
+  json after = Status(&code);
+  EXPECT_EQ(code, 0) << after.dump(2);
+  EXPECT_EQ(TotalKeys(after), 500) << after.dump(2);
+  auto get = RunCommand({"redis-cli", "-c", "-p", std::to_string(base_port()), "get", "key:42"},
+                        10s);
+  EXPECT_EQ(get.out, "value-42\n") << get.Describe();
+
+  // Changing the profile of a deployment with data is refused, not silently emptied.
+  ASSERT_EQ(OnDeployment("down").exit_code, 0);
+  auto cache = Up(3);
+  EXPECT_EQ(cache.exit_code, 2) << cache.Describe();
+  EXPECT_NE(cache.err.find("data from an earlier run"), std::string::npos) << cache.Describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Profiles, PersistenceTest, ::testing::Values("rdb", "aof"));
+
+TEST_F(DurabilityTest, SaveRespectsTheForkLimit) {
+  UpHealthy(3, {"--persistence", "rdb", "--fork-limit", "1", "--save-interval", "1h"});
+  ASSERT_FALSE(HasFailure());
+  WriteKeys(2000);
+  auto save = OnDeployment("save", {"--json"});
+  ASSERT_EQ(save.exit_code, 0) << save.Describe();
+  json result = json::parse(save.out);
+  EXPECT_EQ(result["saved"], 3);
+  EXPECT_EQ(result["failed"], 0);
+  EXPECT_LE(result["most_forks_seen"].get<int>(), 1) << result.dump(2);
+  json status = Status();
+  for (const auto& shard : status["shards"]) {
+    EXPECT_EQ(shard["last_save_status"], "ok") << shard.dump(2);
+    EXPECT_GT(shard["last_save_unix"].get<long long>(), 0);
+  }
+  EXPECT_EQ(status["fork_limit"], 1);
+
+  auto none = RunCommand({ShardctlBinary(), "save", "--name", "nope", "--state-dir",
+                          state_root().string()},
+                         10s);
+  EXPECT_EQ(none.exit_code, 1) << none.Describe();
+}
+
+TEST_F(DurabilityTest, BadDurabilityInputIsRefusedUpFront) {
+  struct Case {
+    std::vector<std::string> flags;
+    std::string needle;
+  };
+  for (const auto& [flags, needle] : std::vector<Case>{
+           {{"--replicas", "-1"}, "--replicas"},
+           {{"--replicas", "9"}, "--replicas"},
+           {{"--persistence", "sometimes"}, "persistence profile"},
+           {{"--fork-limit", "0"}, "--fork-limit"},
+           {{"--appendfsync", "maybe"}, "appendfsync"}}) {
+    auto result = Up(2, flags);
+    EXPECT_EQ(result.exit_code, 2) << result.Describe();
+    EXPECT_NE(result.err.find(needle), std::string::npos) << result.Describe();
+  }
+  ExpectNothingRunning("after refused durability flags");
+}
+
+}  // namespace
+}  // namespace shardctl::integration

@@ -1,0 +1,273 @@
+// The supervisor heals: crashed shards come back as themselves, crash loops back off, hung shards
+// are noticed and replaced, a crashed supervisor is replaced without touching the shards, and
+// operators restart shards on purpose (one, or rolling with an engine switch).
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "tests/integration/harness.h"
+
+namespace shardctl::integration {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+class HealingTest : public ShardctlTest {
+ protected:
+  json UpHealthy(int shards, const std::vector<std::string>& extra = {}) {
+    auto up = Up(shards, extra);
+    EXPECT_EQ(up.exit_code, 0) << up.Describe();
+    int code = -1;
+    json status = Status(&code);
+    EXPECT_EQ(code, 0) << status.dump(2);
+    return status;
+  }
+
+  json Shard(int index) { return Status()["shards"][index]; }
+
+  pid_t PidOf(int index) {
+    json pid = Shard(index)["pid"];
+    return pid.is_number_integer() ? pid.get<pid_t>() : 0;
+  }
+
+  bool EveryNodeOk(int shards) {
+    for (int i = 0; i < shards; ++i) {
+      auto reply = QueryRedis(base_port() + i, {"CLUSTER", "INFO"});
+      if (!reply || reply->text.find("cluster_state:ok") == std::string::npos) return false;
+    }
+    return true;
+  }
+
+  // Waits until shard `index` runs as a process other than `old_pid`, answers, and every node
+  // reports cluster_state:ok. Returns how long that took.
+  std::chrono::milliseconds WaitForRecovery(int index, pid_t old_pid, int shards,
+                                            Clock::time_point since) {
+    bool recovered = WaitUntil(
+        [&] {
+          pid_t pid = PidOf(index);
+          return pid != 0 && pid != old_pid && Shard(index)["health"] == "ok" &&
+                 EveryNodeOk(shards);
+        },
+        30s, 10ms);
+    EXPECT_TRUE(recovered) << Status().dump(2);
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - since);
+  }
+
+  fs::path WriteCrashableEngine() {
+    fs::path script = scratch_dir() / "crashable-redis-server";
+    std::ofstream(script) << "#!/bin/sh\n"
+                          << "if [ -e " << (scratch_dir() / "crash").string() << " ]; then\n"
+                          << "  echo 'crashable-redis-server: refusing to start (test)'; exit 1\n"
+                          << "fi\n"
+                          << "exec redis-server \"$@\"\n";
+    fs::permissions(script, fs::perms::owner_all);
+    return script;
+  }
+};
+
+TEST_F(HealingTest, KilledShardComesBackAsItselfAndTheClusterHeals) {
+  json before = UpHealthy(3);
+  ASSERT_FALSE(HasFailure());
+  json shard = before["shards"][1];
+  pid_t old_pid = shard["pid"].get<pid_t>();
+  auto killed_at = Clock::now();
+  ASSERT_EQ(kill(old_pid, SIGKILL), 0);
+  auto took = WaitForRecovery(1, old_pid, 3, killed_at);
+  std::cout << "[ measure  ] kill -9 -> shard restarted and every node cluster_state:ok: "
+            << took.count() << " ms\n";
+  json after = Shard(1);
+  EXPECT_EQ(after["node_id"], shard["node_id"]) << "the shard came back with a new node ID";
+  EXPECT_EQ(after["port"], shard["port"]);
+  EXPECT_EQ(after["cpus"], shard["cpus"]);
+  EXPECT_EQ(after["pinned_cpus"], shard["cpus"]) << after.dump(2);
+  EXPECT_EQ(after["numa_node"], shard["numa_node"]);
+  EXPECT_EQ(after["restarts"], 1) << after.dump(2);
+  EXPECT_NE(after["last_exit"].get<std::string>().find("signal 9"), std::string::npos)
+      << after.dump(2);
+  EXPECT_EQ(ProcStatusField(after["pid"].get<pid_t>(), "Cpus_allowed_list"),
+            std::to_string(shard["cpus"][0].get<int>()));
+}
+
+TEST_F(HealingTest, CrashLoopBacksOffAndRecoversWhenTheCauseIsGone) {
+  fs::path engine = WriteCrashableEngine();
+  UpHealthy(3, {"--engine", engine.string()});
+  ASSERT_FALSE(HasFailure());
+  pid_t supervisor = Status()["supervisor"]["pid"].get<pid_t>();
+  std::ofstream(scratch_dir() / "crash") << "1";
+  pid_t old_pid = PidOf(2);
+  ASSERT_EQ(kill(old_pid, SIGKILL), 0);
+  ASSERT_TRUE(WaitUntil([&] { return Shard(2)["health"] == "crashloop"; }, 10s))
+      << Status().dump(2);
+  json looping = Shard(2);
+  EXPECT_NE(looping["last_exit"].get<std::string>().find("status 1"), std::string::npos)
+      << looping.dump(2);
+  EXPECT_NE(looping.value("log_tail", "").find("refusing to start"), std::string::npos)
+      << looping.dump(2);
+  int code = -1;
+  Status(&code);
+  EXPECT_EQ(code, 1) << "a crash-looping shard makes the deployment degraded";
+
+  // Backoff: 0, 250, 500, 1000, 2000 ms... so in 3 more seconds only a handful of attempts.
+  int restarts_then = Shard(2)["restarts"].get<int>();
+  std::this_thread::sleep_for(3s);
+  int attempts = Shard(2)["restarts"].get<int>() - restarts_then;
+  EXPECT_LE(attempts, 3) << "restarts are not backing off";
+  auto stat = SplitLines(ReadFileText("/proc/" + std::to_string(supervisor) + "/stat"));
+  ASSERT_FALSE(stat.empty());
+  std::istringstream fields(stat[0].substr(stat[0].rfind(')') + 2));
+  std::string field;
+  long long ticks = 0;
+  for (int i = 3; i <= 15; ++i) {
+    fields >> field;
+    if (i == 14 || i == 15) ticks += std::stoll(field);  // utime + stime
+  }
+  EXPECT_LT(ticks, 2 * sysconf(_SC_CLK_TCK)) << "the supervisor is spinning a core";
+
+  // Fixed: an operator's restart skips the remaining backoff.
+  fs::remove(scratch_dir() / "crash");
+  auto restart = OnDeployment("restart", {"2"});
+  EXPECT_EQ(restart.exit_code, 0) << restart.Describe();
+  EXPECT_TRUE(WaitUntil([&] { return Shard(2)["health"] == "ok" && EveryNodeOk(3); }, 20s))
+      << Status().dump(2);
+}
+
+TEST_F(HealingTest, HungShardIsReportedThenReplaced) {
+  UpHealthy(3, {"--health-timeout", "1s", "--hang-grace", "2s"});
+  ASSERT_FALSE(HasFailure());
+  pid_t hung = PidOf(0);
+  auto stopped_at = Clock::now();
+  ASSERT_EQ(kill(hung, SIGSTOP), 0);
+  EXPECT_TRUE(WaitUntil([&] { return Shard(0)["health"] == "unresponsive"; }, 5s))
+      << Status().dump(2);
+  auto noticed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - stopped_at);
+  std::cout << "[ measure  ] SIGSTOP -> reported unresponsive: " << noticed.count() << " ms\n";
+  auto took = WaitForRecovery(0, hung, 3, stopped_at);
+  std::cout << "[ measure  ] SIGSTOP -> killed, restarted, cluster ok: " << took.count() << " ms\n";
+  EXPECT_FALSE(IsAlive(hung)) << "the hung process was not killed";
+}
+
+TEST_F(HealingTest, SupervisorCrashLeavesShardsServingAndUpAdoptsThem) {
+  json before = UpHealthy(3);
+  ASSERT_FALSE(HasFailure());
+  auto set =
+      RunCommand({"redis-cli", "-c", "-p", std::to_string(base_port()), "set", "k", "v"}, 10s);
+  ASSERT_EQ(set.exit_code, 0) << set.Describe();
+  pid_t supervisor = before["supervisor"]["pid"].get<pid_t>();
+  ASSERT_EQ(kill(supervisor, SIGKILL), 0);
+  ASSERT_TRUE(WaitUntil([&] { return !IsAlive(supervisor); }, 5s));
+
+  int code = -1;
+  json orphaned = Status(&code);
+  EXPECT_EQ(code, 1) << orphaned.dump(2);
+  EXPECT_EQ(orphaned["supervisor"]["running"], false);
+  EXPECT_EQ(orphaned["cluster_state"], "ok");
+  auto get = RunCommand({"redis-cli", "-c", "-p", std::to_string(base_port()), "get", "k"}, 10s);
+  EXPECT_EQ(get.out, "v\n") << get.Describe();
+
+  auto adopt = Up(3);
+  EXPECT_EQ(adopt.exit_code, 0) << adopt.Describe();
+  EXPECT_NE(adopt.out.find("adopted 3 running shards"), std::string::npos) << adopt.Describe();
+  json adopted = Status(&code);
+  EXPECT_EQ(code, 0) << adopted.dump(2);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(adopted["shards"][i]["pid"], before["shards"][i]["pid"]) << "shard restarted";
+    EXPECT_EQ(adopted["shards"][i]["adopted"], true);
+  }
+  get = RunCommand({"redis-cli", "-c", "-p", std::to_string(base_port()), "get", "k"}, 10s);
+  EXPECT_EQ(get.out, "v\n") << "the key was lost: " << get.Describe();
+
+  // The new supervisor heals the adopted shards too.
+  pid_t old_pid = adopted["shards"][2]["pid"].get<pid_t>();
+  auto killed_at = Clock::now();
+  ASSERT_EQ(kill(old_pid, SIGKILL), 0);
+  WaitForRecovery(2, old_pid, 3, killed_at);
+}
+
+TEST_F(HealingTest, RestartOneAndRollingWithEngineSwitch) {
+  json before = UpHealthy(3);
+  ASSERT_FALSE(HasFailure());
+  auto one = OnDeployment("restart", {"1", "--json"});
+  ASSERT_EQ(one.exit_code, 0) << one.Describe();
+  json result = json::parse(one.out);
+  EXPECT_EQ(result["restarted"][0]["old_pid"], before["shards"][1]["pid"]);
+  json after_one = Status();
+  EXPECT_NE(after_one["shards"][1]["pid"], before["shards"][1]["pid"]);
+  EXPECT_EQ(after_one["shards"][1]["node_id"], before["shards"][1]["node_id"]);
+  EXPECT_EQ(after_one["shards"][0]["pid"], before["shards"][0]["pid"]) << "restarted too much";
+
+  auto rolling = OnDeployment("restart", {"--rolling", "--engine", "valkey"});
+  ASSERT_EQ(rolling.exit_code, 0) << rolling.Describe();
+  EXPECT_EQ(SplitLines(rolling.out).size(), 3u) << rolling.Describe();
+  int code = -1;
+  json after = Status(&code);
+  EXPECT_EQ(code, 0) << after.dump(2);
+  EXPECT_EQ(after["engine"], "valkey") << after.dump(2);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(after["shards"][i]["node_id"], before["shards"][i]["node_id"]);
+    auto info = QueryRedis(base_port() + i, {"INFO", "server"});
+    ASSERT_TRUE(info.has_value());
+    EXPECT_NE(info->text.find("valkey_version"), std::string::npos) << "shard " << i;
+  }
+
+  auto bad = OnDeployment("restart", {"7"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.Describe();
+  EXPECT_NE(bad.err.find("no shard 7"), std::string::npos) << bad.Describe();
+}
+
+TEST_F(HealingTest, LogsShowSupervisorAndShardLogs) {
+  UpHealthy(2);
+  ASSERT_FALSE(HasFailure());
+  auto supervisor = OnDeployment("logs", {"--lines", "5"});
+  EXPECT_EQ(supervisor.exit_code, 0) << supervisor.Describe();
+  EXPECT_NE(supervisor.out.find("ready"), std::string::npos) << supervisor.Describe();
+  EXPECT_LE(SplitLines(supervisor.out).size(), 5u);
+  auto shard = OnDeployment("logs", {"1"});
+  EXPECT_EQ(shard.exit_code, 0) << shard.Describe();
+  EXPECT_NE(shard.out.find("Ready to accept connections"), std::string::npos) << shard.Describe();
+  auto missing = OnDeployment("logs", {"9"});
+  EXPECT_EQ(missing.exit_code, 1) << missing.Describe();
+}
+
+TEST_F(HealingTest, ControlSocketSpeaksJsonLines) {
+  UpHealthy(2);
+  ASSERT_FALSE(HasFailure());
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::string path = (deployment_dir() / "control.sock").string();
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  timeval tv{.tv_sec = 5, .tv_usec = 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string requests = "{\"cmd\":\"ping\"}\n{\"cmd\":\"fly\"}\nnot json\n{\"cmd\":\"status\"}\n";
+  ASSERT_EQ(write(fd, requests.data(), requests.size()), static_cast<ssize_t>(requests.size()));
+  std::string replies;
+  char buffer[4096];
+  while (std::count(replies.begin(), replies.end(), '\n') < 4) {
+    ssize_t n = read(fd, buffer, sizeof buffer);
+    ASSERT_GT(n, 0) << "got only: " << replies;
+    replies.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  auto lines = SplitLines(replies);
+  ASSERT_EQ(lines.size(), 4u) << replies;
+  EXPECT_EQ(json::parse(lines[0])["ok"], true);
+  EXPECT_EQ(json::parse(lines[1])["ok"], false);
+  EXPECT_NE(json::parse(lines[1])["error"].get<std::string>().find("unknown command"),
+            std::string::npos);
+  EXPECT_EQ(json::parse(lines[2])["ok"], false);
+  EXPECT_EQ(json::parse(lines[3])["shards"].size(), 2u);
+}
+
+}  // namespace
+}  // namespace shardctl::integration
