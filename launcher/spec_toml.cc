@@ -50,6 +50,7 @@ Result<std::vector<Setting>> ParseSpecToml(std::string_view text, std::string_vi
     std::string name(key.str());
     std::string where = Position(source_name, node.source()) + ": " + name;
     if (!IsSpecKey(name)) {
+      where = Position(source_name, key.source()) + ": " + name;
       std::string hint = ClosestKey(name, SpecKeys());
       problems += where + ": unknown key" + (hint.empty() ? "" : " (did you mean " + hint + "?)") +
                   "\n";

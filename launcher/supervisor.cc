@@ -410,17 +410,18 @@ int Supervisor::Run() {
     return Finish(1);
   };
   if (auto status = TakeLock(); !status.ok()) return fail(status.error());
+  // Recorded as soon as the lock is ours, so `status` can name the supervisor during start-up.
+  if (auto id = IdentifyProcess(getpid())) {
+    if (auto written = WriteProcessId(dir_.SupervisorPidFile(), *id); !written.ok()) {
+      log_->warn("{}", written.error().message());
+    }
+  }
   if (auto status = Listen(); !status.ok()) return fail(status.error());
   log_->info("supervisor {} for {} shards of {} {} ({})", getpid(), slots_.size(),
              deployment_.engine.Name(), deployment_.engine.version,
              adopting ? "adopting running shards" : "fresh start");
   auto ready = adopting ? Adopt() : StartFresh();
   if (!ready.ok()) return fail(ready.error());
-  if (auto id = IdentifyProcess(getpid())) {
-    if (auto written = WriteProcessId(dir_.SupervisorPidFile(), *id); !written.ok()) {
-      log_->warn("{}", written.error().message());
-    }
-  }
   std::vector<int> ports;
   for (const auto& shard : deployment_.plan.shards) ports.push_back(shard.port);
   health_ = std::make_unique<HealthChecker>(deployment_.plan.bind, ports, kHealthInterval,

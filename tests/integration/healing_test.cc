@@ -235,6 +235,20 @@ TEST_F(HealingTest, LogsShowSupervisorAndShardLogs) {
   EXPECT_NE(shard.out.find("Ready to accept connections"), std::string::npos) << shard.Describe();
   auto missing = OnDeployment("logs", {"9"});
   EXPECT_EQ(missing.exit_code, 1) << missing.Describe();
+
+  // -f keeps printing what is appended: a restart writes new supervisor lines.
+  auto followed = scratch_dir() / "follow.out";
+  BackgroundCommand follow({ShardctlBinary(), "logs", "-f", "--lines", "0", "--name", name(),
+                            "--state-dir", state_root().string()},
+                           followed, scratch_dir() / "follow.err");
+  std::this_thread::sleep_for(300ms);
+  auto restart = OnDeployment("restart", {"0"});
+  ASSERT_EQ(restart.exit_code, 0) << restart.Describe();
+  EXPECT_TRUE(WaitUntil(
+      [&] { return ReadFileText(followed).find("restart of shard 0") != std::string::npos; }, 5s))
+      << ReadFileText(followed);
+  kill(follow.pid(), SIGTERM);
+  EXPECT_TRUE(follow.WaitForExit(5s).has_value());
 }
 
 TEST_F(HealingTest, ControlSocketSpeaksJsonLines) {
