@@ -7,12 +7,36 @@
 #include "launcher/cli_commands.h"
 #include "launcher/output.h"
 #include "launcher/plan_json.h"
+#include "launcher/supervisor.h"
 #include "launcher/topology.h"
 
 namespace shardctl::launcher {
 
 DeploymentDir DirOf(const Spec& spec) {
   return DeploymentDir(spec.state_dir.value_or(DefaultStateDir()), spec.name);
+}
+
+std::variant<Target, int> LoadTarget(const Invocation& invocation, bool need_supervisor) {
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) {
+    PrintError(spec.error().message());
+    return kExitUsage;
+  }
+  DeploymentDir dir = DirOf(*spec);
+  auto deployment = ReadDeployment(dir);
+  if (!deployment.ok()) {
+    PrintError("no deployment \"" + spec->name + "\" in " + dir.root().parent_path().string() +
+               " (check --name and --state-dir)");
+    return kExitRuntime;
+  }
+  if (need_supervisor && !SupervisorRunning(dir)) {
+    PrintError("no supervisor runs deployment \"" + spec->name +
+               "\" (start one with shardctl up; it adopts the running shards)");
+    return kExitRuntime;
+  }
+  return Target{.spec = std::move(spec).value(),
+                .dir = dir,
+                .deployment = std::move(deployment).value()};
 }
 
 std::string PlanTable(const Plan& plan) {

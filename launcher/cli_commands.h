@@ -2,6 +2,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <variant>
 
 #include "launcher/cli_args.h"
 #include "launcher/plan.h"
@@ -21,6 +22,17 @@ int RunSave(const Invocation& invocation);
 
 // The deployment directory the spec names (state dir + name).
 DeploymentDir DirOf(const Spec& spec);
+
+// What commands acting on an existing deployment start from.
+struct Target {
+  Spec spec;
+  DeploymentDir dir;
+  Deployment deployment;
+};
+
+// Resolves the spec and reads the deployment it names; with `need_supervisor`, also requires a
+// live supervisor. On failure prints the one-line error and returns the exit code instead.
+std::variant<Target, int> LoadTarget(const Invocation& invocation, bool need_supervisor);
 
 // Human table of a plan's shards.
 std::string PlanTable(const Plan& plan);

@@ -12,19 +12,10 @@
 namespace shardctl::launcher {
 
 int RunRebalanceRoles(const Invocation& invocation) {
-  auto spec = ResolveSpec(invocation);
-  if (!spec.ok()) {
-    PrintError(spec.error().message());
-    return kExitUsage;
-  }
-  DeploymentDir dir = DirOf(*spec);
-  auto deployment = ReadDeployment(dir);
-  if (!deployment.ok()) {
-    PrintError("no deployment \"" + spec->name + "\" in " + dir.root().parent_path().string() +
-               " (check --name and --state-dir)");
-    return kExitRuntime;
-  }
-  const Plan& plan = deployment->plan;
+  auto loaded = LoadTarget(invocation, /*need_supervisor=*/false);
+  if (auto* code = std::get_if<int>(&loaded)) return *code;
+  const auto& [spec, dir, deployment] = std::get<Target>(loaded);
+  const Plan& plan = deployment.plan;
   nlohmann::json moved = nlohmann::json::array();
   for (const auto& shard : plan.shards) {
     if (shard.role != Role::kPrimary) continue;
@@ -49,7 +40,7 @@ int RunRebalanceRoles(const Invocation& invocation) {
     }
   }
   if (invocation.json) {
-    std::cout << nlohmann::json{{"name", spec->name}, {"moved", moved}}.dump(2) << "\n";
+    std::cout << nlohmann::json{{"name", spec.name}, {"moved", moved}}.dump(2) << "\n";
   } else if (moved.empty()) {
     std::cout << "every planned primary is primary; nothing to move\n";
   }

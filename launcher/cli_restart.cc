@@ -77,24 +77,10 @@ Result<json> RestartOne(const DeploymentDir& dir, const Plan& plan, int index,
 }  // namespace
 
 int RunRestart(const Invocation& invocation) {
-  auto spec = ResolveSpec(invocation);
-  if (!spec.ok()) {
-    PrintError(spec.error().message());
-    return kExitUsage;
-  }
-  DeploymentDir dir = DirOf(*spec);
-  auto deployment = ReadDeployment(dir);
-  if (!deployment.ok()) {
-    PrintError("no deployment \"" + spec->name + "\" in " + dir.root().parent_path().string() +
-               " (check --name and --state-dir)");
-    return kExitRuntime;
-  }
-  if (!SupervisorRunning(dir)) {
-    PrintError("no supervisor runs deployment \"" + spec->name +
-               "\" (start one with shardctl up; it adopts the running shards)");
-    return kExitRuntime;
-  }
-  int count = static_cast<int>(deployment->plan.shards.size());
+  auto loaded = LoadTarget(invocation, /*need_supervisor=*/true);
+  if (auto* code = std::get_if<int>(&loaded)) return *code;
+  auto& [spec, dir, deployment] = std::get<Target>(loaded);
+  int count = static_cast<int>(deployment.plan.shards.size());
   if (invocation.shard && *invocation.shard >= count) {
     PrintError("restart: no shard " + std::to_string(*invocation.shard) + " (shards are 0-" +
                std::to_string(count - 1) + ")");
@@ -104,7 +90,7 @@ int RunRestart(const Invocation& invocation) {
   bool engine_given = std::any_of(invocation.settings.begin(), invocation.settings.end(),
                                   [](const Setting& s) { return s.key == "engine"; });
   if (engine_given) {
-    auto resolved = ResolveEngine(spec->engine);
+    auto resolved = ResolveEngine(spec.engine);
     if (!resolved.ok()) {
       PrintError(resolved.error().message());
       return kExitUsage;
@@ -119,7 +105,7 @@ int RunRestart(const Invocation& invocation) {
   }
   json results = json::array();
   for (int index : indices) {
-    auto result = RestartOne(dir, deployment->plan, index, engine);
+    auto result = RestartOne(dir, deployment.plan, index, engine);
     if (!result.ok()) {
       PrintError("restart of shard " + std::to_string(index) + ": " + result.error().message());
       return kExitRuntime;
@@ -133,7 +119,7 @@ int RunRestart(const Invocation& invocation) {
     results.push_back(*result);
   }
   if (invocation.json) {
-    std::cout << json{{"name", spec->name}, {"restarted", results}}.dump(2) << "\n";
+    std::cout << json{{"name", spec.name}, {"restarted", results}}.dump(2) << "\n";
   }
   return kExitOk;
 }

@@ -41,19 +41,10 @@ ForkCount Observe(const std::string& host, int port) {
 }  // namespace
 
 int RunSave(const Invocation& invocation) {
-  auto spec = ResolveSpec(invocation);
-  if (!spec.ok()) {
-    PrintError(spec.error().message());
-    return kExitUsage;
-  }
-  DeploymentDir dir = DirOf(*spec);
-  auto deployment = ReadDeployment(dir);
-  if (!deployment.ok() || !SupervisorRunning(dir)) {
-    PrintError("deployment \"" + spec->name +
-               "\" has no running supervisor (see shardctl status; shardctl up starts one)");
-    return kExitRuntime;
-  }
-  const Plan& plan = deployment->plan;
+  auto loaded = LoadTarget(invocation, /*need_supervisor=*/true);
+  if (auto* code = std::get_if<int>(&loaded)) return *code;
+  auto& [spec, dir, deployment] = std::get<Target>(loaded);
+  const Plan& plan = deployment.plan;
   std::vector<ForkCount> before;
   for (const auto& shard : plan.shards) before.push_back(Observe(plan.bind, shard.port));
   auto started = Clock::now();
@@ -88,7 +79,7 @@ int RunSave(const Invocation& invocation) {
   int failed = static_cast<int>(std::count_if(statuses.begin(), statuses.end(),
                                               [](const std::string& s) { return s != "ok"; }));
   if (invocation.json) {
-    std::cout << json{{"name", spec->name},         {"saved", plan.shards.size()},
+    std::cout << json{{"name", spec.name},         {"saved", plan.shards.size()},
                       {"failed", failed},           {"ms", ms},
                       {"most_forks_seen", most_at_once}, {"fork_limit", reply->value("fork_limit", 1)}}
                      .dump(2)
