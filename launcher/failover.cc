@@ -16,6 +16,17 @@ std::optional<std::string> MyselfId(const std::string& nodes_conf) {
   return std::nullopt;
 }
 
+bool NodeLine::HasFlag(std::string_view flag) const {
+  std::string_view rest = flags;
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    if (rest.substr(0, comma) == flag) return true;
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
 std::vector<NodeLine> ParseClusterNodes(const std::string& cluster_nodes) {
   std::vector<NodeLine> nodes;
   std::istringstream lines(cluster_nodes);

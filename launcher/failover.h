@@ -10,6 +10,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -26,10 +27,11 @@ struct NodeLine {
   std::string flags;      // "myself,master", "slave", "master,fail?" ...
   std::string master_id;  // "-" for primaries
   bool has_slots = false;
-  bool IsPrimary() const { return flags.find("master") != std::string::npos; }
-  bool Failing() const {
-    return flags.find("fail") != std::string::npos || flags.find("noaddr") != std::string::npos;
-  }
+  // True when `flag` is one of the comma-separated flags, not merely part of one ("fail" is not
+  // in "slave,nofailover").
+  bool HasFlag(std::string_view flag) const;
+  bool IsPrimary() const { return HasFlag("master"); }
+  bool Failing() const { return HasFlag("fail") || HasFlag("fail?") || HasFlag("noaddr"); }
 };
 
 // Parses CLUSTER NODES output.

@@ -1,6 +1,7 @@
 #include "launcher/plan.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -133,16 +134,18 @@ int CoreOf(const Topology& topology, int cpu) {
 }
 
 // How bad a seat is for a replica of `primary`: another NUMA node first (when there is more than
-// one), then another physical core than the primary and its other replicas.
-int ReplicaSeatCost(const Topology& topology, const ShardPlan& seat, const ShardPlan& primary,
-                    const std::vector<const ShardPlan*>& siblings, bool many_nodes) {
-  int cost = 0;
-  if (many_nodes && seat.numa_node == primary.numa_node) cost += 8;
+// one), then another physical core than the primary and its other replicas. Compared
+// lexicographically, so that no number of other replicas outweighs a rule above them.
+using SeatCost = std::array<int, 4>;
+
+SeatCost ReplicaSeatCost(const Topology& topology, const ShardPlan& seat, const ShardPlan& primary,
+                         const std::vector<const ShardPlan*>& siblings, bool many_nodes) {
   int core = CoreOf(topology, seat.cpus[0]);
-  if (core == CoreOf(topology, primary.cpus[0])) cost += 4;
+  SeatCost cost = {many_nodes && seat.numa_node == primary.numa_node,
+                   core == CoreOf(topology, primary.cpus[0]), 0, 0};
   for (const ShardPlan* other : siblings) {
-    if (many_nodes && other->numa_node == seat.numa_node) cost += 2;
-    if (CoreOf(topology, other->cpus[0]) == core) cost += 1;
+    cost[2] += many_nodes && other->numa_node == seat.numa_node;
+    cost[3] += CoreOf(topology, other->cpus[0]) == core;
   }
   return cost;
 }
@@ -163,11 +166,11 @@ std::vector<ShardPlan> AssignRoles(std::vector<ShardPlan> seats, int primaries, 
   for (int r = 1; r <= replicas; ++r) {
     for (int p = 0; p < primaries; ++p) {
       size_t best = 0;
-      int best_cost = -1;
+      std::optional<SeatCost> best_cost;
       for (size_t s = primaries; s < seats.size(); ++s) {
         if (taken[s]) continue;
-        int cost = ReplicaSeatCost(topology, seats[s], shards[p], replicas_of[p], many_nodes);
-        if (best_cost < 0 || cost < best_cost) best = s, best_cost = cost;
+        SeatCost cost = ReplicaSeatCost(topology, seats[s], shards[p], replicas_of[p], many_nodes);
+        if (!best_cost || cost < *best_cost) best = s, best_cost = cost;
       }
       taken[best] = true;
       ShardPlan replica = seats[best];
