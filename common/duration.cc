@@ -12,8 +12,8 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     return Error("\"" + std::string(text) + "\" is not a duration (write e.g. 500ms, 3s or 2m)");
   };
   size_t digits = 0;
-  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) ||
-                                  text[digits] == '.')) {
+  while (digits < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.')) {
     ++digits;
   }
   if (digits == 0 || digits > 18) return invalid();

@@ -34,9 +34,8 @@ std::variant<Target, int> LoadTarget(const Invocation& invocation, bool need_sup
                "\" (start one with shardctl up; it adopts the running shards)");
     return kExitRuntime;
   }
-  return Target{.spec = std::move(spec).value(),
-                .dir = dir,
-                .deployment = std::move(deployment).value()};
+  return Target{
+      .spec = std::move(spec).value(), .dir = dir, .deployment = std::move(deployment).value()};
 }
 
 std::string PlanTable(const Plan& plan) {

@@ -11,8 +11,8 @@ namespace {
 using common::Error;
 using common::Result;
 
-const std::vector<std::string> kCommands = {"plan",    "up",   "status",          "down",
-                                            "restart", "logs", "rebalance-roles", "save",
+const std::vector<std::string> kCommands = {"plan",      "up",   "status",          "down",
+                                            "restart",   "logs", "rebalance-roles", "save",
                                             "supervise", "help"};
 
 // Spec keys a command accepts besides the shared --name/--state-dir/--config.
@@ -79,8 +79,8 @@ common::Status ApplyValueFlag(const std::string& flag, const std::string& value,
       return Error("--lines: \"" + value + "\" is not a number of lines");
     }
   } else if (flag == "ready-fd") {
-    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(),
-                                     invocation.ready_fd);
+    auto [end, ec] =
+        std::from_chars(value.data(), value.data() + value.size(), invocation.ready_fd);
     if (ec != std::errc() || end != value.data() + value.size() || invocation.ready_fd < 0) {
       return Error("--ready-fd: \"" + value + "\" is not a file descriptor number");
     }
@@ -143,7 +143,8 @@ Result<Invocation> ParseArgs(const std::vector<std::string>& args) {
       int shard = -1;
       auto [end, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), shard);
       if (ec != std::errc() || end != arg.data() + arg.size() || shard < 0) {
-        return Error(command + ": \"" + arg + "\" is not a shard index (shards are numbered 0, 1, ...)");
+        return Error(command + ": \"" + arg +
+                     "\" is not a shard index (shards are numbered 0, 1, ...)");
       }
       invocation.shard = shard;
       continue;

@@ -20,8 +20,8 @@ inline constexpr int kStatusDown = 2;      // not serving
 inline constexpr int kStatusUnknown = 3;   // no such deployment
 
 struct Invocation {
-  std::string command;  // plan, up, status, down, restart, logs, supervise, help, version
-  std::vector<Setting> settings;   // spec flags, in the order given
+  std::string command;            // plan, up, status, down, restart, logs, supervise, help, version
+  std::vector<Setting> settings;  // spec flags, in the order given
   std::optional<std::string> config_file;
   std::optional<std::string> sysfs_root;
   std::optional<std::string> help_topic;  // set by --help or `help CMD`
@@ -29,9 +29,9 @@ struct Invocation {
   bool dry_run = false;
   bool foreground = false;
   bool purge = false;
-  bool rolling = false;  // restart --rolling
-  bool follow = false;   // logs -f
-  int lines = 50;        // logs --lines
+  bool rolling = false;      // restart --rolling
+  bool follow = false;       // logs -f
+  int lines = 50;            // logs --lines
   std::optional<int> shard;  // restart SHARD, logs SHARD
   int ready_fd = -1;
 };

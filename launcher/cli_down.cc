@@ -87,8 +87,8 @@ int RunDown(const Invocation& invocation) {
     std::cout << json{{"name", spec->name}, {"stopped", stopped}, {"purged", purged}}.dump(2)
               << "\n";
   } else {
-    std::cout << "deployment \"" << spec->name << "\": "
-              << (stopped ? std::to_string(stopped) + " shard(s) " + how : how)
+    std::cout << "deployment \"" << spec->name
+              << "\": " << (stopped ? std::to_string(stopped) + " shard(s) " + how : how)
               << (purged ? "; state and data deleted" : "") << "\n";
   }
   return kExitOk;

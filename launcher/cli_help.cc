@@ -5,7 +5,8 @@
 namespace shardctl::launcher {
 namespace {
 
-constexpr const char* kOverview = R"(shardctl - run Redis or Valkey as many pinned single-threaded shards on one host,
+constexpr const char* kOverview =
+    R"(shardctl - run Redis or Valkey as many pinned single-threaded shards on one host,
 joined into a Redis Cluster, and keep them that way.
 
 Usage: shardctl <command> [options]
@@ -112,7 +113,8 @@ Exit codes (monitoring-plugin convention, usable from cron and Nagios-style chec
   3  unknown: no such deployment
 )";
 
-constexpr const char* kDown = R"(Usage: shardctl down [--name NAME] [--state-dir DIR] [--purge] [--json]
+constexpr const char* kDown =
+    R"(Usage: shardctl down [--name NAME] [--state-dir DIR] [--purge] [--json]
 
 Stops every shard (SIGTERM, which Redis handles as a clean shutdown; SIGKILL after 10 s) and the
 supervisor. Works without a supervisor too, from the pid files. Stopping a deployment that is not
@@ -122,7 +124,8 @@ running succeeds. Only processes shardctl started are ever signalled (pid and st
   --json                   print the result as JSON
 )";
 
-constexpr const char* kRestart = R"(Usage: shardctl restart SHARD | --rolling [--engine E] [--name NAME] [--state-dir DIR] [--json]
+constexpr const char* kRestart =
+    R"(Usage: shardctl restart SHARD | --rolling [--engine E] [--name NAME] [--state-dir DIR] [--json]
 
 Restarts shards through the supervisor: each is stopped with SIGTERM (a clean shutdown; SIGKILL
 after 10 s) and started again at once on the same CPU, NUMA node, port and data directory, with
@@ -140,7 +143,8 @@ every node reports cluster_state:ok again.
 Needs a running supervisor (start one with shardctl up, which adopts running shards).
 )";
 
-constexpr const char* kLogs = R"(Usage: shardctl logs [SHARD] [-f] [--lines N] [--name NAME] [--state-dir DIR]
+constexpr const char* kLogs =
+    R"(Usage: shardctl logs [SHARD] [-f] [--lines N] [--name NAME] [--state-dir DIR]
 
 Prints the last lines of the supervisor's log, or of shard SHARD's server log.
 
@@ -150,7 +154,8 @@ Prints the last lines of the supervisor's log, or of shard SHARD's server log.
   --lines N                how many lines to show first (default: 50)
 )";
 
-constexpr const char* kRebalance = R"(Usage: shardctl rebalance-roles [--name NAME] [--state-dir DIR] [--json]
+constexpr const char* kRebalance =
+    R"(Usage: shardctl rebalance-roles [--name NAME] [--state-dir DIR] [--json]
 
 After failovers (a primary died and its replica took over) the primaries are no longer where the
 plan put them, spread over cores and NUMA nodes. This moves the role back: each planned primary

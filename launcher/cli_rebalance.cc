@@ -28,8 +28,8 @@ int RunRebalanceRoles(const Invocation& invocation) {
       return kExitRuntime;
     }
     if (InfoField(*info, "role") == "master") continue;
-    auto promoted = PromoteReplica(plan.bind, shard.port, FailoverMode::kGraceful,
-                                   std::chrono::seconds(10));
+    auto promoted =
+        PromoteReplica(plan.bind, shard.port, FailoverMode::kGraceful, std::chrono::seconds(10));
     if (!promoted.ok()) {
       PrintError("shard " + std::to_string(shard.index) + ": " + promoted.error().message());
       return kExitRuntime;

@@ -46,9 +46,9 @@ common::Status WaitForHealthyCluster(const Plan& plan) {
     for (const auto& node : nodes) {
       auto view = ViewFrom(node, std::chrono::milliseconds(500));
       if (!view.reachable || view.cluster_state != "ok") {
-        gap = "port " + std::to_string(node.port) + (view.reachable ? " reports cluster_state:" +
-                                                                          view.cluster_state
-                                                                    : " does not answer");
+        gap =
+            "port " + std::to_string(node.port) +
+            (view.reachable ? " reports cluster_state:" + view.cluster_state : " does not answer");
         break;
       }
     }
@@ -58,8 +58,7 @@ common::Status WaitForHealthyCluster(const Plan& plan) {
   }
 }
 
-Result<json> RestartOne(const DeploymentDir& dir, const Plan& plan, int index,
-                        const json& engine) {
+Result<json> RestartOne(const DeploymentDir& dir, const Plan& plan, int index, const json& engine) {
   auto started = Clock::now();
   json request = {{"cmd", "restart"}, {"shard", index}};
   if (!engine.is_null()) request["engine"] = engine;
@@ -111,8 +110,8 @@ int RunRestart(const Invocation& invocation) {
       return kExitRuntime;
     }
     if (!invocation.json) {
-      std::cout << "shard " << index << " restarted (pid " << (*result)["old_pid"].dump()
-                << " -> " << (*result)["new_pid"].dump() << "), cluster healthy after "
+      std::cout << "shard " << index << " restarted (pid " << (*result)["old_pid"].dump() << " -> "
+                << (*result)["new_pid"].dump() << "), cluster healthy after "
                 << (*result)["ms"].get<int64_t>() << " ms\n"
                 << std::flush;
     }

@@ -79,17 +79,19 @@ int RunSave(const Invocation& invocation) {
   int failed = static_cast<int>(std::count_if(statuses.begin(), statuses.end(),
                                               [](const std::string& s) { return s != "ok"; }));
   if (invocation.json) {
-    std::cout << json{{"name", spec.name},         {"saved", plan.shards.size()},
-                      {"failed", failed},           {"ms", ms},
-                      {"most_forks_seen", most_at_once}, {"fork_limit", reply->value("fork_limit", 1)}}
+    std::cout << json{{"name", spec.name},
+                      {"saved", plan.shards.size()},
+                      {"failed", failed},
+                      {"ms", ms},
+                      {"most_forks_seen", most_at_once},
+                      {"fork_limit", reply->value("fork_limit", 1)}}
                      .dump(2)
               << "\n";
   } else {
     std::cout << "saved " << plan.shards.size() << " shards in " << ms << " ms, at most "
               << most_at_once << " fork(s) seen at once (fork limit "
-              << reply->value("fork_limit", 1) << ")" << (failed ? "; " + std::to_string(failed) +
-                                                                     " save(s) FAILED" : "")
-              << "\n";
+              << reply->value("fork_limit", 1) << ")"
+              << (failed ? "; " + std::to_string(failed) + " save(s) FAILED" : "") << "\n";
   }
   return failed ? kExitRuntime : kExitOk;
 }

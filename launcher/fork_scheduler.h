@@ -32,8 +32,8 @@ struct PersistenceView {
   int64_t last_save_unix = 0;
   uint64_t changes_since_save = 0;
   uint64_t used_memory = 0;
-  uint64_t aof_size = 0;       // aof_current_size
-  uint64_t aof_base_size = 0;  // aof_base_size
+  uint64_t aof_size = 0;        // aof_current_size
+  uint64_t aof_base_size = 0;   // aof_base_size
   bool save_requested = false;  // an explicit "save everything" is pending for this shard
 };
 
@@ -56,7 +56,7 @@ std::vector<ForkChoice> ChooseForks(const std::vector<PersistenceView>& shards,
                                     const Durability& durability, int64_t now_unix,
                                     uint64_t memory_available, size_t& cursor);
 
-// MemAvailable of /proc/meminfo in bytes, 0 when unreadable.
+// MemAvailable of /proc/meminfo in bytes; UINT64_MAX (no memory limit) when unreadable.
 uint64_t HostMemoryAvailable();
 
 // Runs ChooseForks every second against the live shards, on its own thread (its INFO calls

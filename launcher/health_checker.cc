@@ -18,7 +18,9 @@ HealthChecker::HealthChecker(std::string host, std::vector<int> ports,
 
 HealthChecker::~HealthChecker() { Stop(); }
 
-void HealthChecker::Start() { thread_ = std::thread([this] { Loop(); }); }
+void HealthChecker::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
 
 void HealthChecker::Stop() {
   {

@@ -36,9 +36,10 @@ Result<std::vector<int>> UsableCpus(const Topology& topology, const Spec& spec) 
       if (!online.count(id)) offline.push_back(id);
     }
     if (!offline.empty()) {
-      problems += std::string(flag) + ": CPUs " + FormatCpuList(offline) +
-                  " are not online on this host (online: " +
-                  FormatCpuList({online.begin(), online.end()}) + ")\n";
+      problems +=
+          std::string(flag) + ": CPUs " + FormatCpuList(offline) +
+          " are not online on this host (online: " + FormatCpuList({online.begin(), online.end()}) +
+          ")\n";
     }
   };
   std::vector<int> wanted = spec.cpus.value_or(std::vector<int>(online.begin(), online.end()));
@@ -178,8 +179,10 @@ std::vector<ShardPlan> AssignRoles(std::vector<ShardPlan> seats, int primaries, 
       replica.role = Role::kReplica;
       replica.primary = p;
       if (CoreOf(topology, replica.cpus[0]) == CoreOf(topology, shards[p].cpus[0])) {
-        warnings.push_back("replica " + std::to_string(replica.index) + " shares a core with its "
-                           "primary " + std::to_string(p) + " (too few cores to keep them apart)");
+        warnings.push_back("replica " + std::to_string(replica.index) +
+                           " shares a core with its "
+                           "primary " +
+                           std::to_string(p) + " (too few cores to keep them apart)");
       }
       placed.push_back(std::move(replica));
       replicas_of[p].push_back(&placed.back());
@@ -284,9 +287,9 @@ common::Status AssignMemory(const Spec& spec, const Topology& topology,
   for (const auto& node : nodes) {
     uint64_t need = *per * node.shard_count;
     if (node.memory > 0 && need > node.memory) {
-      return Error("memory: " + std::to_string(node.shard_count) + " shards x " +
-                   FormatSize(*per) + " = " + FormatSize(need) + " on NUMA node " +
-                   std::to_string(node.node) + ", which has only " + FormatSize(node.memory) +
+      return Error("memory: " + std::to_string(node.shard_count) + " shards x " + FormatSize(*per) +
+                   " = " + FormatSize(need) + " on NUMA node " + std::to_string(node.node) +
+                   ", which has only " + FormatSize(node.memory) +
                    " (use smaller or fewer shards)");
     }
   }

@@ -40,7 +40,7 @@ struct ShardPlan {
   int numa_node = 0;      // memory is bound to this node
   uint64_t maxmemory = 0;
   Role role = Role::kPrimary;
-  std::optional<int> primary;          // replicas: index of the primary they follow
+  std::optional<int> primary;            // replicas: index of the primary they follow
   std::vector<common::SlotRange> slots;  // primaries: the slots they own after formation
   friend bool operator==(const ShardPlan&, const ShardPlan&) = default;
 };

@@ -49,7 +49,8 @@ Result<Plan> PlanFromJson(const json& in) {
       shard.cpus = item.at("cpus").get<std::vector<int>>();
       shard.numa_node = item.at("numa_node").get<int>();
       shard.maxmemory = item.at("maxmemory").get<uint64_t>();
-      shard.role = item.at("role").get<std::string>() == "replica" ? Role::kReplica : Role::kPrimary;
+      shard.role =
+          item.at("role").get<std::string>() == "replica" ? Role::kReplica : Role::kPrimary;
       if (item.contains("primary")) shard.primary = item.at("primary").get<int>();
       for (const auto& range : item.value("slots", json::array())) {
         shard.slots.push_back({range.at(0).get<int>(), range.at(1).get<int>()});

@@ -77,8 +77,8 @@ AbortCheck ExitWatcher(const Deployment& deployment, const DeploymentDir& dir,
       const auto& shard = deployment.plan.shards[i];
       std::string tail = TailOfFile(dir.ShardLog(shard.index), 1);
       return Error(ShardName(shard) + " " + *how + " during start-up" +
-                   (tail.empty() ? "" : ": \"" + tail + "\"") + " (full log: " +
-                   dir.ShardLog(shard.index).string() + ")");
+                   (tail.empty() ? "" : ": \"" + tail + "\"") +
+                   " (full log: " + dir.ShardLog(shard.index).string() + ")");
     }
     return outer ? outer() : common::Ok();
   };
@@ -89,8 +89,11 @@ AbortCheck ExitWatcher(const Deployment& deployment, const DeploymentDir& dir,
 std::vector<ClusterNode> ClusterNodesOf(const Plan& plan) {
   std::vector<ClusterNode> nodes;
   for (const auto& shard : plan.shards) {
-    nodes.push_back({.host = plan.bind, .port = shard.port, .bus_port = shard.bus_port,
-                     .slots = shard.slots, .replica_of = shard.primary});
+    nodes.push_back({.host = plan.bind,
+                     .port = shard.port,
+                     .bus_port = shard.bus_port,
+                     .slots = shard.slots,
+                     .replica_of = shard.primary});
   }
   return nodes;
 }
@@ -135,7 +138,8 @@ Result<StartReport> StartDeployment(const Deployment& deployment, const Deployme
            std::to_string(report.spawn.count()) + " ms");
   auto watcher = ExitWatcher(deployment, dir, report.shards, abort_check);
   auto nodes = ClusterNodesOf(deployment.plan);
-  if (auto status = WaitForPing(nodes, deadline, watcher); !status.ok()) return fail(status.error());
+  if (auto status = WaitForPing(nodes, deadline, watcher); !status.ok())
+    return fail(status.error());
   report.first_ping = Since(started_at);
   for (size_t i = 0; i < report.shards.size(); ++i) {
     const auto& shard = deployment.plan.shards[i];

@@ -28,10 +28,10 @@ struct StartReport {
 std::vector<ClusterNode> ClusterNodesOf(const Plan& plan);
 
 // Starts every shard pinned to its CPUs (with persistence, and when every shard still has its
-// nodes.conf, resumes the recorded cluster and its data instead of forming a new one) and bound to its NUMA node, checks the pinning took, waits
-// for PING and forms the cluster. `abort_check` is polled while waiting (a stop request). On any
-// failure every shard this call started is stopped, and the error names the shard and shows the
-// end of its log.
+// nodes.conf, resumes the recorded cluster and its data instead of forming a new one) and bound to
+// its NUMA node, checks the pinning took, waits for PING and forms the cluster. `abort_check` is
+// polled while waiting (a stop request). On any failure every shard this call started is stopped,
+// and the error names the shard and shows the end of its log.
 common::Result<StartReport> StartDeployment(const Deployment& deployment, const DeploymentDir& dir,
                                             const Progress& progress,
                                             const AbortCheck& abort_check);

@@ -20,16 +20,32 @@ using common::Error;
 using common::Result;
 
 const std::vector<std::string_view> kKeys = {
-    "name",        "shards",       "replicas",         "base-port",        "bus-base-port",
-    "bind",        "engine",       "cpus",             "reserve-cpus",
-    "memory",      "shard-memory", "max-shard-memory", "maxmemory-policy",
-    "state-dir",   "health-timeout", "hang-grace",       "persistence",
-    "appendfsync", "save-interval",  "fork-limit",       "cluster-node-timeout",
+    "name",
+    "shards",
+    "replicas",
+    "base-port",
+    "bus-base-port",
+    "bind",
+    "engine",
+    "cpus",
+    "reserve-cpus",
+    "memory",
+    "shard-memory",
+    "max-shard-memory",
+    "maxmemory-policy",
+    "state-dir",
+    "health-timeout",
+    "hang-grace",
+    "persistence",
+    "appendfsync",
+    "save-interval",
+    "fork-limit",
+    "cluster-node-timeout",
 };
 
 const std::vector<std::string_view> kPolicies = {
-    "noeviction",     "allkeys-lru",     "allkeys-lfu",  "allkeys-random",
-    "volatile-lru",   "volatile-lfu",    "volatile-random", "volatile-ttl",
+    "noeviction",   "allkeys-lru",  "allkeys-lfu",     "allkeys-random",
+    "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
 };
 
 Result<int> ParseInt(std::string_view text, int min, int max) {
@@ -86,17 +102,16 @@ const std::map<std::string_view, Applier>& Appliers() {
       {"name",
        [](const std::string& v, Spec& s) -> common::Status {
          if (!IsValidName(v)) {
-           return Error("\"" + v + "\" is not a valid name (use 1-64 letters, digits, '-', '_', '.')");
+           return Error("\"" + v +
+                        "\" is not a valid name (use 1-64 letters, digits, '-', '_', '.')");
          }
          s.name = v;
          return common::Ok();
        }},
-      {"shards",
-       [](const std::string& v, Spec& s) {
-         return AssignOptional(ParseInt(v, 1, kMaxShards), s.shards);
-       }},
-      {"replicas",
-       [](const std::string& v, Spec& s) { return Assign(ParseInt(v, 0, kMaxReplicas), s.replicas); }},
+      {"shards", [](const std::string& v,
+                    Spec& s) { return AssignOptional(ParseInt(v, 1, kMaxShards), s.shards); }},
+      {"replicas", [](const std::string& v,
+                      Spec& s) { return Assign(ParseInt(v, 0, kMaxReplicas), s.replicas); }},
       {"base-port",
        [](const std::string& v, Spec& s) { return Assign(ParseInt(v, 1, 65535), s.base_port); }},
       {"bus-base-port",
@@ -126,12 +141,10 @@ const std::map<std::string_view, Applier>& Appliers() {
          if (cpus.ok() && cpus->empty()) return Error("is empty (name CPUs such as 0-3,8)");
          return AssignOptional(std::move(cpus), s.cpus);
        }},
-      {"reserve-cpus",
-       [](const std::string& v, Spec& s) {
-         return Assign(common::ParseCpuList(v), s.reserve_cpus);
-       }},
-      {"memory",
-       [](const std::string& v, Spec& s) { return AssignOptional(ParsePositiveSize(v), s.memory); }},
+      {"reserve-cpus", [](const std::string& v,
+                          Spec& s) { return Assign(common::ParseCpuList(v), s.reserve_cpus); }},
+      {"memory", [](const std::string& v,
+                    Spec& s) { return AssignOptional(ParsePositiveSize(v), s.memory); }},
       {"shard-memory",
        [](const std::string& v, Spec& s) {
          return AssignOptional(ParsePositiveSize(v), s.shard_memory);

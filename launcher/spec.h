@@ -56,12 +56,13 @@ struct Durability {
 
 struct Spec {
   std::string name = "default";
-  std::optional<int> shards;  // primaries (slot owners); unset: usable physical cores / (1+replicas)
-  int replicas = 0;           // replicas per primary
+  std::optional<int>
+      shards;        // primaries (slot owners); unset: usable physical cores / (1+replicas)
+  int replicas = 0;  // replicas per primary
   int base_port = kDefaultBasePort;
   std::optional<int> bus_base_port;  // unset: base_port + 10000
   std::string bind = "127.0.0.1";
-  std::string engine = "redis";  // "redis", "valkey" or a path to a server binary
+  std::string engine = "redis";          // "redis", "valkey" or a path to a server binary
   std::optional<std::vector<int>> cpus;  // unset: every online CPU
   std::vector<int> reserve_cpus;
   std::optional<uint64_t> memory;        // total, divided among the shards

@@ -1,8 +1,9 @@
 // The TOML side of the spec: turns a file into Settings. toml++ throws on syntax errors; the
 // exception is caught here and nowhere else.
+#include <toml++/toml.h>
+
 #include <fstream>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "launcher/spec.h"
 
@@ -52,8 +53,8 @@ Result<std::vector<Setting>> ParseSpecToml(std::string_view text, std::string_vi
     if (!IsSpecKey(name)) {
       where = Position(source_name, key.source()) + ": " + name;
       std::string hint = ClosestKey(name, SpecKeys());
-      problems += where + ": unknown key" + (hint.empty() ? "" : " (did you mean " + hint + "?)") +
-                  "\n";
+      problems +=
+          where + ": unknown key" + (hint.empty() ? "" : " (did you mean " + hint + "?)") + "\n";
       continue;
     }
     auto value = ValueText(node);
@@ -73,7 +74,8 @@ Result<std::vector<Setting>> ParseSpecToml(std::string_view text, std::string_vi
 Result<std::vector<Setting>> ReadSpecFile(const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) {
-    return Error(file.string() + ": cannot read the config file (check the path given to --config)");
+    return Error(file.string() +
+                 ": cannot read the config file (check the path given to --config)");
   }
   std::stringstream buffer;
   buffer << in.rdbuf();

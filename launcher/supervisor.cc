@@ -105,8 +105,8 @@ void Supervisor::Watch(ShardSlot& slot) {
   // Re-check identity after opening: the PID may have been recycled in between.
   if (pidfd < 0 || !IsRunning(slot.process)) {
     if (pidfd >= 0) close(pidfd);
-    HandleExit(slot, slot.is_child ? ReapChild(slot.process.pid)
-                                   : "exited before it could be watched");
+    HandleExit(slot,
+               slot.is_child ? ReapChild(slot.process.pid) : "exited before it could be watched");
     return;
   }
   auto* watch = new ExitWatch();
@@ -154,12 +154,13 @@ void Supervisor::HandleExit(ShardSlot& slot, const std::string& how) {
                slot.policy.InCrashLoop() ? " (crash loop)" : "");
   }
   slot.state = "restarting";
-  uv_timer_start(&slot.restart_timer->timer,
-                 [](uv_timer_t* timer) {
-                   auto* fired = static_cast<RestartTimer*>(timer->data);
-                   Of(reinterpret_cast<uv_handle_t*>(timer)).OnRestartTimer(*fired->slot);
-                 },
-                 static_cast<uint64_t>(delay.count()), 0);
+  uv_timer_start(
+      &slot.restart_timer->timer,
+      [](uv_timer_t* timer) {
+        auto* fired = static_cast<RestartTimer*>(timer->data);
+        Of(reinterpret_cast<uv_handle_t*>(timer)).OnRestartTimer(*fired->slot);
+      },
+      static_cast<uint64_t>(delay.count()), 0);
 }
 
 bool Supervisor::HandOverPrimary(const ShardSlot& slot, FailoverMode mode) {
@@ -175,7 +176,8 @@ bool Supervisor::HandOverPrimary(const ShardSlot& slot, FailoverMode mode) {
                                    : Result<std::string>(connection.error());
     if (!listing.ok()) continue;
     auto nodes = ParseClusterNodes(*listing);
-    auto me = std::find_if(nodes.begin(), nodes.end(), [&](const NodeLine& n) { return n.id == *id; });
+    auto me =
+        std::find_if(nodes.begin(), nodes.end(), [&](const NodeLine& n) { return n.id == *id; });
     if (me == nodes.end() || !me->IsPrimary() || !me->has_slots) return false;
     for (int replica : ReplicaPorts(nodes, *id)) {
       auto timeout = std::chrono::seconds(mode == FailoverMode::kTakeover ? 2 : 5);
@@ -364,8 +366,10 @@ Result<json> Supervisor::Adopt() {
     if (!gap.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   } while (!gap.empty() && SteadyClock::now() < deadline);
   auto total = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - started);
-  return json{{"event", "ready"},    {"adopted", adopted},
-              {"restarted", restarted}, {"total_ms", total.count()},
+  return json{{"event", "ready"},
+              {"adopted", adopted},
+              {"restarted", restarted},
+              {"total_ms", total.count()},
               {"cluster_state", gap.empty() ? "ok" : "not ok yet (" + gap + ")"}};
 }
 
@@ -424,8 +428,8 @@ int Supervisor::Run() {
   if (!ready.ok()) return fail(ready.error());
   std::vector<int> ports;
   for (const auto& shard : deployment_.plan.shards) ports.push_back(shard.port);
-  health_ = std::make_unique<HealthChecker>(deployment_.plan.bind, ports, kHealthInterval,
-                                            kPingTimeout);
+  health_ =
+      std::make_unique<HealthChecker>(deployment_.plan.bind, ports, kHealthInterval, kPingTimeout);
   for (auto& slot : slots_) {
     health_->MarkFresh(slot->index, slot->started);
     if (slot->process.pid != 0) Watch(*slot);

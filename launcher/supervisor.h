@@ -24,7 +24,6 @@
 
 #include <chrono>
 #include <functional>
-
 #include <nlohmann/json.hpp>
 
 #include "launcher/state.h"

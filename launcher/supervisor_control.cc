@@ -37,7 +37,8 @@ void CloseClient(uv_stream_t* stream) {
 }
 
 void Reply(ControlClient* client, const json& reply, bool stop_after) {
-  auto* write = new PendingWrite{.request = {}, .data = reply.dump() + "\n", .stop_after = stop_after};
+  auto* write =
+      new PendingWrite{.request = {}, .data = reply.dump() + "\n", .stop_after = stop_after};
   write->request.data = write;
   uv_buf_t buffer = uv_buf_init(write->data.data(), static_cast<unsigned>(write->data.size()));
   auto done = [](uv_write_t* request, int) {
@@ -141,8 +142,8 @@ json Supervisor::RestartReply(const json& request) {
   }
   if (request.contains("engine")) {
     const auto& engine = request["engine"];
-    deployment_.engine.kind = engine.value("kind", "redis") == "valkey" ? EngineKind::kValkey
-                                                                        : EngineKind::kRedis;
+    deployment_.engine.kind =
+        engine.value("kind", "redis") == "valkey" ? EngineKind::kValkey : EngineKind::kRedis;
     deployment_.engine.path = engine.value("path", deployment_.engine.path.string());
     deployment_.engine.version = engine.value("version", deployment_.engine.version);
     deployment_.engine.major = std::atoi(deployment_.engine.version.c_str());
@@ -183,8 +184,9 @@ json Supervisor::Handle(const std::string& line, bool& stop_after) {
   if (command == "save") {
     if (!forks_) {
       return {{"ok", false},
-              {"error", "persistence is none: this deployment keeps nothing on disk (start it "
-                        "with --persistence rdb or aof)"}};
+              {"error",
+               "persistence is none: this deployment keeps nothing on disk (start it "
+               "with --persistence rdb or aof)"}};
     }
     forks_->RequestSaveAll();
     log_->info("save of every shard requested (at most {} forks at once)",
@@ -199,9 +201,9 @@ json Supervisor::Handle(const std::string& line, bool& stop_after) {
     stop_after = true;
     return {{"ok", true}, {"stopped", count}};
   }
-  return {{"ok", false},
-          {"error",
-           "unknown command \"" + command + "\" (known: ping, status, restart, save, down)"}};
+  return {
+      {"ok", false},
+      {"error", "unknown command \"" + command + "\" (known: ping, status, restart, save, down)"}};
 }
 
 bool SupervisorRunning(const DeploymentDir& dir) {

@@ -2,10 +2,10 @@
 // supervisor_control.cc (the control socket). Not for other modules.
 #pragma once
 
+#include <spdlog/spdlog.h>
 #include <uv.h>
 
 #include <memory>
-#include <spdlog/spdlog.h>
 #include <string>
 #include <vector>
 
@@ -45,13 +45,13 @@ struct RestartTimer : OwnedHandle {
 // One shard as the supervisor tracks it.
 struct ShardSlot {
   int index = 0;
-  ProcessId process;       // pid 0 while no process runs
-  bool is_child = false;   // spawned by this supervisor (exit status known) or adopted
+  ProcessId process;      // pid 0 while no process runs
+  bool is_child = false;  // spawned by this supervisor (exit status known) or adopted
   SteadyClock::time_point started;
   std::string state = "starting";  // starting, ok, unresponsive, restarting, stopped
   RestartPolicy policy;
   int restarts = 0;
-  std::string last_exit;          // "killed by signal 9", "" if never
+  std::string last_exit;  // "killed by signal 9", "" if never
   int64_t last_exit_unix_ms = 0;
   bool restart_requested = false;  // an operator's restart: respawn at once when it exits
   SteadyClock::time_point restart_kill_deadline;

@@ -30,7 +30,7 @@ struct NumaNode {
 };
 
 struct Topology {
-  std::vector<Cpu> cpus;       // online CPUs sorted by id
+  std::vector<Cpu> cpus;        // online CPUs sorted by id
   std::vector<NumaNode> nodes;  // sorted by id
   // Sum of the nodes' memory.
   uint64_t total_memory_bytes = 0;

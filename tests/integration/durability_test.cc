@@ -53,17 +53,18 @@ class DurabilityTest : public ShardctlTest {
     }
     auto file = scratch_dir() / "keys.txt";
     std::ofstream(file) << script;
-    auto result = RunCommand({"sh", "-c",
-                              "redis-cli -c -p " + std::to_string(base_port()) + " < " +
-                                  file.string() + " > /dev/null"},
-                             60s);
+    auto result = RunCommand(
+        {"sh", "-c",
+         "redis-cli -c -p " + std::to_string(base_port()) + " < " + file.string() + " > /dev/null"},
+        60s);
     ASSERT_EQ(result.exit_code, 0) << result.Describe();
   }
 
   long long TotalKeys(const json& status, bool primaries_only = true) {
     long long keys = 0;
     for (const auto& shard : status["shards"]) {
-      if (!primaries_only || shard.value("role", "") == "primary") keys += shard["keys"].get<long long>();
+      if (!primaries_only || shard.value("role", "") == "primary")
+        keys += shard["keys"].get<long long>();
     }
     return keys;
   }
@@ -126,8 +127,7 @@ TEST_F(DurabilityTest, DeadPrimaryIsReplacedByItsReplicaAndRejoinsAsReplica) {
   EXPECT_NE(again.out.find("nothing to move"), std::string::npos) << again.Describe();
 }
 
-class PersistenceTest : public DurabilityTest,
-                        public ::testing::WithParamInterface<const char*> {};
+class PersistenceTest : public DurabilityTest, public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(PersistenceTest, DataSurvivesDownAndUp) {
   std::vector<std::string> spec = {"--persistence", GetParam()};
@@ -144,8 +144,8 @@ TEST_P(PersistenceTest, DataSurvivesDownAndUp) {
   json after = Status(&code);
   EXPECT_EQ(code, 0) << after.dump(2);
   EXPECT_EQ(TotalKeys(after), 500) << after.dump(2);
-  auto get = RunCommand({"redis-cli", "-c", "-p", std::to_string(base_port()), "get", "key:42"},
-                        10s);
+  auto get =
+      RunCommand({"redis-cli", "-c", "-p", std::to_string(base_port()), "get", "key:42"}, 10s);
   EXPECT_EQ(get.out, "value-42\n") << get.Describe();
 
   // Changing the profile of a deployment with data is refused, not silently emptied.
@@ -174,9 +174,8 @@ TEST_F(DurabilityTest, SaveRespectsTheForkLimit) {
   }
   EXPECT_EQ(status["fork_limit"], 1);
 
-  auto none = RunCommand({ShardctlBinary(), "save", "--name", "nope", "--state-dir",
-                          state_root().string()},
-                         10s);
+  auto none = RunCommand(
+      {ShardctlBinary(), "save", "--name", "nope", "--state-dir", state_root().string()}, 10s);
   EXPECT_EQ(none.exit_code, 1) << none.Describe();
 }
 
@@ -185,12 +184,12 @@ TEST_F(DurabilityTest, BadDurabilityInputIsRefusedUpFront) {
     std::vector<std::string> flags;
     std::string needle;
   };
-  for (const auto& [flags, needle] : std::vector<Case>{
-           {{"--replicas", "-1"}, "--replicas"},
-           {{"--replicas", "9"}, "--replicas"},
-           {{"--persistence", "sometimes"}, "persistence profile"},
-           {{"--fork-limit", "0"}, "--fork-limit"},
-           {{"--appendfsync", "maybe"}, "appendfsync"}}) {
+  for (const auto& [flags, needle] :
+       std::vector<Case>{{{"--replicas", "-1"}, "--replicas"},
+                         {{"--replicas", "9"}, "--replicas"},
+                         {{"--persistence", "sometimes"}, "persistence profile"},
+                         {{"--fork-limit", "0"}, "--fork-limit"},
+                         {{"--appendfsync", "maybe"}, "appendfsync"}}) {
     auto result = Up(2, flags);
     EXPECT_EQ(result.exit_code, 2) << result.Describe();
     EXPECT_NE(result.err.find(needle), std::string::npos) << result.Describe();

@@ -21,8 +21,8 @@ TEST(RestartPolicy, QuickExitsBackOffExponentiallyUpToTheCap) {
   RestartPolicy policy;
   std::vector<long long> delays;
   for (int i = 0; i < 12; ++i) delays.push_back(policy.OnExit(milliseconds(50)).count());
-  std::vector<long long> expected = {0,     250,   500,   1000,  2000,  4000,
-                                     8000,  16000, 30000, 30000, 30000, 30000};
+  std::vector<long long> expected = {0,    250,   500,   1000,  2000,  4000,
+                                     8000, 16000, 30000, 30000, 30000, 30000};
   EXPECT_EQ(delays, expected);
 }
 
