@@ -6,7 +6,7 @@ SHARDCTL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libhiredis-dev libuv1-dev libtomlplusplus-dev libspdlog-dev libnuma-dev numactl
-  libgtest-dev nlohmann-json3-dev
+  libgtest-dev nlohmann-json3-dev clang
   redis-server redis-tools python3 python3-venv python3-pip
 )
 

@@ -1,0 +1,424 @@
+#include "common/resp.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <utility>
+
+namespace shardctl::common {
+namespace {
+
+constexpr std::string_view kCrlf = "\r\n";
+// An emptied buffer keeps its capacity (the next frame is likely as big) unless it is this large.
+constexpr size_t kMaxIdleCapacity = 1024 * 1024;
+// Consumed bytes are dropped from the front only when there are this many, and they are at least
+// half the buffer, so the memmove is amortised over the bytes consumed.
+constexpr size_t kCompactThreshold = 4096;
+
+// Redis' string2ll rules: an optional '-', no '+', no leading zeros, no "-0", fits in int64.
+bool ParseDecimal(std::string_view text, int64_t& out) {
+  const bool negative = !text.empty() && text[0] == '-';
+  if (negative) text.remove_prefix(1);
+  if (text.empty() || text.size() > 19) return false;
+  if (text[0] == '0') {
+    out = 0;
+    return text.size() == 1 && !negative;
+  }
+  uint64_t magnitude = 0;  // 19 digits cannot overflow 64 bits
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    magnitude = magnitude * 10 + static_cast<uint64_t>(c - '0');
+  }
+  const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
+  if (magnitude > limit) return false;
+  out = negative ? static_cast<int64_t>(~magnitude + 1) : static_cast<int64_t>(magnitude);
+  return true;
+}
+
+bool AllDigits(std::string_view text) {
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string_view StripSign(std::string_view text) {
+  if (!text.empty() && (text[0] == '+' || text[0] == '-')) text.remove_prefix(1);
+  return text;
+}
+
+// ":" integers: the RESP3 spec allows a '+' sign too.
+bool IsInteger(std::string_view text) {
+  int64_t ignored = 0;
+  if (text.size() > 1 && text[0] == '+' && text[1] != '-') text.remove_prefix(1);
+  return ParseDecimal(text, ignored);
+}
+
+bool IsBigNumber(std::string_view text) { return AllDigits(StripSign(text)); }
+
+bool EqualsIgnoringCase(std::string_view text, std::string_view lower) {
+  return text.size() == lower.size() &&
+         std::equal(text.begin(), text.end(), lower.begin(),
+                    [](char a, char b) { return (a >= 'A' && a <= 'Z' ? a + 32 : a) == b; });
+}
+
+// RESP3 doubles: [sign] digits [. digits] [e [sign] digits], or inf / nan with an optional sign
+// (Redis 7.0 sends ",-nan" for a Lua 0/0).
+bool IsDouble(std::string_view text) {
+  text = StripSign(text);
+  if (EqualsIgnoringCase(text, "inf") || EqualsIgnoringCase(text, "nan")) return true;
+  const size_t exponent = text.find_first_of("eE");
+  std::string_view mantissa = text.substr(0, exponent);
+  const size_t dot = mantissa.find('.');
+  std::string_view integral = mantissa.substr(0, dot);
+  std::string_view fraction = dot == std::string_view::npos ? "" : mantissa.substr(dot + 1);
+  const bool mantissa_ok = (AllDigits(integral) && (fraction.empty() || AllDigits(fraction))) ||
+                           (integral.empty() && AllDigits(fraction));
+  if (!mantissa_ok) return false;
+  return exponent == std::string_view::npos || AllDigits(StripSign(text.substr(exponent + 1)));
+}
+
+bool IsKnownType(char type) {
+  return std::strchr("+-:$*_#,(!=%~|>", type) != nullptr && type != '\0';
+}
+
+std::string Printable(char c) {
+  if (c >= 0x20 && c < 0x7f) return std::string(1, c);
+  static constexpr char kHex[] = "0123456789abcdef";
+  const auto byte = static_cast<unsigned char>(c);
+  return std::string("\\x") + kHex[byte >> 4] + kHex[byte & 0xf];
+}
+
+std::string TypeName(char type) {
+  switch (type) {
+    case '$':
+      return "bulk";
+    case '!':
+      return "bulk error";
+    case '=':
+      return "verbatim string";
+    case '*':
+      return "multibulk";
+    case '%':
+      return "map";
+    case '~':
+      return "set";
+    case '>':
+      return "push";
+    default:
+      return "attribute";
+  }
+}
+
+void AppendLine(std::string& out, char type, std::string_view text) {
+  out += type;
+  const size_t start = out.size();
+  out += text;
+  std::replace_if(
+      out.begin() + static_cast<std::ptrdiff_t>(start), out.end(),
+      [](char c) { return c == '\r' || c == '\n'; }, ' ');
+  out += kCrlf;
+}
+
+void AppendNumberLine(std::string& out, char type, int64_t value) {
+  char digits[24];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value);
+  out += type;
+  out.append(digits, end);
+  out += kCrlf;
+}
+
+// Reads the line whose type byte is at `pos`: `line` gets the text between the type byte and
+// "\r\n", `pos` moves past the "\r\n". False when the frame ends first.
+bool ReadLine(std::string_view frame, size_t& pos, std::string_view& line) {
+  const size_t end = frame.find(kCrlf, pos + 1);
+  if (end == std::string_view::npos) return false;
+  line = frame.substr(pos + 1, end - pos - 1);
+  pos = end + 2;
+  return true;
+}
+
+}  // namespace
+
+RespScanner::RespScanner(RespLimits limits) : limits_(limits) {}
+
+void RespScanner::Feed(std::string_view bytes) { buffer_.append(bytes); }
+
+std::string_view RespScanner::Buffered() const { return std::string_view(buffer_).substr(head_); }
+
+std::string_view RespScanner::FrameBytes(const ScanResult& frame) const {
+  return Buffered().substr(frame.begin, frame.end - frame.begin);
+}
+
+void RespScanner::Reset() {
+  if (buffer_.capacity() > kMaxIdleCapacity) {
+    std::string().swap(buffer_);
+  } else {
+    buffer_.clear();
+  }
+  head_ = frame_start_ = pos_ = line_search_ = bulk_body_ = bulk_end_ = 0;
+  bulk_type_ = frame_type_ = 0;
+  stack_.clear();
+  error_.clear();
+}
+
+void RespScanner::Consume(size_t bytes) {
+  head_ += std::min(bytes, frame_start_ - head_);
+  if (head_ == buffer_.size() && error_.empty()) {
+    Reset();  // nothing partial is left: head_ == frame_start_ == pos_
+  } else if (head_ >= kCompactThreshold && head_ * 2 >= buffer_.size()) {
+    Compact();
+  }
+}
+
+void RespScanner::Compact() {
+  buffer_.erase(0, head_);
+  frame_start_ -= head_;
+  pos_ -= head_;
+  line_search_ = line_search_ > head_ ? line_search_ - head_ : 0;
+  if (bulk_end_ != 0) {
+    bulk_body_ -= head_;
+    bulk_end_ -= head_;
+  }
+  head_ = 0;
+}
+
+ScanResult RespScanner::Next() {
+  ScanResult result;
+  for (;;) {
+    switch (ScanElement()) {
+      case Step::kContinue:
+        continue;
+      case Step::kIncomplete:
+        return result;
+      case Step::kError:
+        result.status = ScanStatus::kError;
+        result.error = error_;
+        return result;
+      case Step::kFrame:
+        result.status = ScanStatus::kFrame;
+        result.begin = frame_start_ - head_;
+        result.end = pos_ - head_;
+        result.type = frame_type_;
+        frame_start_ = pos_;
+        frame_type_ = 0;
+        return result;
+    }
+  }
+}
+
+RespScanner::Step RespScanner::Fail(std::string message) {
+  error_ = std::move(message);
+  return Step::kError;
+}
+
+// Scans one element at pos_: a scalar, a bulk string, or an aggregate header.
+RespScanner::Step RespScanner::ScanElement() {
+  if (!error_.empty()) return Step::kError;
+  if (bulk_end_ != 0) return ScanBulkBody();
+  if (pos_ >= buffer_.size()) return Step::kIncomplete;
+  const char type = buffer_[pos_];
+  if (!IsKnownType(type))
+    return Fail("Protocol error: unknown type byte '" + Printable(type) + "'");
+  size_t line_end = 0;
+  if (Step step = ScanLine(line_end); step != Step::kContinue) return step;
+  const std::string_view line(buffer_.data() + pos_ + 1, line_end - pos_ - 1);
+  const size_t next = line_end + 2;
+  if (stack_.empty() && type != '|') frame_type_ = type;
+  bool valid = true;
+  switch (type) {
+    case '+':
+    case '-':
+      break;
+    case ':':
+      valid = IsInteger(line);
+      break;
+    case ',':
+      valid = IsDouble(line);
+      break;
+    case '(':
+      valid = IsBigNumber(line);
+      break;
+    case '#':
+      valid = line == "t" || line == "f";
+      break;
+    case '_':
+      valid = line.empty();
+      break;
+    case '$':
+    case '!':
+    case '=':
+      return ScanBulkHeader(type, line, next);
+    default:
+      return ScanAggregateHeader(type, line, next);
+  }
+  if (!valid) {
+    static constexpr std::string_view kNames[] = {"integer", "double", "big number", "boolean",
+                                                  "null"};
+    const size_t index = std::string_view(":,(#_").find(type);
+    return Fail("Protocol error: invalid " + std::string(kNames[index]) + " '" +
+                std::string(line.substr(0, 32)) + "'");
+  }
+  return FinishElement(next);
+}
+
+// Finds the "\r\n" ending the line at pos_, resuming the search where the last call stopped.
+RespScanner::Step RespScanner::ScanLine(size_t& line_end) {
+  const size_t from = std::max(line_search_, pos_ + 1);
+  const void* cr = from < buffer_.size()
+                       ? std::memchr(buffer_.data() + from, '\r', buffer_.size() - from)
+                       : nullptr;
+  const size_t cr_at = cr != nullptr
+                           ? static_cast<size_t>(static_cast<const char*>(cr) - buffer_.data())
+                           : buffer_.size();
+  if (cr_at - (pos_ + 1) > limits_.max_line_length) {
+    return Fail("Protocol error: line longer than " + std::to_string(limits_.max_line_length) +
+                " bytes");
+  }
+  if (cr == nullptr || cr_at + 1 >= buffer_.size()) {
+    line_search_ = cr_at;
+    return Step::kIncomplete;
+  }
+  if (buffer_[cr_at + 1] != '\n') return Fail("Protocol error: expected '\\r\\n'");
+  line_end = cr_at;
+  return Step::kContinue;
+}
+
+RespScanner::Step RespScanner::ScanBulkHeader(char type, std::string_view line, size_t next) {
+  if (line == "?") return Fail("Protocol error: streamed strings are not supported");
+  int64_t length = 0;
+  if (!ParseDecimal(line, length) || length < -1 || (length == -1 && type != '$')) {
+    return Fail("Protocol error: invalid " + TypeName(type) + " length");
+  }
+  if (length == -1) return FinishElement(next);
+  if (length > limits_.max_bulk_length) {
+    return Fail("Protocol error: " + TypeName(type) + " length " + std::to_string(length) +
+                " over the limit of " + std::to_string(limits_.max_bulk_length));
+  }
+  if (type == '=' && length < 4) {
+    return Fail("Protocol error: verbatim string shorter than its 3-byte format and ':'");
+  }
+  bulk_type_ = type;
+  bulk_body_ = next;
+  bulk_end_ = next + static_cast<size_t>(length) + 2;
+  return ScanBulkBody();
+}
+
+// Waits until the whole body of the bulk whose header was scanned is buffered, then checks it.
+RespScanner::Step RespScanner::ScanBulkBody() {
+  if (buffer_.size() < bulk_end_) return Step::kIncomplete;
+  if (buffer_.compare(bulk_end_ - 2, 2, kCrlf) != 0) {
+    return Fail("Protocol error: expected '\\r\\n' after " + TypeName(bulk_type_) + " data");
+  }
+  if (bulk_type_ == '=' && buffer_[bulk_body_ + 3] != ':') {
+    return Fail("Protocol error: verbatim string without a 3-byte format and ':'");
+  }
+  const size_t next = bulk_end_;
+  bulk_end_ = 0;
+  return FinishElement(next);
+}
+
+RespScanner::Step RespScanner::ScanAggregateHeader(char type, std::string_view line, size_t next) {
+  if (line == "?") return Fail("Protocol error: streamed aggregates are not supported");
+  int64_t count = 0;
+  if (!ParseDecimal(line, count) || count < -1 || (count == -1 && type != '*') ||
+      count > limits_.max_aggregate_count || count > INT64_MAX / 2) {
+    return Fail("Protocol error: invalid " + TypeName(type) + " length");
+  }
+  if (count == -1) return FinishElement(next);
+  if (stack_.size() >= limits_.max_depth) {
+    return Fail("Protocol error: aggregates nested deeper than " +
+                std::to_string(limits_.max_depth) + " levels");
+  }
+  const bool pairs = type == '%' || type == '|';
+  const int64_t elements = pairs ? count * 2 : count;
+  if (type == '|') {
+    // The annotated value follows the attribute and takes the attribute's place in its parent.
+    pos_ = next;
+    line_search_ = 0;
+    if (elements > 0) stack_.push_back({elements, true});
+    return Step::kContinue;
+  }
+  if (elements == 0) return FinishElement(next);
+  pos_ = next;
+  line_search_ = 0;
+  stack_.push_back({elements, false});
+  return Step::kContinue;
+}
+
+// An element ending at `next` is complete: count it in its parents, closing finished aggregates.
+RespScanner::Step RespScanner::FinishElement(size_t next) {
+  pos_ = next;
+  line_search_ = 0;
+  while (!stack_.empty()) {
+    Level& top = stack_.back();
+    if (--top.remaining > 0) return Step::kContinue;
+    const bool attribute = top.attribute;
+    stack_.pop_back();
+    if (attribute) return Step::kContinue;
+  }
+  return Step::kFrame;
+}
+
+Result<std::vector<std::string_view>> ParseCommandArgs(std::string_view frame) {
+  if (frame.empty() || frame[0] != '*') {
+    return Error("Protocol error: expected '*', got '" +
+                 (frame.empty() ? std::string() : Printable(frame[0])) + "'");
+  }
+  size_t pos = 0;
+  std::string_view line;
+  int64_t count = 0;
+  if (!ReadLine(frame, pos, line)) return Error("Protocol error: incomplete command");
+  if (!ParseDecimal(line, count) || count < -1) {
+    return Error("Protocol error: invalid multibulk length");
+  }
+  std::vector<std::string_view> args;
+  args.reserve(static_cast<size_t>(std::clamp<int64_t>(count, 0, int64_t(frame.size() / 4))));
+  for (int64_t i = 0; i < count; ++i) {
+    if (pos >= frame.size()) return Error("Protocol error: incomplete command");
+    if (frame[pos] != '$') {
+      return Error("Protocol error: expected '$', got '" + Printable(frame[pos]) + "'");
+    }
+    int64_t length = 0;
+    if (!ReadLine(frame, pos, line)) return Error("Protocol error: incomplete command");
+    if (!ParseDecimal(line, length) || length < 0) {
+      return Error("Protocol error: invalid bulk length");
+    }
+    if (static_cast<uint64_t>(length) > frame.size() - pos ||
+        frame.size() - pos - static_cast<size_t>(length) < 2) {
+      return Error("Protocol error: incomplete command");
+    }
+    args.push_back(frame.substr(pos, static_cast<size_t>(length)));
+    pos += static_cast<size_t>(length);
+    if (frame.substr(pos, 2) != kCrlf) return Error("Protocol error: expected '\\r\\n'");
+    pos += 2;
+  }
+  if (pos != frame.size()) {
+    return Error("Protocol error: " + std::to_string(frame.size() - pos) +
+                 " bytes after the end of the command");
+  }
+  return args;
+}
+
+void AppendCommand(std::string& out, std::span<const std::string_view> args) {
+  AppendArrayHeader(out, args.size());
+  for (std::string_view arg : args) AppendBulk(out, arg);
+}
+
+void AppendError(std::string& out, std::string_view message) { AppendLine(out, '-', message); }
+
+void AppendSimple(std::string& out, std::string_view message) { AppendLine(out, '+', message); }
+
+void AppendInteger(std::string& out, int64_t value) { AppendNumberLine(out, ':', value); }
+
+void AppendBulk(std::string& out, std::string_view bytes) {
+  AppendNumberLine(out, '$', static_cast<int64_t>(bytes.size()));
+  out += bytes;
+  out += kCrlf;
+}
+
+void AppendArrayHeader(std::string& out, size_t count) {
+  AppendNumberLine(out, '*', static_cast<int64_t>(count));
+}
+
+void AppendNull(std::string& out, int protocol) { out += protocol >= 3 ? "_\r\n" : "$-1\r\n"; }
+
+}  // namespace shardctl::common
