@@ -1,12 +1,15 @@
 // `shardctl up` and `shardctl supervise`.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <thread>
 #include <variant>
 
 #include "common/size.h"
@@ -111,6 +114,29 @@ common::Status CheckNoStrayData(const DeploymentDir& dir, const Deployment& depl
     }
   }
   return common::Ok();
+}
+
+// Serialises `up`s of one deployment (a retrying script, systemd and an operator at once): the
+// second waits for the first to finish, then finds the deployment running and changes nothing.
+// Returns the locked descriptor: the lock lasts until it is closed or this process exits
+// (SpawnPinned keeps it out of the supervisor).
+common::Result<int> LockUpsOf(const DeploymentDir& dir) {
+  int fd = open((dir.root() / "up.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return common::Error(dir.root().string() + "/up.lock: " + strerror(errno));
+  auto deadline = Clock::now() + std::chrono::minutes(2);
+  bool said = false;
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (Clock::now() > deadline) {
+      close(fd);
+      return common::Error(
+          "another shardctl up of this deployment has been running for 2 minutes "
+          "(wait for it, or check shardctl status)");
+    }
+    if (!said) std::cerr << "shardctl: waiting for another shardctl up of this deployment\n";
+    said = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return fd;
 }
 
 common::Status CheckPortsFree(const Plan& plan) {
@@ -254,6 +280,19 @@ int RunUp(const Invocation& invocation) {
                         .supervision = spec->supervision,
                         .durability = spec->durability};
   DeploymentDir dir = DirOf(*spec);
+  int up_lock = -1;
+  if (!invocation.dry_run) {
+    if (auto writable = EnsureWritableDir(dir.root()); !writable.ok()) {
+      PrintError(writable.error().message());
+      return kExitRuntime;
+    }
+    auto locked = LockUpsOf(dir);
+    if (!locked.ok()) {
+      PrintError(locked.error().message());
+      return kExitRuntime;
+    }
+    up_lock = *locked;
+  }
   auto existing = CheckExisting(dir, *spec, deployment, invocation.json);
   if (auto* done = std::get_if<int>(&existing)) return *done;
   bool adopting = std::get<Existing>(existing) == Existing::kAdopt;
@@ -276,16 +315,14 @@ int RunUp(const Invocation& invocation) {
               << PlanTable(deployment.plan);
     return kExitOk;
   }
-  if (auto writable = EnsureWritableDir(dir.root()); !writable.ok()) {
-    PrintError(writable.error().message());
-    return kExitRuntime;
-  }
   if (auto written = WriteDeployment(dir, deployment); !written.ok()) {
     PrintError(written.error().message());
     return kExitRuntime;
   }
   json result;
   if (invocation.foreground) {
+    // The supervisor's own lock takes over; another `up` must see it, not wait for this one.
+    close(up_lock);
     return RunSupervisor(dir, [&](const json& event) {
       std::string kind = event.value("event", "");
       if (kind == "progress") std::cerr << "shardctl: " << event.value("message", "") << "\n";
