@@ -118,7 +118,16 @@ Result<Invocation> ParseCommand(const std::vector<std::string>& args) {
                  "; commands: plan, up, status, down (see shardctl --help)");
   }
   invocation.command = first;
-  if (first == "help") invocation.help_topic = args.size() > 1 ? args[1] : "";
+  if (first == "help") {
+    invocation.help_topic = args.size() > 1 ? args[1] : "";
+    bool known =
+        invocation.help_topic->empty() ||
+        std::find(kCommands.begin(), kCommands.end(), *invocation.help_topic) != kCommands.end();
+    if (!known) {
+      return Error("help: no command \"" + *invocation.help_topic +
+                   "\" (commands: plan, up, status, down, restart, logs, rebalance-roles, save)");
+    }
+  }
   return invocation;
 }
 
@@ -173,6 +182,10 @@ Result<Invocation> ParseArgs(const std::vector<std::string>& args) {
     if (!inline_value && i + 1 >= args.size()) {
       return Error("--" + flag + " needs a value (e.g. --" + flag + " " +
                    (flag == "shards" ? "8" : "VALUE") + ")");
+    }
+    if (!inline_value && args[i + 1].rfind("--", 0) == 0) {  // "--shards --help": value missing
+      return Error("--" + flag + " needs a value, got the flag " + args[i + 1] + " (e.g. --" +
+                   flag + " " + (flag == "shards" ? "8" : "VALUE") + ")");
     }
     std::string value = inline_value ? *inline_value : args[++i];
     if (auto status = ApplyValueFlag(flag, value, invocation); !status.ok()) return status.error();

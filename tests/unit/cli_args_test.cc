@@ -392,3 +392,28 @@ TEST(HelpTextTest, ExitCodeConstantsMatchTheDocumentedValues) {
 
 }  // namespace
 }  // namespace shardctl::launcher
+
+namespace shardctl::launcher {
+namespace {
+
+TEST(ParseArgsTest, HelpForAnUnknownCommandIsAnError) {
+  auto parsed = ParseArgs({"help", "bogus"});
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.error().message().find("no command \"bogus\""), std::string::npos);
+  EXPECT_TRUE(ParseArgs({"help", "restart"}).ok());
+  EXPECT_TRUE(ParseArgs({"help"}).ok());
+}
+
+TEST(ParseArgsTest, AFlagIsNotTakenAsTheValueOfTheFlagBeforeIt) {
+  auto parsed = ParseArgs({"up", "--shards", "--help"});
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.error().message().find("--shards needs a value"), std::string::npos)
+      << parsed.error().message();
+  // A negative number is still a value (and refused later by validation, with its own message).
+  auto negative = ParseArgs({"up", "--shards", "-3"});
+  ASSERT_TRUE(negative.ok());
+  EXPECT_EQ(negative->settings.back().value, "-3");
+}
+
+}  // namespace
+}  // namespace shardctl::launcher
