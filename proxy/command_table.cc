@@ -1,0 +1,306 @@
+#include "proxy/command_table.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <vector>
+
+#include "common/slots.h"
+
+namespace shardctl::proxy {
+namespace {
+
+using common::Error;
+using common::Result;
+
+constexpr KeySpec kNoKeys{};
+constexpr KeySpec kFirstKey{1, 1, 1};
+constexpr KeySpec kAllArgs{1, -1, 1};
+constexpr KeySpec kKeyValuePairs{1, -1, 2};
+constexpr KeySpec kFirstTwo{1, 2, 1};
+
+CommandInfo Single(std::string_view name) { return {name, RouteKind::kSingleKey, kFirstKey}; }
+CommandInfo OneSlot(std::string_view name, KeySpec keys) {
+  return {name, RouteKind::kOneSlot, keys};
+}
+CommandInfo Split(std::string_view name, KeySpec keys, MergeKind merge) {
+  return {name, RouteKind::kSplitBySlot, keys, merge};
+}
+CommandInfo Local(std::string_view name) { return {name, RouteKind::kLocal, kNoKeys}; }
+CommandInfo Unsupported(std::string_view name, std::string_view reason) {
+  return {name, RouteKind::kUnsupported, kNoKeys, MergeKind::kNone, reason};
+}
+
+constexpr std::string_view kSingleKeyCommands[] = {
+    "APPEND",
+    "BITCOUNT",
+    "BITFIELD",
+    "BITFIELD_RO",
+    "BITPOS",
+    "DECR",
+    "DECRBY",
+    "DUMP",
+    "EXPIRE",
+    "EXPIREAT",
+    "EXPIRETIME",
+    "GEOADD",
+    "GEODIST",
+    "GEOHASH",
+    "GEOPOS",
+    "GEORADIUSBYMEMBER_RO",
+    "GEORADIUS_RO",
+    "GEOSEARCH",
+    "GET",
+    "GETBIT",
+    "GETDEL",
+    "GETEX",
+    "GETRANGE",
+    "GETSET",
+    "HDEL",
+    "HEXISTS",
+    "HGET",
+    "HGETALL",
+    "HINCRBY",
+    "HINCRBYFLOAT",
+    "HKEYS",
+    "HLEN",
+    "HMGET",
+    "HMSET",
+    "HRANDFIELD",
+    "HSCAN",
+    "HSET",
+    "HSETNX",
+    "HSTRLEN",
+    "HVALS",
+    "INCR",
+    "INCRBY",
+    "INCRBYFLOAT",
+    "LINDEX",
+    "LINSERT",
+    "LLEN",
+    "LPOP",
+    "LPOS",
+    "LPUSH",
+    "LPUSHX",
+    "LRANGE",
+    "LREM",
+    "LSET",
+    "LTRIM",
+    "PERSIST",
+    "PEXPIRE",
+    "PEXPIREAT",
+    "PEXPIRETIME",
+    "PFADD",
+    "PSETEX",
+    "PTTL",
+    "RESTORE",
+    "RPOP",
+    "RPUSH",
+    "RPUSHX",
+    "SADD",
+    "SCARD",
+    "SET",
+    "SETBIT",
+    "SETEX",
+    "SETNX",
+    "SETRANGE",
+    "SISMEMBER",
+    "SMEMBERS",
+    "SMISMEMBER",
+    "SORT_RO",
+    "SPOP",
+    "SRANDMEMBER",
+    "SREM",
+    "SSCAN",
+    "STRLEN",
+    "SUBSTR",
+    "TTL",
+    "TYPE",
+    "XACK",
+    "XADD",
+    "XAUTOCLAIM",
+    "XCLAIM",
+    "XDEL",
+    "XLEN",
+    "XPENDING",
+    "XRANGE",
+    "XREVRANGE",
+    "XSETID",
+    "XTRIM",
+    "ZADD",
+    "ZCARD",
+    "ZCOUNT",
+    "ZINCRBY",
+    "ZLEXCOUNT",
+    "ZMSCORE",
+    "ZPOPMAX",
+    "ZPOPMIN",
+    "ZRANDMEMBER",
+    "ZRANGE",
+    "ZRANGEBYLEX",
+    "ZRANGEBYSCORE",
+    "ZRANK",
+    "ZREM",
+    "ZREMRANGEBYLEX",
+    "ZREMRANGEBYRANK",
+    "ZREMRANGEBYSCORE",
+    "ZREVRANGE",
+    "ZREVRANGEBYLEX",
+    "ZREVRANGEBYSCORE",
+    "ZREVRANK",
+    "ZSCAN",
+    "ZSCORE",
+};
+
+constexpr std::string_view kLocalCommands[] = {
+    "CLIENT", "COMMAND", "ECHO", "HELLO", "INFO", "PING", "QUIT", "RESET", "SELECT",
+};
+
+std::vector<CommandInfo> BuildTable() {
+  std::vector<CommandInfo> table;
+  for (std::string_view name : kSingleKeyCommands) table.push_back(Single(name));
+  for (std::string_view name : kLocalCommands) table.push_back(Local(name));
+  table.push_back(Split("MGET", kAllArgs, MergeKind::kArrayByKey));
+  table.push_back(Split("MSET", kKeyValuePairs, MergeKind::kAllOk));
+  for (std::string_view name : {"DEL", "UNLINK", "EXISTS", "TOUCH"}) {
+    table.push_back(Split(name, kAllArgs, MergeKind::kSumIntegers));
+  }
+  table.push_back(OneSlot("MSETNX", kKeyValuePairs));
+  for (std::string_view name : {"RENAME", "RENAMENX", "RPOPLPUSH", "LMOVE", "SMOVE", "COPY",
+                                "GEOSEARCHSTORE", "ZRANGESTORE"}) {
+    table.push_back(OneSlot(name, kFirstTwo));
+  }
+  for (std::string_view name : {"SDIFF", "SDIFFSTORE", "SINTER", "SINTERSTORE", "SUNION",
+                                "SUNIONSTORE", "PFCOUNT", "PFMERGE"}) {
+    table.push_back(OneSlot(name, kAllArgs));
+  }
+  table.push_back(OneSlot("BITOP", {2, -1, 1}));
+  for (std::string_view name : {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}) {
+    table.push_back(OneSlot(name, {3, 0, 1, 2}));
+  }
+  constexpr std::string_view kTransactions = "transactions need a pinned backend connection";
+  for (std::string_view name : {"MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH"}) {
+    table.push_back(Unsupported(name, kTransactions));
+  }
+  constexpr std::string_view kBlocking =
+      "blocking commands would stall a shared backend connection";
+  for (std::string_view name : {"BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BLMPOP", "BZPOPMIN",
+                                "BZPOPMAX", "BZMPOP", "XREAD", "XREADGROUP", "WAIT"}) {
+    table.push_back(Unsupported(name, kBlocking));
+  }
+  constexpr std::string_view kPubSub = "pub/sub needs a pinned backend connection";
+  for (std::string_view name : {"SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE",
+                                "PUNSUBSCRIBE", "SUNSUBSCRIBE", "PUBLISH", "SPUBLISH", "MONITOR"}) {
+    table.push_back(Unsupported(name, kPubSub));
+  }
+  constexpr std::string_view kFanOut = "commands over all shards are not implemented yet";
+  for (std::string_view name : {"DBSIZE", "KEYS", "SCAN", "RANDOMKEY", "FLUSHALL", "FLUSHDB"}) {
+    table.push_back(Unsupported(name, kFanOut));
+  }
+  std::sort(table.begin(), table.end(),
+            [](const CommandInfo& a, const CommandInfo& b) { return a.name < b.name; });
+  return table;
+}
+
+const std::vector<CommandInfo>& Table() {
+  static const std::vector<CommandInfo> table = BuildTable();
+  return table;
+}
+
+std::string Lowered(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+  }
+  return lower;
+}
+
+// Redis' string2ll subset for numkeys: plain non-negative decimal.
+bool ParseCount(std::string_view text, int64_t& out) {
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return error == std::errc() && end == text.data() + text.size() && out >= 0;
+}
+
+}  // namespace
+
+std::string CommandInfo::UnsupportedError(std::string_view command) const {
+  if (unsupported_reason.empty()) return "ERR unknown command '" + std::string(command) + "'";
+  return "ERR command '" + Lowered(command) +
+         "' is not supported by shardproxy: " + std::string(unsupported_reason);
+}
+
+const CommandInfo& LookupCommand(std::string_view name) {
+  // Longer than any command name: not in the table, no need to upper-case it.
+  constexpr size_t kMaxName = 32;
+  std::array<char, kMaxName> upper{};
+  if (name.size() <= kMaxName) {
+    for (size_t i = 0; i < name.size(); ++i) {
+      const char c = name[i];
+      upper[i] = c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c;
+    }
+    const std::string_view key(upper.data(), name.size());
+    const auto& table = Table();
+    auto it =
+        std::lower_bound(table.begin(), table.end(), key,
+                         [](const CommandInfo& info, std::string_view k) { return info.name < k; });
+    if (it != table.end() && it->name == key) return *it;
+  }
+  thread_local std::string unknown_name;
+  thread_local CommandInfo unknown;
+  unknown_name.assign(name);
+  unknown = CommandInfo{unknown_name, RouteKind::kUnsupported};
+  return unknown;
+}
+
+std::string WrongArgCountError(std::string_view command) {
+  return "ERR wrong number of arguments for '" + Lowered(command) + "' command";
+}
+
+Result<KeyPositions> ResolveKeys(const CommandInfo& info, std::span<const std::string_view> args) {
+  const KeySpec& spec = info.keys;
+  if (spec.first == 0) return KeyPositions{};
+  const std::string_view command = args.empty() ? info.name : args[0];
+  const size_t argc = args.size();
+  const auto first = static_cast<size_t>(spec.first);
+  if (spec.numkeys_at > 0) {
+    const auto at = static_cast<size_t>(spec.numkeys_at);
+    if (argc <= at) return Error(WrongArgCountError(command));
+    int64_t numkeys = 0;
+    if (!ParseCount(args[at], numkeys)) return Error("ERR value is not an integer or out of range");
+    if (numkeys == 0) return KeyPositions{};
+    if (static_cast<uint64_t>(numkeys) > argc - first) {
+      return Error("ERR Number of keys can't be greater than number of args");
+    }
+    return KeyPositions{first, first + static_cast<size_t>(numkeys) - 1, 1};
+  }
+  if (argc <= first) return Error(WrongArgCountError(command));
+  const auto step = static_cast<size_t>(spec.step);
+  size_t last = 0;
+  if (spec.last < 0) {
+    const auto from_end = static_cast<size_t>(-spec.last);
+    if (argc < from_end || argc - from_end < first) return Error(WrongArgCountError(command));
+    last = argc - from_end;
+  } else {
+    last = static_cast<size_t>(spec.last);
+    if (last >= argc) return Error(WrongArgCountError(command));
+  }
+  // MSET k v k: the key list must end where a whole key/value group ends.
+  if (step > 1 && (argc - first) % step != 0) return Error(WrongArgCountError(command));
+  if (step > 1) last = argc - step;
+  return KeyPositions{first, last, step};
+}
+
+Result<int> RequestSlot(const CommandInfo& info, std::span<const std::string_view> args) {
+  auto keys = ResolveKeys(info, args);
+  if (!keys) return keys.error();
+  if (keys->count() == 0) return -1;
+  const int slot = common::KeySlot(args[keys->first]);
+  for (size_t i = keys->first + keys->step; i <= keys->last; i += keys->step) {
+    if (common::KeySlot(args[i]) != slot) {
+      return Error("CROSSSLOT Keys in request don't hash to the same slot");
+    }
+  }
+  return slot;
+}
+
+}  // namespace shardctl::proxy

@@ -1,0 +1,145 @@
+#include <gtest/gtest.h>
+
+#include <string_view>
+#include <vector>
+
+#include "common/slots.h"
+#include "proxy/command_table.h"
+
+namespace shardctl::proxy {
+namespace {
+
+using Args = std::vector<std::string_view>;
+
+TEST(CommandTableTest, LooksUpNamesIgnoringCase) {
+  EXPECT_EQ(LookupCommand("get").kind, RouteKind::kSingleKey);
+  EXPECT_EQ(LookupCommand("GeT").kind, RouteKind::kSingleKey);
+  EXPECT_EQ(LookupCommand("GET").name, "GET");
+}
+
+struct KindCase {
+  std::string_view name;
+  RouteKind kind;
+  MergeKind merge;
+};
+
+class CommandKindTest : public testing::TestWithParam<KindCase> {};
+
+TEST_P(CommandKindTest, HasItsRoutingKind) {
+  const CommandInfo& info = LookupCommand(GetParam().name);
+  EXPECT_EQ(info.kind, GetParam().kind) << GetParam().name;
+  EXPECT_EQ(info.merge, GetParam().merge) << GetParam().name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Commands, CommandKindTest,
+    testing::Values(KindCase{"set", RouteKind::kSingleKey, MergeKind::kNone},
+                    KindCase{"hgetall", RouteKind::kSingleKey, MergeKind::kNone},
+                    KindCase{"mget", RouteKind::kSplitBySlot, MergeKind::kArrayByKey},
+                    KindCase{"mset", RouteKind::kSplitBySlot, MergeKind::kAllOk},
+                    KindCase{"del", RouteKind::kSplitBySlot, MergeKind::kSumIntegers},
+                    KindCase{"unlink", RouteKind::kSplitBySlot, MergeKind::kSumIntegers},
+                    KindCase{"exists", RouteKind::kSplitBySlot, MergeKind::kSumIntegers},
+                    KindCase{"touch", RouteKind::kSplitBySlot, MergeKind::kSumIntegers},
+                    KindCase{"msetnx", RouteKind::kOneSlot, MergeKind::kNone},
+                    KindCase{"rename", RouteKind::kOneSlot, MergeKind::kNone},
+                    KindCase{"eval", RouteKind::kOneSlot, MergeKind::kNone},
+                    KindCase{"ping", RouteKind::kLocal, MergeKind::kNone},
+                    KindCase{"hello", RouteKind::kLocal, MergeKind::kNone},
+                    KindCase{"select", RouteKind::kLocal, MergeKind::kNone},
+                    KindCase{"multi", RouteKind::kUnsupported, MergeKind::kNone},
+                    KindCase{"blpop", RouteKind::kUnsupported, MergeKind::kNone},
+                    KindCase{"nosuchcommand", RouteKind::kUnsupported, MergeKind::kNone}));
+
+TEST(CommandTableTest, UnsupportedErrorsNameTheCommand) {
+  EXPECT_EQ(LookupCommand("MuLtI").UnsupportedError("MuLtI"),
+            "ERR command 'multi' is not supported by shardproxy: transactions need a pinned "
+            "backend connection");
+  const CommandInfo& unknown = LookupCommand("frobnicate");
+  EXPECT_EQ(unknown.kind, RouteKind::kUnsupported);
+  EXPECT_EQ(unknown.name, "frobnicate");
+  EXPECT_EQ(unknown.UnsupportedError("frobnicate"), "ERR unknown command 'frobnicate'");
+}
+
+TEST(CommandTableTest, VeryLongNamesAreUnknown) {
+  const std::string name(1000, 'x');
+  EXPECT_EQ(LookupCommand(name).kind, RouteKind::kUnsupported);
+}
+
+TEST(ResolveKeysTest, SingleKey) {
+  const Args args = {"get", "foo"};
+  auto keys = ResolveKeys(LookupCommand("get"), args);
+  ASSERT_TRUE(keys) << keys.error().message();
+  EXPECT_EQ(keys->first, 1u);
+  EXPECT_EQ(keys->count(), 1u);
+}
+
+TEST(ResolveKeysTest, MissingKeyIsWrongArgCount) {
+  const Args args = {"GET"};
+  auto keys = ResolveKeys(LookupCommand("GET"), args);
+  ASSERT_FALSE(keys);
+  EXPECT_EQ(keys.error().message(), "ERR wrong number of arguments for 'get' command");
+}
+
+TEST(ResolveKeysTest, MsetStepsOverValues) {
+  const Args args = {"mset", "a", "1", "b", "2", "c", "3"};
+  auto keys = ResolveKeys(LookupCommand("mset"), args);
+  ASSERT_TRUE(keys);
+  EXPECT_EQ(keys->first, 1u);
+  EXPECT_EQ(keys->last, 5u);
+  EXPECT_EQ(keys->step, 2u);
+  EXPECT_EQ(keys->count(), 3u);
+}
+
+TEST(ResolveKeysTest, MsetWithoutLastValueIsWrongArgCount) {
+  const Args args = {"mset", "a", "1", "b"};
+  EXPECT_FALSE(ResolveKeys(LookupCommand("mset"), args));
+}
+
+TEST(ResolveKeysTest, EvalReadsNumkeys) {
+  const Args args = {"eval", "return 1", "2", "k1", "k2", "arg"};
+  auto keys = ResolveKeys(LookupCommand("eval"), args);
+  ASSERT_TRUE(keys);
+  EXPECT_EQ(keys->first, 3u);
+  EXPECT_EQ(keys->last, 4u);
+  const Args no_keys = {"eval", "return 1", "0"};
+  ASSERT_TRUE(ResolveKeys(LookupCommand("eval"), no_keys));
+  EXPECT_EQ(ResolveKeys(LookupCommand("eval"), no_keys)->count(), 0u);
+  const Args too_many = {"eval", "return 1", "3", "k1"};
+  EXPECT_FALSE(ResolveKeys(LookupCommand("eval"), too_many));
+  const Args not_a_number = {"eval", "return 1", "x", "k1"};
+  EXPECT_FALSE(ResolveKeys(LookupCommand("eval"), not_a_number));
+}
+
+TEST(RequestSlotTest, SingleKeyUsesHashTags) {
+  const Args args = {"set", "{user1000}.following", "x"};
+  auto slot = RequestSlot(LookupCommand("set"), args);
+  ASSERT_TRUE(slot);
+  EXPECT_EQ(*slot, 3443);
+}
+
+TEST(RequestSlotTest, OneSlotCommandAcceptsKeysOfOneSlot) {
+  const Args args = {"msetnx", "{u}a", "1", "{u}b", "2"};
+  auto slot = RequestSlot(LookupCommand("msetnx"), args);
+  ASSERT_TRUE(slot);
+  EXPECT_EQ(*slot, common::KeySlot("u"));
+}
+
+TEST(RequestSlotTest, OneSlotCommandAcrossSlotsIsCrossslot) {
+  const Args args = {"msetnx", "foo", "1", "bar", "2"};
+  auto slot = RequestSlot(LookupCommand("msetnx"), args);
+  ASSERT_FALSE(slot);
+  EXPECT_EQ(slot.error().message(), "CROSSSLOT Keys in request don't hash to the same slot");
+  const Args rename = {"rename", "foo", "bar"};
+  EXPECT_FALSE(RequestSlot(LookupCommand("rename"), rename));
+}
+
+TEST(RequestSlotTest, KeylessIsMinusOne) {
+  const Args args = {"eval", "return 1", "0"};
+  auto slot = RequestSlot(LookupCommand("eval"), args);
+  ASSERT_TRUE(slot);
+  EXPECT_EQ(*slot, -1);
+}
+
+}  // namespace
+}  // namespace shardctl::proxy

@@ -1,0 +1,135 @@
+#include <gtest/gtest.h>
+
+#include <string_view>
+
+#include "proxy/slot_map.h"
+
+namespace shardctl::proxy {
+namespace {
+
+// Captured from redis-server 7.0.15: three primaries on 127.0.0.1:24000-24002 formed by
+// `redis-cli --cluster create ... --cluster-yes`.
+constexpr std::string_view kSlotsReply =
+    "*3\r\n"
+    "*3\r\n:0\r\n:5460\r\n*4\r\n$9\r\n127.0.0.1\r\n:24000\r\n"
+    "$40\r\n875d7c84c9b01ced5f09768f0cc4a67afc1e6530\r\n*0\r\n"
+    "*3\r\n:5461\r\n:10922\r\n*4\r\n$9\r\n127.0.0.1\r\n:24001\r\n"
+    "$40\r\n1a1f99c3eb820f75d973f7e3574242b480f09a91\r\n*0\r\n"
+    "*3\r\n:10923\r\n:16383\r\n*4\r\n$9\r\n127.0.0.1\r\n:24002\r\n"
+    "$40\r\na7f4992de0064cfffcd9366aafeaa5d6d1afc065\r\n*0\r\n";
+
+// The same cluster after `CLUSTER SETSLOT 100 NODE <24001>` on all nodes and slot 200 set
+// MIGRATING on 24000 / IMPORTING on 24001; asked over RESP3 (HELLO 3), so the per-node metadata
+// is a map ("%0").
+constexpr std::string_view kSplitSlotsReplyResp3 =
+    "*5\r\n"
+    "*3\r\n:0\r\n:99\r\n*4\r\n$9\r\n127.0.0.1\r\n:24000\r\n"
+    "$40\r\n875d7c84c9b01ced5f09768f0cc4a67afc1e6530\r\n%0\r\n"
+    "*3\r\n:100\r\n:100\r\n*4\r\n$9\r\n127.0.0.1\r\n:24001\r\n"
+    "$40\r\n1a1f99c3eb820f75d973f7e3574242b480f09a91\r\n%0\r\n"
+    "*3\r\n:101\r\n:5460\r\n*4\r\n$9\r\n127.0.0.1\r\n:24000\r\n"
+    "$40\r\n875d7c84c9b01ced5f09768f0cc4a67afc1e6530\r\n%0\r\n"
+    "*3\r\n:5461\r\n:10922\r\n*4\r\n$9\r\n127.0.0.1\r\n:24001\r\n"
+    "$40\r\n1a1f99c3eb820f75d973f7e3574242b480f09a91\r\n%0\r\n"
+    "*3\r\n:10923\r\n:16383\r\n*4\r\n$9\r\n127.0.0.1\r\n:24002\r\n"
+    "$40\r\na7f4992de0064cfffcd9366aafeaa5d6d1afc065\r\n%0\r\n";
+
+// CLUSTER NODES of that state, asked on 24000 (migrating side) and 24001 (importing side).
+constexpr std::string_view kSplitNodes24000 =
+    "875d7c84c9b01ced5f09768f0cc4a67afc1e6530 127.0.0.1:24000@34000 myself,master - 0 "
+    "1795324170000 1 connected 0-99 101-5460 [200->-1a1f99c3eb820f75d973f7e3574242b480f09a91]\n"
+    "1a1f99c3eb820f75d973f7e3574242b480f09a91 127.0.0.1:24001@34001 master - 0 1795324171608 2 "
+    "connected 100 5461-10922\n"
+    "a7f4992de0064cfffcd9366aafeaa5d6d1afc065 127.0.0.1:24002@34002 master - 0 1795324169602 3 "
+    "connected 10923-16383\n";
+constexpr std::string_view kSplitNodes24001 =
+    "875d7c84c9b01ced5f09768f0cc4a67afc1e6530 127.0.0.1:24000@34000 master - 0 1795324171636 1 "
+    "connected 0-99 101-5460\n"
+    "1a1f99c3eb820f75d973f7e3574242b480f09a91 127.0.0.1:24001@34001 myself,master - 0 "
+    "1795324170000 2 connected 100 5461-10922 "
+    "[200-<-875d7c84c9b01ced5f09768f0cc4a67afc1e6530]\n"
+    "a7f4992de0064cfffcd9366aafeaa5d6d1afc065 127.0.0.1:24002@34002 master - 0 1795324169629 3 "
+    "connected 10923-16383\n";
+
+const BackendAddress kNode0{"127.0.0.1", 24000, "875d7c84c9b01ced5f09768f0cc4a67afc1e6530"};
+const BackendAddress kNode1{"127.0.0.1", 24001, "1a1f99c3eb820f75d973f7e3574242b480f09a91"};
+const BackendAddress kNode2{"127.0.0.1", 24002, "a7f4992de0064cfffcd9366aafeaa5d6d1afc065"};
+
+const BackendAddress& Owner(const SlotMap& map, int slot) {
+  return map.backends().at(static_cast<size_t>(map.BackendFor(slot)));
+}
+
+void ExpectSplitState(const SlotMap& map) {
+  ASSERT_EQ(map.backends().size(), 3u);
+  EXPECT_EQ(map.UnassignedSlots(), 0);
+  EXPECT_EQ(Owner(map, 99), kNode0);
+  EXPECT_EQ(Owner(map, 100), kNode1);
+  EXPECT_EQ(Owner(map, 101), kNode0);
+  EXPECT_EQ(Owner(map, 200), kNode0);  // migrating: still the source's until SETSLOT NODE
+  EXPECT_EQ(Owner(map, 10923), kNode2);
+}
+
+TEST(SlotMapTest, FromClusterSlots) {
+  auto map = SlotMap::FromClusterSlots(kSlotsReply);
+  ASSERT_TRUE(map) << map.error().message();
+  ASSERT_EQ(map->backends().size(), 3u);
+  EXPECT_EQ(map->backends()[0], kNode0);
+  EXPECT_EQ(map->UnassignedSlots(), 0);
+  EXPECT_EQ(Owner(*map, 0), kNode0);
+  EXPECT_EQ(Owner(*map, 5460), kNode0);
+  EXPECT_EQ(Owner(*map, 5461), kNode1);
+  EXPECT_EQ(Owner(*map, 10922), kNode1);
+  EXPECT_EQ(Owner(*map, 16383), kNode2);
+}
+
+TEST(SlotMapTest, FromClusterSlotsOverResp3WithSplitRanges) {
+  auto map = SlotMap::FromClusterSlots(kSplitSlotsReplyResp3);
+  ASSERT_TRUE(map) << map.error().message();
+  ExpectSplitState(*map);
+}
+
+TEST(SlotMapTest, FromClusterNodesSkipsMigrationMarkers) {
+  for (std::string_view text : {kSplitNodes24000, kSplitNodes24001}) {
+    auto map = SlotMap::FromClusterNodes(text);
+    ASSERT_TRUE(map) << map.error().message();
+    ExpectSplitState(*map);
+  }
+}
+
+TEST(SlotMapTest, ReplicasAndSlotlessNodesAreNotBackends) {
+  constexpr std::string_view text =
+      "aaaa 10.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-16383\n"
+      "bbbb 10.0.0.2:7001@17001,host-b slave aaaa 0 0 1 connected\n"
+      "cccc [::1]:7002@17002 master - 0 0 2 connected\n";
+  auto map = SlotMap::FromClusterNodes(text);
+  ASSERT_TRUE(map) << map.error().message();
+  ASSERT_EQ(map->backends().size(), 1u);
+  EXPECT_EQ(map->backends()[0], (BackendAddress{"10.0.0.1", 7000, "aaaa"}));
+}
+
+TEST(SlotMapTest, UncoveredSlotsHaveNoBackend) {
+  auto map = SlotMap::FromClusterNodes("aaaa 10.0.0.1:7000@17000 master - 0 0 1 connected 0-99\n");
+  ASSERT_TRUE(map);
+  EXPECT_EQ(map->BackendFor(100), SlotMap::kNoBackend);
+  EXPECT_EQ(map->UnassignedSlots(), 16384 - 100);
+}
+
+TEST(SlotMapTest, BadInputIsAnErrorNamingWhere) {
+  auto truncated = SlotMap::FromClusterSlots(kSlotsReply.substr(0, 40));
+  ASSERT_FALSE(truncated);
+  EXPECT_EQ(truncated.error().message().rfind("CLUSTER SLOTS", 0), 0u);
+  auto error_reply =
+      SlotMap::FromClusterSlots("-ERR This instance has cluster support disabled\r\n");
+  ASSERT_FALSE(error_reply);
+  EXPECT_EQ(error_reply.error().message(),
+            "CLUSTER SLOTS: ERR This instance has cluster support disabled");
+  auto out_of_range =
+      SlotMap::FromClusterNodes("aaaa 10.0.0.1:7000@17000 master - 0 0 1 connected 0-16384\n");
+  ASSERT_FALSE(out_of_range);
+  EXPECT_EQ(out_of_range.error().message(),
+            "CLUSTER NODES: line 1: slot range 0-16384 out of 0-16383");
+  EXPECT_FALSE(SlotMap::FromClusterNodes("aaaa 10.0.0.1:7000 master\n"));
+}
+
+}  // namespace
+}  // namespace shardctl::proxy
