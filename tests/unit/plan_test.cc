@@ -17,55 +17,21 @@
 #include "launcher/plan_json.h"
 #include "launcher/spec.h"
 #include "launcher/topology.h"
+#include "tests/unit/plan_fixtures.h"
 
 namespace shardctl::launcher {
 namespace {
 
+using plan_fixtures::Flags;
+using plan_fixtures::Host;
+using plan_fixtures::MustPlan;
+using plan_fixtures::PlanError;
+using plan_fixtures::PlanOn;
+using plan_fixtures::SpecOf;
+
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 constexpr uint64_t kTiB = uint64_t{1} << 40;
-
-using Flags = std::vector<std::pair<std::string, std::string>>;
-
-const Topology& Host(const std::string& host) {
-  static std::map<std::string, Topology> cache;
-  auto it = cache.find(host);
-  if (it == cache.end()) {
-    auto topology = ReadTopology(std::string(SHARDCTL_FIXTURES_DIR) + "/sysfs/" + host);
-    EXPECT_TRUE(topology.ok()) << host << ": " << topology.error().message();
-    it = cache.emplace(host, topology.ok() ? *topology : Topology{}).first;
-  }
-  return it->second;
-}
-
-// Builds the spec as the CLI would from `--key value` flags; the flags must be valid.
-Spec SpecOf(const Flags& flags) {
-  std::vector<Setting> settings;
-  for (const auto& [key, value] : flags) settings.push_back({key, value, "--" + key});
-  auto spec = BuildSpec(settings);
-  EXPECT_TRUE(spec.ok()) << spec.error().message();
-  return spec.ok() ? *spec : Spec{};
-}
-
-common::Result<Plan> PlanOn(const Topology& topology, const Flags& flags) {
-  return MakePlan(topology, SpecOf(flags));
-}
-
-common::Result<Plan> PlanOn(const std::string& host, const Flags& flags) {
-  return PlanOn(Host(host), flags);
-}
-
-Plan MustPlan(const std::string& host, const Flags& flags) {
-  auto plan = PlanOn(host, flags);
-  EXPECT_TRUE(plan.ok()) << host << ": " << plan.error().message();
-  return plan.ok() ? *plan : Plan{};
-}
-
-std::string PlanError(const std::string& host, const Flags& flags) {
-  auto plan = PlanOn(host, flags);
-  EXPECT_FALSE(plan.ok()) << host << ": expected an error";
-  return plan.ok() ? "" : plan.error().message();
-}
 
 std::map<int, int> ShardsPerNode(const Plan& plan) {
   std::map<int, int> counts;
