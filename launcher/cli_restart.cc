@@ -38,26 +38,6 @@ Result<int> WaitForNewProcess(const DeploymentDir& dir, int index, const json& o
                std::to_string(index) + ")");
 }
 
-common::Status WaitForHealthyCluster(const Plan& plan) {
-  auto nodes = ClusterNodesOf(plan);
-  auto deadline = Clock::now() + kShardBackTimeout;
-  for (;;) {
-    std::string gap;
-    for (const auto& node : nodes) {
-      auto view = ViewFrom(node, std::chrono::milliseconds(500));
-      if (!view.reachable || view.cluster_state != "ok") {
-        gap =
-            "port " + std::to_string(node.port) +
-            (view.reachable ? " reports cluster_state:" + view.cluster_state : " does not answer");
-        break;
-      }
-    }
-    if (gap.empty()) return common::Ok();
-    if (Clock::now() > deadline) return Error("the cluster did not become healthy: " + gap);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
 Result<json> RestartOne(const DeploymentDir& dir, const Plan& plan, int index, const json& engine) {
   auto started = Clock::now();
   json request = {{"cmd", "restart"}, {"shard", index}};
@@ -68,7 +48,9 @@ Result<json> RestartOne(const DeploymentDir& dir, const Plan& plan, int index, c
   json old_pid = (*reply)["old_pid"];
   auto new_pid = WaitForNewProcess(dir, index, old_pid);
   if (!new_pid.ok()) return new_pid.error();
-  if (auto healthy = WaitForHealthyCluster(plan); !healthy.ok()) return healthy.error();
+  auto healthy = WaitUntilHealthy(RunningNodesOf(plan), Clock::now() + kShardBackTimeout,
+                                  [] { return common::Ok(); });
+  if (!healthy.ok()) return healthy.error().Context("the cluster did not become healthy");
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   return json{{"shard", index}, {"old_pid", old_pid}, {"new_pid", *new_pid}, {"ms", ms.count()}};
 }

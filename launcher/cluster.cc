@@ -150,8 +150,9 @@ std::string HealthGap(const std::vector<ClusterNode>& nodes) {
     }
     if (i == 0) first_map = view.slot_map;
     if (view.slot_map != first_map) return who + " disagrees with the first node on the slot map";
-    if (nodes[i].replica_of && (view.role != "slave" || view.master_link_status != "up")) {
-      return who + " is not yet a replica with its link to the primary up";
+    if (nodes[i].replica_of && view.role != "slave") return who + " is not yet a replica";
+    if (view.role == "slave" && view.master_link_status != "up") {
+      return who + " is a replica whose link to its primary is not up yet";
     }
   }
   return "";

@@ -98,6 +98,12 @@ std::vector<ClusterNode> ClusterNodesOf(const Plan& plan) {
   return nodes;
 }
 
+std::vector<ClusterNode> RunningNodesOf(const Plan& plan) {
+  auto nodes = ClusterNodesOf(plan);
+  for (auto& node : nodes) node.replica_of.reset();
+  return nodes;
+}
+
 Result<bool> ShouldResume(const Deployment& deployment, const DeploymentDir& dir) {
   if (deployment.durability.persistence == Persistence::kNone) return false;
   std::vector<int> with, without;
@@ -149,7 +155,8 @@ Result<StartReport> StartDeployment(const Deployment& deployment, const Deployme
   }
   if (*resume) {  // the shards remember their cluster: it only has to come back together
     progress("resuming the cluster recorded in the shards' nodes.conf, with their data");
-    if (auto healthy = WaitUntilHealthy(nodes, deadline, watcher); !healthy.ok()) {
+    auto running = RunningNodesOf(deployment.plan);  // roles may have moved before the stop
+    if (auto healthy = WaitUntilHealthy(running, deadline, watcher); !healthy.ok()) {
       return fail(healthy.error());
     }
   } else {

@@ -24,8 +24,12 @@ struct StartReport {
   bool resumed = false;  // an existing cluster came back with its data; nothing was formed
 };
 
-// The cluster nodes of a plan (address, bus port, slots), for the cluster module.
+// The cluster nodes of a plan (address, bus port, slots, planned roles), for formation.
 std::vector<ClusterNode> ClusterNodesOf(const Plan& plan);
+
+// The same without planned roles, for health checks of a running cluster: failovers may have
+// swapped primaries and replicas since formation (every replica's link must still be up).
+std::vector<ClusterNode> RunningNodesOf(const Plan& plan);
 
 // Starts every shard pinned to its CPUs (with persistence, and when every shard still has its
 // nodes.conf, resumes the recorded cluster and its data instead of forming a new one) and bound to

@@ -354,23 +354,17 @@ Result<json> Supervisor::Adopt() {
     ++restarted;
   }
   log_->info("adopted {} running shards, started {} missing ones", adopted, restarted);
-  auto nodes = ClusterNodesOf(deployment_.plan);
-  std::string gap;
-  auto deadline = SteadyClock::now() + kAdoptHealthyWait;
-  do {
-    gap.clear();
-    for (const auto& node : nodes) {
-      auto view = ViewFrom(node, std::chrono::milliseconds(500));
-      if (!view.reachable || view.cluster_state != "ok") gap = "port " + std::to_string(node.port);
-    }
-    if (!gap.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  } while (!gap.empty() && SteadyClock::now() < deadline);
+  // Not fatal: the supervisor's job from here on is to heal whatever is still missing.
+  auto healthy =
+      WaitUntilHealthy(RunningNodesOf(deployment_.plan), SteadyClock::now() + kAdoptHealthyWait,
+                       [] { return common::Ok(); });
   auto total = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - started);
-  return json{{"event", "ready"},
-              {"adopted", adopted},
-              {"restarted", restarted},
-              {"total_ms", total.count()},
-              {"cluster_state", gap.empty() ? "ok" : "not ok yet (" + gap + ")"}};
+  return json{
+      {"event", "ready"},
+      {"adopted", adopted},
+      {"restarted", restarted},
+      {"total_ms", total.count()},
+      {"cluster_state", healthy.ok() ? "ok" : "not ok yet (" + healthy.error().message() + ")"}};
 }
 
 int Supervisor::Finish(int code) {
