@@ -29,7 +29,7 @@ int RunRebalanceRoles(const Invocation& invocation) {
     }
     if (InfoField(*info, "role") == "master") continue;
     auto promoted =
-        PromoteReplica(plan.bind, shard.port, FailoverMode::kGraceful, std::chrono::seconds(10));
+        PromoteReplica(plan.bind, shard.port, FailoverMode::kGraceful, std::chrono::seconds(20));
     if (!promoted.ok()) {
       PrintError("shard " + std::to_string(shard.index) + ": " + promoted.error().message());
       return kExitRuntime;

@@ -1,5 +1,6 @@
 #include "launcher/failover.h"
 
+#include <algorithm>
 #include <sstream>
 #include <thread>
 
@@ -68,12 +69,18 @@ common::Status PromoteReplica(const std::string& host, int port, FailoverMode mo
   if (!connection.ok()) return connection.error();
   Command failover = {"CLUSTER", "FAILOVER"};
   if (mode == FailoverMode::kTakeover) failover.push_back("TAKEOVER");
-  if (auto started = connection->Run(failover); !started.ok()) return started.error();
   auto deadline = std::chrono::steady_clock::now() + timeout;
+  // A graceful failover that cannot complete (the primary does not yet see this replica, say,
+  // right after it rejoined) is dropped by Redis after 5 s (CLUSTER_MF_TIMEOUT): ask again.
+  constexpr auto kAttempt = std::chrono::milliseconds(5500);
   while (std::chrono::steady_clock::now() < deadline) {
-    auto info = connection->Run({"INFO", "replication"});
-    if (info.ok() && InfoField(*info, "role") == "master") return common::Ok();
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (auto started = connection->Run(failover); !started.ok()) return started.error();
+    auto attempt_end = std::min(deadline, std::chrono::steady_clock::now() + kAttempt);
+    while (std::chrono::steady_clock::now() < attempt_end) {
+      auto info = connection->Run({"INFO", "replication"});
+      if (info.ok() && InfoField(*info, "role") == "master") return common::Ok();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
   return Error(host + ":" + std::to_string(port) + " did not become primary within " +
                std::to_string(timeout.count()) + " ms");
