@@ -28,6 +28,11 @@ bool WaitForSupervisorExit(const DeploymentDir& dir, const std::optional<Process
 
 // Stops whatever the pid files still name (a dead supervisor's shards, or a stuck one's).
 int StopFromPidFiles(const DeploymentDir& dir, const Deployment& deployment) {
+  if (auto proxy = ReadProcessId(dir.ProxyPidFile()); proxy && IsRunning(*proxy)) {
+    StopProcesses({*proxy}, std::chrono::seconds(5));
+  }
+  std::error_code removed;
+  std::filesystem::remove(dir.ProxyPidFile(), removed);
   std::vector<ProcessId> live;
   for (const auto& shard : deployment.plan.shards) {
     auto process = ReadProcessId(dir.ShardPidFile(shard.index));

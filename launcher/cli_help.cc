@@ -66,6 +66,10 @@ Deployment options (each also a key of the TOML file given with --config; flags 
   --health-timeout TIME    a shard silent to PING this long is unresponsive (default: 3s)
   --hang-grace TIME        an unresponsive shard is killed and restarted after this much more
                            (default: 30s)
+  --proxy-port P           also run shardproxy on bind:P, so clients without cluster support
+                           (redis-cli without -c, redis-benchmark, plain redis-py) see one Redis;
+                           the supervisor restarts it when it exits (default: no proxy)
+  --proxy-threads N        shardproxy's event-loop threads (default: the CPUs it may run on)
   --config FILE            read the options above from a TOML file (see configs/)
 Sizes use Redis' units: 100mb, 1.5gb, 1g (= 10^9 bytes), 512kb.
 )";

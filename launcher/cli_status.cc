@@ -115,6 +115,24 @@ std::pair<std::string, int> Summarize(const std::vector<ShardStatus>& shards, bo
   return {"degraded", kStatusDegraded};
 }
 
+// The proxy as a probe sees it (pid file, PING on its port), plus what the supervisor knows.
+json ProxyStatus(const DeploymentDir& dir, const Deployment& deployment, const json& supervised) {
+  auto process = ReadProcessId(dir.ProxyPidFile());
+  const bool running = process && IsRunning(*process);
+  auto connection =
+      RedisConnection::Connect(deployment.plan.bind, deployment.proxy.port, kProbeTimeout);
+  const bool answers = connection.ok() && connection->Run({"PING"}).ok();
+  json status = {{"port", deployment.proxy.port},
+                 {"pid", running ? json(process->pid) : json(nullptr)},
+                 {"health", answers ? "ok" : "down"}};
+  if (supervised.is_object()) {
+    for (const char* key : {"state", "restarts", "last_exit", "adopted", "log_tail"}) {
+      if (supervised.contains(key)) status[key] = supervised[key];
+    }
+  }
+  return status;
+}
+
 json StatusJson(const Deployment& deployment, const std::vector<ShardStatus>& statuses,
                 const std::string& cluster_state, bool supervised,
                 const std::optional<ProcessId>& supervisor) {
@@ -212,16 +230,36 @@ int RunStatus(const Invocation& invocation) {
   for (const auto& shard : deployment->plan.shards) {
     statuses.push_back(Probe(dir, deployment->plan, shard));
   }
+  json supervisor_view = json::object();
   if (supervised) {
     auto reply = AskSupervisor(dir, {{"cmd", "status"}}, std::chrono::seconds(2));
-    if (reply.ok()) MergeSupervisorView(*reply, statuses);
+    if (reply.ok()) {
+      MergeSupervisorView(*reply, statuses);
+      supervisor_view = *reply;
+    }
   }
   auto [cluster_state, code] = Summarize(statuses, supervised);
+  json proxy;
+  if (deployment->proxy.enabled()) {
+    proxy = ProxyStatus(dir, *deployment, supervisor_view.value("proxy", json()));
+    if (proxy["health"] != "ok" && code == kStatusOk) code = kStatusDegraded;
+  }
   if (invocation.json) {
-    std::cout << StatusJson(*deployment, statuses, cluster_state, supervised, supervisor).dump(2)
-              << "\n";
+    json out = StatusJson(*deployment, statuses, cluster_state, supervised, supervisor);
+    if (!proxy.is_null()) out["proxy"] = proxy;
+    std::cout << out.dump(2) << "\n";
   } else {
     PrintHuman(*deployment, statuses, cluster_state, supervised, supervisor);
+    if (!proxy.is_null()) {
+      std::cout << "proxy: port " << deployment->proxy.port << ", "
+                << (proxy["pid"].is_null() ? std::string("not running")
+                                           : "pid " + proxy["pid"].dump())
+                << ", " << proxy["health"].get<std::string>() << ", " << proxy.value("restarts", 0)
+                << " restart(s)"
+                << (proxy.value("last_exit", "").empty() ? ""
+                                                         : ", last " + proxy.value("last_exit", ""))
+                << "\n";
+    }
   }
   return code;
 }

@@ -17,6 +17,7 @@
 #include "launcher/output.h"
 #include "launcher/plan_json.h"
 #include "launcher/ports.h"
+#include "launcher/proxy_keeper.h"
 #include "launcher/shards.h"
 #include "launcher/supervisor.h"
 #include "launcher/topology.h"
@@ -51,6 +52,32 @@ std::vector<ProcessId> LiveShards(const DeploymentDir& dir, const Plan& plan) {
   return live;
 }
 
+// The proxy part of the deployment record: the binary must exist and the port must not be one
+// the shards use, before anything starts.
+common::Result<ProxyConfig> ResolveProxy(const Spec& spec, const Plan& plan) {
+  ProxyConfig proxy;
+  if (!spec.proxy_port) {
+    if (spec.proxy_threads) {
+      return common::Error("--proxy-threads: needs --proxy-port (the port clients connect to)");
+    }
+    return proxy;
+  }
+  proxy.port = *spec.proxy_port;
+  proxy.threads = spec.proxy_threads.value_or(0);
+  for (const auto& shard : plan.shards) {
+    if (shard.port == proxy.port || shard.bus_port == proxy.port) {
+      return common::Error("--proxy-port " + std::to_string(proxy.port) + ": shard " +
+                           std::to_string(shard.index) + " uses it (pick a port outside " +
+                           std::to_string(plan.shards.front().port) + "-" +
+                           std::to_string(plan.shards.back().port) + " and their bus ports)");
+    }
+  }
+  auto binary = FindProxyBinary();
+  if (!binary.ok()) return binary.error();
+  proxy.binary = *binary;
+  return proxy;
+}
+
 // What `up` found in the state dir.
 enum class Existing { kNone, kAdopt };
 
@@ -71,6 +98,11 @@ std::variant<int, Existing> CheckExisting(const DeploymentDir& dir, const Spec& 
   }
   if (!(running->supervision == requested.supervision)) {
     diffs.push_back("health-timeout / hang-grace differ");
+  }
+  if (running->proxy.port != requested.proxy.port ||
+      running->proxy.threads != requested.proxy.threads) {
+    diffs.push_back("proxy-port / proxy-threads: " + std::to_string(running->proxy.port) + " -> " +
+                    std::to_string(requested.proxy.port));
   }
   if (!(running->durability == requested.durability)) {
     diffs.push_back(std::string("persistence / appendfsync / save-interval / fork-limit / "
@@ -222,7 +254,7 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
                 {"already_running", false},
                 {"up_ms", up_ms}};
     for (const char* key : {"spawn_ms", "ping_ms", "formation_ms", "total_ms", "supervisor_pid",
-                            "adopted", "restarted", "cluster_state"}) {
+                            "adopted", "restarted", "cluster_state", "proxy_port"}) {
       if (ready.contains(key)) out[key] = ready[key];
     }
     std::cout << out.dump(2) << "\n";
@@ -246,8 +278,12 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
               << seconds(json(up_ms)) << " s)\n";
   }
   std::cout << "  connect: redis-cli -c -h " << plan.bind << " -p " << plan.shards.front().port
-            << "\n"
-            << "  status:  shardctl status" << StateDirHint(spec) << "\n"
+            << "\n";
+  if (deployment.proxy.enabled()) {
+    std::cout << "  proxy:   redis-cli -h " << plan.bind << " -p " << deployment.proxy.port
+              << "   (shardproxy: any Redis client, no cluster support needed)\n";
+  }
+  std::cout << "  status:  shardctl status" << StateDirHint(spec) << "\n"
             << "  stop:    shardctl down" << StateDirHint(spec) << "\n";
 }
 
@@ -279,6 +315,12 @@ int RunUp(const Invocation& invocation) {
                         .engine = std::move(engine).value(),
                         .supervision = spec->supervision,
                         .durability = spec->durability};
+  if (auto proxy = ResolveProxy(*spec, deployment.plan); !proxy.ok()) {
+    PrintError(proxy.error().message());
+    return kExitUsage;
+  } else {
+    deployment.proxy = *proxy;
+  }
   DeploymentDir dir = DirOf(*spec);
   int up_lock = -1;
   if (!invocation.dry_run) {
@@ -305,6 +347,11 @@ int RunUp(const Invocation& invocation) {
     return kExitUsage;
   } else if (auto ports = CheckPortsFree(deployment.plan); !ports.ok()) {
     PrintError(ports.error().message());
+    return kExitRuntime;
+  } else if (deployment.proxy.enabled() &&
+             !TakenPorts(deployment.plan.bind, {deployment.proxy.port}).empty()) {
+    PrintError("--proxy-port " + std::to_string(deployment.proxy.port) + " is in use on " +
+               deployment.plan.bind + " (pick another --proxy-port or stop what listens there)");
     return kExitRuntime;
   }
   if (invocation.dry_run) {

@@ -95,7 +95,11 @@ json DeploymentToJson(const Deployment& deployment) {
           {"supervision",
            {{"health_timeout_ms", deployment.supervision.health_timeout.count()},
             {"hang_grace_ms", deployment.supervision.hang_grace.count()}}},
-          {"durability", DurabilityToJson(deployment.durability)}};
+          {"durability", DurabilityToJson(deployment.durability)},
+          {"proxy",
+           {{"port", deployment.proxy.port},
+            {"threads", deployment.proxy.threads},
+            {"binary", deployment.proxy.binary}}}};
 }
 
 Result<Deployment> DeploymentFromJson(const json& in) {
@@ -120,6 +124,12 @@ Result<Deployment> DeploymentFromJson(const json& in) {
           std::chrono::milliseconds(supervision.value("health_timeout_ms", 3000));
       deployment.supervision.hang_grace =
           std::chrono::milliseconds(supervision.value("hang_grace_ms", 30000));
+    }
+    if (in.contains("proxy")) {
+      const auto& proxy = in.at("proxy");
+      deployment.proxy.port = proxy.value("port", 0);
+      deployment.proxy.threads = proxy.value("threads", 0);
+      deployment.proxy.binary = proxy.value("binary", "");
     }
   } catch (const json::exception& error) {
     return Error(std::string("malformed engine record: ") + error.what());

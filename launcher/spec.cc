@@ -41,6 +41,8 @@ const std::vector<std::string_view> kKeys = {
     "save-interval",
     "fork-limit",
     "cluster-node-timeout",
+    "proxy-port",
+    "proxy-threads",
 };
 
 const std::vector<std::string_view> kPolicies = {
@@ -215,6 +217,12 @@ const std::map<std::string_view, Applier>& Appliers() {
            return Error("must be at least 100ms (got \"" + v + "\")");
          }
          return Assign(std::move(duration), s.durability.cluster_node_timeout);
+       }},
+      {"proxy-port", [](const std::string& v,
+                        Spec& s) { return AssignOptional(ParseInt(v, 1, 65535), s.proxy_port); }},
+      {"proxy-threads",
+       [](const std::string& v, Spec& s) {
+         return AssignOptional(ParseInt(v, 1, 256), s.proxy_threads);
        }},
       {"state-dir",
        [](const std::string& v, Spec& s) -> common::Status {

@@ -72,6 +72,8 @@ struct Spec {
   std::optional<std::filesystem::path> state_dir;  // unset: DefaultStateDir()
   Supervision supervision;
   Durability durability;
+  std::optional<int> proxy_port;     // set: the supervisor also runs shardproxy on bind:port
+  std::optional<int> proxy_threads;  // shardproxy --threads; unset: its default (its CPUs)
 
   int BusBasePort() const { return bus_base_port.value_or(base_port + kBusPortOffset); }
   friend bool operator==(const Spec&, const Spec&) = default;

@@ -8,6 +8,7 @@
 //     supervisor.log      the supervisor's log (spdlog, rotated)
 //     control.sock        the supervisor's control socket (JSON lines)
 //     shards/<i>/         redis.conf, nodes.conf, server.log, pid ("pid start_time"), data
+//     proxy.pid, proxy.log  shardproxy's identity and output, when the deployment has a proxy
 #pragma once
 
 #include <filesystem>
@@ -38,9 +39,20 @@ class DeploymentDir {
   std::filesystem::path ShardConfig(int index) const { return ShardDir(index) / "redis.conf"; }
   std::filesystem::path ShardLog(int index) const { return ShardDir(index) / "server.log"; }
   std::filesystem::path ShardPidFile(int index) const { return ShardDir(index) / "pid"; }
+  std::filesystem::path ProxyPidFile() const { return root_ / "proxy.pid"; }
+  std::filesystem::path ProxyLog() const { return root_ / "proxy.log"; }
 
  private:
   std::filesystem::path root_;
+};
+
+// The shardproxy the supervisor runs in front of the cluster (`up --proxy-port`).
+struct ProxyConfig {
+  int port = 0;        // 0: no proxy
+  int threads = 0;     // 0: shardproxy's default
+  std::string binary;  // resolved by `up`
+  bool enabled() const { return port != 0; }
+  friend bool operator==(const ProxyConfig&, const ProxyConfig&) = default;
 };
 
 // What `up` records about a deployment.
@@ -49,6 +61,7 @@ struct Deployment {
   Engine engine;
   Supervision supervision;
   Durability durability;
+  ProxyConfig proxy{};
 };
 
 // Creates `dir` (and parents) and proves it is writable; the error names the directory and the fix.

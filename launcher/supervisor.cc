@@ -288,6 +288,7 @@ void Supervisor::StopShards() {
 void Supervisor::StopAll() {
   if (shutting_down_) return;
   shutting_down_ = true;
+  if (proxy_) proxy_->Stop();  // clients stop before the shards do
   if (health_) health_->Stop();
   if (forks_) forks_->Stop();
   StopShards();
@@ -420,6 +421,11 @@ int Supervisor::Run() {
              adopting ? "adopting running shards" : "fresh start");
   auto ready = adopting ? Adopt() : StartFresh();
   if (!ready.ok()) return fail(ready.error());
+  if (deployment_.proxy.enabled()) {
+    proxy_ = std::make_unique<ProxyKeeper>(&loop_, deployment_, dir_, log_);
+    if (auto started = proxy_->Start(); !started.ok()) return fail(started.error());
+    (*ready)["proxy_port"] = deployment_.proxy.port;
+  }
   std::vector<int> ports;
   for (const auto& shard : deployment_.plan.shards) ports.push_back(shard.port);
   health_ =

@@ -127,7 +127,9 @@ json Supervisor::StatusReply() const {
     if (looping) shard["log_tail"] = TailOfFile(dir_.ShardLog(slot->index), 5);
     shards.push_back(shard);
   }
-  return {{"ok", true}, {"pid", getpid()}, {"shards", shards}};
+  json reply = {{"ok", true}, {"pid", getpid()}, {"shards", shards}};
+  if (proxy_) reply["proxy"] = proxy_->Status();
+  return reply;
 }
 
 json Supervisor::RestartReply(const json& request) {

@@ -12,6 +12,7 @@
 #include "launcher/failover.h"
 #include "launcher/fork_scheduler.h"
 #include "launcher/health_checker.h"
+#include "launcher/proxy_keeper.h"
 #include "launcher/restart_policy.h"
 #include "launcher/supervisor.h"
 
@@ -107,6 +108,7 @@ class Supervisor {
   std::vector<std::unique_ptr<ShardSlot>> slots_;
   std::unique_ptr<HealthChecker> health_;
   std::unique_ptr<ForkScheduler> forks_;  // only with persistence
+  std::unique_ptr<ProxyKeeper> proxy_;    // only with --proxy-port
   std::shared_ptr<spdlog::logger> log_;
   int lock_fd_ = -1;
   // Value-initialized: data must start as nullptr, which BeginShutdown() reads to pick the close

@@ -153,7 +153,7 @@ constexpr std::string_view kSingleKeyCommands[] = {
 };
 
 constexpr std::string_view kLocalCommands[] = {
-    "CLIENT", "COMMAND", "ECHO", "HELLO", "INFO", "PING", "QUIT", "RESET", "SELECT",
+    "AUTH", "CLIENT", "COMMAND", "ECHO", "HELLO", "INFO", "PING", "QUIT", "RESET", "SELECT",
 };
 
 std::vector<CommandInfo> BuildTable() {
@@ -228,6 +228,8 @@ std::string CommandInfo::UnsupportedError(std::string_view command) const {
   return "ERR command '" + Lowered(command) +
          "' is not supported by shardproxy: " + std::string(unsupported_reason);
 }
+
+std::span<const CommandInfo> AllCommands() { return Table(); }
 
 const CommandInfo& LookupCommand(std::string_view name) {
   // Longer than any command name: not in the table, no need to upper-case it.

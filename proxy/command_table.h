@@ -62,6 +62,9 @@ struct CommandInfo {
 // lookup on the same thread; callers use it at once to build the error.
 const CommandInfo& LookupCommand(std::string_view name);
 
+// Every command the table knows, sorted by name (for COMMAND and the generated docs).
+std::span<const CommandInfo> AllCommands();
+
 // The argument positions of a request's keys: first, first + step, ..., up to and including last.
 // Empty (count() == 0) for a command without keys.
 struct KeyPositions {

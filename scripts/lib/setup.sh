@@ -54,6 +54,30 @@ ensure_valkey() {
   export SHARDCTL_VALKEY_SERVER
 }
 
+# redis-py (the current release, as users run it) for the proxy's client-compatibility tests.
+# Same order as ensure_valkey: the system Python if it may install, else the checkout's venv.
+# Exports SHARDCTL_PYTHON, an interpreter that can `import redis`.
+ensure_redis_py() {
+  local python
+  for python in python3 "$SHARDCTL_ROOT/.venv/bin/python"; do
+    if "$python" -c 'import redis' >/dev/null 2>&1; then
+      SHARDCTL_PYTHON=$(command -v "$python")
+      export SHARDCTL_PYTHON
+      return 0
+    fi
+  done
+  if python3 -m pip install -q redis >/dev/null 2>&1 && python3 -c 'import redis' 2>/dev/null; then
+    SHARDCTL_PYTHON=$(command -v python3)
+    export SHARDCTL_PYTHON
+    return 0
+  fi
+  local venv="$SHARDCTL_ROOT/.venv"
+  log "installing redis-py into $venv"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q redis
+  export SHARDCTL_PYTHON="$venv/bin/python"
+}
+
 # build DIR [cmake args...]: configure (once) and build.
 build() {
   local dir="$1"

@@ -1,0 +1,203 @@
+#include "proxy/backend.h"
+
+#include <netinet/in.h>
+
+#include <utility>
+
+#include "proxy/server.h"
+#include "proxy/worker.h"
+
+namespace shardctl::proxy {
+namespace {
+
+constexpr std::string_view kAskingCommand = "*1\r\n$6\r\nASKING\r\n";
+constexpr std::string_view kHello3Command = "*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n";
+
+common::RespLimits BackendLimits() {
+  common::RespLimits limits;
+  limits.max_line_length = 1 << 26;  // long status lines from Lua scripts
+  return limits;
+}
+
+}  // namespace
+
+Backend::Backend(Worker& worker, std::string host, int port, int protocol, std::string key)
+    : worker_(worker),
+      host_(std::move(host)),
+      port_(port),
+      protocol_(protocol),
+      key_(std::move(key)),
+      replies_(BackendLimits()) {
+  uv_tcp_init(worker_.loop(), &tcp_);
+  tcp_.data = this;
+  if (protocol_ == 3) {
+    out_ = kHello3Command;
+    waiters_.push_back({Waiting::kHello, nullptr, uv_now(worker_.loop())});
+  }
+}
+
+void Backend::Connect() {
+  sockaddr_storage address{};
+  if (uv_ip4_addr(host_.c_str(), port_, reinterpret_cast<sockaddr_in*>(&address)) != 0 &&
+      uv_ip6_addr(host_.c_str(), port_, reinterpret_cast<sockaddr_in6*>(&address)) != 0) {
+    connect_error_ = "not an IP address";
+    worker_.ScheduleFlush(this);
+    return;
+  }
+  connect_req_.data = this;
+  const int rc = uv_tcp_connect(&connect_req_, &tcp_, reinterpret_cast<sockaddr*>(&address),
+                                &Backend::OnConnect);
+  if (rc != 0) {
+    connect_error_ = uv_strerror(rc);
+    worker_.ScheduleFlush(this);
+    return;
+  }
+  worker_.server().stats().backend_connects.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Backend::OnConnect(uv_connect_t* req, int status) {
+  auto* self = static_cast<Backend*>(req->data);
+  if (self->closing_) return;
+  if (status != 0) {
+    self->Fail(std::string("cannot connect: ") + uv_strerror(status));
+    return;
+  }
+  self->connected_ = true;
+  uv_tcp_nodelay(&self->tcp_, 1);
+  uv_read_start(reinterpret_cast<uv_stream_t*>(&self->tcp_), &Backend::OnAlloc, &Backend::OnRead);
+  self->Flush();
+}
+
+void Backend::Send(SubRequest* request, bool asking) {
+  const uint64_t now = uv_now(worker_.loop());
+  if (asking) {
+    out_ += kAskingCommand;
+    waiters_.push_back({Waiting::kAsking, nullptr, now});
+  }
+  out_ += request->request;
+  waiters_.push_back({Waiting::kRequest, request, now});
+  worker_.ScheduleFlush(this);
+}
+
+void Backend::Flush() {
+  if (closing_) return;
+  if (!connect_error_.empty()) {
+    Fail("cannot connect: " + connect_error_);
+    return;
+  }
+  if (!connected_ || writing_ || out_.empty()) return;
+  uv_buf_t buf = uv_buf_init(out_.data(), static_cast<unsigned>(out_.size()));
+  const int written = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
+  if (written == static_cast<int>(out_.size())) {
+    out_.clear();
+    return;
+  }
+  if (written < 0 && written != UV_EAGAIN) {
+    Fail(std::string("write failed: ") + uv_strerror(written));
+    return;
+  }
+  if (written > 0) out_.erase(0, static_cast<size_t>(written));
+  StartWrite();
+}
+
+void Backend::StartWrite() {
+  std::swap(out_, in_write_);
+  out_.clear();
+  writing_ = true;
+  write_req_.data = this;
+  uv_buf_t buf = uv_buf_init(in_write_.data(), static_cast<unsigned>(in_write_.size()));
+  const int rc =
+      uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1, &Backend::OnWrite);
+  if (rc != 0) {
+    writing_ = false;
+    Fail(std::string("write failed: ") + uv_strerror(rc));
+  }
+}
+
+void Backend::OnWrite(uv_write_t* req, int status) {
+  auto* self = static_cast<Backend*>(req->data);
+  self->writing_ = false;
+  self->in_write_.clear();
+  if (self->closing_) return;
+  if (status != 0) {
+    self->Fail(std::string("write failed: ") + uv_strerror(status));
+    return;
+  }
+  self->Flush();
+}
+
+void Backend::OnAlloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
+  *buf = static_cast<Backend*>(handle->data)->worker_.ReadBuffer();
+}
+
+void Backend::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+  auto* self = static_cast<Backend*>(stream->data);
+  if (nread == 0 || self->closing_) return;
+  if (nread < 0) {
+    self->Fail(nread == UV_EOF
+                   ? "the shard closed the connection"
+                   : std::string("read failed: ") + uv_strerror(static_cast<int>(nread)));
+    return;
+  }
+  self->replies_.Feed(std::string_view(buf->base, static_cast<size_t>(nread)));
+  self->HandleFrames();
+}
+
+void Backend::HandleFrames() {
+  size_t consumed = 0;
+  for (;;) {
+    const common::ScanResult frame = replies_.Next();
+    if (frame.status == common::ScanStatus::kIncomplete) break;
+    if (frame.status == common::ScanStatus::kError) {
+      Fail("bad reply from the shard: " + frame.error);
+      return;
+    }
+    consumed = frame.end;
+    if (waiters_.empty()) {
+      Fail("a reply nobody asked for (push messages are not expected on this connection)");
+      return;
+    }
+    const Waiter waiter = waiters_.front();
+    waiters_.pop_front();
+    const std::string_view bytes = replies_.FrameBytes(frame);
+    if (waiter.what == Waiting::kHello && frame.type == '-') {
+      Fail("HELLO 3 refused (" + std::string(bytes.substr(1, bytes.size() - 3)) +
+           "); RESP3 clients need Redis 6 or newer");
+      return;
+    }
+    if (waiter.what == Waiting::kRequest) worker_.OnBackendReply(waiter.request, bytes);
+    if (closing_) return;
+  }
+  replies_.Consume(consumed);
+}
+
+void Backend::CheckTimeout(uint64_t now_ms, uint64_t timeout_ms) {
+  if (closing_ || waiters_.empty()) return;
+  if (now_ms - waiters_.front().queued_ms >= timeout_ms) {
+    Fail(connected_ ? "no reply within " + std::to_string(timeout_ms) + "ms"
+                    : "connect timed out after " + std::to_string(timeout_ms) + "ms");
+  }
+}
+
+void Backend::Fail(std::string why) {
+  if (closing_) return;
+  closing_ = true;
+  worker_.ForgetBackend(this);
+  worker_.server().stats().backend_failures.fetch_add(1, std::memory_order_relaxed);
+  worker_.server().topology().RequestRefresh();
+  // Requests queued before the connection was up were never written: safe to retry elsewhere.
+  const bool never_sent = !connected_;
+  const std::string error = "shard " + host_ + ":" + std::to_string(port_) + " " + why;
+  std::deque<Waiter> waiters;
+  waiters.swap(waiters_);
+  for (const Waiter& waiter : waiters) {
+    if (waiter.what == Waiting::kRequest) {
+      worker_.OnBackendFailure(waiter.request, error, never_sent);
+    }
+  }
+  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &Backend::OnClose);
+}
+
+void Backend::OnClose(uv_handle_t* handle) { delete static_cast<Backend*>(handle->data); }
+
+}  // namespace shardctl::proxy

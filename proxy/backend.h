@@ -1,0 +1,85 @@
+// Backend: one connection from one worker to one shard, shared by all of that worker's clients.
+//
+// Requests are appended to one output buffer and written once per loop turn (Worker's flush
+// phase); replies come back in the order the requests were written, so each reply frame goes to
+// the front waiter. A RESP3 backend (protocol 3) opens with HELLO 3, whose reply is dropped.
+//
+// Failure (connect error, reset, protocol error, a reply later than --timeout): every waiter is
+// handed back to the Worker with the reason, the handle closes, and the Worker forgets this
+// backend; the next request for that shard opens a new connection. Owned by the Worker; deleted
+// in its close callback.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include "common/resp.h"
+#include "proxy/request.h"
+
+namespace shardctl::proxy {
+
+class Worker;
+
+class Backend {
+ public:
+  Backend(Worker& worker, std::string host, int port, int protocol, std::string key);
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  // Starts connecting. A failure to even start (a bad address) is reported through the waiters
+  // on the next Flush().
+  void Connect();
+  // Queues `request` (after ASKING when `asking`); written at the end of this loop turn.
+  void Send(SubRequest* request, bool asking);
+  // Writes what was queued, if connected and no write is in progress.
+  void Flush();
+  // Fails the connection when its oldest request has waited longer than `timeout_ms`.
+  void CheckTimeout(uint64_t now_ms, uint64_t timeout_ms);
+  // Fails every waiter with `why` and closes.
+  void Fail(std::string why);
+
+  const std::string& key() const { return key_; }
+  const std::string& host() const { return host_; }
+  int port() const { return port_; }
+  bool closing() const { return closing_; }
+  bool flush_scheduled = false;  // owned by Worker::ScheduleFlush
+
+ private:
+  enum class Waiting { kRequest, kAsking, kHello };
+  struct Waiter {
+    Waiting what;
+    SubRequest* request;  // kRequest only
+    uint64_t queued_ms;
+  };
+
+  static void OnConnect(uv_connect_t* req, int status);
+  static void OnAlloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
+  static void OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
+  static void OnWrite(uv_write_t* req, int status);
+  static void OnClose(uv_handle_t* handle);
+
+  void HandleFrames();
+  void StartWrite();
+
+  Worker& worker_;
+  const std::string host_;
+  const int port_;
+  const int protocol_;
+  const std::string key_;
+  uv_tcp_t tcp_{};
+  uv_connect_t connect_req_{};
+  uv_write_t write_req_{};
+  bool connected_ = false;
+  bool closing_ = false;
+  bool writing_ = false;
+  std::string connect_error_;  // set when Connect() could not start
+  std::string out_;            // queued, not yet handed to a write
+  std::string in_write_;       // the buffer of the write in progress
+  std::deque<Waiter> waiters_;
+  common::RespScanner replies_;
+};
+
+}  // namespace shardctl::proxy

@@ -1,0 +1,200 @@
+#include "proxy/options.h"
+
+#include <charconv>
+
+#include "common/duration.h"
+#include "common/size.h"
+
+namespace shardctl::proxy {
+namespace {
+
+using common::Error;
+using common::Result;
+
+Result<int64_t> ParseNumber(std::string_view flag, std::string_view text, int64_t low,
+                            int64_t high) {
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < low || value > high) {
+    return Error(std::string(flag) + ": expected a number from " + std::to_string(low) + " to " +
+                 std::to_string(high) + ", got \"" + std::string(text) + "\"");
+  }
+  return value;
+}
+
+Result<std::chrono::milliseconds> ParsePositiveDuration(std::string_view flag,
+                                                        std::string_view text) {
+  auto duration = common::ParseDuration(text);
+  if (!duration) return duration.error().Context(flag);
+  if (duration->count() <= 0) {
+    return Error(std::string(flag) + ": must be more than 0 (e.g. 5s), got \"" + std::string(text) +
+                 "\"");
+  }
+  return *duration;
+}
+
+// Applies one flag with its value; `consumed` tells the caller whether `value` was used.
+common::Status ApplyFlag(ProxyOptions& options, std::string_view flag, std::string_view value) {
+  if (flag == "--cluster") {
+    size_t start = 0;
+    while (start <= value.size()) {
+      const size_t comma = std::min(value.find(',', start), value.size());
+      auto endpoint = ParseEndpoint(value.substr(start, comma - start), "127.0.0.1");
+      if (!endpoint) return endpoint.error().Context("--cluster");
+      options.cluster.push_back(*endpoint);
+      start = comma + 1;
+    }
+  } else if (flag == "--listen") {
+    auto endpoint = ParseEndpoint(value, "127.0.0.1");
+    if (!endpoint) return endpoint.error().Context("--listen");
+    options.listen = *endpoint;
+  } else if (flag == "--threads") {
+    auto threads = ParseNumber(flag, value, 1, 256);
+    if (!threads) return threads.error();
+    options.threads = static_cast<int>(*threads);
+  } else if (flag == "--max-clients") {
+    auto clients = ParseNumber(flag, value, 1, 1000000);
+    if (!clients) return clients.error();
+    options.max_clients = static_cast<int>(*clients);
+  } else if (flag == "--max-pending") {
+    auto pending = ParseNumber(flag, value, 1, 1000000);
+    if (!pending) return pending.error();
+    options.max_pending = static_cast<size_t>(*pending);
+  } else if (flag == "--max-client-buffer") {
+    auto bytes = common::ParseSize(value);
+    if (!bytes || *bytes < 1024) {
+      return Error("--max-client-buffer: expected a size of at least 1kb (e.g. 64mb), got \"" +
+                   std::string(value) + "\"");
+    }
+    options.max_client_buffer = *bytes;
+  } else if (flag == "--timeout") {
+    auto timeout = ParsePositiveDuration(flag, value);
+    if (!timeout) return timeout.error();
+    options.backend_timeout = *timeout;
+  } else if (flag == "--refresh-interval") {
+    auto interval = ParsePositiveDuration(flag, value);
+    if (!interval) return interval.error();
+    options.refresh_interval = *interval;
+  } else if (flag == "--pidfile") {
+    options.pidfile = std::string(value);
+  } else {
+    return Error("unknown flag " + std::string(flag) + " (see shardproxy --help)");
+  }
+  return common::Ok();
+}
+
+}  // namespace
+
+std::string Endpoint::ToString() const {
+  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+  return host + ":" + std::to_string(port);
+}
+
+Result<Endpoint> ParseEndpoint(std::string_view text, std::string_view default_host) {
+  const auto bad = [&](std::string_view why) {
+    return Error("bad address \"" + std::string(text) + "\": " + std::string(why) +
+                 " (write HOST:PORT, e.g. 127.0.0.1:7000)");
+  };
+  Endpoint endpoint{std::string(default_host), 0};
+  std::string_view port_text = text;
+  const size_t colon = text.rfind(':');
+  if (colon != std::string_view::npos) {
+    std::string_view host = text.substr(0, colon);
+    port_text = text.substr(colon + 1);
+    if (host.starts_with('[')) {
+      if (!host.ends_with(']') || host.size() < 3) return bad("unbalanced [ ] around the host");
+      host = host.substr(1, host.size() - 2);
+    } else if (host.find(':') != std::string_view::npos) {
+      return bad("put an IPv6 host in brackets");
+    }
+    if (!host.empty()) endpoint.host = std::string(host);
+  }
+  int port = 0;
+  auto [end, error] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (error != std::errc() || end != port_text.data() + port_text.size() || port < 1 ||
+      port > 65535) {
+    return bad("the port must be a number from 1 to 65535");
+  }
+  endpoint.port = port;
+  return endpoint;
+}
+
+Result<ProxyOptions> ParseProxyArgs(std::span<const std::string> args) {
+  ProxyOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      options.help = true;
+      return options;
+    }
+    if (arg == "--version") {
+      options.version = true;
+      return options;
+    }
+    if (arg == "--quiet") {
+      options.quiet = true;
+      continue;
+    }
+    if (!arg.starts_with("--")) {
+      return Error("unexpected argument \"" + std::string(arg) + "\" (see shardproxy --help)");
+    }
+    std::string_view flag = arg;
+    std::string_view value;
+    if (const size_t eq = arg.find('='); eq != std::string_view::npos) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    } else if (i + 1 < args.size() && !std::string_view(args[i + 1]).starts_with("--")) {
+      value = args[++i];
+    } else {
+      return Error(std::string(arg) + " needs a value (see shardproxy --help)");
+    }
+    if (auto applied = ApplyFlag(options, flag, value); !applied) return applied.error();
+  }
+  if (options.cluster.empty()) {
+    return Error(
+        "--cluster is required: the address of any node of the cluster, e.g. "
+        "--cluster 127.0.0.1:7000");
+  }
+  return options;
+}
+
+std::string ProxyHelpText() {
+  return R"(shardproxy: one Redis endpoint in front of a Redis Cluster, for clients that do not
+speak the cluster protocol (redis-cli without -c, redis-benchmark without --cluster, redis-py's
+plain Redis client, PHP, scripts). Commands are routed by key slot; MGET, MSET, DEL, UNLINK,
+EXISTS and TOUCH across slots are split by slot and their replies merged; RESP2 and RESP3 (HELLO 3).
+
+Usage:
+  shardproxy --cluster HOST:PORT [--listen ADDR:PORT] [--threads N] [options]
+
+Examples:
+  shardproxy --cluster 127.0.0.1:7000 --listen 127.0.0.1:6379 --threads 2
+  redis-cli -p 6379 set foo bar
+  shardctl up --shards 8 --proxy-port 6379     # the same, run and healed by shardctl
+
+Options:
+  --cluster HOST:PORT[,HOST:PORT]  cluster nodes to read the slot map from (required; repeatable)
+  --listen ADDR:PORT       where clients connect (default 127.0.0.1:6379; [::1]:6379 for IPv6)
+  --threads N              event-loop threads, each with its own listener (SO_REUSEPORT) and its
+                           own connection to every shard (default: the CPUs it may run on)
+  --max-clients N          client connections over all threads (default 10000); more are
+                           refused with "-ERR max number of clients reached"
+  --max-pending N          requests in flight per client before the proxy stops reading from it
+                           (default 1024); reading resumes as replies drain
+  --max-client-buffer SIZE reply bytes held for a slow client before reading from it stops
+                           (default 64mb)
+  --timeout DURATION       how long a shard may take to answer (default 5s); then the proxy
+                           drops that connection and the waiting clients get an error
+  --refresh-interval DURATION  how often the slot map is re-read (default 5s); MOVED replies and
+                           connection errors also trigger a (rate-limited) refresh
+  --pidfile PATH           write the process id here
+  --quiet                  log only errors
+  --version, --help
+
+Not supported yet (clear errors): transactions, blocking commands, pub/sub, SCAN/KEYS and other
+commands over all shards. Exit codes: 0 clean shutdown (SIGINT/SIGTERM), 1 runtime failure
+(cannot reach the cluster, cannot listen), 2 bad arguments.
+)";
+}
+
+}  // namespace shardctl::proxy

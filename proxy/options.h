@@ -1,0 +1,51 @@
+// shardproxy's command line: what it connects to, where it listens, its limits.
+//
+// Pure: argv in, ProxyOptions or one error out; the help text. main.cc applies the result.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace shardctl::proxy {
+
+struct Endpoint {
+  std::string host;
+  int port = 0;
+  // "127.0.0.1:7000", "[::1]:7000"
+  std::string ToString() const;
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
+};
+
+// "HOST:PORT", "[V6]:PORT" or ":PORT"/"PORT" (host defaults to `default_host`).
+common::Result<Endpoint> ParseEndpoint(std::string_view text, std::string_view default_host);
+
+struct ProxyOptions {
+  std::vector<Endpoint> cluster;             // seed nodes; --cluster may repeat or list with commas
+  Endpoint listen{"127.0.0.1", 6379};        // --listen
+  std::optional<int> threads;                // --threads; default: the CPUs the process may run on
+  int max_clients = 10000;                   // --max-clients, over all threads
+  size_t max_pending = 1024;                 // --max-pending: requests in flight per client
+  uint64_t max_client_buffer = 64ull << 20;  // --max-client-buffer: reply bytes held per client
+  std::chrono::milliseconds backend_timeout{5000};   // --timeout
+  std::chrono::milliseconds refresh_interval{5000};  // --refresh-interval
+  std::string pidfile;                               // --pidfile
+  bool quiet = false;                                // --quiet: no log lines but errors
+  bool help = false;
+  bool version = false;
+};
+
+// Parses shardproxy's arguments (without argv[0]). Errors are one line naming the flag and the
+// fix, e.g. "--threads: expected a number from 1 to 256, got \"x\"".
+common::Result<ProxyOptions> ParseProxyArgs(std::span<const std::string> args);
+
+// The --help text.
+std::string ProxyHelpText();
+
+}  // namespace shardctl::proxy

@@ -1,0 +1,44 @@
+// The two records a client command lives in while the proxy works on it.
+//
+//   Session::pending_ (FIFO, one PendingReply per command, in the order the client sent them)
+//        ▲ filled by
+//   SubRequest (one per backend request: the whole command, or one slot's part of a split one)
+//        │ queued on a Backend; comes back with a reply frame, a redirect, or an error
+//
+// A PendingReply lives in a std::deque, whose elements keep their address while others are
+// pushed at the back or popped at the front, so SubRequests can point at it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "proxy/split.h"
+
+namespace shardctl::proxy {
+
+class Session;
+
+struct PendingReply {
+  std::string bytes;  // the reply, once ready (unless it went straight to the client)
+  bool ready = false;
+  bool close_after = false;  // QUIT, protocol errors: close once this reply is written
+  // Split commands: the parts' replies, merged when the last one arrives.
+  std::unique_ptr<SplitRequest> split;
+  std::vector<std::string> part_replies;
+  size_t parts_left = 0;
+};
+
+struct SubRequest {
+  Session* session = nullptr;
+  PendingReply* pending = nullptr;
+  int part = -1;        // index into pending->split->parts; -1 for a whole command
+  std::string request;  // the RESP bytes, kept for MOVED/ASK re-sends and retries
+  int slot = -1;        // -1: no key (any shard will do)
+  int protocol = 2;     // the backend connection's protocol must match the client's
+  int redirects = 0;    // MOVED/ASK followed so far
+  int retries = 0;      // TRYAGAIN/CLUSTERDOWN/unreachable retries so far
+};
+
+}  // namespace shardctl::proxy

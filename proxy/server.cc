@@ -1,0 +1,123 @@
+#include "proxy/server.h"
+
+#include <unistd.h>
+
+#include "proxy/worker.h"
+
+namespace shardctl::proxy {
+namespace {
+
+void Line(std::string& out, std::string_view key, const std::string& value) {
+  out += key;
+  out += ':';
+  out += value;
+  out += "\r\n";
+}
+
+void Line(std::string& out, std::string_view key, uint64_t value) {
+  Line(out, key, std::to_string(value));
+}
+
+uint64_t Get(const std::atomic<uint64_t>& counter) {
+  return counter.load(std::memory_order_relaxed);
+}
+
+}  // namespace
+
+ProxyServer::ProxyServer(const ProxyOptions& options, ClusterTopology& topology, int threads)
+    : options_(options), topology_(topology) {
+  for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>(*this, i));
+}
+
+ProxyServer::~ProxyServer() { Stop(); }
+
+common::Status ProxyServer::Start() {
+  for (auto& worker : workers_) {
+    if (auto listening = worker->Listen(); !listening) return listening;
+  }
+  for (auto& worker : workers_) threads_.emplace_back([w = worker.get()] { w->Run(); });
+  return common::Ok();
+}
+
+void ProxyServer::Stop() {
+  if (threads_.empty()) return;
+  for (auto& worker : workers_) worker->Stop();
+  for (auto& thread : threads_) thread.join();
+  threads_.clear();
+}
+
+bool ProxyServer::AdmitClient() {
+  if (clients_.fetch_add(1, std::memory_order_relaxed) >= options_.max_clients) {
+    clients_.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
+void ProxyServer::ReleaseClient() { clients_.fetch_sub(1, std::memory_order_relaxed); }
+
+std::string ProxyServer::InfoText(std::string_view section) const {
+  const bool all =
+      section.empty() || section == "all" || section == "everything" || section == "default";
+  std::string out;
+  if (all || section == "server") {
+    const auto uptime = std::chrono::duration_cast<std::chrono::seconds>(
+        std::chrono::steady_clock::now() - started_);
+    const std::string version = topology_.server_version();
+    out += "# Server\r\n";
+    Line(out, "redis_version", version.empty() ? "unknown" : version);
+    Line(out, "shardproxy_version", std::string(SHARDCTL_VERSION));
+    Line(out, "redis_mode", "proxy");
+    Line(out, "process_id", static_cast<uint64_t>(getpid()));
+    Line(out, "tcp_port", static_cast<uint64_t>(options_.listen.port));
+    Line(out, "uptime_in_seconds", static_cast<uint64_t>(uptime.count()));
+    Line(out, "proxy_threads", static_cast<uint64_t>(workers_.size()));
+    out += "\r\n";
+  }
+  if (all || section == "clients") {
+    out += "# Clients\r\n";
+    Line(out, "connected_clients", static_cast<uint64_t>(clients_.load(std::memory_order_relaxed)));
+    Line(out, "maxclients", static_cast<uint64_t>(options_.max_clients));
+    out += "\r\n";
+  }
+  if (all || section == "stats") {
+    out += "# Stats\r\n";
+    Line(out, "total_connections_received", Get(stats_.connections_received));
+    Line(out, "total_commands_processed", Get(stats_.commands));
+    Line(out, "rejected_connections", Get(stats_.rejected_connections));
+    out += "\r\n";
+  }
+  if (all || section == "proxy") {
+    const auto map = topology_.Snapshot();
+    out += "# Proxy\r\n";
+    Line(out, "slot_map_version", topology_.version());
+    Line(out, "slot_map_primaries", map ? map->backends().size() : 0);
+    Line(out, "slot_map_unassigned_slots",
+         map ? static_cast<uint64_t>(map->UnassignedSlots()) : 16384);
+    Line(out, "slot_map_refreshes", topology_.refreshes());
+    Line(out, "slot_map_refresh_failures", topology_.refresh_failures());
+    Line(out, "slot_map_last_error", topology_.last_error());
+    Line(out, "split_commands", Get(stats_.split_commands));
+    Line(out, "local_commands", Get(stats_.local_commands));
+    Line(out, "proxy_error_replies", Get(stats_.error_replies));
+    Line(out, "moved_redirects", Get(stats_.moved));
+    Line(out, "ask_redirects", Get(stats_.ask));
+    Line(out, "retries", Get(stats_.retries));
+    Line(out, "backend_connects", Get(stats_.backend_connects));
+    Line(out, "backend_failures", Get(stats_.backend_failures));
+    Line(out, "protocol_errors", Get(stats_.protocol_errors));
+    Line(out, "paused_reads", Get(stats_.paused_reads));
+    if (map) {
+      for (size_t i = 0; i < map->backends().size(); ++i) {
+        const BackendAddress& backend = map->backends()[i];
+        Line(out, "primary" + std::to_string(i),
+             "ip=" + backend.host + ",port=" + std::to_string(backend.port));
+      }
+    }
+    out += "\r\n";
+  }
+  if (out.size() >= 2) out.resize(out.size() - 2);  // no blank line after the last section
+  return out;
+}
+
+}  // namespace shardctl::proxy

@@ -1,0 +1,74 @@
+// ProxyServer: the worker threads, the client limit, the counters INFO shows.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/result.h"
+#include "proxy/options.h"
+#include "proxy/topology.h"
+
+namespace shardctl::proxy {
+
+class Worker;
+
+// Counters over all workers (relaxed atomics: INFO reads them, nobody waits on them).
+struct ProxyStats {
+  std::atomic<uint64_t> connections_received{0};
+  std::atomic<uint64_t> rejected_connections{0};
+  std::atomic<uint64_t> commands{0};
+  std::atomic<uint64_t> split_commands{0};
+  std::atomic<uint64_t> local_commands{0};
+  std::atomic<uint64_t> error_replies{0};  // errors made by the proxy (not forwarded ones)
+  std::atomic<uint64_t> moved{0};
+  std::atomic<uint64_t> ask{0};
+  std::atomic<uint64_t> retries{0};
+  std::atomic<uint64_t> backend_connects{0};
+  std::atomic<uint64_t> backend_failures{0};
+  std::atomic<uint64_t> protocol_errors{0};
+  std::atomic<uint64_t> paused_reads{0};  // a client hit --max-pending or --max-client-buffer
+};
+
+class ProxyServer {
+ public:
+  ProxyServer(const ProxyOptions& options, ClusterTopology& topology, int threads);
+  ~ProxyServer();
+  ProxyServer(const ProxyServer&) = delete;
+  ProxyServer& operator=(const ProxyServer&) = delete;
+
+  // Opens every worker's listener (so a taken port fails here, before any thread runs), then
+  // starts the worker threads.
+  common::Status Start();
+  // Asks every worker to stop and joins them.
+  void Stop();
+
+  const ProxyOptions& options() const { return options_; }
+  ClusterTopology& topology() { return topology_; }
+  ProxyStats& stats() { return stats_; }
+  int threads() const { return static_cast<int>(workers_.size()); }
+
+  // Counts a new client against --max-clients; false when full.
+  bool AdmitClient();
+  void ReleaseClient();
+  uint64_t NextClientId() { return next_client_id_.fetch_add(1, std::memory_order_relaxed); }
+
+  // The text of INFO (all sections, or one: "server", "clients", "stats", "proxy").
+  std::string InfoText(std::string_view section) const;
+
+ private:
+  const ProxyOptions& options_;
+  ClusterTopology& topology_;
+  ProxyStats stats_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::thread> threads_;
+  std::atomic<int> clients_{0};
+  std::atomic<uint64_t> next_client_id_{1};
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace shardctl::proxy

@@ -1,0 +1,141 @@
+#include "proxy/topology.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "proxy/control_query.h"
+
+namespace shardctl::proxy {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kQueryTimeout = 1000ms;
+
+std::string VersionFromInfo(std::string_view info) {
+  constexpr std::string_view kKey = "redis_version:";
+  const size_t at = info.find(kKey);
+  if (at == std::string_view::npos) return "";
+  const size_t start = at + kKey.size();
+  return std::string(info.substr(start, info.find_first_of("\r\n", start) - start));
+}
+
+bool SameMap(const SlotMap& a, const SlotMap& b) {
+  if (a.backends() != b.backends()) return false;
+  for (int slot = 0; slot < common::kSlotCount; ++slot) {
+    if (a.BackendFor(slot) != b.BackendFor(slot)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+ClusterTopology::ClusterTopology(std::vector<Endpoint> seeds, std::chrono::milliseconds interval,
+                                 std::chrono::milliseconds min_gap)
+    : seeds_(std::move(seeds)), interval_(interval), min_gap_(min_gap) {}
+
+ClusterTopology::~ClusterTopology() { Stop(); }
+
+std::vector<Endpoint> ClusterTopology::Candidates() const {
+  std::vector<Endpoint> nodes;
+  std::lock_guard lock(mutex_);
+  if (snapshot_) {
+    for (const auto& backend : snapshot_->backends()) nodes.push_back({backend.host, backend.port});
+  }
+  for (const auto& seed : seeds_) {
+    if (std::find(nodes.begin(), nodes.end(), seed) == nodes.end()) nodes.push_back(seed);
+  }
+  return nodes;
+}
+
+common::Status ClusterTopology::RefreshNow() {
+  static const std::vector<std::vector<std::string_view>> kCommands = {{"CLUSTER", "SLOTS"},
+                                                                       {"INFO", "server"}};
+  std::string failures;
+  std::optional<SlotMap> best;
+  std::string best_version;
+  for (const Endpoint& node : Candidates()) {
+    auto replies = QueryNode(node, kCommands, kQueryTimeout);
+    if (!replies) {
+      failures += (failures.empty() ? "" : "; ") + replies.error().message();
+      continue;
+    }
+    auto map = SlotMap::FromClusterSlots((*replies)[0]);
+    if (!map) {
+      failures += (failures.empty() ? "" : "; ") + node.ToString() + ": " + map.error().message();
+      continue;
+    }
+    if (!best || map->UnassignedSlots() < best->UnassignedSlots()) {
+      best = std::move(map).value();
+      best_version = VersionFromInfo((*replies)[1]);
+    }
+    if (best->UnassignedSlots() == 0) break;
+  }
+  refreshes_.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard lock(mutex_);
+  if (!best) {
+    failures_.fetch_add(1, std::memory_order_relaxed);
+    last_error_ = failures;
+    return common::Error("cannot read the slot map: " + failures);
+  }
+  server_version_ = best_version;
+  if (!snapshot_ || !SameMap(*snapshot_, *best)) {
+    snapshot_ = std::make_shared<const SlotMap>(std::move(*best));
+    version_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  return common::Ok();
+}
+
+void ClusterTopology::Start() {
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void ClusterTopology::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ClusterTopology::RequestRefresh() {
+  {
+    std::lock_guard lock(mutex_);
+    if (requested_) return;
+    requested_ = true;
+  }
+  wake_.notify_one();
+}
+
+void ClusterTopology::Loop() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    wake_.wait_for(lock, interval_, [this] { return stopping_ || requested_; });
+    if (stopping_) break;
+    requested_ = false;
+    lock.unlock();
+    (void)RefreshNow();  // failures are counted and shown by INFO; the old map stays
+    lock.lock();
+    // Rate limit: requests arriving now wait for the gap; they coalesce into one refresh.
+    wake_.wait_for(lock, min_gap_, [this] { return stopping_; });
+  }
+}
+
+std::shared_ptr<const SlotMap> ClusterTopology::Snapshot() const {
+  std::lock_guard lock(mutex_);
+  return snapshot_;
+}
+
+std::string ClusterTopology::last_error() const {
+  std::lock_guard lock(mutex_);
+  return last_error_;
+}
+
+std::string ClusterTopology::server_version() const {
+  std::lock_guard lock(mutex_);
+  return server_version_;
+}
+
+}  // namespace shardctl::proxy

@@ -1,0 +1,331 @@
+#include "proxy/worker.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "common/resp.h"
+#include "proxy/backend.h"
+#include "proxy/redirect.h"
+#include "proxy/server.h"
+#include "proxy/session.h"
+
+namespace shardctl::proxy {
+namespace {
+
+constexpr size_t kReadBufferSize = 64 * 1024;
+constexpr int kMaxRedirects = 5;
+constexpr int kMaxRetries = 6;  // 10+20+40+80+160+200 ms: ~0.5 s, then the client gets it
+constexpr uint64_t kRetryBaseMs = 10;
+constexpr uint64_t kRetryMaxMs = 200;
+constexpr uint64_t kTimeoutTickMs = 100;
+
+template <typename T>
+T* Owner(void* data) {
+  return static_cast<T*>(data);
+}
+
+}  // namespace
+
+Worker::Worker(ProxyServer& server, int index)
+    : server_(server), index_(index), read_buffer_(new char[kReadBufferSize]) {
+  uv_loop_init(&loop_);
+  // Initialised here so Stop() works from the moment the worker exists.
+  uv_async_init(&loop_, &stop_async_, &Worker::OnStop);
+  stop_async_.data = this;
+}
+
+Worker::~Worker() {
+  if (!ran_) {
+    // Run() never adopted the socket or the handles.
+    if (listen_fd_ >= 0) close(listen_fd_);
+    uv_close(reinterpret_cast<uv_handle_t*>(&stop_async_), nullptr);
+    uv_run(&loop_, UV_RUN_DEFAULT);
+  }
+  uv_loop_close(&loop_);
+}
+
+common::Status Worker::Listen() {
+  const Endpoint& endpoint = server_.options().listen;
+  sockaddr_storage address{};
+  if (uv_ip4_addr(endpoint.host.c_str(), endpoint.port, reinterpret_cast<sockaddr_in*>(&address)) !=
+          0 &&
+      uv_ip6_addr(endpoint.host.c_str(), endpoint.port,
+                  reinterpret_cast<sockaddr_in6*>(&address)) != 0) {
+    return common::Error("--listen " + endpoint.ToString() + ": not an IP address");
+  }
+  const int fd = socket(address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return common::Error(std::string("socket: ") + std::strerror(errno));
+  const int on = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  // Every worker binds the same address; the kernel spreads new connections over them.
+  setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof on);
+  const socklen_t length =
+      address.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), length) != 0 || listen(fd, 511) != 0) {
+    const int error = errno;
+    close(fd);
+    return common::Error("cannot listen on " + endpoint.ToString() + ": " + std::strerror(error) +
+                         (error == EADDRINUSE ? " (another process has it; pick another --listen "
+                                                "port or stop that process)"
+                                              : ""));
+  }
+  listen_fd_ = fd;
+  return common::Ok();
+}
+
+void Worker::Run() {
+  ran_ = true;
+  uv_tcp_init(&loop_, &listener_);
+  listener_.data = this;
+  uv_tcp_open(&listener_, listen_fd_);
+  uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), 511, &Worker::OnConnection);
+  uv_prepare_init(&loop_, &prepare_);
+  prepare_.data = this;
+  uv_prepare_start(&prepare_, &Worker::OnFlushPhase);
+  uv_check_init(&loop_, &check_);
+  check_.data = this;
+  uv_check_start(&check_, &Worker::OnCheckPhase);
+  uv_timer_init(&loop_, &timeout_timer_);
+  timeout_timer_.data = this;
+  uv_timer_start(&timeout_timer_, &Worker::OnTimeoutTick, kTimeoutTickMs, kTimeoutTickMs);
+  uv_timer_init(&loop_, &retry_timer_);
+  retry_timer_.data = this;
+  uv_run(&loop_, UV_RUN_DEFAULT);
+}
+
+void Worker::Stop() { uv_async_send(&stop_async_); }
+
+void Worker::OnStop(uv_async_t* async) { Owner<Worker>(async->data)->ShutDown(); }
+
+void Worker::ShutDown() {
+  stopping_ = true;
+  // Requests waiting for a retry end now, with an error.
+  auto retries = std::move(retries_);
+  retries_.clear();
+  for (auto& [due, request] : retries) FinishWithError(request, "ERR shardproxy is shutting down");
+  for (Session* session : std::vector<Session*>(sessions_)) session->Close();
+  std::vector<Backend*> backends;
+  for (auto& [key, backend] : backends_) backends.push_back(backend);
+  for (Backend* backend : backends) backend->Fail("closed: shardproxy is shutting down");
+  for (uv_handle_t* handle :
+       {reinterpret_cast<uv_handle_t*>(&listener_), reinterpret_cast<uv_handle_t*>(&prepare_),
+        reinterpret_cast<uv_handle_t*>(&check_), reinterpret_cast<uv_handle_t*>(&timeout_timer_),
+        reinterpret_cast<uv_handle_t*>(&retry_timer_),
+        reinterpret_cast<uv_handle_t*>(&stop_async_)}) {
+    if (!uv_is_closing(handle)) uv_close(handle, nullptr);
+  }
+}
+
+void Worker::OnConnection(uv_stream_t* server, int status) {
+  if (status == 0) Owner<Worker>(server->data)->Accept();
+}
+
+void Worker::Accept() {
+  auto* session = new Session(*this, server_.NextClientId());
+  if (uv_accept(reinterpret_cast<uv_stream_t*>(&listener_),
+                reinterpret_cast<uv_stream_t*>(session->handle())) != 0) {
+    session->Close();  // deleted in its close callback
+    return;
+  }
+  sessions_.push_back(session);
+  server_.stats().connections_received.fetch_add(1, std::memory_order_relaxed);
+  if (!server_.AdmitClient()) {
+    server_.stats().rejected_connections.fetch_add(1, std::memory_order_relaxed);
+    session->Refuse("ERR max number of clients reached");
+    return;
+  }
+  session->Start();
+}
+
+uv_buf_t Worker::ReadBuffer() {
+  return uv_buf_init(read_buffer_.get(), static_cast<unsigned>(kReadBufferSize));
+}
+
+// ---- routing ----
+
+const SlotMap& Worker::CurrentMap() {
+  const uint64_t version = server_.topology().version();
+  if (version != map_version_ || !map_) {
+    map_ = server_.topology().Snapshot();
+    map_version_ = version;
+    for (auto& cache : by_index_) cache.assign(map_->backends().size(), nullptr);
+  }
+  return *map_;
+}
+
+Backend* Worker::BackendFor(const std::string& host, int port, int protocol) {
+  std::string key = host + ":" + std::to_string(port) + (protocol >= 3 ? "/3" : "/2");
+  auto found = backends_.find(key);
+  if (found != backends_.end()) return found->second;
+  auto* backend = new Backend(*this, host, port, protocol, key);
+  backends_.emplace(std::move(key), backend);
+  backend->Connect();
+  return backend;
+}
+
+void Worker::Route(SubRequest* request) {
+  if (stopping_) return FinishWithError(request, "ERR shardproxy is shutting down");
+  const SlotMap& map = CurrentMap();
+  int index = SlotMap::kNoBackend;
+  if (request->slot >= 0) {
+    index = map.BackendFor(request->slot);
+  } else if (!map.backends().empty()) {
+    index = static_cast<int>(any_backend_++ % map.backends().size());
+  }
+  if (index == SlotMap::kNoBackend) {
+    if (request->retries < kMaxRetries) return ScheduleRetry(request);
+    return FinishWithError(request, "CLUSTERDOWN Hash slot not served");
+  }
+  const size_t at = static_cast<size_t>(index);
+  Backend*& cached = by_index_[request->protocol >= 3 ? 1 : 0][at];
+  if (cached == nullptr) {
+    const BackendAddress& address = map.backends()[at];
+    cached = BackendFor(address.host, address.port, request->protocol);
+  }
+  cached->Send(request, /*asking=*/false);
+}
+
+void Worker::SendTo(const std::string& host, int port, SubRequest* request, bool asking) {
+  if (stopping_) return FinishWithError(request, "ERR shardproxy is shutting down");
+  BackendFor(host, port, request->protocol)->Send(request, asking);
+}
+
+void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
+  // Only error replies can be redirects: one byte decides for every other reply.
+  if (frame[0] != '-') return Finish(request, frame);
+  const Redirect redirect = ClassifyReply(frame);
+  ProxyStats& stats = server_.stats();
+  switch (redirect.action) {
+    case ReplyAction::kDeliver:
+      break;
+    case ReplyAction::kMoved:
+      server_.topology().RequestRefresh();
+      if (++request->redirects > kMaxRedirects) break;
+      stats.moved.fetch_add(1, std::memory_order_relaxed);
+      return SendTo(redirect.host, redirect.port, request, /*asking=*/false);
+    case ReplyAction::kAsk:
+      if (++request->redirects > kMaxRedirects) break;
+      stats.ask.fetch_add(1, std::memory_order_relaxed);
+      return SendTo(redirect.host, redirect.port, request, /*asking=*/true);
+    case ReplyAction::kRetry:
+      if (frame.starts_with("-CLUSTERDOWN")) server_.topology().RequestRefresh();
+      if (request->retries >= kMaxRetries) break;
+      return ScheduleRetry(request);
+  }
+  Finish(request, frame);
+}
+
+void Worker::OnBackendFailure(SubRequest* request, std::string_view error, bool never_sent) {
+  if (never_sent && !stopping_ && request->retries < kMaxRetries) return ScheduleRetry(request);
+  FinishWithError(request, "ERR shardproxy: " + std::string(error));
+}
+
+void Worker::Finish(SubRequest* request, std::string_view frame) {
+  Session* session = request->session;
+  session->Deliver(*request, frame);
+  delete request;
+  session->Release();
+}
+
+void Worker::FinishWithError(SubRequest* request, std::string_view message) {
+  server_.stats().error_replies.fetch_add(1, std::memory_order_relaxed);
+  std::string frame;
+  common::AppendError(frame, message);
+  Finish(request, frame);
+}
+
+// ---- retries and timeouts ----
+
+void Worker::ScheduleRetry(SubRequest* request) {
+  if (stopping_) return FinishWithError(request, "ERR shardproxy is shutting down");
+  server_.stats().retries.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t delay = std::min(kRetryBaseMs << request->retries, kRetryMaxMs);
+  ++request->retries;
+  const uint64_t due = uv_now(&loop_) + delay;
+  retries_.emplace_back(due, request);
+  const uint64_t next = std::min_element(retries_.begin(), retries_.end())->first;
+  uv_timer_start(&retry_timer_, &Worker::OnRetryTimer, next - std::min(next, uv_now(&loop_)), 0);
+}
+
+void Worker::OnRetryTimer(uv_timer_t* timer) { Owner<Worker>(timer->data)->RunDueRetries(); }
+
+void Worker::RunDueRetries() {
+  const uint64_t now = uv_now(&loop_);
+  std::vector<SubRequest*> due;
+  std::erase_if(retries_, [&](const auto& entry) {
+    if (entry.first > now) return false;
+    due.push_back(entry.second);
+    return true;
+  });
+  for (SubRequest* request : due) Route(request);
+  if (!retries_.empty() && !stopping_) {
+    const uint64_t next = std::min_element(retries_.begin(), retries_.end())->first;
+    uv_timer_start(&retry_timer_, &Worker::OnRetryTimer, next - std::min(next, now), 0);
+  }
+}
+
+void Worker::OnTimeoutTick(uv_timer_t* timer) { Owner<Worker>(timer->data)->CheckTimeouts(); }
+
+void Worker::CheckTimeouts() {
+  const uint64_t now = uv_now(&loop_);
+  const auto timeout = static_cast<uint64_t>(server_.options().backend_timeout.count());
+  std::vector<Backend*> backends;
+  for (auto& [key, backend] : backends_) backends.push_back(backend);
+  for (Backend* backend : backends) backend->CheckTimeout(now, timeout);
+}
+
+// ---- flushing ----
+
+void Worker::ScheduleFlush(Session* session) {
+  if (session->flush_scheduled || session->closed()) return;
+  session->flush_scheduled = true;
+  flush_sessions_.push_back(session);
+}
+
+void Worker::ScheduleFlush(Backend* backend) {
+  if (backend->flush_scheduled || backend->closing()) return;
+  backend->flush_scheduled = true;
+  flush_backends_.push_back(backend);
+}
+
+void Worker::OnFlushPhase(uv_prepare_t* handle) { Owner<Worker>(handle->data)->FlushAll(); }
+void Worker::OnCheckPhase(uv_check_t* handle) { Owner<Worker>(handle->data)->FlushAll(); }
+
+void Worker::FlushAll() {
+  // Backends first: requests reach the shards before we spend time writing replies. Flushing
+  // can schedule more (a failed backend's requests retried elsewhere), hence the loop.
+  for (int round = 0; round < 4 && !(flush_backends_.empty() && flush_sessions_.empty()); ++round) {
+    std::vector<Backend*> backends;
+    backends.swap(flush_backends_);
+    for (Backend* backend : backends) {
+      backend->flush_scheduled = false;
+      backend->Flush();
+    }
+    std::vector<Session*> sessions;
+    sessions.swap(flush_sessions_);
+    for (Session* session : sessions) {
+      session->flush_scheduled = false;
+      session->Flush();
+    }
+  }
+}
+
+void Worker::ForgetSession(Session* session) {
+  std::erase(sessions_, session);
+  if (session->flush_scheduled) std::erase(flush_sessions_, session);
+}
+
+void Worker::ForgetBackend(Backend* backend) {
+  auto found = backends_.find(backend->key());
+  if (found != backends_.end() && found->second == backend) backends_.erase(found);
+  for (auto& cache : by_index_)
+    std::replace(cache.begin(), cache.end(), backend, static_cast<Backend*>(nullptr));
+  if (backend->flush_scheduled) std::erase(flush_backends_, backend);
+}
+
+}  // namespace shardctl::proxy
