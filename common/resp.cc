@@ -160,6 +160,21 @@ void RespScanner::Reset() {
   error_.clear();
 }
 
+std::string_view RespScanner::Unreturned() const {
+  return std::string_view(buffer_).substr(frame_start_);
+}
+
+bool RespScanner::SkipUnreturned(size_t bytes) {
+  if (!error_.empty() || pos_ != frame_start_ || !stack_.empty() || bulk_end_ != 0 ||
+      bytes > buffer_.size() - frame_start_) {
+    return false;
+  }
+  frame_start_ += bytes;
+  pos_ = frame_start_;
+  line_search_ = frame_start_;
+  return true;
+}
+
 void RespScanner::Consume(size_t bytes) {
   head_ += std::min(bytes, frame_start_ - head_);
   if (head_ == buffer_.size() && error_.empty()) {

@@ -87,6 +87,15 @@ class RespScanner {
   // The bytes of a kFrame result; valid until the next Feed() or Consume().
   std::string_view FrameBytes(const ScanResult& frame) const;
 
+  // The bytes after the last frame Next() returned, a frame being scanned included.
+  std::string_view Unreturned() const;
+
+  // Drops `bytes` from the front of Unreturned() without scanning them, for a caller that parses
+  // something else there (an inline command such as "PING\r\n"). Only possible while no frame is
+  // partly scanned (Next() has not started on these bytes) and no error is pending; returns false
+  // and changes nothing otherwise. The skipped bytes are released by the next Consume().
+  bool SkipUnreturned(size_t bytes);
+
   // Forgets all bytes and any error, keeping the limits.
   void Reset();
 

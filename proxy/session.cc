@@ -62,21 +62,48 @@ void Session::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
   self->ProcessInput();
 }
 
+// An inline command ("PING\r\n", as telnet, nc and HAProxy's redis-check send): arguments
+// separated by spaces, no quoting. Returns false when the line is not complete yet.
+bool Session::HandleInlineCommand() {
+  constexpr size_t kMaxInline = 64 * 1024;  // Redis' PROTO_INLINE_MAX_SIZE
+  const std::string_view rest = requests_.Unreturned();
+  const size_t newline = rest.find('\n');
+  if (newline == std::string_view::npos) {
+    if (rest.size() > kMaxInline) ProtocolError("too big inline request");
+    return false;
+  }
+  std::string_view line = rest.substr(0, newline);
+  if (line.ends_with('\r')) line.remove_suffix(1);
+  std::vector<std::string_view> args;
+  while (!line.empty()) {
+    const size_t start = line.find_first_not_of(" \t");
+    if (start == std::string_view::npos) break;
+    line.remove_prefix(start);
+    const size_t end = std::min(line.find_first_of(" \t"), line.size());
+    args.push_back(line.substr(0, end));
+    line.remove_prefix(end);
+  }
+  std::string request;
+  common::AppendCommand(request, args);
+  requests_.SkipUnreturned(newline + 1);  // the views stay valid until the next Consume()
+  if (!args.empty()) HandleCommand(request, args);
+  return true;
+}
+
 void Session::ProcessInput() {
-  size_t consumed = 0;
   while (!close_after_write_ && !closed_ && !OverLimits()) {
+    const std::string_view rest = requests_.Unreturned();
+    if (!rest.empty() && common::IsInlineCommand(rest[0])) {
+      if (!HandleInlineCommand()) break;
+      continue;
+    }
     const common::ScanResult frame = requests_.Next();
     if (frame.status == common::ScanStatus::kIncomplete) break;
     if (frame.status == common::ScanStatus::kError) {
       ProtocolError(frame.error.substr(frame.error.find(':') + 2));
       break;
     }
-    consumed = frame.end;
     const std::string_view bytes = requests_.FrameBytes(frame);
-    if (frame.type != '*') {
-      ProtocolError("expected an array of bulk strings (inline commands are not supported)");
-      break;
-    }
     auto args = common::ParseCommandArgs(bytes);
     if (!args) {
       ProtocolError(args.error().message());
@@ -84,7 +111,7 @@ void Session::ProcessInput() {
     }
     if (!args->empty()) HandleCommand(bytes, *args);
   }
-  if (!closed_) requests_.Consume(consumed);
+  if (!closed_) requests_.Consume(requests_.Buffered().size() - requests_.Unreturned().size());
   UpdateReading();
 }
 
@@ -158,6 +185,26 @@ void Session::Deliver(const SubRequest& request, std::string_view frame) {
   pending.split.reset();
   pending.part_replies.clear();
   Fill(pending, merged);
+}
+
+bool Session::EnterSlot(SubRequest* request, const void* backend) {
+  SlotFlight& flight = flights_[request->slot];
+  if (flight.count > 0 && (flight.backend != backend || !flight.held.empty())) {
+    flight.held.push_back(request);
+    return false;
+  }
+  flight.backend = backend;
+  ++flight.count;
+  request->sequenced = true;
+  return true;
+}
+
+void Session::LeaveSlot(int slot) {
+  auto found = flights_.find(slot);
+  if (found == flights_.end() || --found->second.count > 0) return;
+  std::deque<SubRequest*> held = std::move(found->second.held);
+  flights_.erase(found);
+  for (SubRequest* request : held) worker_.Route(request);
 }
 
 void Session::Release() {
@@ -280,6 +327,14 @@ void Session::Close() {
   if (closed_) return;
   closed_ = true;
   pending_.clear();
+  // Held requests were never sent: nothing will answer them.
+  for (auto& [slot, flight] : flights_) {
+    for (SubRequest* request : flight.held) {
+      delete request;
+      --inflight_;
+    }
+  }
+  flights_.clear();
   if (admitted_) worker_.server().ReleaseClient();
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &Session::OnClose);
 }

@@ -24,6 +24,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "common/resp.h"
 #include "proxy/command_table.h"
@@ -53,6 +54,15 @@ class Session {
   // Refuses the client: writes `error` and closes once it is written.
   void Refuse(std::string_view error);
 
+  // Per-slot ordering: a slot's commands must reach the shards in the client's order even when
+  // the slot map changes while some are in flight (else a later command sent straight to the new
+  // owner overtakes earlier ones still bouncing off the old owner with MOVED). EnterSlot()
+  // admits `request` to `backend` when this session has nothing for its slot in flight elsewhere
+  // and nothing held; otherwise it holds the request and returns false. LeaveSlot() is called
+  // when a sequenced request finishes; the last one out routes the held requests again.
+  bool EnterSlot(SubRequest* request, const void* backend);
+  void LeaveSlot(int slot);
+
   bool closed() const { return closed_; }
   bool flush_scheduled = false;  // owned by Worker::ScheduleFlush
 
@@ -63,6 +73,7 @@ class Session {
   static void OnClose(uv_handle_t* handle);
 
   void ProcessInput();
+  bool HandleInlineCommand();
   void HandleCommand(std::string_view frame, std::span<const std::string_view> args);
   void Forward(std::string_view frame, int slot);
   void ForwardSplit(SplitRequest split);
@@ -85,8 +96,15 @@ class Session {
   void UpdateReading();
   void MaybeDelete();
 
+  struct SlotFlight {
+    const void* backend = nullptr;  // where the in-flight requests of the slot were sent
+    size_t count = 0;
+    std::deque<SubRequest*> held;  // waiting for `count` to reach 0, in the client's order
+  };
+
   Worker& worker_;
   const uint64_t id_;
+  std::unordered_map<int, SlotFlight> flights_;
   uv_tcp_t tcp_{};
   uv_write_t write_req_{};
   common::RespScanner requests_;

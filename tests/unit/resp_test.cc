@@ -523,3 +523,37 @@ TEST(RespWriterTest, LineBreaksInSimpleRepliesBecomeSpaces) {
 
 }  // namespace
 }  // namespace shardctl::common
+
+namespace shardctl::common {
+namespace {
+
+TEST(RespScannerSkipTest, InlineBytesBetweenFramesCanBeSkipped) {
+  RespScanner scanner;
+  scanner.Feed("*1\r\n$4\r\nPING\r\nPING\r\n*1\r\n$4\r\nPI");
+  ScanResult first = scanner.Next();
+  ASSERT_EQ(first.status, ScanStatus::kFrame);
+  EXPECT_EQ(scanner.Unreturned(), "PING\r\n*1\r\n$4\r\nPI");
+  ASSERT_TRUE(scanner.SkipUnreturned(6));
+  EXPECT_EQ(scanner.Unreturned(), "*1\r\n$4\r\nPI");
+  EXPECT_EQ(scanner.Next().status, ScanStatus::kIncomplete);
+  // Now a frame is partly scanned: skipping would corrupt it.
+  EXPECT_FALSE(scanner.SkipUnreturned(1));
+  scanner.Feed("NG\r\n");
+  ScanResult second = scanner.Next();
+  ASSERT_EQ(second.status, ScanStatus::kFrame);
+  EXPECT_EQ(scanner.FrameBytes(second), "*1\r\n$4\r\nPING\r\n");
+  // Consume releases returned frames and skipped bytes alike.
+  scanner.Consume(scanner.Buffered().size() - scanner.Unreturned().size());
+  EXPECT_EQ(scanner.Buffered(), "");
+}
+
+TEST(RespScannerSkipTest, CannotSkipPastTheBufferOrAfterAnError) {
+  RespScanner scanner;
+  scanner.Feed("PING\r\n");
+  EXPECT_FALSE(scanner.SkipUnreturned(7));
+  EXPECT_EQ(scanner.Next().status, ScanStatus::kError);  // 'P' is no RESP type
+  EXPECT_FALSE(scanner.SkipUnreturned(6));
+}
+
+}  // namespace
+}  // namespace shardctl::common
