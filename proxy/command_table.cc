@@ -193,10 +193,11 @@ std::vector<CommandInfo> BuildTable() {
                                 "PUNSUBSCRIBE", "SUNSUBSCRIBE", "PUBLISH", "SPUBLISH", "MONITOR"}) {
     table.push_back(Unsupported(name, kPubSub));
   }
-  constexpr std::string_view kFanOut = "commands over all shards are not implemented yet";
-  for (std::string_view name : {"DBSIZE", "KEYS", "SCAN", "RANDOMKEY", "FLUSHALL", "FLUSHDB"}) {
-    table.push_back(Unsupported(name, kFanOut));
+  for (std::string_view name :
+       {"DBSIZE", "KEYS", "RANDOMKEY", "FLUSHALL", "FLUSHDB", "SCRIPT", "FUNCTION", "CONFIG"}) {
+    table.push_back({name, RouteKind::kFanOut, kNoKeys});
   }
+  table.push_back({"SCAN", RouteKind::kScan, kNoKeys});
   std::sort(table.begin(), table.end(),
             [](const CommandInfo& a, const CommandInfo& b) { return a.name < b.name; });
   return table;

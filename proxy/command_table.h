@@ -19,6 +19,8 @@ enum class RouteKind {
   kSplitBySlot,  // MGET, MSET, DEL, UNLINK, EXISTS, TOUCH: one sub-command per slot (split.h)
   kOneSlot,      // several keys that must share one slot, else -CROSSSLOT (MSETNX, RENAME, ...)
   kLocal,        // answered by the proxy itself (PING, ECHO, HELLO, ...)
+  kFanOut,       // the whole keyspace: every primary or any one, replies merged (fanout.h)
+  kScan,         // SCAN: one shard at a time, the cursor says which (fanout.h)
   kUnsupported,  // answered with CommandInfo::UnsupportedError()
 };
 

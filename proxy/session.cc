@@ -137,6 +137,10 @@ void Session::HandleCommand(std::string_view frame, std::span<const std::string_
     case RouteKind::kLocal:
       stats.local_commands.fetch_add(1, std::memory_order_relaxed);
       return HandleLocal(args);
+    case RouteKind::kFanOut:
+      return ForwardFanOut(frame, args);
+    case RouteKind::kScan:
+      return ForwardScan(args);
     case RouteKind::kUnsupported:
       return ReplyError(info.UnsupportedError(args[0]));
   }
@@ -174,14 +178,59 @@ void Session::ForwardSplit(SplitRequest split) {
   }
 }
 
+void Session::ForwardFanOut(std::string_view frame, std::span<const std::string_view> args) {
+  auto plan = PlanFanOut(args);
+  if (!plan) return ReplyError(plan.error().message());
+  if (!plan->every_shard) return Forward(frame, -1);
+  const auto& backends = worker_.CurrentMap().backends();
+  if (backends.empty()) return ReplyError("CLUSTERDOWN Hash slot not served");
+  PendingReply& pending = pending_.emplace_back();
+  pending.fanout = plan->merge;
+  pending.rotate = static_cast<size_t>(id_) + pending_.size();
+  pending.part_replies.resize(backends.size());
+  pending.parts_left = backends.size();
+  for (size_t i = 0; i < backends.size(); ++i) {
+    SubRequest* request = NewSubRequest(pending, -1);
+    request->part = static_cast<int>(i);
+    request->request.assign(frame);
+    request->host = backends[i].host;
+    request->port = backends[i].port;
+    worker_.Route(request);
+  }
+}
+
+void Session::ForwardScan(std::span<const std::string_view> args) {
+  if (args.size() < 2) return ReplyError(WrongArgCountError(args[0]));
+  const auto& backends = worker_.CurrentMap().backends();
+  if (backends.empty()) return ReplyError("CLUSTERDOWN Hash slot not served");
+  auto position = DecodeScanCursor(args[1], backends.size());
+  if (!position) return ReplyError(position.error().message());
+  std::vector<std::string_view> shard_args(args.begin(), args.end());
+  const std::string cursor = std::to_string(position->cursor);
+  shard_args[1] = cursor;
+  PendingReply& pending = pending_.emplace_back();
+  SubRequest* request = NewSubRequest(pending, -1);
+  common::AppendCommand(request->request, shard_args);
+  request->host = backends[position->shard].host;
+  request->port = backends[position->shard].port;
+  request->scan_shard = static_cast<int>(position->shard);
+  request->scan_shards = backends.size();
+  worker_.Route(request);
+}
+
 void Session::Deliver(const SubRequest& request, std::string_view frame) {
   if (closed_) return;
   PendingReply& pending = *request.pending;
+  if (request.scan_shard >= 0) {
+    return Fill(pending, RewriteScanReply(frame, static_cast<size_t>(request.scan_shard),
+                                          request.scan_shards));
+  }
   if (request.part < 0) return Fill(pending, frame);
   pending.part_replies[static_cast<size_t>(request.part)].assign(frame);
   if (--pending.parts_left > 0) return;
   std::vector<std::string_view> replies(pending.part_replies.begin(), pending.part_replies.end());
-  const std::string merged = MergeReplies(*pending.split, replies);
+  const std::string merged = pending.split ? MergeReplies(*pending.split, replies)
+                                           : MergeFanOut(*pending.fanout, replies, pending.rotate);
   pending.split.reset();
   pending.part_replies.clear();
   Fill(pending, merged);

@@ -77,6 +77,8 @@ class Session {
   void HandleCommand(std::string_view frame, std::span<const std::string_view> args);
   void Forward(std::string_view frame, int slot);
   void ForwardSplit(SplitRequest split);
+  void ForwardFanOut(std::string_view frame, std::span<const std::string_view> args);
+  void ForwardScan(std::span<const std::string_view> args);
   SubRequest* NewSubRequest(PendingReply& pending, int slot);
   // Local commands (session_local.cc).
   void HandleLocal(std::span<const std::string_view> args);

@@ -170,6 +170,7 @@ Backend* Worker::BackendFor(const std::string& host, int port, int protocol) {
 
 void Worker::Route(SubRequest* request) {
   if (stopping_) return FinishWithError(request, "ERR shardproxy is shutting down");
+  if (request->port != 0) return SendTo(request->host, request->port, request, false);
   const SlotMap& map = CurrentMap();
   int index = SlotMap::kNoBackend;
   if (request->slot >= 0) {
@@ -186,6 +187,10 @@ void Worker::Route(SubRequest* request) {
   if (cached == nullptr) {
     const BackendAddress& address = map.backends()[at];
     cached = BackendFor(address.host, address.port, request->protocol);
+  }
+  // Retries were admitted when first routed; a held request is routed again by LeaveSlot().
+  if (request->slot >= 0 && !request->sequenced && !request->session->EnterSlot(request, cached)) {
+    return;
   }
   cached->Send(request, /*asking=*/false);
 }
@@ -228,7 +233,11 @@ void Worker::OnBackendFailure(SubRequest* request, std::string_view error, bool 
 void Worker::Finish(SubRequest* request, std::string_view frame) {
   Session* session = request->session;
   session->Deliver(*request, frame);
+  const bool sequenced = request->sequenced;
+  const int slot = request->slot;
   delete request;
+  // Before Release(): the session may route requests it held for this slot.
+  if (sequenced) session->LeaveSlot(slot);
   session->Release();
 }
 

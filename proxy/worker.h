@@ -54,6 +54,8 @@ class Worker {
   bool stopping() const { return stopping_; }
 
   // Data path, loop thread only.
+  // The slot map this worker routes by (re-read when the refresher published a new one).
+  const SlotMap& CurrentMap();
   // Sends `request` to the primary serving its slot (any primary for slot -1).
   void Route(SubRequest* request);
   // Sends `request` to host:port, preceded by ASKING when `asking`.
@@ -94,7 +96,6 @@ class Worker {
   void RunDueRetries();
   void ScheduleRetry(SubRequest* request);
   void ShutDown();
-  const SlotMap& CurrentMap();
   Backend* BackendFor(const std::string& host, int port, int protocol);
 
   ProxyServer& server_;

@@ -1,6 +1,6 @@
 // libFuzzer target for the proxy's request path, everything a client's bytes reach before a
 // socket: framing (RespScanner), ParseCommandArgs, the command table (LookupCommand, ResolveKeys,
-// RequestSlot), SplitBySlot, and MergeReplies fed with replies derived from the input; plus
+// RequestSlot), SplitBySlot, PlanFanOut, SCAN cursors, and MergeReplies fed with replies derived from the input; plus
 // ClassifyReply on every frame.
 //
 // Checks: no crash or out-of-bounds access (ASan/UBSan); a split's parts cover every key exactly
@@ -17,6 +17,7 @@
 #include "common/resp.h"
 #include "common/slots.h"
 #include "proxy/command_table.h"
+#include "proxy/fanout.h"
 #include "proxy/redirect.h"
 #include "proxy/split.h"
 
@@ -95,6 +96,19 @@ void Route(std::string_view frame) {
     }
     case proxy::RouteKind::kUnsupported:
       Check(!info.UnsupportedError((*args)[0]).empty(), "empty unsupported error");
+      break;
+    case proxy::RouteKind::kFanOut:
+      (void)proxy::PlanFanOut(*args);
+      break;
+    case proxy::RouteKind::kScan:
+      if (args->size() >= 2) {
+        auto position = proxy::DecodeScanCursor((*args)[1], 3);
+        if (position.ok()) {
+          Check(position->shard < 3, "cursor names a shard that does not exist");
+          auto again = proxy::DecodeScanCursor(proxy::EncodeScanCursor(*position), 3);
+          Check(again.ok() && *again == *position, "cursor does not round-trip");
+        }
+      }
       break;
     case proxy::RouteKind::kLocal:
       break;

@@ -297,6 +297,7 @@ std::vector<RecordedProcess> PidFilesUnder(const fs::path& state_root) {
     if (auto supervisor = ReadPidFile(deployment.path() / "supervisor.pid")) {
       found.push_back(*supervisor);
     }
+    if (auto proxy = ReadPidFile(deployment.path() / "proxy.pid")) found.push_back(*proxy);
     for (const auto& shard : fs::directory_iterator(deployment.path() / "shards", error)) {
       if (auto process = ReadPidFile(shard.path() / "pid")) found.push_back(*process);
     }
@@ -522,6 +523,8 @@ std::optional<RedisReply> QueryRedis(int port, const std::vector<std::string>& c
   redisFree(context);
   return converted;
 }
+
+RedisReply ConvertRedisReply(const redisReply* reply) { return ConvertReply(reply); }
 
 std::string ShardctlBinary() { return SHARDCTL_BINARY; }
 fs::path SourceDir() { return SHARDCTL_SOURCE_DIR; }

@@ -29,6 +29,8 @@
 #include <string>
 #include <vector>
 
+struct redisReply;  // hiredis
+
 namespace shardctl::integration {
 
 using namespace std::chrono_literals;
@@ -89,7 +91,7 @@ std::optional<uint64_t> StartTimeOf(pid_t pid);
 bool IsAlive(pid_t pid, uint64_t start_time = 0);
 // "pid start_time" from a pid file; nullopt when missing or malformed.
 std::optional<RecordedProcess> ReadPidFile(const std::filesystem::path& path);
-// Every <root>/<name>/supervisor.pid and <root>/<name>/shards/*/pid under a state root.
+// Every <root>/<name>/supervisor.pid, proxy.pid and shards/*/pid under a state root.
 std::vector<RecordedProcess> PidFilesUnder(const std::filesystem::path& state_root);
 
 // Makes this process the reaper of orphaned descendants (the supervisor once `up` exits, shards
@@ -155,6 +157,8 @@ struct RedisReply {
 // reply; nullopt with `error` set when the connection fails.
 std::optional<RedisReply> QueryRedis(int port, const std::vector<std::string>& command,
                                      std::string* error = nullptr);
+// The same flattening for a reply read on a connection the test keeps itself.
+RedisReply ConvertRedisReply(const redisReply* reply);
 
 // The fixture every shardctl integration test uses.
 class ShardctlTest : public ::testing::Test {

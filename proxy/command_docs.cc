@@ -1,0 +1,132 @@
+#include "proxy/command_docs.h"
+
+#include <map>
+#include <string_view>
+#include <vector>
+
+#include "proxy/command_table.h"
+
+namespace shardctl::proxy {
+namespace {
+
+std::string Join(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (std::string_view name : names) {
+    if (!out.empty()) out += ", ";
+    out += "`" + std::string(name) + "`";
+  }
+  return out;
+}
+
+std::string KeysOf(const CommandInfo& info) {
+  const KeySpec& keys = info.keys;
+  if (keys.numkeys_at > 0) {
+    return "numkeys at argument " + std::to_string(keys.numkeys_at) + ", keys from " +
+           std::to_string(keys.first);
+  }
+  if (keys.last == -1 && keys.step == 1) return "arguments " + std::to_string(keys.first) + "…";
+  if (keys.last == -1) return "key, value pairs from argument " + std::to_string(keys.first);
+  if (keys.first == keys.last) return "argument " + std::to_string(keys.first);
+  return "arguments " + std::to_string(keys.first) + "–" + std::to_string(keys.last);
+}
+
+std::string_view MergeText(MergeKind merge) {
+  switch (merge) {
+    case MergeKind::kArrayByKey:
+      return "values back in the request's key order";
+    case MergeKind::kSumIntegers:
+      return "the parts' counts added up";
+    case MergeKind::kAllOk:
+      return "`+OK` when every part said `+OK`";
+    case MergeKind::kNone:
+      break;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string RenderCommandDocs() {
+  std::vector<std::string_view> single, local, fan_out, scan;
+  std::vector<const CommandInfo*> split, one_slot;
+  std::map<std::string_view, std::vector<std::string_view>> unsupported;
+  for (const CommandInfo& info : AllCommands()) {
+    switch (info.kind) {
+      case RouteKind::kSingleKey:
+        single.push_back(info.name);
+        break;
+      case RouteKind::kSplitBySlot:
+        split.push_back(&info);
+        break;
+      case RouteKind::kOneSlot:
+        one_slot.push_back(&info);
+        break;
+      case RouteKind::kLocal:
+        local.push_back(info.name);
+        break;
+      case RouteKind::kFanOut:
+        fan_out.push_back(info.name);
+        break;
+      case RouteKind::kScan:
+        scan.push_back(info.name);
+        break;
+      case RouteKind::kUnsupported:
+        unsupported[info.unsupported_reason].push_back(info.name);
+        break;
+    }
+  }
+  std::string out =
+      "# shardproxy commands\n\n"
+      "Generated from `proxy/command_table.cc` by `RenderCommandDocs()` (proxy/command_docs.cc);\n"
+      "the unit test `CommandDocsTest` fails when this page and the table differ. Regenerate with\n"
+      "`SHARDCTL_UPDATE_DOCS=1 build-sanitize/tests/unit_tests --gtest_filter=CommandDocs*`.\n\n"
+      "Commands the table does not know get Redis' own `-ERR unknown command '<name>'`.\n\n";
+  out += "## Routed by key slot (" + std::to_string(single.size()) + ")\n\n";
+  out +=
+      "Sent to the primary serving the key's slot; MOVED, ASK, TRYAGAIN and CLUSTERDOWN are\n"
+      "followed by the proxy.\n\n" +
+      Join(single) + "\n\n";
+  out += "## Split by slot and merged (" + std::to_string(split.size()) + ")\n\n";
+  out +=
+      "Keys of one slot stay in one sub-command; all sub-commands for one shard go out in one\n"
+      "write; the first error of any part is the reply.\n\n"
+      "| command | keys | reply |\n|---|---|---|\n";
+  for (const CommandInfo* info : split) {
+    out += "| `" + std::string(info->name) + "` | " + KeysOf(*info) + " | " +
+           std::string(MergeText(info->merge)) + " |\n";
+  }
+  out += "\n## Keys must share one slot (" + std::to_string(one_slot.size()) + ")\n\n";
+  out +=
+      "Otherwise `-CROSSSLOT Keys in request don't hash to the same slot`, as Redis Cluster "
+      "answers.\nWithout keys (e.g. `EVAL` with numkeys 0) any primary runs it.\n\n"
+      "| command | keys |\n|---|---|\n";
+  for (const CommandInfo* info : one_slot) {
+    out += "| `" + std::string(info->name) + "` | " + KeysOf(*info) + " |\n";
+  }
+  out += "\n## Over the whole keyspace (" + std::to_string(fan_out.size() + scan.size()) + ")\n\n" +
+         Join(fan_out) + ", " + Join(scan) + "\n\n" +
+         "- every primary: `DBSIZE` (summed), `KEYS` (joined), `FLUSHALL`/`FLUSHDB`, `SCRIPT "
+         "FLUSH`,\n  `FUNCTION FLUSH`/`DELETE` (`+OK` when all are), `SCRIPT LOAD`/`FUNCTION "
+         "LOAD` (every shard\n  must answer the same), `SCRIPT EXISTS` (1 only where every "
+         "shard has it), `RANDOMKEY` (a\n  non-null key from a rotating shard)\n"
+         "- any one primary: `CONFIG GET`, `FUNCTION LIST`\n"
+         "- refused, because they would change one shard only: `CONFIG SET`/`RESETSTAT`/`REWRITE`,"
+         "\n  `SCRIPT KILL`, other subcommands\n"
+         "- `SCAN`: one shard at a time; the cursor's low 10 bits name the shard, the rest is "
+         "that\n  shard's cursor. A full iteration returns every key exactly once while the key "
+         "set and\n  the slot map stay the same.\n\n";
+  out += "## Answered by the proxy (" + std::to_string(local.size()) + ")\n\n" + Join(local) +
+         "\n\n`SELECT` accepts only 0; `HELLO` 2 or 3 with `AUTH default <any>` and `SETNAME`;\n"
+         "`CLIENT` ID, GETNAME, SETNAME, SETINFO, INFO, LIST; `COMMAND` (COUNT, INFO, LIST, "
+         "DOCS);\n`INFO` with a `proxy` section.\n\n";
+  out +=
+      "## Not supported yet\n\nAnswered with `-ERR command '<name>' is not supported by "
+      "shardproxy: <reason>`.\n\n| reason | commands |\n|---|---|\n";
+  for (const auto& [reason, names] : unsupported) {
+    if (reason.empty()) continue;
+    out += "| " + std::string(reason) + " | " + Join(names) + " |\n";
+  }
+  return out;
+}
+
+}  // namespace shardctl::proxy

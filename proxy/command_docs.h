@@ -1,0 +1,12 @@
+// docs/proxy-commands.md, rendered from the command table so the page cannot drift from the
+// code: a unit test compares the checked-in page with RenderCommandDocs().
+#pragma once
+
+#include <string>
+
+namespace shardctl::proxy {
+
+// The whole Markdown page: every command the table knows, grouped by how shardproxy handles it.
+std::string RenderCommandDocs();
+
+}  // namespace shardctl::proxy

@@ -1,0 +1,178 @@
+#include "proxy/fanout.h"
+
+#include <charconv>
+#include <vector>
+
+#include "common/resp.h"
+#include "proxy/frames.h"
+
+namespace shardctl::proxy {
+namespace {
+
+using common::Error;
+using common::Result;
+
+bool Is(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i];
+    if (x >= 'a' && x <= 'z') x = static_cast<char>(x - 32);
+    if (x != b[i]) return false;
+  }
+  return true;
+}
+
+bool IsNull(std::string_view frame) {
+  return frame == "$-1\r\n" || frame == "*-1\r\n" || frame == "_\r\n";
+}
+
+std::string SumIntegers(std::span<const std::string_view> replies) {
+  int64_t sum = 0;
+  for (std::string_view reply : replies) {
+    int64_t value = 0;
+    if (!ParseIntegerReply(reply, value)) return MergeError("expected an integer reply");
+    sum += value;
+  }
+  std::string out;
+  common::AppendInteger(out, sum);
+  return out;
+}
+
+std::string ConcatArrays(std::span<const std::string_view> replies) {
+  std::vector<std::string_view> all;
+  for (std::string_view reply : replies) {
+    auto elements = ArrayElements(reply, /*allow_set=*/true);
+    if (!elements) return MergeError(elements.error().message());
+    all.insert(all.end(), elements->begin(), elements->end());
+  }
+  std::string out;
+  common::AppendArrayHeader(out, all.size());
+  for (std::string_view element : all) out += element;
+  return out;
+}
+
+std::string AndIntegerArrays(std::span<const std::string_view> replies) {
+  std::vector<int64_t> all;
+  for (size_t r = 0; r < replies.size(); ++r) {
+    auto elements = ArrayElements(replies[r]);
+    if (!elements) return MergeError(elements.error().message());
+    if (r == 0) all.assign(elements->size(), 1);
+    if (elements->size() != all.size()) return MergeError("shards answered different lengths");
+    for (size_t i = 0; i < elements->size(); ++i) {
+      int64_t value = 0;
+      if (!ParseIntegerReply((*elements)[i], value)) return MergeError("expected integers");
+      all[i] = all[i] && value;
+    }
+  }
+  std::string out;
+  common::AppendArrayHeader(out, all.size());
+  for (int64_t value : all) common::AppendInteger(out, value);
+  return out;
+}
+
+}  // namespace
+
+Result<FanOutPlan> PlanFanOut(std::span<const std::string_view> args) {
+  const std::string_view name = args[0];
+  const std::string_view sub = args.size() > 1 ? args[1] : "";
+  if (Is(name, "DBSIZE")) return FanOutPlan{true, FanOutMerge::kSumIntegers};
+  if (Is(name, "KEYS")) return FanOutPlan{true, FanOutMerge::kConcatArrays};
+  if (Is(name, "FLUSHALL") || Is(name, "FLUSHDB")) return FanOutPlan{true, FanOutMerge::kAllOk};
+  if (Is(name, "RANDOMKEY")) return FanOutPlan{true, FanOutMerge::kAnyNonNull};
+  if (Is(name, "SCRIPT")) {
+    if (Is(sub, "LOAD")) return FanOutPlan{true, FanOutMerge::kSameReply};
+    if (Is(sub, "FLUSH")) return FanOutPlan{true, FanOutMerge::kAllOk};
+    if (Is(sub, "EXISTS")) return FanOutPlan{true, FanOutMerge::kAndIntegerArrays};
+  }
+  if (Is(name, "FUNCTION")) {
+    if (Is(sub, "LOAD")) return FanOutPlan{true, FanOutMerge::kSameReply};
+    if (Is(sub, "DELETE") || Is(sub, "FLUSH")) return FanOutPlan{true, FanOutMerge::kAllOk};
+    if (Is(sub, "LIST")) return FanOutPlan{false, FanOutMerge::kFirst};
+  }
+  if (Is(name, "CONFIG") && Is(sub, "GET")) return FanOutPlan{false, FanOutMerge::kFirst};
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  std::string lower_sub(sub);
+  for (char& c : lower_sub) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  return Error("ERR command '" + lower + (sub.empty() ? "" : "|" + lower_sub) +
+               "' is not supported by shardproxy: it would apply to one shard only (run it on "
+               "each shard, e.g. with redis-cli --cluster call)");
+}
+
+std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> replies,
+                        size_t start) {
+  if (replies.empty()) return MergeError("no shard to ask");
+  for (std::string_view reply : replies) {
+    if (!reply.empty() && reply[0] == '-') return std::string(reply);
+  }
+  switch (merge) {
+    case FanOutMerge::kSumIntegers:
+      return SumIntegers(replies);
+    case FanOutMerge::kConcatArrays:
+      return ConcatArrays(replies);
+    case FanOutMerge::kAllOk:
+      for (std::string_view reply : replies) {
+        if (reply != "+OK\r\n") return MergeError("expected +OK from every shard");
+      }
+      return "+OK\r\n";
+    case FanOutMerge::kSameReply:
+      for (std::string_view reply : replies) {
+        if (reply != replies[0]) return MergeError("shards answered differently");
+      }
+      return std::string(replies[0]);
+    case FanOutMerge::kAndIntegerArrays:
+      return AndIntegerArrays(replies);
+    case FanOutMerge::kAnyNonNull:
+      for (size_t i = 0; i < replies.size(); ++i) {
+        std::string_view reply = replies[(start + i) % replies.size()];
+        if (!IsNull(reply)) return std::string(reply);
+      }
+      return std::string(replies[0]);
+    case FanOutMerge::kFirst:
+      return std::string(replies[0]);
+  }
+  return MergeError("internal error: unknown merge");
+}
+
+Result<ScanPosition> DecodeScanCursor(std::string_view text, size_t shards) {
+  uint64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    return Error("ERR invalid cursor");
+  }
+  ScanPosition position{value & ((1u << kScanShardBits) - 1), value >> kScanShardBits};
+  if (position.shard >= shards) return Error("ERR invalid cursor");
+  return position;
+}
+
+std::string EncodeScanCursor(ScanPosition position) {
+  return std::to_string(position.cursor << kScanShardBits | position.shard);
+}
+
+std::string RewriteScanReply(std::string_view reply, size_t shard, size_t shards) {
+  if (!reply.empty() && reply[0] == '-') return std::string(reply);
+  auto elements = ArrayElements(reply);
+  if (!elements || elements->size() != 2) return MergeError("unexpected SCAN reply");
+  const std::string_view cursor_frame = (*elements)[0];
+  const size_t header_end = cursor_frame.find("\r\n");
+  if (cursor_frame.empty() || cursor_frame[0] != '$' || header_end == std::string_view::npos) {
+    return MergeError("unexpected SCAN cursor");
+  }
+  const std::string_view text =
+      cursor_frame.substr(header_end + 2, cursor_frame.size() - header_end - 4);
+  uint64_t cursor = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), cursor);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    return MergeError("unexpected SCAN cursor");
+  }
+  if (cursor >> (64 - kScanShardBits) != 0) return MergeError("shard cursor too large");
+  ScanPosition next{shard, cursor};
+  if (cursor == 0) next = {shard + 1, 0};
+  std::string out;
+  common::AppendArrayHeader(out, 2);
+  common::AppendBulk(out, next.shard >= shards ? "0" : EncodeScanCursor(next));
+  out += (*elements)[1];
+  return out;
+}
+
+}  // namespace shardctl::proxy

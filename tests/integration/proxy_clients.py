@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""redis-py scenarios against shardproxy, run by tests/integration/proxy_*_test.cc.
+
+    $SHARDCTL_PYTHON proxy_clients.py --port P --protocol 2|3 SCENARIO
+
+Exits 0 when every reply matched, 1 with a message naming the first mismatch, 2 on bad usage.
+A missing redis module is a failure (exit 1), never a skip.
+"""
+import argparse
+import os
+import random
+import sys
+import time
+
+try:
+    import redis
+    import redis.backoff
+    import redis.retry
+except ImportError as error:  # the C++ test reports this output
+    print(f"proxy_clients.py: cannot import redis-py ({error}); run ensure_redis_py "
+          "from scripts/lib/setup.sh", file=sys.stderr)
+    sys.exit(1)
+
+
+class Mismatch(Exception):
+    pass
+
+
+def expect(what, got, want):
+    if got != want:
+        raise Mismatch(f"{what}: got {got!r}, want {want!r}")
+
+
+def client(args, **extra):
+    return redis.Redis(host="127.0.0.1", port=args.port, protocol=args.protocol,
+                       decode_responses=True, socket_timeout=10, **extra)
+
+
+def pipeline(args):
+    """~1000 mixed commands over many slots in one non-transactional pipeline, all checked."""
+    r = client(args)
+    rng = random.Random(args.protocol)
+    prefix = f"py{args.protocol}"
+    pipe = r.pipeline(transaction=False)
+    expected = []
+    strings = {}
+    counters = {}
+    for i in range(100):
+        key = f"{prefix}:s:{i}"
+        pipe.delete(key, f"{prefix}:c:{i}", f"{prefix}:h:{i}", f"{prefix}:z:{i}",
+                    f"{prefix}:set:{i}")
+        expected.append(("DEL", None))  # leftovers from an earlier run: any count
+    for step in range(900):
+        i = rng.randrange(100)
+        kind = step % 9
+        if kind == 0:
+            key, value = f"{prefix}:s:{i}", f"v{step}"
+            pipe.set(key, value)
+            strings[key] = value
+            expected.append(("SET", True))
+        elif kind == 1:
+            key = f"{prefix}:s:{i}"
+            pipe.get(key)
+            expected.append(("GET " + key, strings.get(key)))
+        elif kind == 2:
+            key = f"{prefix}:c:{i}"
+            counters[key] = counters.get(key, 0) + 1
+            pipe.incr(key)
+            expected.append(("INCR " + key, counters[key]))
+        elif kind == 3:
+            keys = [f"{prefix}:s:{rng.randrange(100)}" for _ in range(5)]
+            pipe.mget(keys)
+            expected.append(("MGET " + " ".join(keys), [strings.get(k) for k in keys]))
+        elif kind == 4:
+            key = f"{prefix}:h:{i}"
+            pipe.hset(key, mapping={"a": "1", "b": str(step)})
+            pipe.hgetall(key)
+            expected.append(("HSET " + key, None))  # 0, 1 or 2 new fields
+            expected.append(("HGETALL " + key, {"a": "1", "b": str(step)}))
+        elif kind == 5:
+            key = f"{prefix}:z:{i}"
+            pipe.zadd(key, {"m": step + 0.5})
+            pipe.zscore(key, "m")
+            expected.append(("ZADD " + key, None))
+            expected.append(("ZSCORE " + key, step + 0.5))
+        elif kind == 6:
+            key = f"{prefix}:set:{i}"
+            pipe.sadd(key, "x", "y")
+            pipe.smembers(key)
+            expected.append(("SADD " + key, None))
+            expected.append(("SMEMBERS " + key, {"x", "y"}))
+        elif kind == 7:
+            keys = [f"{prefix}:s:{i}", f"{prefix}:s:{i}", f"{prefix}:nothing:{i}"]
+            pipe.exists(*keys)
+            want = 2 if f"{prefix}:s:{i}" in strings else 0
+            expected.append(("EXISTS " + " ".join(keys), want))
+        else:
+            key = f"{prefix}:s:{i}"
+            pipe.delete(key)
+            expected.append(("DEL " + key, 1 if strings.pop(key, None) is not None else 0))
+    results = pipe.execute(raise_on_error=False)
+    expect("number of replies", len(results), len(expected))
+    for index, ((what, want), got) in enumerate(zip(expected, results)):
+        if isinstance(got, Exception):
+            raise Mismatch(f"reply {index} ({what}): error {got!r}")
+        if want is not None:
+            expect(f"reply {index} ({what})", got, want)
+    print(f"pipeline: {len(results)} replies checked (protocol {args.protocol})")
+
+
+def connection(args):
+    """HELLO with AUTH and SETNAME, CLIENT SETINFO/GETNAME/ID/INFO, INFO with the proxy section."""
+    r = client(args, username="default", password="x", client_name="first-name")
+    expect("PING", r.ping(), True)
+    expect("CLIENT GETNAME after connect", r.client_getname(), "first-name")
+    hello = r.execute_command("HELLO", args.protocol, "AUTH", "default", "x", "SETNAME",
+                              "py-client")
+    if args.protocol == 2 and isinstance(hello, list):  # RESP2: a flat key, value, ... array
+        hello = dict(zip(hello[::2], hello[1::2]))
+    if not isinstance(hello, dict):
+        raise Mismatch(f"HELLO: expected a map, got {hello!r}")
+    expect("HELLO proto", hello.get("proto"), args.protocol)
+    expect("HELLO server", hello.get("server"), "redis")
+    expect("CLIENT SETINFO LIB-NAME", r.client_setinfo("LIB-NAME", "shardctl-test"), True)
+    expect("CLIENT SETINFO LIB-VER", r.client_setinfo("LIB-VER", "1.0"), True)
+    expect("CLIENT GETNAME", r.client_getname(), "py-client")
+    client_id = r.client_id()
+    if not isinstance(client_id, int) or client_id <= 0:
+        raise Mismatch(f"CLIENT ID: got {client_id!r}")
+    expect("HELLO id", hello.get("id"), client_id)
+    info = r.client_info()
+    expect("CLIENT INFO id", int(info.get("id", -1)), client_id)
+    expect("CLIENT INFO resp", str(info.get("resp")), str(args.protocol))
+    expect("CLIENT INFO name", info.get("name"), "py-client")
+    wrong = None
+    # redis-py treats WRONGPASS as a connection error and retries it: no retries here.
+    no_retry = client(args, retry=redis.retry.Retry(redis.backoff.NoBackoff(), 0))
+    try:
+        no_retry.execute_command("HELLO", args.protocol, "AUTH", "nobody", "x")
+    except redis.exceptions.ResponseError as error:
+        wrong = str(error)
+    except redis.exceptions.AuthenticationError as error:
+        wrong = str(error)
+    if wrong is None or "invalid username-password" not in wrong:
+        raise Mismatch(f"HELLO AUTH nobody: expected WRONGPASS, got {wrong!r}")
+    everything = r.info()
+    for field in ("redis_version", "connected_clients", "slot_map_primaries", "moved_redirects"):
+        if field not in everything:
+            raise Mismatch(f"INFO: no field {field} in {sorted(everything)}")
+    proxy = r.info("proxy")
+    expect("INFO proxy slot_map_primaries", proxy.get("slot_map_primaries"), 3)
+    expect("INFO proxy slot_map_unassigned_slots", proxy.get("slot_map_unassigned_slots"), 0)
+    # The connection still routes commands after all of that.
+    expect("SET", r.set("py:conn", "ok"), True)
+    expect("GET", r.get("py:conn"), "ok")
+    print(f"connection: ok (protocol {args.protocol}, client id {client_id})")
+
+
+def churn(args):
+    """Pipelines batches on the keys of one slot (--tag) until --stop-file exists, checking each.
+
+    The C++ migration test runs this while it moves the slot: the keys {tag}k0..k19 hold v0..v19
+    beforehand; everything else this writes is its own ({tag}py<protocol>:...).
+    """
+    r = client(args)
+    mine = f"{args.tag}py{args.protocol}:"
+    deadline = time.monotonic() + 90
+    counter = 0
+    replies = 0
+    batch = 0
+    while not os.path.exists(args.stop_file) and time.monotonic() < deadline:
+        pipe = r.pipeline(transaction=False)
+        expected = []
+        for i in range(10):
+            n = batch * 10 + i
+            pipe.get(f"{args.tag}k{n % 20}")
+            expected.append((f"GET {args.tag}k{n % 20}", f"v{n % 20}"))
+            counter += 1
+            pipe.incr(mine + "ctr")
+            expected.append(("INCR", counter))
+            pipe.set(f"{mine}s{n}", f"x{n}")
+            expected.append(("SET", True))
+            pipe.get(f"{mine}s{n}")
+            expected.append((f"GET {mine}s{n}", f"x{n}"))
+            pipe.hset(f"{mine}h{n % 7}", mapping={"f": str(n)})
+            expected.append(("HSET", None))
+            pipe.hgetall(f"{mine}h{n % 7}")
+            expected.append((f"HGETALL {mine}h{n % 7}", {"f": str(n)}))
+        results = pipe.execute(raise_on_error=False)
+        expect("number of replies", len(results), len(expected))
+        for (what, want), got in zip(expected, results):
+            if isinstance(got, Exception):
+                raise Mismatch(f"batch {batch} {what}: error {got!r}")
+            if want is not None:
+                expect(f"batch {batch} {what}", got, want)
+        replies += len(results)
+        batch += 1
+        print(f"batch {batch} ok", flush=True)  # progress, for the test's pacing
+    print(f"churn: {replies} replies checked in {batch} batches (protocol {args.protocol})")
+
+
+SCENARIOS = {"pipeline": pipeline, "connection": connection, "churn": churn}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--protocol", type=int, choices=(2, 3), required=True)
+    parser.add_argument("--tag", default="{churn}:", help="churn: the key prefix (hash tag)")
+    parser.add_argument("--stop-file", default="", help="churn: stop once this file exists")
+    parser.add_argument("scenario", choices=sorted(SCENARIOS))
+    args = parser.parse_args()
+    print(f"redis-py {redis.__version__}")
+    try:
+        SCENARIOS[args.scenario](args)
+    except Mismatch as error:
+        print(f"proxy_clients.py {args.scenario} (protocol {args.protocol}): {error}",
+              file=sys.stderr)
+        return 1
+    except redis.exceptions.RedisError as error:
+        print(f"proxy_clients.py {args.scenario} (protocol {args.protocol}): "
+              f"{type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+// Keyspace-wide commands through shardproxy, against a real 3-shard cluster: counts summed, key
+// lists joined, SCAN walking every shard once, scripts loaded everywhere, flushes everywhere.
+#include <hiredis/hiredis.h>
+
+#include <set>
+
+#include "tests/integration/harness.h"
+
+namespace shardctl::integration {
+namespace {
+
+constexpr int kShards = 3;
+constexpr int kKeys = 300;
+
+class ProxyFanOutTest : public ShardctlTest {
+ protected:
+  void SetUp() override {
+    ShardctlTest::SetUp();
+    auto up = Up(kShards, {"--proxy-port", std::to_string(ProxyPort()), "--proxy-threads", "2"});
+    ASSERT_EQ(up.exit_code, 0) << up.Describe();
+    std::vector<std::string> mset = {"MSET"};
+    for (int i = 0; i < kKeys; ++i) {
+      mset.push_back("key:" + std::to_string(i));
+      mset.push_back(std::to_string(i));
+    }
+    auto set = Proxy(mset);
+    ASSERT_EQ(set.text, "OK");
+  }
+
+  int ProxyPort() const { return base_port() + 45; }
+
+  RedisReply Proxy(const std::vector<std::string>& command) {
+    std::string error;
+    auto reply = QueryRedis(ProxyPort(), command, &error);
+    EXPECT_TRUE(reply) << error;
+    return reply ? *reply : RedisReply{};
+  }
+
+  long long ShardKeys(int shard) {
+    auto reply = QueryRedis(base_port() + shard, {"DBSIZE"});
+    EXPECT_TRUE(reply);
+    return reply ? reply->integer : -1;
+  }
+};
+
+TEST_F(ProxyFanOutTest, CountsAndKeyListsCoverEveryShard) {
+  long long total = 0;
+  for (int shard = 0; shard < kShards; ++shard) {
+    EXPECT_GT(ShardKeys(shard), 0) << "shard " << shard << " got none of the keys";
+    total += ShardKeys(shard);
+  }
+  EXPECT_EQ(total, kKeys);
+  EXPECT_EQ(Proxy({"DBSIZE"}).integer, kKeys);
+  auto keys = Proxy({"KEYS", "key:*"});
+  EXPECT_EQ(keys.elements.size(), static_cast<size_t>(kKeys));
+  auto random = Proxy({"RANDOMKEY"});
+  EXPECT_EQ(random.kind, RedisReply::Kind::kString);
+  EXPECT_EQ(random.text.rfind("key:", 0), 0u) << random.text;
+}
+
+TEST_F(ProxyFanOutTest, ScanReturnsEveryKeyExactlyOnce) {
+  redisContext* context = redisConnect("127.0.0.1", ProxyPort());
+  ASSERT_TRUE(context && !context->err);
+  std::multiset<std::string> seen;
+  std::string cursor = "0";
+  int calls = 0;
+  do {
+    auto* reply = static_cast<redisReply*>(
+        redisCommand(context, "SCAN %s MATCH key:* COUNT 17", cursor.c_str()));
+    ASSERT_NE(reply, nullptr);
+    RedisReply converted = ConvertRedisReply(reply);
+    freeReplyObject(reply);
+    ASSERT_EQ(converted.elements.size(), 2u) << converted.text;
+    cursor = converted.elements[0].text;
+    for (const auto& key : converted.elements[1].elements) seen.insert(key.text);
+  } while (cursor != "0" && ++calls < 1000);
+  redisFree(context);
+  EXPECT_EQ(seen.size(), static_cast<size_t>(kKeys));
+  EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), seen.size())
+      << "a key came back twice";
+  EXPECT_GE(calls, kShards - 1) << "the iteration must visit every shard";
+  EXPECT_EQ(Proxy({"SCAN", "not-a-cursor"}).text, "ERR invalid cursor");
+}
+
+TEST_F(ProxyFanOutTest, ScriptsAreLoadedOnEveryShardAndRunWhereTheirKeysLive) {
+  auto sha = Proxy({"SCRIPT", "LOAD", "return redis.call('GET', KEYS[1])"});
+  ASSERT_EQ(sha.text.size(), 40u) << sha.text;
+  for (int shard = 0; shard < kShards; ++shard) {
+    auto exists = QueryRedis(base_port() + shard, {"SCRIPT", "EXISTS", sha.text});
+    ASSERT_TRUE(exists);
+    ASSERT_EQ(exists->elements.size(), 1u);
+    EXPECT_EQ(exists->elements[0].integer, 1) << "shard " << shard;
+  }
+  for (int i : {0, 1, 2, 150, 299}) {
+    auto value = Proxy({"EVALSHA", sha.text, "1", "key:" + std::to_string(i)});
+    EXPECT_EQ(value.text, std::to_string(i));
+  }
+  auto exists = Proxy({"SCRIPT", "EXISTS", sha.text, std::string(40, '0')});
+  ASSERT_EQ(exists.elements.size(), 2u);
+  EXPECT_EQ(exists.elements[0].integer, 1);
+  EXPECT_EQ(exists.elements[1].integer, 0);
+}
+
+TEST_F(ProxyFanOutTest, ConfigGetAnswersAndConfigSetIsRefused) {
+  auto get = Proxy({"CONFIG", "GET", "maxmemory-policy"});
+  ASSERT_EQ(get.elements.size(), 2u);
+  EXPECT_EQ(get.elements[1].text, "noeviction");
+  auto set = Proxy({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"});
+  EXPECT_EQ(set.kind, RedisReply::Kind::kError);
+  EXPECT_NE(set.text.find("'config|set' is not supported by shardproxy"), std::string::npos)
+      << set.text;
+}
+
+TEST_F(ProxyFanOutTest, FlushallEmptiesEveryShard) {
+  EXPECT_EQ(Proxy({"FLUSHALL"}).text, "OK");
+  for (int shard = 0; shard < kShards; ++shard) EXPECT_EQ(ShardKeys(shard), 0);
+  EXPECT_EQ(Proxy({"DBSIZE"}).integer, 0);
+}
+
+}  // namespace
+}  // namespace shardctl::integration

@@ -1,0 +1,110 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proxy/command_table.h"
+#include "proxy/fanout.h"
+
+namespace shardctl::proxy {
+namespace {
+
+using Args = std::vector<std::string_view>;
+using Replies = std::vector<std::string_view>;
+
+FanOutPlan MustPlan(const Args& args) {
+  auto plan = PlanFanOut(args);
+  EXPECT_TRUE(plan) << plan.error().message();
+  return plan ? *plan : FanOutPlan{};
+}
+
+TEST(FanOutTest, TheTableSendsKeyspaceCommandsToEveryShard) {
+  for (std::string_view name :
+       {"dbsize", "KEYS", "flushall", "FLUSHDB", "randomkey", "script", "function", "config"}) {
+    EXPECT_EQ(LookupCommand(name).kind, RouteKind::kFanOut) << name;
+  }
+  EXPECT_EQ(LookupCommand("scan").kind, RouteKind::kScan);
+}
+
+TEST(FanOutTest, PlansByCommandAndSubcommand) {
+  EXPECT_EQ(MustPlan({"DBSIZE"}).merge, FanOutMerge::kSumIntegers);
+  EXPECT_EQ(MustPlan({"keys", "*"}).merge, FanOutMerge::kConcatArrays);
+  EXPECT_EQ(MustPlan({"FLUSHALL", "ASYNC"}).merge, FanOutMerge::kAllOk);
+  EXPECT_EQ(MustPlan({"script", "load", "return 1"}).merge, FanOutMerge::kSameReply);
+  EXPECT_EQ(MustPlan({"SCRIPT", "EXISTS", "a", "b"}).merge, FanOutMerge::kAndIntegerArrays);
+  EXPECT_EQ(MustPlan({"RANDOMKEY"}).merge, FanOutMerge::kAnyNonNull);
+  const FanOutPlan config = MustPlan({"config", "get", "maxmemory"});
+  EXPECT_FALSE(config.every_shard);
+  EXPECT_TRUE(MustPlan({"FUNCTION", "FLUSH"}).every_shard);
+  EXPECT_FALSE(MustPlan({"FUNCTION", "LIST"}).every_shard);
+}
+
+TEST(FanOutTest, CommandsThatWouldChangeOneShardAreRefusedByName) {
+  auto plan = PlanFanOut(Args{"CONFIG", "SET", "maxmemory", "1"});
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error().message().substr(0, 63),
+            "ERR command 'config|set' is not supported by shardproxy: it wou");
+  EXPECT_FALSE(PlanFanOut(Args{"SCRIPT", "KILL"}));
+  EXPECT_FALSE(PlanFanOut(Args{"CONFIG"}));
+}
+
+TEST(FanOutTest, MergesEachShape) {
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kSumIntegers, Replies{":3\r\n", ":0\r\n", ":5\r\n"}),
+            ":8\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kConcatArrays,
+                        Replies{"*1\r\n$1\r\na\r\n", "*0\r\n", "*2\r\n$1\r\nb\r\n$1\r\nc\r\n"}),
+            "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kAllOk, Replies{"+OK\r\n", "+OK\r\n"}), "+OK\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kSameReply, Replies{"$2\r\nab\r\n", "$2\r\nab\r\n"}),
+            "$2\r\nab\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kAndIntegerArrays,
+                        Replies{"*2\r\n:1\r\n:1\r\n", "*2\r\n:1\r\n:0\r\n"}),
+            "*2\r\n:1\r\n:0\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kAnyNonNull, Replies{"$-1\r\n", "_\r\n", "$1\r\nk\r\n"}),
+            "$1\r\nk\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kAnyNonNull, Replies{"$1\r\na\r\n", "$1\r\nb\r\n"}, 1),
+            "$1\r\nb\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kAnyNonNull, Replies{"$-1\r\n", "$-1\r\n"}), "$-1\r\n");
+}
+
+TEST(FanOutTest, TheFirstErrorWinsAndBadShapesAreNamed) {
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kSumIntegers, Replies{":1\r\n", "-ERR x\r\n", "-ERR y\r\n"}),
+            "-ERR x\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kAllOk, Replies{"+OK\r\n", "+QUEUED\r\n"}),
+            "-ERR shardproxy: expected +OK from every shard\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kSameReply, Replies{"$1\r\na\r\n", "$1\r\nb\r\n"}),
+            "-ERR shardproxy: shards answered differently\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kSumIntegers, Replies{"+1\r\n"}),
+            "-ERR shardproxy: expected an integer reply\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kConcatArrays, Replies{}),
+            "-ERR shardproxy: no shard to ask\r\n");
+}
+
+TEST(ScanCursorTest, EncodesShardAndShardCursor) {
+  EXPECT_EQ(EncodeScanCursor({0, 0}), "0");
+  EXPECT_EQ(EncodeScanCursor({2, 17}), std::to_string((17u << 10) | 2));
+  auto decoded = DecodeScanCursor(EncodeScanCursor({2, 17}), 3);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(*decoded, (ScanPosition{2, 17}));
+  EXPECT_FALSE(DecodeScanCursor("3", 3));  // no shard 3
+  EXPECT_FALSE(DecodeScanCursor("x", 3));
+  EXPECT_FALSE(DecodeScanCursor("-1", 3));
+  EXPECT_EQ(DecodeScanCursor("", 3).error().message(), "ERR invalid cursor");
+}
+
+TEST(ScanCursorTest, ReplyCursorsWalkEveryShardOnceThenEnd) {
+  const std::string keys = "*1\r\n$1\r\nk\r\n";
+  // Shard 1 of 3 has more: the client gets shard 1's cursor.
+  EXPECT_EQ(RewriteScanReply("*2\r\n$2\r\n40\r\n" + keys, 1, 3),
+            "*2\r\n$5\r\n" + std::to_string((40u << 10) | 1) + "\r\n" + keys);
+  // Shard 1 is done: the next call starts shard 2.
+  EXPECT_EQ(RewriteScanReply("*2\r\n$1\r\n0\r\n" + keys, 1, 3), "*2\r\n$1\r\n2\r\n" + keys);
+  // The last shard is done: the iteration ends.
+  EXPECT_EQ(RewriteScanReply("*2\r\n$1\r\n0\r\n*0\r\n", 2, 3), "*2\r\n$1\r\n0\r\n*0\r\n");
+  EXPECT_EQ(RewriteScanReply("-ERR x\r\n", 0, 3), "-ERR x\r\n");
+  EXPECT_EQ(RewriteScanReply(":1\r\n", 0, 3), "-ERR shardproxy: unexpected SCAN reply\r\n");
+}
+
+}  // namespace
+}  // namespace shardctl::proxy
