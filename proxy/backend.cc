@@ -74,6 +74,11 @@ void Backend::Send(SubRequest* request, bool asking) {
     out_ += kAskingCommand;
     waiters_.push_back({Waiting::kAsking, nullptr, now});
   }
+  if (!request->preamble.empty()) {
+    out_ += request->preamble;
+    waiters_.push_back({Waiting::kAsking, nullptr, now});  // its reply is dropped, like ASKING's
+    request->preamble.clear();
+  }
   out_ += request->request;
   waiters_.push_back({Waiting::kRequest, request, now});
   worker_.ScheduleFlush(this);

@@ -32,7 +32,8 @@ class Backend {
   // Starts connecting. A failure to even start (a bad address) is reported through the waiters
   // on the next Flush().
   void Connect();
-  // Queues `request` (after ASKING when `asking`); written at the end of this loop turn.
+  // Queues `request` (after ASKING when `asking`, and after its preamble if it has one); written
+  // at the end of this loop turn. The replies to ASKING and the preamble are dropped.
   void Send(SubRequest* request, bool asking);
   // Writes what was queued, if connected and no write is in progress.
   void Flush();

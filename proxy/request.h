@@ -30,7 +30,8 @@ struct PendingReply {
   std::unique_ptr<SplitRequest> split;
   // Fan-out commands: how the shards' replies are merged (split is null then).
   std::optional<FanOutMerge> fanout;
-  size_t rotate = 0;  // kAnyNonNull starts looking here
+  size_t rotate = 0;        // kAnyNonNull starts looking here
+  std::string script_body;  // SCRIPT LOAD: remembered under the sha the shards answer
   std::vector<std::string> part_replies;
   size_t parts_left = 0;
 };
@@ -41,14 +42,18 @@ struct SubRequest {
   int part = -1;        // index into pending->split->parts; -1 for a whole command
   std::string request;  // the RESP bytes, kept for MOVED/ASK re-sends and retries
   int slot = -1;
-  std::string host;        // fan-out and SCAN: this primary, not the slot's owner
-  int port = 0;            // 0: route by slot
-  int scan_shard = -1;     // SCAN: the shard index, for rewriting the reply's cursor
-  size_t scan_shards = 0;  // -1: no key (any shard will do)
-  int protocol = 2;        // the backend connection's protocol must match the client's
-  int redirects = 0;       // MOVED/ASK followed so far
-  int retries = 0;         // TRYAGAIN/CLUSTERDOWN/unreachable retries so far
-  bool sequenced = false;  // counted in its session's per-slot flight (Session::EnterSlot)
+  std::string host;  // fan-out and SCAN: this primary, not the slot's owner
+  int port = 0;      // 0: route by slot
+  // Sent (reply dropped) right before the request on the same connection: SCRIPT LOAD of a
+  // script a shard reported missing (NOSCRIPT). Cleared once sent.
+  std::string preamble;
+  bool script_reloaded = false;  // one reload per request, never a loop
+  int scan_shard = -1;           // SCAN: the shard index, for rewriting the reply's cursor
+  size_t scan_shards = 0;        // -1: no key (any shard will do)
+  int protocol = 2;              // the backend connection's protocol must match the client's
+  int redirects = 0;             // MOVED/ASK followed so far
+  int retries = 0;               // TRYAGAIN/CLUSTERDOWN/unreachable retries so far
+  bool sequenced = false;        // counted in its session's per-slot flight (Session::EnterSlot)
 };
 
 }  // namespace shardctl::proxy

@@ -56,6 +56,20 @@ bool ProxyServer::AdmitClient() {
 
 void ProxyServer::ReleaseClient() { clients_.fetch_sub(1, std::memory_order_relaxed); }
 
+void ProxyServer::RememberScript(std::string sha, std::string body) {
+  constexpr size_t kMaxScripts = 10000;
+  std::lock_guard lock(scripts_mutex_);
+  if (scripts_.size() >= kMaxScripts) scripts_.clear();
+  scripts_.insert_or_assign(std::move(sha), std::move(body));
+}
+
+std::optional<std::string> ProxyServer::ScriptBody(std::string_view sha) const {
+  std::lock_guard lock(scripts_mutex_);
+  auto found = scripts_.find(sha);
+  if (found == scripts_.end()) return std::nullopt;
+  return found->second;
+}
+
 std::string ProxyServer::InfoText(std::string_view section) const {
   const bool all =
       section.empty() || section == "all" || section == "everything" || section == "default";
@@ -107,6 +121,7 @@ std::string ProxyServer::InfoText(std::string_view section) const {
     Line(out, "backend_failures", Get(stats_.backend_failures));
     Line(out, "protocol_errors", Get(stats_.protocol_errors));
     Line(out, "paused_reads", Get(stats_.paused_reads));
+    Line(out, "script_reloads", Get(stats_.script_reloads));
     if (map) {
       for (size_t i = 0; i < map->backends().size(); ++i) {
         const BackendAddress& backend = map->backends()[i];

@@ -4,7 +4,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,7 +34,8 @@ struct ProxyStats {
   std::atomic<uint64_t> backend_connects{0};
   std::atomic<uint64_t> backend_failures{0};
   std::atomic<uint64_t> protocol_errors{0};
-  std::atomic<uint64_t> paused_reads{0};  // a client hit --max-pending or --max-client-buffer
+  std::atomic<uint64_t> paused_reads{0};    // a client hit --max-pending or --max-client-buffer
+  std::atomic<uint64_t> script_reloads{0};  // NOSCRIPT answered by loading the script again
 };
 
 class ProxyServer {
@@ -57,6 +61,12 @@ class ProxyServer {
   void ReleaseClient();
   uint64_t NextClientId() { return next_client_id_.fetch_add(1, std::memory_order_relaxed); }
 
+  // Scripts loaded through the proxy (SCRIPT LOAD), by sha, so that a shard that lost them (a
+  // restart, a failover to a replica that never saw the load) gets them again on NOSCRIPT.
+  // Thread-safe; bounded (the oldest half is dropped when full). Not on the GET/SET path.
+  void RememberScript(std::string sha, std::string body);
+  std::optional<std::string> ScriptBody(std::string_view sha) const;
+
   // The text of INFO (all sections, or one: "server", "clients", "stats", "proxy").
   std::string InfoText(std::string_view section) const;
 
@@ -67,6 +77,8 @@ class ProxyServer {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
   std::atomic<int> clients_{0};
+  mutable std::mutex scripts_mutex_;
+  std::map<std::string, std::string, std::less<>> scripts_;
   std::atomic<uint64_t> next_client_id_{1};
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };

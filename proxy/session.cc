@@ -186,6 +186,10 @@ void Session::ForwardFanOut(std::string_view frame, std::span<const std::string_
   if (backends.empty()) return ReplyError("CLUSTERDOWN Hash slot not served");
   PendingReply& pending = pending_.emplace_back();
   pending.fanout = plan->merge;
+  if (plan->merge == FanOutMerge::kSameReply && args.size() == 3 &&
+      LookupCommand(args[0]).name == "SCRIPT") {
+    pending.script_body.assign(args[2]);
+  }
   pending.rotate = static_cast<size_t>(id_) + pending_.size();
   pending.part_replies.resize(backends.size());
   pending.parts_left = backends.size();
@@ -231,6 +235,10 @@ void Session::Deliver(const SubRequest& request, std::string_view frame) {
   std::vector<std::string_view> replies(pending.part_replies.begin(), pending.part_replies.end());
   const std::string merged = pending.split ? MergeReplies(*pending.split, replies)
                                            : MergeFanOut(*pending.fanout, replies, pending.rotate);
+  // "$40\r\n<sha>\r\n": the script is loaded everywhere; keep it for NOSCRIPT recovery.
+  if (!pending.script_body.empty() && merged.size() == 47 && merged.starts_with("$40\r\n")) {
+    worker_.server().RememberScript(merged.substr(5, 40), std::move(pending.script_body));
+  }
   pending.split.reset();
   pending.part_replies.clear();
   Fill(pending, merged);

@@ -10,6 +10,7 @@
 
 #include "common/resp.h"
 #include "proxy/backend.h"
+#include "proxy/command_table.h"
 #include "proxy/redirect.h"
 #include "proxy/server.h"
 #include "proxy/session.h"
@@ -207,6 +208,7 @@ void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
   ProxyStats& stats = server_.stats();
   switch (redirect.action) {
     case ReplyAction::kDeliver:
+      if (frame.starts_with("-NOSCRIPT") && ReloadScript(request)) return;
       break;
     case ReplyAction::kMoved:
       server_.topology().RequestRefresh();
@@ -223,6 +225,24 @@ void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
       return ScheduleRetry(request);
   }
   Finish(request, frame);
+}
+
+// EVALSHA met a shard without the script: if it was loaded through the proxy, load it there
+// (on the same connection, just before) and run the EVALSHA again, once.
+bool Worker::ReloadScript(SubRequest* request) {
+  if (request->script_reloaded) return false;
+  auto args = common::ParseCommandArgs(request->request);
+  if (!args || args->size() < 2) return false;
+  const CommandInfo& info = LookupCommand((*args)[0]);
+  if (info.name != "EVALSHA" && info.name != "EVALSHA_RO") return false;
+  auto body = server_.ScriptBody((*args)[1]);
+  if (!body) return false;
+  const std::string_view load[] = {"SCRIPT", "LOAD", *body};
+  common::AppendCommand(request->preamble, load);
+  request->script_reloaded = true;
+  server_.stats().script_reloads.fetch_add(1, std::memory_order_relaxed);
+  Route(request);
+  return true;
 }
 
 void Worker::OnBackendFailure(SubRequest* request, std::string_view error, bool never_sent) {

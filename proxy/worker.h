@@ -95,6 +95,7 @@ class Worker {
   void CheckTimeouts();
   void RunDueRetries();
   void ScheduleRetry(SubRequest* request);
+  bool ReloadScript(SubRequest* request);
   void ShutDown();
   Backend* BackendFor(const std::string& host, int port, int protocol);
 

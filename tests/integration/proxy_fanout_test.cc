@@ -101,6 +101,27 @@ TEST_F(ProxyFanOutTest, ScriptsAreLoadedOnEveryShardAndRunWhereTheirKeysLive) {
   EXPECT_EQ(exists.elements[1].integer, 0);
 }
 
+TEST_F(ProxyFanOutTest, AShardThatLostItsScriptsGetsThemAgainOnNoscript) {
+  auto sha = Proxy({"SCRIPT", "LOAD", "return redis.call('GET', KEYS[1])"});
+  ASSERT_EQ(sha.text.size(), 40u) << sha.text;
+  // As after a restart without persistence: every shard forgets its scripts.
+  for (int shard = 0; shard < kShards; ++shard) {
+    auto flushed = QueryRedis(base_port() + shard, {"SCRIPT", "FLUSH"});
+    ASSERT_TRUE(flushed);
+  }
+  for (int i : {3, 4, 5, 250}) {
+    auto value = Proxy({"EVALSHA", sha.text, "1", "key:" + std::to_string(i)});
+    EXPECT_EQ(value.text, std::to_string(i));
+  }
+  auto info = Proxy({"INFO", "proxy"});
+  EXPECT_NE(info.text.find("script_reloads:"), std::string::npos);
+  EXPECT_EQ(info.text.find("script_reloads:0\r\n"), std::string::npos) << info.text;
+  // A script the proxy never saw: Redis' own NOSCRIPT reaches the client.
+  auto unknown = Proxy({"EVALSHA", std::string(40, 'a'), "1", "key:1"});
+  EXPECT_EQ(unknown.kind, RedisReply::Kind::kError);
+  EXPECT_EQ(unknown.text.rfind("NOSCRIPT", 0), 0u) << unknown.text;
+}
+
 TEST_F(ProxyFanOutTest, ConfigGetAnswersAndConfigSetIsRefused) {
   auto get = Proxy({"CONFIG", "GET", "maxmemory-policy"});
   ASSERT_EQ(get.elements.size(), 2u);
