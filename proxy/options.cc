@@ -191,8 +191,9 @@ Options:
   --quiet                  log only errors
   --version, --help
 
-Not supported yet (clear errors): transactions, blocking commands, pub/sub, SCAN/KEYS and other
-commands over all shards. Exit codes: 0 clean shutdown (SIGINT/SIGTERM), 1 runtime failure
+Keyspace commands go to every primary and are merged (DBSIZE, KEYS, FLUSHALL, SCRIPT LOAD, ...);
+SCAN walks the shards one after the other. Not supported yet (clear errors): transactions,
+blocking commands, pub/sub. Every command: docs/proxy-commands.md. Exit codes: 0 clean shutdown (SIGINT/SIGTERM), 1 runtime failure
 (cannot reach the cluster, cannot listen), 2 bad arguments.
 )";
 }
