@@ -80,6 +80,9 @@ void Backend::Send(SubRequest* request, bool asking) {
     request->preamble.clear();
   }
   out_ += request->request;
+  for (size_t i = 0; i < request->skip_replies; ++i) {
+    waiters_.push_back({Waiting::kSkip, request, now});
+  }
   waiters_.push_back({Waiting::kRequest, request, now});
   worker_.ScheduleFlush(this);
 }
@@ -169,6 +172,9 @@ void Backend::HandleFrames() {
       Fail("HELLO 3 refused (" + std::string(bytes.substr(1, bytes.size() - 3)) +
            "); RESP3 clients need Redis 6 or newer");
       return;
+    }
+    if (waiter.what == Waiting::kSkip && frame.type == '-' && waiter.request->hint.empty()) {
+      waiter.request->hint.assign(bytes);
     }
     if (waiter.what == Waiting::kRequest) worker_.OnBackendReply(waiter.request, bytes);
     if (closing_) return;

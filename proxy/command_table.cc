@@ -178,10 +178,11 @@ std::vector<CommandInfo> BuildTable() {
   for (std::string_view name : {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}) {
     table.push_back(OneSlot(name, {3, 0, 1, 2}));
   }
-  constexpr std::string_view kTransactions = "transactions need a pinned backend connection";
-  for (std::string_view name : {"MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH"}) {
-    table.push_back(Unsupported(name, kTransactions));
-  }
+  // MULTI/EXEC/DISCARD are queued by the session (session_transaction.cc).
+  for (std::string_view name : {"MULTI", "EXEC", "DISCARD"}) table.push_back(Local(name));
+  constexpr std::string_view kWatch =
+      "WATCH needs a backend connection of its own (MULTI/EXEC without WATCH works)";
+  for (std::string_view name : {"WATCH", "UNWATCH"}) table.push_back(Unsupported(name, kWatch));
   constexpr std::string_view kBlocking =
       "blocking commands would stall a shared backend connection";
   for (std::string_view name : {"BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BLMPOP", "BZPOPMIN",

@@ -48,6 +48,11 @@ struct SubRequest {
   // script a shard reported missing (NOSCRIPT). Cleared once sent.
   std::string preamble;
   bool script_reloaded = false;  // one reload per request, never a loop
+  // A transaction ("MULTI ... EXEC" in `request`): the replies before EXEC's (+OK, +QUEUED...)
+  // are dropped; the first redirect or retry error among them is kept in `hint`, so that an
+  // EXECABORT caused by a moved slot can be sent again to the new owner.
+  size_t skip_replies = 0;
+  std::string hint;
   int scan_shard = -1;           // SCAN: the shard index, for rewriting the reply's cursor
   size_t scan_shards = 0;        // -1: no key (any shard will do)
   int protocol = 2;              // the backend connection's protocol must match the client's

@@ -119,6 +119,7 @@ void Session::HandleCommand(std::string_view frame, std::span<const std::string_
   ProxyStats& stats = worker_.server().stats();
   stats.commands.fetch_add(1, std::memory_order_relaxed);
   const CommandInfo& info = LookupCommand(args[0]);
+  if (HandleTransaction(frame, args, info)) return;
   switch (info.kind) {
     case RouteKind::kSingleKey:
     case RouteKind::kOneSlot: {

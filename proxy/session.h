@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -74,6 +75,13 @@ class Session {
 
   void ProcessInput();
   bool HandleInlineCommand();
+  // Transactions (session_transaction.cc). HandleTransaction() returns false when the command
+  // is not part of one and takes the normal path.
+  bool HandleTransaction(std::string_view frame, std::span<const std::string_view> args,
+                         const CommandInfo& info);
+  void QueueInTransaction(std::string_view frame, std::span<const std::string_view> args,
+                          const CommandInfo& info);
+  void ExecTransaction();
   void HandleCommand(std::string_view frame, std::span<const std::string_view> args);
   void Forward(std::string_view frame, int slot);
   void ForwardSplit(SplitRequest split);
@@ -114,6 +122,13 @@ class Session {
   std::string out_;
   std::string in_write_;
   size_t inflight_ = 0;  // SubRequests pointing at this session
+  struct Transaction {
+    std::string queued;  // the commands' frames, in order
+    size_t count = 0;
+    int slot = -1;        // the one slot all keys hash to; -1 until a key was seen
+    bool failed = false;  // a command could not be queued: EXEC answers EXECABORT
+  };
+  std::optional<Transaction> transaction_;  // set between MULTI and EXEC/DISCARD
   int protocol_ = 2;
   std::string name_;
   std::string peer_;

@@ -204,7 +204,12 @@ void Worker::SendTo(const std::string& host, int port, SubRequest* request, bool
 void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
   // Only error replies can be redirects: one byte decides for every other reply.
   if (frame[0] != '-') return Finish(request, frame);
-  const Redirect redirect = ClassifyReply(frame);
+  // A transaction aborted because its commands met a redirect: act on that redirect instead.
+  const bool aborted_by_hint = request->skip_replies > 0 && frame.starts_with("-EXECABORT") &&
+                               ClassifyReply(request->hint).action != ReplyAction::kDeliver;
+  const std::string hint = aborted_by_hint ? std::move(request->hint) : std::string();
+  request->hint.clear();
+  const Redirect redirect = ClassifyReply(aborted_by_hint ? std::string_view(hint) : frame);
   ProxyStats& stats = server_.stats();
   switch (redirect.action) {
     case ReplyAction::kDeliver:
@@ -216,11 +221,16 @@ void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
       stats.moved.fetch_add(1, std::memory_order_relaxed);
       return SendTo(redirect.host, redirect.port, request, /*asking=*/false);
     case ReplyAction::kAsk:
+      // ASKING covers one command only: a transaction waits for the migration instead.
+      if (request->skip_replies > 0) {
+        if (request->retries >= kMaxRetries) break;
+        return ScheduleRetry(request);
+      }
       if (++request->redirects > kMaxRedirects) break;
       stats.ask.fetch_add(1, std::memory_order_relaxed);
       return SendTo(redirect.host, redirect.port, request, /*asking=*/true);
     case ReplyAction::kRetry:
-      if (frame.starts_with("-CLUSTERDOWN")) server_.topology().RequestRefresh();
+      server_.topology().RequestRefresh();
       if (request->retries >= kMaxRetries) break;
       return ScheduleRetry(request);
   }

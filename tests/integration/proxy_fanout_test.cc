@@ -122,6 +122,51 @@ TEST_F(ProxyFanOutTest, AShardThatLostItsScriptsGetsThemAgainOnNoscript) {
   EXPECT_EQ(unknown.text.rfind("NOSCRIPT", 0), 0u) << unknown.text;
 }
 
+TEST_F(ProxyFanOutTest, TransactionsRunAtomicallyOnTheirSlotsPrimary) {
+  redisContext* context = redisConnect("127.0.0.1", ProxyPort());
+  ASSERT_TRUE(context && !context->err);
+  auto run = [&](const std::vector<std::string>& command) {
+    std::vector<const char*> argv;
+    std::vector<size_t> lengths;
+    for (const auto& arg : command) {
+      argv.push_back(arg.data());
+      lengths.push_back(arg.size());
+    }
+    auto* reply = static_cast<redisReply*>(
+        redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data()));
+    RedisReply converted = reply ? ConvertRedisReply(reply) : RedisReply{};
+    if (reply) freeReplyObject(reply);
+    return converted;
+  };
+  EXPECT_EQ(run({"MULTI"}).text, "OK");
+  EXPECT_EQ(run({"SET", "{tx}a", "1"}).text, "QUEUED");
+  EXPECT_EQ(run({"INCRBY", "{tx}a", "41"}).text, "QUEUED");
+  EXPECT_EQ(run({"MGET", "{tx}a", "{tx}missing"}).text, "QUEUED");
+  RedisReply exec = run({"EXEC"});
+  ASSERT_EQ(exec.elements.size(), 3u) << exec.text;
+  EXPECT_EQ(exec.elements[0].text, "OK");
+  EXPECT_EQ(exec.elements[1].integer, 42);
+  ASSERT_EQ(exec.elements[2].elements.size(), 2u);
+  EXPECT_EQ(exec.elements[2].elements[0].text, "42");
+  EXPECT_EQ(exec.elements[2].elements[1].kind, RedisReply::Kind::kNil);
+
+  // Keys of two slots: the command is refused and EXEC aborts, as in Redis Cluster.
+  EXPECT_EQ(run({"MULTI"}).text, "OK");
+  EXPECT_EQ(run({"SET", "{tx}a", "2"}).text, "QUEUED");
+  EXPECT_EQ(run({"SET", "{other}b", "2"}).text.rfind("CROSSSLOT", 0), 0u);
+  EXPECT_EQ(run({"EXEC"}).text.rfind("EXECABORT", 0), 0u);
+  EXPECT_EQ(run({"GET", "{tx}a"}).text, "42") << "an aborted transaction changed data";
+
+  EXPECT_EQ(run({"MULTI"}).text, "OK");
+  EXPECT_EQ(run({"INCR", "{tx}a"}).text, "QUEUED");
+  EXPECT_EQ(run({"DISCARD"}).text, "OK");
+  EXPECT_EQ(run({"GET", "{tx}a"}).text, "42");
+  EXPECT_EQ(run({"EXEC"}).text, "ERR EXEC without MULTI");
+  EXPECT_EQ(run({"MULTI"}).text, "OK");
+  EXPECT_EQ(run({"EXEC"}).elements.size(), 0u);
+  redisFree(context);
+}
+
 TEST_F(ProxyFanOutTest, ConfigGetAnswersAndConfigSetIsRefused) {
   auto get = Proxy({"CONFIG", "GET", "maxmemory-policy"});
   ASSERT_EQ(get.elements.size(), 2u);

@@ -26,7 +26,7 @@ TEST(CommandDocsTest, CheckedInPageMatchesTheCommandTable) {
 TEST(CommandDocsTest, NamesEveryGroup) {
   const std::string page = RenderCommandDocs();
   for (const char* expected : {"`GET`", "| `MGET` |", "| `MSETNX` |", "`DBSIZE`", "`SCAN`",
-                               "`HELLO`", "`MULTI`", "`SUBSCRIBE`"}) {
+                               "`HELLO`", "`MULTI`", "`WATCH`", "`SUBSCRIBE`"}) {
     EXPECT_NE(page.find(expected), std::string::npos) << expected;
   }
 }

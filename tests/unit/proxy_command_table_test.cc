@@ -47,14 +47,15 @@ INSTANTIATE_TEST_SUITE_P(
                     KindCase{"ping", RouteKind::kLocal, MergeKind::kNone},
                     KindCase{"hello", RouteKind::kLocal, MergeKind::kNone},
                     KindCase{"select", RouteKind::kLocal, MergeKind::kNone},
-                    KindCase{"multi", RouteKind::kUnsupported, MergeKind::kNone},
+                    KindCase{"multi", RouteKind::kLocal, MergeKind::kNone},
+                    KindCase{"watch", RouteKind::kUnsupported, MergeKind::kNone},
                     KindCase{"blpop", RouteKind::kUnsupported, MergeKind::kNone},
                     KindCase{"nosuchcommand", RouteKind::kUnsupported, MergeKind::kNone}));
 
 TEST(CommandTableTest, UnsupportedErrorsNameTheCommand) {
-  EXPECT_EQ(LookupCommand("MuLtI").UnsupportedError("MuLtI"),
-            "ERR command 'multi' is not supported by shardproxy: transactions need a pinned "
-            "backend connection");
+  EXPECT_EQ(LookupCommand("WaTcH").UnsupportedError("WaTcH"),
+            "ERR command 'watch' is not supported by shardproxy: WATCH needs a backend "
+            "connection of its own (MULTI/EXEC without WATCH works)");
   const CommandInfo& unknown = LookupCommand("frobnicate");
   EXPECT_EQ(unknown.kind, RouteKind::kUnsupported);
   EXPECT_EQ(unknown.name, "frobnicate");
