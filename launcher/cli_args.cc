@@ -13,7 +13,7 @@ using common::Result;
 
 const std::vector<std::string> kCommands = {"plan",      "up",   "status",          "down",
                                             "restart",   "logs", "rebalance-roles", "save",
-                                            "supervise", "help"};
+                                            "supervise", "help",    "bench"};
 
 // Spec keys a command accepts besides the shared --name/--state-dir/--config.
 bool TakesFullSpec(const std::string& command) { return command == "plan" || command == "up"; }
@@ -125,7 +125,7 @@ Result<Invocation> ParseCommand(const std::vector<std::string>& args) {
         std::find(kCommands.begin(), kCommands.end(), *invocation.help_topic) != kCommands.end();
     if (!known) {
       return Error("help: no command \"" + *invocation.help_topic +
-                   "\" (commands: plan, up, status, down, restart, logs, rebalance-roles, save)");
+                   "\" (commands: plan, up, status, down, restart, logs, rebalance-roles, save, bench)");
     }
   }
   return invocation;
