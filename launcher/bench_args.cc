@@ -148,16 +148,14 @@ const std::map<std::string, ValueHandler>& ValueFlags() {
   return flags;
 }
 
-Status ApplySwitch(const std::string& flag, RawBench& raw) {
-  if (flag == "json")
-    raw.options.json = true;
-  else if (flag == "progress")
-    raw.options.progress = true;
-  else if (flag == "populate")
-    raw.overrides.populate = true;
-  else
-    return Error("unknown flag --" + flag + "; see shardctl bench run --help");
-  return common::Ok();
+bool IsSwitch(const std::string& flag) {
+  return flag == "json" || flag == "progress" || flag == "populate";
+}
+
+void ApplySwitch(const std::string& flag, RawBench& raw) {
+  if (flag == "json") raw.options.json = true;
+  if (flag == "progress") raw.options.progress = true;
+  if (flag == "populate") raw.overrides.populate = true;
 }
 
 Status ParseFlags(const std::vector<std::string>& args, RawBench& raw) {
@@ -179,8 +177,10 @@ Status ParseFlags(const std::vector<std::string>& args, RawBench& raw) {
     }
     auto handler = ValueFlags().find(flag);
     if (handler == ValueFlags().end()) {
+      if (!IsSwitch(flag))
+        return Error("unknown flag --" + flag + "; see shardctl bench run --help");
       if (value) return Error("--" + flag + " takes no value");
-      if (auto status = ApplySwitch(flag, raw); !status.ok()) return status;
+      ApplySwitch(flag, raw);
       continue;
     }
     if (!value) {

@@ -29,6 +29,18 @@ double PerSecond(uint64_t ops, double seconds) {
   return seconds > 0 ? std::round(static_cast<double>(ops) / seconds) : 0;
 }
 
+bool ConstantRate(const BenchOptions& options) {
+  return options.rate.size() == 1 && options.rate[0].duration.count() == 0;
+}
+
+// "20000 ops/s" for --rate, the profile's text for --rate-profile.
+std::string RateText(const BenchOptions& options) {
+  if (!ConstantRate(options)) return FormatRateProfile(options.rate);
+  char text[48];
+  std::snprintf(text, sizeof text, "%.0f ops/s", options.rate[0].ops_per_sec);
+  return text;
+}
+
 json SettingsJson(const BenchOptions& options) {
   const Workload& workload = options.workload;
   json settings = {
@@ -52,8 +64,10 @@ json SettingsJson(const BenchOptions& options) {
       {"seed", options.seed},
       {"duration_ms", options.duration ? json(options.duration->count()) : json(nullptr)},
       {"requests", options.requests ? json(*options.requests) : json(nullptr)},
-      {"rate_profile",
-       options.rate.empty() ? json(nullptr) : json(FormatRateProfile(options.rate))},
+      {"rate", ConstantRate(options) ? json(options.rate[0].ops_per_sec) : json(nullptr)},
+      {"rate_profile", options.rate.empty() || ConstantRate(options)
+                           ? json(nullptr)
+                           : json(FormatRateProfile(options.rate))},
       {"cpus", options.cpus.empty() ? json(nullptr) : json(common::FormatCpuList(options.cpus))},
   };
   return settings;
@@ -111,14 +125,12 @@ json BenchJson(const BenchOptions& options, const LoadResult& result) {
 std::string BenchText(const BenchOptions& options, const LoadResult& result) {
   PhaseResult all = MergePhases(result);
   const Workload& workload = options.workload;
-  std::string text = "bench run: " + workload.name + " against " + options.host + ":" +
-                     std::to_string(options.port) + (options.cluster ? " (cluster)" : "") + ", " +
-                     std::to_string(options.threads) + " thread(s) x " +
-                     std::to_string(options.connections) + " connection(s), pipeline " +
-                     std::to_string(options.pipeline) +
-                     (options.rate.empty() ? ", closed loop"
-                                           : ", open loop at " + FormatRateProfile(options.rate)) +
-                     "\n";
+  std::string text =
+      "bench run: " + workload.name + " against " + options.host + ":" +
+      std::to_string(options.port) + (options.cluster ? " (cluster)" : "") + ", " +
+      std::to_string(options.threads) + " thread(s) x " + std::to_string(options.connections) +
+      " connection(s), pipeline " + std::to_string(options.pipeline) +
+      (options.rate.empty() ? ", closed loop" : ", open loop at " + RateText(options)) + "\n";
   char line[256];
   std::snprintf(
       line, sizeof line, "%llu ops in %.2f s: %.0f ops/s, %llu errors, %llu hits, %llu misses\n",
@@ -156,8 +168,8 @@ std::string ProgressLine(const LiveSecond& live, const BenchOptions& options) {
                              Milliseconds(live.p99_ns).c_str(),
                              static_cast<unsigned long long>(live.errors));
   if (options.duration && length > 0 && static_cast<size_t>(length) < sizeof line) {
-    double left = std::max(0.0, std::chrono::duration<double>(*options.duration).count() -
-                                    live.elapsed_seconds);
+    double left = std::max(
+        0.0, std::chrono::duration<double>(*options.duration).count() - live.elapsed_seconds);
     std::snprintf(line + length, sizeof line - static_cast<size_t>(length), "  %.0fs left", left);
   }
   return line;
