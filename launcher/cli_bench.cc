@@ -42,7 +42,10 @@ common::Result<std::optional<SlotTable>> ProbeTarget(const BenchOptions& options
     return std::optional<SlotTable>(std::move(slots).value());
   }
   auto connection = RedisConnection::Connect(options.host, options.port, kProbeTimeout);
-  if (!connection.ok()) return connection.error();
+  if (!connection.ok()) {
+    return common::Error("cannot connect to " + connection.error().message() +
+                         " (is the server running? see --host and --port)");
+  }
   if (auto pong = connection->Run({"PING"}); !pong.ok()) {
     return pong.error().Context(options.host + ":" + std::to_string(options.port));
   }

@@ -1,0 +1,160 @@
+// `shardctl bench run` against real servers: a redis-server this test starts (plain mode) and a
+// `shardctl up` cluster (slot routing, ASK and MOVED during a real slot migration). Every check
+// reads the servers back over RESP, not only what the generator reports.
+#include <sys/wait.h>
+
+#include "common/slots.h"
+#include "tests/integration/harness.h"
+
+namespace shardctl::integration {
+namespace {
+
+constexpr int kExitRuntime = 1;
+constexpr int kExitUsage = 2;
+
+class BenchRunTest : public ShardctlTest {
+ protected:
+  void TearDown() override {
+    server_.reset();  // the fixture then checks nothing this test started is left
+    ShardctlTest::TearDown();
+  }
+
+  // A redis-server of our own on this test's first port.
+  void StartServer() {
+    int port = base_port();
+    server_ = std::make_unique<BackgroundCommand>(
+        std::vector<std::string>{"redis-server", "--port", std::to_string(port), "--bind",
+                                 "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
+                                 scratch_dir().string()},
+        scratch_dir() / "redis.out", scratch_dir() / "redis.err");
+    ASSERT_TRUE(WaitUntil([&] { return QueryRedis(port, {"PING"}).has_value(); }, 10s))
+        << ReadFileText(scratch_dir() / "redis.out");
+  }
+
+  // `shardctl bench run <args> --json`; fails the test unless it exits 0 with a JSON object.
+  json Bench(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"bench", "run", "--json"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto result = Shardctl(argv, 60s);
+    EXPECT_EQ(result.exit_code, 0) << result.Describe();
+    json parsed = json::parse(result.out, nullptr, /*allow_exceptions=*/false);
+    EXPECT_TRUE(parsed.is_object()) << result.Describe();
+    return parsed.is_object() ? parsed : json::object();
+  }
+
+  long long Integer(int port, const std::vector<std::string>& command) {
+    auto reply = QueryRedis(port, command);
+    EXPECT_TRUE(reply && reply->kind == RedisReply::Kind::kInteger)
+        << command[0] << " on " << port << ": " << (reply ? reply->text : "no reply");
+    return reply ? reply->integer : -1;
+  }
+
+  std::string Text(int port, const std::vector<std::string>& command) {
+    auto reply = QueryRedis(port, command);
+    EXPECT_TRUE(reply && reply->kind != RedisReply::Kind::kError)
+        << command[0] << " on " << port << ": " << (reply ? reply->text : "no reply");
+    return reply ? reply->text : "";
+  }
+
+  std::unique_ptr<BackgroundCommand> server_;
+};
+
+void ExpectReportShape(const json& report) {
+  for (const char* field : {"ops", "ops_per_sec", "errors", "hits", "misses", "per_second",
+                            "latency_us", "phases", "settings", "moved", "asked"}) {
+    EXPECT_TRUE(report.contains(field)) << field << " missing: " << report.dump();
+  }
+  for (const char* field : {"p50", "p90", "p99", "p99_9", "max"}) {
+    EXPECT_TRUE(report["latency_us"].contains(field)) << field;
+  }
+  if (report.contains("latency_us") && report["latency_us"].contains("p50")) {
+    EXPECT_GT(report["latency_us"]["p50"].get<double>(), 0);
+    EXPECT_LE(report["latency_us"]["p50"].get<double>(), report["latency_us"]["max"].get<double>());
+  }
+}
+
+// set-then-get writes each key exactly once, then every GET hits.
+TEST_F(BenchRunTest, PlainSetThenGetWritesEveryKey) {
+  StartServer();
+  json report = Bench({"--port", std::to_string(base_port()), "--workload", "set-then-get",
+                       "--keyspace", "2000", "--value-size", "64", "--connections", "8",
+                       "--pipeline", "4", "--duration", "1500ms"});
+  ExpectReportShape(report);
+  EXPECT_EQ(report.value("errors", -1), 0);
+  EXPECT_GT(report.value("ops", 0), 2000);
+  ASSERT_EQ(report["phases"].size(), 2u) << report.dump();
+  EXPECT_EQ(report["phases"][0]["name"], "set");
+  EXPECT_EQ(report["phases"][0]["ops"], 2000);
+  EXPECT_GT(report["phases"][1]["hits"].get<long long>(), 0);
+  EXPECT_EQ(report["phases"][1]["misses"], 0);
+  EXPECT_GE(report["per_second"].size(), 1u);
+  EXPECT_EQ(Integer(base_port(), {"DBSIZE"}), 2000);
+  EXPECT_EQ(Integer(base_port(), {"STRLEN", "key:000000001999"}), 64);
+}
+
+// --requests bounds the run exactly; a 1:1 mix sends both commands.
+TEST_F(BenchRunTest, PlainRequestsBoundAndMix) {
+  StartServer();
+  json report = Bench({"--port", std::to_string(base_port()), "--ratio", "1:1", "--keyspace", "100",
+                       "--requests", "3000", "--threads", "2", "--connections", "4"});
+  EXPECT_EQ(report.value("ops", 0), 3000);
+  EXPECT_EQ(report.value("errors", -1), 0);
+  long long gets = report.value("hits", 0LL) + report.value("misses", 0LL);
+  EXPECT_GT(gets, 1000);
+  EXPECT_LT(gets, 2000);
+  EXPECT_GT(Integer(base_port(), {"DBSIZE"}), 50);
+  auto stats = Text(base_port(), {"INFO", "commandstats"});
+  EXPECT_NE(stats.find("cmdstat_set:calls="), std::string::npos) << stats;
+  EXPECT_NE(stats.find("cmdstat_get:calls="), std::string::npos) << stats;
+}
+
+// Open loop: the achieved rate follows the target (loose bounds: never flaky, still a check).
+TEST_F(BenchRunTest, PlainOpenLoopKeepsTheRate) {
+  StartServer();
+  json report = Bench({"--port", std::to_string(base_port()), "--rate", "2000", "--duration", "2s",
+                       "--connections", "8", "--ratio", "1:1", "--keyspace", "100"});
+  EXPECT_EQ(report.value("errors", -1), 0);
+  double rate = report.value("ops_per_sec", 0.0);
+  EXPECT_GT(rate, 2000 * 0.7) << report.dump();
+  EXPECT_LT(rate, 2000 * 1.3) << report.dump();
+  EXPECT_GT(report.value("ops", 0), 2800);
+  EXPECT_LE(report.value("ops", 0), 4000);
+  EXPECT_EQ(report["settings"]["rate"], 2000);
+}
+
+// Bad flags exit 2, an unreachable server exits 1; each with one "shardctl: bench run:" line.
+TEST_F(BenchRunTest, ErrorsAndExitCodes) {
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    std::string mention;
+  };
+  std::string closed_port = std::to_string(base_port() + 45);  // ours, nothing listens there
+  for (const auto& [args, exit_code, mention] :
+       std::vector<Case>{{{"bench", "run", "--threads", "0"}, kExitUsage, "--threads"},
+                         {{"bench", "run", "--rate", "fast"}, kExitUsage, "bad rate"},
+                         {{"bench", "run", "--workload", "nope"}, kExitUsage, "unknown workload"},
+                         {{"bench", "run", "--bogus"}, kExitUsage, "unknown flag --bogus"},
+                         {{"bench", "walk"}, kExitUsage, "unknown bench command"},
+                         {{"bench", "run", "--port", closed_port, "--duration", "1s"},
+                          kExitRuntime,
+                          "cannot connect"},
+                         {{"bench", "run", "--cluster", "127.0.0.1:" + closed_port},
+                          kExitRuntime,
+                          "cannot connect"}}) {
+    auto result = Shardctl(args, 30s);
+    EXPECT_EQ(result.exit_code, exit_code) << result.Describe();
+    EXPECT_EQ(result.out, "") << result.Describe();
+    EXPECT_EQ(result.err.rfind("shardctl: bench run: ", 0), 0u) << result.Describe();
+    EXPECT_NE(result.err.find(mention), std::string::npos) << result.Describe();
+    EXPECT_EQ(SplitLines(result.err).size(), 1u) << result.Describe();
+  }
+  auto help = Shardctl({"bench", "run", "--help"}, 30s);
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("Examples:"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--rate-profile"), std::string::npos) << help.out;
+  EXPECT_NE(Shardctl({"--help"}, 30s).out.find("bench run"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardctl::integration
