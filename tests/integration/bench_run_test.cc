@@ -1,7 +1,7 @@
 // `shardctl bench run` against real servers: a redis-server this test starts (plain mode) and a
 // `shardctl up` cluster (slot routing, ASK and MOVED during a real slot migration). Every check
 // reads the servers back over RESP, not only what the generator reports.
-#include <sys/wait.h>
+#include <thread>
 
 #include "common/slots.h"
 #include "tests/integration/harness.h"
@@ -120,6 +120,86 @@ TEST_F(BenchRunTest, PlainOpenLoopKeepsTheRate) {
   EXPECT_GT(report.value("ops", 0), 2800);
   EXPECT_LE(report.value("ops", 0), 4000);
   EXPECT_EQ(report["settings"]["rate"], 2000);
+}
+
+// Cluster mode: every key lands on its slot's primary, no redirects needed with a fresh map.
+TEST_F(BenchRunTest, ClusterRoutesBySlot) {
+  auto up = Up(3);
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  json report = Bench({"--cluster", "127.0.0.1:" + std::to_string(base_port()), "--workload",
+                       "set-then-get", "--keyspace", "3000", "--value-size", "32", "--threads", "2",
+                       "--connections", "4", "--pipeline", "8", "--duration", "1s"});
+  ExpectReportShape(report);
+  EXPECT_EQ(report.value("errors", -1), 0) << report.value("first_error", "");
+  EXPECT_EQ(report.value("moved", -1), 0);
+  EXPECT_EQ(report.value("asked", -1), 0);
+  ASSERT_EQ(report["phases"].size(), 2u);
+  EXPECT_EQ(report["phases"][0]["ops"], 3000);
+  EXPECT_EQ(report["phases"][1]["misses"], 0);
+  EXPECT_TRUE(report["settings"]["cluster"].get<bool>());
+  long long total = 0;
+  std::vector<common::SlotRange> ranges = common::SplitSlotsEvenly(3);
+  for (int shard = 0; shard < 3; ++shard) {
+    long long keys = Integer(base_port() + shard, {"DBSIZE"});
+    EXPECT_GT(keys, 500) << "shard " << shard;
+    total += keys;
+    // A key of this shard's slots is stored right here, not on another node.
+    for (int n = 0; n < 3000; ++n) {
+      std::string key =
+          "key:" + std::string(12 - std::to_string(n).size(), '0') + std::to_string(n);
+      int slot = common::KeySlot(key);
+      if (slot < ranges[shard].first || slot > ranges[shard].last) continue;
+      EXPECT_EQ(Integer(base_port() + shard, {"EXISTS", key}), 1) << key;
+      break;
+    }
+  }
+  EXPECT_EQ(total, 3000);
+}
+
+// A slot migrates while the generator runs: ASK while keys move, MOVED once the slot has moved;
+// both are followed, so no request fails.
+TEST_F(BenchRunTest, ClusterFollowsAskAndMovedDuringMigration) {
+  auto up = Up(3);
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  const std::string hot_key = "key:000000000000";
+  int slot = common::KeySlot(hot_key);
+  auto ranges = common::SplitSlotsEvenly(3);
+  int owner = 0;
+  while (slot > ranges[owner].last) ++owner;
+  int source = base_port() + owner;
+  int target = base_port() + (owner + 1) % 3;
+  std::string source_id = Text(source, {"CLUSTER", "MYID"});
+  std::string target_id = Text(target, {"CLUSTER", "MYID"});
+  BackgroundCommand bench(
+      {ShardctlBinary(), "bench", "run", "--json", "--cluster",
+       "127.0.0.1:" + std::to_string(base_port()), "--ratio", "1:1", "--keyspace", "50", "--rate",
+       "3000", "--duration", "3s", "--connections", "4"},
+      scratch_dir() / "bench.out", scratch_dir() / "bench.err");
+  ASSERT_TRUE(WaitUntil([&] { return Integer(source, {"EXISTS", hot_key}) == 1; }, 5s));
+  std::string slot_text = std::to_string(slot);
+  Text(target, {"CLUSTER", "SETSLOT", slot_text, "IMPORTING", source_id});
+  Text(source, {"CLUSTER", "SETSLOT", slot_text, "MIGRATING", target_id});
+  for (int round = 0; round < 20; ++round) {
+    auto keys = QueryRedis(source, {"CLUSTER", "GETKEYSINSLOT", slot_text, "100"});
+    ASSERT_TRUE(keys && keys->kind == RedisReply::Kind::kArray);
+    if (keys->elements.empty()) break;
+    std::vector<std::string> migrate = {
+        "MIGRATE", "127.0.0.1", std::to_string(target), "", "0", "5000", "REPLACE", "KEYS"};
+    for (const auto& key : keys->elements) migrate.push_back(key.text);
+    Text(source, migrate);
+  }
+  std::this_thread::sleep_for(400ms);  // requests for moved keys now get ASK
+  for (int port : {target, source, base_port() + (owner + 2) % 3}) {
+    Text(port, {"CLUSTER", "SETSLOT", slot_text, "NODE", target_id});
+  }
+  auto exit_code = bench.WaitForExit(20s);
+  ASSERT_EQ(exit_code, 0) << ReadFileText(scratch_dir() / "bench.err");
+  json report = json::parse(ReadFileText(scratch_dir() / "bench.out"), nullptr, false);
+  ASSERT_TRUE(report.is_object()) << ReadFileText(scratch_dir() / "bench.out");
+  EXPECT_EQ(report.value("errors", -1), 0) << report.value("first_error", "");
+  EXPECT_GT(report.value("asked", 0), 0) << report.dump();
+  EXPECT_GT(report.value("moved", 0), 0) << report.dump();
+  EXPECT_EQ(Integer(target, {"EXISTS", hot_key}), 1);
 }
 
 // Bad flags exit 2, an unreachable server exits 1; each with one "shardctl: bench run:" line.
