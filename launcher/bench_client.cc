@@ -73,15 +73,14 @@ void WatchWorkers(const std::vector<std::unique_ptr<Worker>>& workers,
 common::Result<LoadResult> RunLoad(const LoadSpec& spec,
                                    const std::function<void(const LiveSecond&)>& on_second) {
   const int threads = spec.options->threads;
-  std::atomic<uint64_t> start_ns{0};
-  ReadyBarrier ready(threads, StartClock{&start_ns});
+  WorkerShared shared(threads);
   std::vector<std::unique_ptr<Worker>> workers;
   for (int i = 0; i < threads; ++i) {
-    workers.push_back(std::make_unique<Worker>(spec, i, ready, start_ns));
+    workers.push_back(std::make_unique<Worker>(spec, i, shared));
   }
   std::vector<std::thread> running;
   for (auto& worker : workers) running.emplace_back([&worker] { worker->Run(); });
-  WatchWorkers(workers, start_ns, on_second);
+  WatchWorkers(workers, shared.start_ns, on_second);
   for (auto& thread : running) thread.join();
 
   LoadResult total;

@@ -29,13 +29,8 @@ uint64_t ShareOf(uint64_t total, int parts, int index) {
 
 void StartClock::operator()() noexcept { start_ns->store(uv_hrtime()); }
 
-Worker::Worker(const LoadSpec& spec, int index, ReadyBarrier& ready,
-               std::atomic<uint64_t>& start_ns)
-    : spec_(spec),
-      options_(*spec.options),
-      index_(index),
-      ready_(ready),
-      shared_start_ns_(start_ns) {
+Worker::Worker(const LoadSpec& spec, int index, WorkerShared& shared)
+    : spec_(spec), options_(*spec.options), index_(index), shared_(shared) {
   uv_loop_init(&loop_);
   uv_timer_init(&loop_, &tick_);
   tick_.data = this;
@@ -145,8 +140,8 @@ void Worker::OnDisconnect(const redisAsyncContext* context, int status) {
 void Worker::Connected() {
   if (started_) return;  // a later connection (to a node named by MOVED) came up
   started_ = true;
-  ready_.arrive_and_wait();
-  start_ns_ = shared_start_ns_.load();
+  shared_.ready.arrive_and_wait();
+  start_ns_ = shared_.start_ns.load();
   last_reply_ns_ = start_ns_;
   window_flushed_ns_ = start_ns_;
   if (spec_.bounded && options_.duration) {
@@ -157,24 +152,53 @@ void Worker::Connected() {
     stopping_ = true;
     return;
   }
-  Begin();
+  Begin(start_ns_);
 }
 
-void Worker::Begin() {
+void Worker::Begin(uint64_t now) {
   if (schedule_) return;  // open loop: the timer sends
   for (auto& client : clients_) {
-    for (int i = 0; i < spec_.pipeline; ++i) {
-      if (!MayIssue(start_ns_) || !IssueNext(*client, start_ns_)) return;
+    while (client->in_flight < spec_.pipeline) {
+      if (!MayIssue(now) || !IssueNext(*client, now)) return;
     }
   }
 }
 
 std::optional<Op> Worker::NextOp() {
-  while (phase_ < sources_.size()) {
+  while (phase_ < sources_.size() && !at_gate_) {
     if (auto op = sources_[phase_]->Next()) return op;
+    if (phase_ + 1 < sources_.size() && gate_ < WorkerShared::kMaxGates) {
+      at_gate_ = true;  // Tick() starts the next phase once every thread is through this one
+      return std::nullopt;
+    }
     ++phase_;
   }
   return std::nullopt;
+}
+
+void Worker::PassGate(uint64_t now) {
+  if (!arrived_ && InFlight() == 0) {
+    shared_.arrived[gate_].fetch_add(1);
+    arrived_ = true;
+  }
+  if (!arrived_ || shared_.arrived[gate_].load() < options_.threads) return;
+  at_gate_ = false;
+  arrived_ = false;
+  ++gate_;
+  ++phase_;
+  if (schedule_) {
+    Pump(now);
+  } else {
+    Begin(now);
+  }
+}
+
+void Worker::LeaveGates() {
+  // A thread that stops counts as through every gate it has not reached, so none waits on it.
+  for (size_t gate = gate_ + (arrived_ ? 1 : 0); gate < WorkerShared::kMaxGates; ++gate) {
+    shared_.arrived[gate].fetch_add(1);
+  }
+  arrived_ = true;
 }
 
 bool Worker::MayIssue(uint64_t now) const {
@@ -325,6 +349,7 @@ void Worker::Tick() {
     stopping_ = true;
     stop_ns_ = now;
   }
+  if (!stopping_ && at_gate_) PassGate(now);
   if (!stopping_ && schedule_) Pump(now);
   if (now - window_flushed_ns_ >= kWindowFlushNs) FlushWindow(now);
   int in_flight = InFlight();
@@ -354,6 +379,7 @@ int Worker::InFlight() const {
 
 void Worker::Shutdown() {
   closing_ = true;
+  LeaveGates();
   FlushWindow(uv_hrtime());
   uv_timer_stop(&tick_);
   uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);

@@ -4,6 +4,7 @@
 
 #include <uv.h>
 
+#include <array>
 #include <atomic>
 #include <barrier>
 #include <cstdint>
@@ -29,6 +30,17 @@ struct StartClock {
 };
 using ReadyBarrier = std::barrier<StartClock>;
 
+// What the threads of one run share.
+struct WorkerShared {
+  static constexpr size_t kMaxGates = 8;  // more phases than any workload has
+  explicit WorkerShared(int threads) : ready(threads, StartClock{&start_ns}) {}
+  std::atomic<uint64_t> start_ns{0};
+  ReadyBarrier ready;  // every thread connected: the clock starts
+  // Threads past the end of each sequential phase (its requests all answered) or gone. The next
+  // phase starts when all are, so GETs never race the SETs of another thread.
+  std::array<std::atomic<int>, kMaxGates> arrived{};
+};
+
 // What a worker shares with the thread printing progress.
 struct LiveCounters {
   std::atomic<uint64_t> ops{0};
@@ -40,8 +52,8 @@ struct LiveCounters {
 
 class Worker {
  public:
-  // Thread `index` of `spec`; waits on `ready` once connected, then reads `start_ns`.
-  Worker(const LoadSpec& spec, int index, ReadyBarrier& ready, std::atomic<uint64_t>& start_ns);
+  // Thread `index` of `spec`; waits on shared.ready once connected, then reads shared.start_ns.
+  Worker(const LoadSpec& spec, int index, WorkerShared& shared);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -89,7 +101,9 @@ class Worker {
 
   Link* Connect(Client& client, int node);
   void Connected();
-  void Begin();
+  void Begin(uint64_t now);
+  void PassGate(uint64_t now);
+  void LeaveGates();
   std::optional<Op> NextOp();
   bool IssueNext(Client& client, uint64_t start_ns);
   void Send(Client& client, const Pending& request, const Endpoint* ask);
@@ -107,8 +121,7 @@ class Worker {
   const LoadSpec& spec_;
   const BenchOptions& options_;
   int index_;
-  ReadyBarrier& ready_;
-  std::atomic<uint64_t>& shared_start_ns_;
+  WorkerShared& shared_;
   uv_loop_t loop_;
   uv_timer_t tick_;
   SlotTable slots_;
@@ -116,7 +129,10 @@ class Worker {
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<std::unique_ptr<OpSource>> sources_;
   size_t phase_ = 0;
-  std::string value_;  // SET payloads are prefixes of this
+  bool at_gate_ = false;  // phase_ (sequential) is sent; waiting to start the next one
+  bool arrived_ = false;  // counted in shared_.arrived[gate_]
+  size_t gate_ = 0;       // gates passed
+  std::string value_;     // SET payloads are prefixes of this
   std::optional<RateSchedule> schedule_;
   int connecting_ = 0;
   bool started_ = false;
