@@ -48,7 +48,8 @@ Status ParseEndpoint(const std::string& value, BenchOptions& options) {
 
 using ValueHandler = std::function<Status(const std::string& flag, const std::string&, RawBench&)>;
 
-const std::map<std::string, ValueHandler>& ValueFlags() {
+// Where the load goes and how much of it at once.
+const std::map<std::string, ValueHandler>& TargetFlags() {
   static const std::map<std::string, ValueHandler> flags = {
       {"host",
        [](auto&, auto& v, RawBench& r) {
@@ -69,6 +70,23 @@ const std::map<std::string, ValueHandler>& ValueFlags() {
          r.overrides.pipeline = depth;
          return status;
        }},
+      {"cpus",
+       [](auto&, auto& v, RawBench& r) {
+         auto cpus = common::ParseCpuList(v);
+         if (!cpus.ok()) return Status(cpus.error().Context("--cpus"));
+         if (cpus->empty()) return Status(Error("--cpus: the list is empty (e.g. --cpus 0-1)"));
+         r.options.cpus = std::move(cpus).value();
+         return common::Ok();
+       }},
+      {"seed", [](auto& f, auto& v,
+                  RawBench& r) { return ParseInt<uint64_t>(f, v, 0, UINT64_MAX, r.options.seed); }},
+  };
+  return flags;
+}
+
+// What the requests are.
+const std::map<std::string, ValueHandler>& WorkloadFlags() {
+  static const std::map<std::string, ValueHandler> flags = {
       {"workload",
        [](auto&, auto& v, RawBench& r) {
          r.workload = v;
@@ -103,6 +121,13 @@ const std::map<std::string, ValueHandler>& ValueFlags() {
          r.overrides.keyspace = keys;
          return status;
        }},
+  };
+  return flags;
+}
+
+// How fast and for how long.
+const std::map<std::string, ValueHandler>& PaceFlags() {
+  static const std::map<std::string, ValueHandler> flags = {
       {"rate",
        [](auto&, auto& v, RawBench& r) {
          auto rate = ParseRate(v);
@@ -134,18 +159,16 @@ const std::map<std::string, ValueHandler>& ValueFlags() {
          r.options.requests = count;
          return status;
        }},
-      {"cpus",
-       [](auto&, auto& v, RawBench& r) {
-         auto cpus = common::ParseCpuList(v);
-         if (!cpus.ok()) return Status(cpus.error().Context("--cpus"));
-         if (cpus->empty()) return Status(Error("--cpus: the list is empty (e.g. --cpus 0-1)"));
-         r.options.cpus = std::move(cpus).value();
-         return common::Ok();
-       }},
-      {"seed", [](auto& f, auto& v,
-                  RawBench& r) { return ParseInt<uint64_t>(f, v, 0, UINT64_MAX, r.options.seed); }},
   };
   return flags;
+}
+
+// The handler of a flag that takes a value, or nullptr.
+const ValueHandler* FindValueFlag(const std::string& flag) {
+  for (const auto* table : {&TargetFlags(), &WorkloadFlags(), &PaceFlags()}) {
+    if (auto found = table->find(flag); found != table->end()) return &found->second;
+  }
+  return nullptr;
 }
 
 bool IsSwitch(const std::string& flag) {
@@ -175,8 +198,8 @@ Status ParseFlags(const std::vector<std::string>& args, RawBench& raw) {
       value = flag.substr(equals + 1);
       flag.resize(equals);
     }
-    auto handler = ValueFlags().find(flag);
-    if (handler == ValueFlags().end()) {
+    const ValueHandler* handler = FindValueFlag(flag);
+    if (handler == nullptr) {
       if (!IsSwitch(flag))
         return Error("unknown flag --" + flag + "; see shardctl bench run --help");
       if (value) return Error("--" + flag + " takes no value");
@@ -189,7 +212,7 @@ Status ParseFlags(const std::vector<std::string>& args, RawBench& raw) {
       }
       value = args[++i];
     }
-    if (auto status = handler->second(flag, *value, raw); !status.ok()) return status;
+    if (auto status = (*handler)(flag, *value, raw); !status.ok()) return status;
   }
   return common::Ok();
 }

@@ -1,6 +1,5 @@
 #include "launcher/bench_worker.h"
 
-#include <hiredis/adapters/libuv.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 #include <sched.h>
@@ -34,6 +33,7 @@ Worker::Worker(const LoadSpec& spec, int index, WorkerShared& shared)
   uv_loop_init(&loop_);
   uv_timer_init(&loop_, &tick_);
   tick_.data = this;
+  batcher_ = std::make_unique<UvWriteBatcher>(&loop_);
   if (spec.slots) slots_ = *spec.slots;
   host_ = options_.host;
   uint64_t seed = options_.seed * 0x100000001B3ull + static_cast<uint64_t>(index) * 7919;
@@ -59,6 +59,7 @@ Worker::~Worker() {
   // Run() closed every handle; a loop that never ran only holds the timer.
   if (!shut_down_) {
     uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
+    batcher_->Close();
     uv_run(&loop_, UV_RUN_DEFAULT);
   }
   uv_loop_close(&loop_);
@@ -105,8 +106,12 @@ Worker::Link* Worker::Connect(Client& client, int node) {
     if (context) redisAsyncFree(context);
     return nullptr;
   }
+  if (!batcher_->Attach(context)) {
+    Fail("cannot watch the connection to " + target.ToString() + " (libuv refused its socket)");
+    redisAsyncFree(context);
+    return nullptr;
+  }
   context->data = link.get();
-  redisLibuvAttach(context, &loop_);
   redisAsyncSetConnectCallback(context, OnConnect);
   redisAsyncSetDisconnectCallback(context, OnDisconnect);
   link->context = context;
@@ -383,6 +388,7 @@ void Worker::Shutdown() {
   FlushWindow(uv_hrtime());
   uv_timer_stop(&tick_);
   uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
+  batcher_->Close();
   for (auto& client : clients_) {
     for (auto& link : client->links) {
       if (!link || link->context == nullptr) continue;

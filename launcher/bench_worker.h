@@ -17,6 +17,7 @@
 
 #include "launcher/bench_client.h"
 #include "launcher/bench_rate.h"
+#include "launcher/bench_uv_adapter.h"
 
 struct redisAsyncContext;
 struct redisReply;
@@ -124,6 +125,7 @@ class Worker {
   WorkerShared& shared_;
   uv_loop_t loop_;
   uv_timer_t tick_;
+  std::unique_ptr<UvWriteBatcher> batcher_;
   SlotTable slots_;
   std::string host_;
   std::vector<std::unique_ptr<Client>> clients_;
