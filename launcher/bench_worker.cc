@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "common/resp.h"
 #include "common/slots.h"
 
 namespace shardctl::launcher {
@@ -61,8 +62,8 @@ Worker::~Worker() {
     uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
     batcher_->Close();
     uv_run(&loop_, UV_RUN_DEFAULT);
+    uv_loop_close(&loop_);
   }
-  uv_loop_close(&loop_);
 }
 
 void Worker::Run() {
@@ -85,6 +86,8 @@ void Worker::Run() {
   uv_timer_start(&tick_, OnTick, 1, 1);
   uv_run(&loop_, UV_RUN_DEFAULT);
   shut_down_ = true;
+  // Every handle (timer, prepare, each connection's poll) must be closed by now.
+  if (uv_loop_close(&loop_) != 0) Fail("internal error: the event loop ended with live handles");
   result_.seconds = start_ns_ && last_reply_ns_ > start_ns_
                         ? static_cast<double>(last_reply_ns_ - start_ns_) / 1e9
                         : 0;
@@ -251,9 +254,12 @@ void Worker::Send(Client& client, const Pending& request, const Endpoint* ask) {
     return;
   }
   if (ask) redisAsyncCommand(link->context, nullptr, nullptr, "ASKING");
-  const char* argv[3] = {request.get ? "GET" : "SET", key.data(), value_.data()};
-  size_t lengths[3] = {3, key.size(), request.value_size};
-  redisAsyncCommandArgv(link->context, OnReply, link, request.get ? 2 : 3, argv, lengths);
+  // Encoded here into a reused buffer: hiredis' own formatting allocates for every command.
+  std::string_view args[3] = {request.get ? "GET" : "SET", key,
+                              std::string_view(value_).substr(0, request.value_size)};
+  command_.clear();
+  common::AppendCommand(command_, std::span<const std::string_view>(args, request.get ? 2 : 3));
+  redisAsyncFormattedCommand(link->context, OnReply, link, command_.data(), command_.size());
   link->pending.push_back(request);
 }
 

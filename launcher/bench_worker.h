@@ -135,6 +135,7 @@ class Worker {
   bool arrived_ = false;  // counted in shared_.arrived[gate_]
   size_t gate_ = 0;       // gates passed
   std::string value_;     // SET payloads are prefixes of this
+  std::string command_;   // the request being encoded, reused
   std::optional<RateSchedule> schedule_;
   int connecting_ = 0;
   bool started_ = false;
