@@ -123,6 +123,29 @@ TEST_F(BenchRunTest, PlainOpenLoopKeepsTheRate) {
   EXPECT_EQ(report["settings"]["rate"], 2000);
 }
 
+// mixed-80-20 populates its SET keys first, so ~80% of GETs hit; a rate profile steps the load.
+TEST_F(BenchRunTest, PlainMixedPresetPopulatesAndFollowsAProfile) {
+  StartServer();
+  json report = Bench({"--port", std::to_string(base_port()), "--workload", "mixed-80-20",
+                       "--scale", "0.001", "--rate-profile", "2k:1s,4k:1s", "--connections", "8"});
+  EXPECT_EQ(report.value("errors", -1), 0);
+  EXPECT_EQ(report["settings"]["rate_profile"], "2k:1s,4k:1s");
+  EXPECT_EQ(report["settings"]["set_keyspace"], 3000);
+  EXPECT_GE(Integer(base_port(), {"DBSIZE"}), 3000) << "populate wrote every SET key";
+  double hits = report.value("hits", 0.0);
+  double gets = hits + report.value("misses", 0.0);
+  ASSERT_GT(gets, 2000) << report.dump();
+  EXPECT_NEAR(hits / gets, 0.8, 0.05);
+  EXPECT_NEAR(gets / report.value("ops", 1.0), 0.8, 0.05);
+  ASSERT_GE(report["per_second"].size(), 2u) << report.dump();
+  EXPECT_NEAR(report["per_second"][0].get<double>(), 2000, 600) << report.dump();
+  EXPECT_NEAR(report["per_second"][1].get<double>(), 4000, 1200) << report.dump();
+  // Value sizes follow the preset: between 4 and 2048 bytes.
+  long long size = Integer(base_port(), {"STRLEN", "key:000000000042"});
+  EXPECT_GE(size, 4);
+  EXPECT_LE(size, 2048);
+}
+
 // Cluster mode: every key lands on its slot's primary, no redirects needed with a fresh map.
 TEST_F(BenchRunTest, ClusterRoutesBySlot) {
   auto up = Up(3);
