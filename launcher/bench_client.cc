@@ -33,6 +33,7 @@ void MergeWorker(const Worker& worker, LoadResult& total,
   total.asked += part.asked;
   if (total.first_error.empty()) total.first_error = part.first_error;
   total.seconds = std::max(total.seconds, part.seconds);
+  total.interrupted = total.interrupted || part.interrupted;
 }
 
 // Until every worker is done: once a second, the live numbers to `on_second`.

@@ -11,6 +11,7 @@
 // the primary of its key's slot, MOVED updates the slot and resends, ASK resends after ASKING.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -32,6 +33,9 @@ struct LoadSpec {
   bool bounded = true;  // false: ignore --duration/--requests/--rate (the populate run)
   int pipeline = 1;
   const SlotTable* slots = nullptr;  // cluster mode when set; copied by each thread
+  // When set and it turns true, threads stop sending, wait for the replies in flight and end
+  // as if the bound was reached (Ctrl-C). Not owned.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // What a phase did, over all threads.
@@ -53,6 +57,7 @@ struct LoadResult {
   uint64_t asked = 0;                // ASK redirects followed
   std::string first_error;           // the first error reply, "" when none
   double seconds = 0;                // start to the last reply of any thread
+  bool interrupted = false;          // LoadSpec::stop ended the run early
 };
 
 // Numbers for the progress line, once a second.

@@ -118,6 +118,7 @@ json BenchJson(const BenchOptions& options, const LoadResult& result) {
           {"moved", result.moved},
           {"asked", result.asked},
           {"first_error", result.first_error},
+          {"interrupted", result.interrupted},
           {"phases", phases},
           {"settings", SettingsJson(options)}};
 }
@@ -158,6 +159,7 @@ std::string BenchText(const BenchOptions& options, const LoadResult& result) {
             std::to_string(result.asked) + " ASK\n";
   }
   if (!result.first_error.empty()) text += "first error: " + result.first_error + "\n";
+  if (result.interrupted) text += "interrupted: stopped early by Ctrl-C\n";
   return text;
 }
 

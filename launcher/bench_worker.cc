@@ -356,7 +356,10 @@ void Worker::OnTick(uv_timer_t* timer) { static_cast<Worker*>(timer->data)->Tick
 void Worker::Tick() {
   if (!started_ || closing_) return;
   uint64_t now = uv_hrtime();
-  if (!stopping_ && (now >= end_ns_ || issued_ >= budget_ || phase_ >= sources_.size())) {
+  bool interrupted = spec_.stop != nullptr && spec_.stop->load(std::memory_order_relaxed);
+  if (!stopping_ && interrupted) result_.interrupted = true;
+  if (!stopping_ &&
+      (interrupted || now >= end_ns_ || issued_ >= budget_ || phase_ >= sources_.size())) {
     stopping_ = true;
     stop_ns_ = now;
   }

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 
@@ -18,6 +20,14 @@ namespace shardctl::launcher {
 namespace {
 
 constexpr std::chrono::milliseconds kProbeTimeout{3000};
+
+// Set by the first SIGINT/SIGTERM: the run stops early and still reports. A second one kills.
+std::atomic<bool> g_stop_requested{false};
+
+void OnStopSignal(int signal) {
+  g_stop_requested.store(true);
+  std::signal(signal, SIG_DFL);
+}
 
 // CPUs in `cpus` this process may not run on, as a list ("" when all are allowed).
 std::string UnavailableCpus(const std::vector<int>& cpus) {
@@ -75,7 +85,8 @@ common::Status Populate(const BenchOptions& options, const SlotTable* slots, boo
                 .phases = phases,
                 .bounded = false,
                 .pipeline = std::max(options.pipeline, 16),
-                .slots = slots};
+                .slots = slots,
+                .stop = &g_stop_requested};
   if (options.progress || terminal) {
     std::fprintf(stderr, "populating %llu keys\n",
                  static_cast<unsigned long long>(options.workload.set_keyspace));
@@ -111,10 +122,13 @@ int RunBench(const std::vector<std::string>& args) {
   if (!slots.ok()) return Fail(slots.error().message(), kExitRuntime);
   const SlotTable* table = slots->has_value() ? &**slots : nullptr;
   bool terminal = isatty(STDERR_FILENO) == 1;
+  std::signal(SIGINT, OnStopSignal);
+  std::signal(SIGTERM, OnStopSignal);
   if (options->workload.populate) {
     if (auto status = Populate(*options, table, terminal); !status.ok()) {
       return Fail(status.error().message(), kExitRuntime);
     }
+    if (g_stop_requested) return Fail("interrupted while populating; nothing measured", 130);
   }
   std::vector<Phase> phases = PhasesOf(options->workload);
   std::erase_if(phases, [](const Phase& phase) { return !phase.measured; });
@@ -122,7 +136,8 @@ int RunBench(const std::vector<std::string>& args) {
                 .phases = phases,
                 .bounded = true,
                 .pipeline = options->pipeline,
-                .slots = table};
+                .slots = table,
+                .stop = &g_stop_requested};
   auto result = RunLoad(spec, ProgressPrinter(*options, terminal, ""));
   if (terminal && !options->json) std::fprintf(stderr, "\n");
   if (!result.ok()) return Fail(result.error().message(), kExitRuntime);

@@ -218,11 +218,12 @@ Pace and bounds (closed loop, as fast as replies come, unless a rate is given):
   --rate-profile STEPS   open loop in steps, e.g. 50k:10s,150k:5s,50k:10s (a spike)
   --duration D           stop sending after D (default: 10s, or the profile's length)
   --requests N           stop after N requests (with no --duration, only this bounds the run)
+                         Ctrl-C stops early: replies in flight are awaited, the report printed
 
 Output:
   --json                 one JSON document on stdout: ops, ops_per_sec, errors, hits, misses,
                          latency_us {p50, p90, p99, p99_9, max, mean}, per_second, phases,
-                         moved, asked, first_error and the settings used
+                         moved, asked, first_error, interrupted and the settings used
   --progress             the progress line (ops/s, p99, time) on stderr even when it is no
                          terminal (on a terminal it is always shown)
 

@@ -1,6 +1,8 @@
 // `shardctl bench run` against real servers: a redis-server this test starts (plain mode) and a
 // `shardctl up` cluster (slot routing, ASK and MOVED during a real slot migration). Every check
 // reads the servers back over RESP, not only what the generator reports.
+#include <signal.h>
+
 #include <thread>
 
 #include "common/slots.h"
@@ -144,6 +146,26 @@ TEST_F(BenchRunTest, PlainMixedPresetPopulatesAndFollowsAProfile) {
   long long size = Integer(base_port(), {"STRLEN", "key:000000000042"});
   EXPECT_GE(size, 4);
   EXPECT_LE(size, 2048);
+}
+
+// Ctrl-C (SIGINT) ends a long run early; the replies in flight are awaited and the report printed.
+TEST_F(BenchRunTest, InterruptStopsEarlyAndStillReports) {
+  StartServer();
+  BackgroundCommand bench(
+      {ShardctlBinary(), "bench", "run", "--json", "--port", std::to_string(base_port()),
+       "--duration", "60s", "--rate", "2000", "--connections", "4"},
+      scratch_dir() / "bench.out", scratch_dir() / "bench.err");
+  ASSERT_TRUE(WaitUntil([&] { return Integer(base_port(), {"DBSIZE"}) > 0; }, 10s));
+  std::this_thread::sleep_for(500ms);
+  kill(bench.pid(), SIGINT);
+  auto exit_code = bench.WaitForExit(10s);
+  ASSERT_EQ(exit_code, 0) << ReadFileText(scratch_dir() / "bench.err");
+  json report = json::parse(ReadFileText(scratch_dir() / "bench.out"), nullptr, false);
+  ASSERT_TRUE(report.is_object()) << ReadFileText(scratch_dir() / "bench.out");
+  EXPECT_TRUE(report.value("interrupted", false));
+  EXPECT_GT(report.value("ops", 0), 100);
+  EXPECT_LT(report.value("seconds", 100.0), 30);
+  EXPECT_EQ(report.value("errors", -1), 0);
 }
 
 // Cluster mode: every key lands on its slot's primary, no redirects needed with a fresh map.

@@ -41,6 +41,7 @@ TEST(BenchReportTest, JsonHasTheDocumentedFields) {
   EXPECT_EQ(json["moved"], 3);
   EXPECT_EQ(json["asked"], 0);
   EXPECT_EQ(json["first_error"], "ERR something");
+  EXPECT_EQ(json["interrupted"], false);
   const auto& latency = json["latency_us"];
   for (const char* field : {"p50", "p90", "p99", "p99_9", "max", "mean"}) {
     EXPECT_TRUE(latency.contains(field)) << field;
