@@ -178,7 +178,6 @@ Runs the supervisor of a deployment recorded by `shardctl up` in the foreground.
 the background; you rarely need this directly. SIGTERM or SIGINT stops the shards and exits 0.
 )";
 
-
 constexpr const char* kBench =
     R"(Usage: shardctl bench run [options]
 
