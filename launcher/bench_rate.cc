@@ -75,8 +75,8 @@ std::string FormatRateProfile(const std::vector<RateStep>& steps) {
     } else {
       std::snprintf(rate, sizeof rate, "%g", ops);
     }
-    text +=
-        (text.empty() ? "" : ",") + std::string(rate) + ":" + common::FormatDuration(step.duration);
+    if (!text.empty()) text += ',';
+    text.append(rate).append(":").append(common::FormatDuration(step.duration));
   }
   return text;
 }
