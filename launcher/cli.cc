@@ -93,6 +93,7 @@ int RunPlan(const Invocation& invocation) {
 
 int RunCli(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "bench") return RunBench({args.begin() + 1, args.end()});
   auto invocation = ParseArgs(args);
   if (!invocation.ok()) {
     PrintError(invocation.error().message());

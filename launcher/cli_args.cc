@@ -11,9 +11,9 @@ namespace {
 using common::Error;
 using common::Result;
 
-const std::vector<std::string> kCommands = {"plan",      "up",   "status",          "down",
-                                            "restart",   "logs", "rebalance-roles", "save",
-                                            "supervise", "help"};
+const std::vector<std::string> kCommands = {
+    "plan", "up",        "status", "down", "restart", "logs", "rebalance-roles",
+    "save", "supervise", "help",   "bench"};
 
 // Spec keys a command accepts besides the shared --name/--state-dir/--config.
 bool TakesFullSpec(const std::string& command) { return command == "plan" || command == "up"; }
@@ -124,8 +124,9 @@ Result<Invocation> ParseCommand(const std::vector<std::string>& args) {
         invocation.help_topic->empty() ||
         std::find(kCommands.begin(), kCommands.end(), *invocation.help_topic) != kCommands.end();
     if (!known) {
-      return Error("help: no command \"" + *invocation.help_topic +
-                   "\" (commands: plan, up, status, down, restart, logs, rebalance-roles, save)");
+      return Error(
+          "help: no command \"" + *invocation.help_topic +
+          "\" (commands: plan, up, status, down, restart, logs, rebalance-roles, save, bench)");
     }
   }
   return invocation;

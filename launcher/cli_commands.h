@@ -19,6 +19,8 @@ int RunRestart(const Invocation& invocation);
 int RunLogs(const Invocation& invocation);
 int RunRebalanceRoles(const Invocation& invocation);
 int RunSave(const Invocation& invocation);
+// `bench ...`: `args` are the words after "bench"; the load generator parses its own flags.
+int RunBench(const std::vector<std::string>& args);
 
 // The deployment directory the spec names (state dir + name).
 DeploymentDir DirOf(const Spec& spec);
