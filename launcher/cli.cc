@@ -93,6 +93,9 @@ int RunPlan(const Invocation& invocation) {
 
 int RunCli(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() > 1 && args[0] == "bench" && args[1] == "compare") {
+    return RunBenchCompare({args.begin() + 1, args.end()});
+  }
   if (!args.empty() && args[0] == "bench") return RunBench({args.begin() + 1, args.end()});
   auto invocation = ParseArgs(args);
   if (!invocation.ok()) {

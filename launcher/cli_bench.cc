@@ -77,8 +77,15 @@ std::function<void(const LiveSecond&)> ProgressPrinter(const BenchOptions& optio
   };
 }
 
-// Writes every key the SETs will use once, unmeasured, so GETs hit.
-common::Status Populate(const BenchOptions& options, const SlotTable* slots, bool terminal) {
+int Fail(const std::string& message, int code) {
+  PrintError("bench run: " + message);
+  return code;
+}
+
+}  // namespace
+
+common::Status PopulateKeys(const BenchOptions& options, const SlotTable* slots,
+                            const std::atomic<bool>* stop, bool terminal) {
   std::vector<Phase> phases = PhasesOf(options.workload);
   phases.resize(1);  // populate comes first when the workload has it
   LoadSpec spec{.options = &options,
@@ -86,7 +93,7 @@ common::Status Populate(const BenchOptions& options, const SlotTable* slots, boo
                 .bounded = false,
                 .pipeline = std::max(options.pipeline, 16),
                 .slots = slots,
-                .stop = &g_stop_requested};
+                .stop = stop};
   if (options.progress || terminal) {
     std::fprintf(stderr, "populating %llu keys\n",
                  static_cast<unsigned long long>(options.workload.set_keyspace));
@@ -101,12 +108,19 @@ common::Status Populate(const BenchOptions& options, const SlotTable* slots, boo
   return common::Ok();
 }
 
-int Fail(const std::string& message, int code) {
-  PrintError("bench run: " + message);
-  return code;
+common::Result<LoadResult> MeasureLoad(const BenchOptions& options, const SlotTable* slots,
+                                       const std::atomic<bool>* stop,
+                                       const std::function<void(const LiveSecond&)>& on_second) {
+  std::vector<Phase> phases = PhasesOf(options.workload);
+  std::erase_if(phases, [](const Phase& phase) { return !phase.measured; });
+  LoadSpec spec{.options = &options,
+                .phases = phases,
+                .bounded = true,
+                .pipeline = options.pipeline,
+                .slots = slots,
+                .stop = stop};
+  return RunLoad(spec, on_second);
 }
-
-}  // namespace
 
 int RunBench(const std::vector<std::string>& args) {
   auto options = ParseBenchArgs(args);
@@ -125,20 +139,13 @@ int RunBench(const std::vector<std::string>& args) {
   std::signal(SIGINT, OnStopSignal);
   std::signal(SIGTERM, OnStopSignal);
   if (options->workload.populate) {
-    if (auto status = Populate(*options, table, terminal); !status.ok()) {
+    if (auto status = PopulateKeys(*options, table, &g_stop_requested, terminal); !status.ok()) {
       return Fail(status.error().message(), kExitRuntime);
     }
     if (g_stop_requested) return Fail("interrupted while populating; nothing measured", 130);
   }
-  std::vector<Phase> phases = PhasesOf(options->workload);
-  std::erase_if(phases, [](const Phase& phase) { return !phase.measured; });
-  LoadSpec spec{.options = &*options,
-                .phases = phases,
-                .bounded = true,
-                .pipeline = options->pipeline,
-                .slots = table,
-                .stop = &g_stop_requested};
-  auto result = RunLoad(spec, ProgressPrinter(*options, terminal, ""));
+  auto result =
+      MeasureLoad(*options, table, &g_stop_requested, ProgressPrinter(*options, terminal, ""));
   if (terminal && !options->json) std::fprintf(stderr, "\n");
   if (!result.ok()) return Fail(result.error().message(), kExitRuntime);
   if (options->json) {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <variant>
 
+#include "launcher/bench_client.h"
 #include "launcher/cli_args.h"
 #include "launcher/plan.h"
 #include "launcher/state.h"
@@ -21,6 +22,18 @@ int RunRebalanceRoles(const Invocation& invocation);
 int RunSave(const Invocation& invocation);
 // `bench ...`: `args` are the words after "bench"; the load generator parses its own flags.
 int RunBench(const std::vector<std::string>& args);
+// `bench compare ...`: `args` start with "compare".
+int RunBenchCompare(const std::vector<std::string>& args);
+
+// Writes every key the workload's SETs will use once, unmeasured, so GETs hit (a no-op phase
+// list when the workload does not populate). `slots` set: cluster mode. Errors name the step.
+common::Status PopulateKeys(const BenchOptions& options, const SlotTable* slots,
+                            const std::atomic<bool>* stop, bool terminal);
+
+// Runs the workload's measured phases, as `bench run` does; `on_second` as in RunLoad.
+common::Result<LoadResult> MeasureLoad(const BenchOptions& options, const SlotTable* slots,
+                                       const std::atomic<bool>* stop,
+                                       const std::function<void(const LiveSecond&)>& on_second);
 
 // The deployment directory the spec names (state dir + name).
 DeploymentDir DirOf(const Spec& spec);

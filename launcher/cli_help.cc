@@ -21,6 +21,7 @@ Commands:
   rebalance-roles  make the planned primaries primary again after failovers
   save      save every shard now, at most --fork-limit forks at once on the host
   supervise run a deployment's supervisor in the foreground (what `up` starts in the background)
+  bench compare  single instance vs cluster vs proxy on the same cores: report, CSV, plots
   bench run generate GET/SET load against a server or cluster; throughput and latency percentiles
 
 Examples:
@@ -240,6 +241,42 @@ Exit codes: 0 the run completed (error replies are counted, not fatal), 1 the ta
 be reached, a connection was lost or the server stopped answering, 2 bad flags.
 )";
 
+constexpr const char* kBenchCompare =
+    R"(Usage: shardctl bench compare --cpus LIST --out DIR [options]
+
+Runs the same load, one configuration after the other on the same server cores:
+  1. single  one redis-server/valkey-server with io-threads (swept over --io-threads)
+  2. cluster an N-shard `shardctl up` cluster, cluster-aware client (slot routing)
+  3. proxy   the same cluster through shardproxy, plain client
+and writes DIR/index.md (host, pinning, ops/s and p50/p99/p99.9 per configuration, every command
+line), summary.csv, timeline.csv (ops and p99 per second), *.gp and, when gnuplot is installed,
+throughput.png, latency.png and timeline.png. Everything it starts is stopped on every path,
+Ctrl-C included (deployments live in a temp state dir and are removed with down --purge).
+
+Options:
+  --cpus LIST            server cores, e.g. 0-1 (required)
+  --out DIR              report directory (required)
+  --loadgen-cpus LIST    generator cores (default: the cores not in --cpus; if none, the same
+                         cores: the report says "sharing")
+  --engines LIST         redis, valkey or redis,valkey (default: redis)
+  --io-threads LIST      single-instance io-threads sweep (default: 1,2)
+  --shards N             cluster primaries (default: number of --cpus)
+  --steps LIST           any of single,cluster,proxy (default: all three)
+  --base-port P          single instance on P, shards on P+1.., proxy after them, buses +10000;
+                         all must be below 32768 and free (default: 12700)
+  --json                 results as one JSON document on stdout
+  --dry-run              print the plan (runs, pinning, command lines); start nothing
+Passed to every `bench run`: --workload (default: mixed-80-20), --scale, --duration, --rate,
+  --rate-profile, --threads (default: one per generator core), --connections, --pipeline,
+  --requests, --ratio, --value-size, --keyspace, --seed
+
+Example:
+  shardctl bench compare --cpus 0-1 --workload mixed-80-20 --duration 30s --out report/
+
+Exit codes: 0 every run completed (a missing gnuplot only warns), 1 a run failed or a port is
+taken, 2 bad flags, 130 interrupted (the report of what ran is still written).
+)";
+
 }  // namespace
 
 std::string HelpText(const std::string& command) {
@@ -253,6 +290,7 @@ std::string HelpText(const std::string& command) {
   if (command == "rebalance-roles") return kRebalance;
   if (command == "save") return kSave;
   if (command == "bench") return kBench;
+  if (command == "bench compare") return kBenchCompare;
   return kOverview;
 }
 

@@ -7,7 +7,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libhiredis-dev libuv1-dev libtomlplusplus-dev libspdlog-dev libnuma-dev numactl
   libgtest-dev nlohmann-json3-dev clang
-  redis-server redis-tools python3 python3-venv python3-pip
+  redis-server redis-tools python3 python3-venv python3-pip gnuplot-nox
 )
 
 log() { printf '==> %s\n' "$*" >&2; }

@@ -1,0 +1,96 @@
+// `bench compare` report rendering from fake results: CSV, index.md, gnuplot scripts.
+#include "launcher/bench_compare_report.h"
+
+#include <gtest/gtest.h>
+
+namespace shardctl::launcher {
+namespace {
+
+ComparePlan FakePlan(bool sharing) {
+  return {.server_cpus = {0, 1},
+          .loadgen_cpus = sharing ? std::vector<int>{0, 1} : std::vector<int>{2, 3},
+          .sharing = sharing,
+          .shards = 2};
+}
+
+std::vector<CompareResult> FakeResults() {
+  CompareResult single{.run = {.step = CompareStep::kSingle,
+                               .engine = "redis",
+                               .io_threads = 2,
+                               .label = "redis single io-threads=2"},
+                       .ops_per_sec = 120000.4,
+                       .p50_us = 250,
+                       .p99_us = 1500.7,
+                       .p99_9_us = 3000,
+                       .timeline = {{.second = 1, .ops = 119000, .p99_us = 1400},
+                                    {.second = 2, .ops = 121000, .p99_us = 1600}},
+                       .server_command = "redis-server --port 12700",
+                       .bench_command = "shardctl bench run --port 12700"};
+  CompareResult proxy{.run = {.step = CompareStep::kProxy,
+                              .engine = "redis",
+                              .shards = 2,
+                              .label = "redis proxy 2 shards"},
+                      .server_command = "shardctl up --proxy-port 12703",
+                      .bench_command = "shardctl bench run --port 12703",
+                      .failure = "cannot connect, really"};
+  return {single, proxy};
+}
+
+TEST(BenchCompareReportTest, SummaryCsv) {
+  EXPECT_EQ(SummaryCsv(FakeResults()),
+            "step,engine,io_threads,shards,label,ops_per_sec,p50_us,p99_us,p99_9_us,errors,"
+            "failure\n"
+            "single,redis,2,1,redis single io-threads=2,120000,250.00,1500.70,3000.00,0,\n"
+            "proxy,redis,1,2,redis proxy 2 shards,0,0.00,0.00,0.00,0,\"cannot connect, really\"\n");
+}
+
+TEST(BenchCompareReportTest, TimelineCsv) {
+  EXPECT_EQ(TimelineCsv(FakeResults()),
+            "label,second,ops,p99_us\n"
+            "redis single io-threads=2,1.0,119000,1400.00\n"
+            "redis single io-threads=2,2.0,121000,1600.00\n");
+}
+
+TEST(BenchCompareReportTest, IndexHasTableHostCommandsAndNotes) {
+  CompareContext context{.command = "shardctl bench compare --cpus 0-1 --out r",
+                         .host = "- CPU: test",
+                         .notes = {"gnuplot not found: no PNG plots"}};
+  std::string index = IndexMarkdown(FakePlan(true), context, FakeResults());
+  for (const char* expected :
+       {"shardctl bench compare --cpus 0-1 --out r", "- CPU: test", "**sharing**",
+        "| single | redis | 2 | 1 | 120000 | 0.250 | 1.501 | 3.000 | 0 |",
+        "| proxy | redis | 1 | 2 | failed: cannot connect, really |",
+        "- gnuplot not found: no PNG plots", "![throughput.png](throughput.png)",
+        "redis-server --port 12700", "shardctl bench run --port 12703", "summary.csv"}) {
+    EXPECT_NE(index.find(expected), std::string::npos) << expected << "\n" << index;
+  }
+  EXPECT_NE(IndexMarkdown(FakePlan(false), context, {}).find("separate cores"), std::string::npos);
+}
+
+TEST(BenchCompareReportTest, PlanTextListsEveryRun) {
+  std::string text = PlanText(FakePlan(false), FakeResults());
+  EXPECT_NE(text.find("1. redis single io-threads=2\n   server: redis-server --port 12700\n"
+                      "   client: shardctl bench run --port 12700\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("2. redis proxy 2 shards"), std::string::npos);
+}
+
+TEST(BenchCompareReportTest, GnuplotScripts) {
+  std::vector<std::string> labels = {"a b", "c"};
+  std::string throughput = GnuplotScript("throughput.png", labels);
+  EXPECT_NE(throughput.find("set output \"throughput.png\""), std::string::npos);
+  EXPECT_NE(throughput.find("\"summary.csv\" using 6:xtic(5)"), std::string::npos);
+  std::string latency = GnuplotScript("latency.png", labels);
+  EXPECT_NE(latency.find("($7/1000)"), std::string::npos);
+  EXPECT_NE(latency.find("title \"p99.9\""), std::string::npos);
+  std::string timeline = GnuplotScript("timeline.png", labels);
+  EXPECT_NE(timeline.find("strcol(1) eq \"a b\" ? $4/1000 : NaN) with linespoints title \"a b\""),
+            std::string::npos)
+      << timeline;
+  EXPECT_NE(timeline.find("title \"c\"\n"), std::string::npos);
+  EXPECT_EQ(PlotNames().size(), 3u);
+}
+
+}  // namespace
+}  // namespace shardctl::launcher
