@@ -124,7 +124,7 @@ std::string GnuplotScript(const std::string& png, const std::vector<std::string>
   if (png == "timeline.png") {
     text +=
         "set title \"p99 latency per second\"\nset xlabel \"second\"\n"
-        "set ylabel \"p99 (ms)\"\nplot ";
+        "set ylabel \"p99 (ms), log scale\"\nset logscale y\nplot ";
     for (size_t i = 0; i < labels.size(); ++i) {
       text += std::string(i ? ", \\\n     " : "") + "\"timeline.csv\" using 2:(strcol(1) eq " +
               Quoted(labels[i]) + " ? $4/1000 : NaN) with linespoints title " + Quoted(labels[i]);
@@ -133,15 +133,16 @@ std::string GnuplotScript(const std::string& png, const std::vector<std::string>
   }
   text +=
       "set style data histograms\nset style fill solid 0.8 border -1\nset boxwidth 0.8\n"
-      "set xtics rotate by -30\nset yrange [0:*]\n";
+      "set xtics rotate by -30\n";
   if (png == "throughput.png") {
     return text +
-           "set title \"throughput\"\nset ylabel \"ops/s\"\nset key off\n"
+           "set title \"throughput\"\nset ylabel \"ops/s\"\nset key off\nset yrange [0:*]\n"
            "plot \"summary.csv\" using 6:xtic(5) skip 1 title \"ops/s\"\n";
   }
   return text +
          "set style histogram clustered gap 1\nset title \"latency\"\n"
-         "set ylabel \"ms\"\nplot \"summary.csv\" using ($7/1000):xtic(5) skip 1 title "
+         "set ylabel \"ms, log scale\"\nset logscale y\nplot \"summary.csv\" using "
+         "($7/1000):xtic(5) skip 1 title "
          "\"p50\", '' using ($8/1000) skip 1 title \"p99\", '' using ($9/1000) skip 1 "
          "title \"p99.9\"\n";
 }
