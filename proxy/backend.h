@@ -49,7 +49,7 @@ class Backend {
   bool flush_scheduled = false;  // owned by Worker::ScheduleFlush
 
  private:
-  enum class Waiting { kRequest, kAsking, kHello, kSkip };
+  enum class Waiting { kRequest, kAsking, kHello, kAuth, kSkip };
   struct Waiter {
     Waiting what;
     SubRequest* request;  // kRequest only

@@ -116,7 +116,12 @@ std::string RenderCommandDocs() {
          "that\n  shard's cursor. A full iteration returns every key exactly once while the key "
          "set and\n  the slot map stay the same.\n\n";
   out += "## Answered by the proxy (" + std::to_string(local.size()) + ")\n\n" + Join(local) +
-         "\n\n`SELECT` accepts only 0; `HELLO` 2 or 3 with `AUTH default <any>` and `SETNAME`;\n"
+         "\n\n`SELECT` accepts only 0; `HELLO` 2 or 3 with `AUTH` and `SETNAME`; `AUTH`/`HELLO "
+         "AUTH` are\n"
+         "checked against the users of `--auth-file` (without users: `default` with any password,\n"
+         "like Redis' nopass default user; with users, everything else answers `-NOAUTH` until\n"
+         "then); `MULTI`/`EXEC`/`DISCARD` are queued by the proxy (keys in one slot) and sent as\n"
+         "one batch to that slot's primary;\n"
          "`CLIENT` ID, GETNAME, SETNAME, SETINFO, INFO, LIST; `COMMAND` (COUNT, INFO, LIST, "
          "DOCS);\n`INFO` with a `proxy` section.\n\n";
   out +=

@@ -53,12 +53,12 @@ struct SubRequest {
   // EXECABORT caused by a moved slot can be sent again to the new owner.
   size_t skip_replies = 0;
   std::string hint;
-  int scan_shard = -1;           // SCAN: the shard index, for rewriting the reply's cursor
-  size_t scan_shards = 0;        // -1: no key (any shard will do)
-  int protocol = 2;              // the backend connection's protocol must match the client's
-  int redirects = 0;             // MOVED/ASK followed so far
-  int retries = 0;               // TRYAGAIN/CLUSTERDOWN/unreachable retries so far
-  bool sequenced = false;        // counted in its session's per-slot flight (Session::EnterSlot)
+  int scan_shard = -1;     // SCAN: the shard index, for rewriting the reply's cursor
+  size_t scan_shards = 0;  // -1: no key (any shard will do)
+  int protocol = 2;        // the backend connection's protocol must match the client's
+  int redirects = 0;       // MOVED/ASK followed so far
+  int retries = 0;         // TRYAGAIN/CLUSTERDOWN/unreachable retries so far
+  bool sequenced = false;  // counted in its session's per-slot flight (Session::EnterSlot)
 };
 
 }  // namespace shardctl::proxy

@@ -18,7 +18,10 @@ common::RespLimits RequestLimits() {
 }  // namespace
 
 Session::Session(Worker& worker, uint64_t id)
-    : worker_(worker), id_(id), requests_(RequestLimits()) {
+    : worker_(worker),
+      id_(id),
+      requests_(RequestLimits()),
+      authenticated_(!worker.server().auth().required()) {
   uv_tcp_init(worker_.loop(), &tcp_);
   tcp_.data = this;
 }
@@ -119,6 +122,10 @@ void Session::HandleCommand(std::string_view frame, std::span<const std::string_
   ProxyStats& stats = worker_.server().stats();
   stats.commands.fetch_add(1, std::memory_order_relaxed);
   const CommandInfo& info = LookupCommand(args[0]);
+  if (!authenticated_ && info.name != "AUTH" && info.name != "HELLO" && info.name != "QUIT" &&
+      info.name != "RESET") {
+    return ReplyError("NOAUTH Authentication required.");
+  }
   if (HandleTransaction(frame, args, info)) return;
   switch (info.kind) {
     case RouteKind::kSingleKey:

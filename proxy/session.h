@@ -138,6 +138,7 @@ class Session {
   bool handle_closed_ = false;
   bool close_after_write_ = false;
   bool admitted_ = false;
+  bool authenticated_;  // false until AUTH when the proxy has users (--auth-file)
 };
 
 }  // namespace shardctl::proxy
