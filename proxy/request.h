@@ -52,6 +52,7 @@ struct SubRequest {
   // are dropped; the first redirect or retry error among them is kept in `hint`, so that an
   // EXECABORT caused by a moved slot can be sent again to the new owner.
   size_t skip_replies = 0;
+  bool blocking = false;  // goes over the session's pinned connection to the slot's primary
   std::string hint;
   int scan_shard = -1;     // SCAN: the shard index, for rewriting the reply's cursor
   size_t scan_shards = 0;  // -1: no key (any shard will do)

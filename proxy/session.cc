@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "proxy/backend.h"
 #include "proxy/server.h"
 #include "proxy/split.h"
 #include "proxy/worker.h"
@@ -145,6 +146,11 @@ void Session::HandleCommand(std::string_view frame, std::span<const std::string_
     case RouteKind::kLocal:
       stats.local_commands.fetch_add(1, std::memory_order_relaxed);
       return HandleLocal(args);
+    case RouteKind::kBlocking: {
+      auto slot = RequestSlot(info, args);
+      if (!slot) return ReplyError(slot.error().message());
+      return Forward(frame, *slot, /*blocking=*/true);
+    }
     case RouteKind::kFanOut:
       return ForwardFanOut(frame, args);
     case RouteKind::kScan:
@@ -164,10 +170,11 @@ SubRequest* Session::NewSubRequest(PendingReply& pending, int slot) {
   return request;
 }
 
-void Session::Forward(std::string_view frame, int slot) {
+void Session::Forward(std::string_view frame, int slot, bool blocking) {
   PendingReply& pending = pending_.emplace_back();
   SubRequest* request = NewSubRequest(pending, slot);
   request->request.assign(frame);
+  request->blocking = blocking;
   worker_.Route(request);
 }
 
@@ -388,10 +395,29 @@ void Session::OnWrite(uv_write_t* req, int status) {
   self->UpdateReading();
 }
 
+Backend* Session::PinnedBackend(const std::string& host, int port, int protocol) {
+  for (Backend* backend : pinned_) {
+    if (backend->host() == host && backend->port() == port && backend->protocol() == protocol) {
+      return backend;
+    }
+  }
+  auto* backend =
+      new Backend(worker_, host, port, protocol,
+                  "pinned:" + std::to_string(id_) + ":" + host + ":" + std::to_string(port));
+  backend->pinned_for = this;
+  pinned_.push_back(backend);
+  backend->Connect();
+  return backend;
+}
+
+void Session::ForgetPinned(Backend* backend) { std::erase(pinned_, backend); }
+
 void Session::Close() {
   if (closed_) return;
   closed_ = true;
   pending_.clear();
+  // A blocked command's connection goes with its client (Redis stops blocking it too).
+  for (Backend* backend : std::vector<Backend*>(pinned_)) backend->Fail("closed with its client");
   // Held requests were never sent: nothing will answer them.
   for (auto& [slot, flight] : flights_) {
     for (SubRequest* request : flight.held) {

@@ -184,6 +184,13 @@ void Worker::Route(SubRequest* request) {
     return FinishWithError(request, "CLUSTERDOWN Hash slot not served");
   }
   const size_t at = static_cast<size_t>(index);
+  if (request->blocking) {
+    const BackendAddress& address = map.backends()[at];
+    Backend* pinned =
+        request->session->PinnedBackend(address.host, address.port, request->protocol);
+    if (!request->sequenced && !request->session->EnterSlot(request, pinned)) return;
+    return pinned->Send(request, /*asking=*/false);
+  }
   Backend*& cached = by_index_[request->protocol >= 3 ? 1 : 0][at];
   if (cached == nullptr) {
     const BackendAddress& address = map.backends()[at];
@@ -210,6 +217,13 @@ void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
   const std::string hint = aborted_by_hint ? std::move(request->hint) : std::string();
   request->hint.clear();
   const Redirect redirect = ClassifyReply(aborted_by_hint ? std::string_view(hint) : frame);
+  // A blocking command must not be redirected onto a shared connection: wait for the new map
+  // and route it again over a pinned one.
+  if (request->blocking && redirect.action != ReplyAction::kDeliver) {
+    server_.topology().RequestRefresh();
+    if (request->retries < kMaxRetries) return ScheduleRetry(request);
+    return Finish(request, frame);
+  }
   ProxyStats& stats = server_.stats();
   switch (redirect.action) {
     case ReplyAction::kDeliver:
@@ -360,6 +374,7 @@ void Worker::ForgetSession(Session* session) {
 }
 
 void Worker::ForgetBackend(Backend* backend) {
+  if (backend->pinned_for) backend->pinned_for->ForgetPinned(backend);
   auto found = backends_.find(backend->key());
   if (found != backends_.end() && found->second == backend) backends_.erase(found);
   for (auto& cache : by_index_)
