@@ -2,21 +2,10 @@
 
 #include <vector>
 
+#include "common/resp.h"
+
 namespace shardctl::proxy {
 namespace {
-
-std::vector<std::string_view> Words(std::string_view line) {
-  std::vector<std::string_view> words;
-  while (!line.empty()) {
-    const size_t start = line.find_first_not_of(" \t\r");
-    if (start == std::string_view::npos) break;
-    line.remove_prefix(start);
-    const size_t end = std::min(line.find_first_of(" \t\r"), line.size());
-    words.push_back(line.substr(0, end));
-    line.remove_prefix(end);
-  }
-  return words;
-}
 
 // Same time whatever the first differing byte is, so timing does not leak the password.
 bool EqualConstantTime(std::string_view a, std::string_view b) {
@@ -49,7 +38,7 @@ common::Result<AuthConfig> ParseAuthConfig(std::string_view text, std::string_vi
     if (const size_t hash = line.find('#'); hash != std::string_view::npos) {
       line = line.substr(0, hash);
     }
-    const auto words = Words(line);
+    const auto words = common::SplitInlineArgs(line);
     if (words.empty()) continue;
     const std::string where = std::string(source) + ":" + std::to_string(number) + ": ";
     const std::string_view key = words[0];

@@ -76,17 +76,7 @@ bool Session::HandleInlineCommand() {
     if (rest.size() > kMaxInline) ProtocolError("too big inline request");
     return false;
   }
-  std::string_view line = rest.substr(0, newline);
-  if (line.ends_with('\r')) line.remove_suffix(1);
-  std::vector<std::string_view> args;
-  while (!line.empty()) {
-    const size_t start = line.find_first_not_of(" \t");
-    if (start == std::string_view::npos) break;
-    line.remove_prefix(start);
-    const size_t end = std::min(line.find_first_of(" \t"), line.size());
-    args.push_back(line.substr(0, end));
-    line.remove_prefix(end);
-  }
+  const std::vector<std::string_view> args = common::SplitInlineArgs(rest.substr(0, newline));
   std::string request;
   common::AppendCommand(request, args);
   requests_.SkipUnreturned(newline + 1);  // the views stay valid until the next Consume()
