@@ -171,6 +171,9 @@ Backend* Worker::BackendFor(const std::string& host, int port, int protocol) {
 
 void Worker::Route(SubRequest* request) {
   if (stopping_) return FinishWithError(request, "ERR shardproxy is shutting down");
+  // A retry of a client that has gone: nobody waits for it (and a blocking command would open a
+  // pinned connection for a closed session).
+  if (request->session->closed()) return FinishWithError(request, "ERR client gone");
   if (request->port != 0) return SendTo(request->host, request->port, request, false);
   const SlotMap& map = CurrentMap();
   int index = SlotMap::kNoBackend;
