@@ -32,6 +32,8 @@ struct PendingReply {
   std::optional<FanOutMerge> fanout;
   size_t rotate = 0;        // kAnyNonNull starts looking here
   std::string script_body;  // SCRIPT LOAD: remembered under the sha the shards answer
+  std::string info_text;    // INFO: the proxy's own sections, before the cluster's keyspace
+  std::vector<std::string> shard_names;  // INFO: "host:port" of each part
   std::vector<std::string> part_replies;
   size_t parts_left = 0;
 };

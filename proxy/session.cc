@@ -238,6 +238,10 @@ void Session::Deliver(const SubRequest& request, std::string_view frame) {
   pending.part_replies[static_cast<size_t>(request.part)].assign(frame);
   if (--pending.parts_left > 0) return;
   std::vector<std::string_view> replies(pending.part_replies.begin(), pending.part_replies.end());
+  if (pending.fanout == FanOutMerge::kKeyspace) {
+    return Fill(pending,
+                InfoReply(pending.info_text + MergeKeyspace(replies, pending.shard_names)));
+  }
   const std::string merged = pending.split ? MergeReplies(*pending.split, replies)
                                            : MergeFanOut(*pending.fanout, replies, pending.rotate);
   // "$40\r\n<sha>\r\n": the script is loaded everywhere; keep it for NOSCRIPT recovery.

@@ -101,6 +101,8 @@ class Session {
   void HandleClient(std::span<const std::string_view> args);
   void HandleCommandCommand(std::span<const std::string_view> args);
   void HandleInfo(std::span<const std::string_view> args);
+  // INFO's reply frame for `text`: bulk string (RESP2) or verbatim string (RESP3).
+  std::string InfoReply(std::string_view text) const;
   bool CheckAuth(std::string_view user, std::string_view password);
 
   // Replies made by the proxy, queued in order behind pending ones.

@@ -276,17 +276,41 @@ void Session::HandleCommandCommand(std::span<const std::string_view> args) {
              "'. Try COMMAND, COMMAND COUNT, COMMAND INFO, COMMAND DOCS or COMMAND LIST.");
 }
 
-void Session::HandleInfo(std::span<const std::string_view> args) {
-  const std::string section = args.size() >= 2 ? Lower(args[1]) : "";
-  const std::string text = worker_.server().InfoText(section);
+std::string Session::InfoReply(std::string_view text) const {
   std::string out;
   if (protocol_ >= 3) {
     // Redis sends INFO as a verbatim string over RESP3.
-    out += '=' + std::to_string(text.size() + 4) + "\r\ntxt:" + text + "\r\n";
+    out += '=' + std::to_string(text.size() + 4) + "\r\ntxt:";
+    out += text;
+    out += "\r\n";
   } else {
     AppendBulk(out, text);
   }
-  Reply(out);
+  return out;
+}
+
+void Session::HandleInfo(std::span<const std::string_view> args) {
+  const std::string section = args.size() >= 2 ? Lower(args[1]) : "";
+  const bool keyspace = section.empty() || section == "all" || section == "everything" ||
+                        section == "default" || section == "keyspace";
+  const auto& backends = worker_.CurrentMap().backends();
+  if (!keyspace || backends.empty()) return Reply(InfoReply(worker_.server().InfoText(section)));
+  // The keyspace is the cluster's: ask every primary and add it up.
+  PendingReply& pending = pending_.emplace_back();
+  pending.fanout = FanOutMerge::kKeyspace;
+  if (section != "keyspace") pending.info_text = worker_.server().InfoText(section) + "\r\n";
+  pending.part_replies.resize(backends.size());
+  pending.parts_left = backends.size();
+  static constexpr std::string_view kInfoKeyspace = "*2\r\n$4\r\nINFO\r\n$8\r\nkeyspace\r\n";
+  for (size_t i = 0; i < backends.size(); ++i) {
+    pending.shard_names.push_back(backends[i].host + ":" + std::to_string(backends[i].port));
+    SubRequest* request = NewSubRequest(pending, -1);
+    request->part = static_cast<int>(i);
+    request->request.assign(kInfoKeyspace);
+    request->host = backends[i].host;
+    request->port = backends[i].port;
+    worker_.Route(request);
+  }
 }
 
 }  // namespace shardctl::proxy

@@ -52,6 +52,13 @@ TEST_F(ProxyFanOutTest, CountsAndKeyListsCoverEveryShard) {
   }
   EXPECT_EQ(total, kKeys);
   EXPECT_EQ(Proxy({"DBSIZE"}).integer, kKeys);
+  auto info = Proxy({"INFO"});
+  EXPECT_NE(info.text.find("# Proxy"), std::string::npos) << info.text;
+  EXPECT_NE(info.text.find("db0:keys=" + std::to_string(kKeys) + ","), std::string::npos)
+      << info.text;
+  EXPECT_NE(info.text.find("shard2:addr=127.0.0.1:" + std::to_string(base_port() + 2)),
+            std::string::npos)
+      << info.text;
   auto keys = Proxy({"KEYS", "key:*"});
   EXPECT_EQ(keys.elements.size(), static_cast<size_t>(kKeys));
   auto random = Proxy({"RANDOMKEY"});
