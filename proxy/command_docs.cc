@@ -133,7 +133,7 @@ std::string RenderCommandDocs() {
          "then); `MULTI`/`EXEC`/`DISCARD` are queued by the proxy (keys in one slot) and sent as\n"
          "one batch to that slot's primary;\n"
          "`CLIENT` ID, GETNAME, SETNAME, SETINFO, INFO, LIST; `COMMAND` (COUNT, INFO, LIST, "
-         "DOCS);\n`INFO` with a `proxy` section.\n\n";
+         "DOCS);\n`INFO` with a `proxy` section and the keyspace summed over every primary.\n\n";
   out +=
       "## Not supported yet\n\nAnswered with `-ERR command '<name>' is not supported by "
       "shardproxy: <reason>`.\n\n| reason | commands |\n|---|---|\n";
