@@ -418,6 +418,20 @@ void AppendCommand(std::string& out, std::span<const std::string_view> args) {
   for (std::string_view arg : args) AppendBulk(out, arg);
 }
 
+std::vector<std::string_view> SplitInlineArgs(std::string_view line) {
+  constexpr std::string_view kSpaces = " \t\r";
+  std::vector<std::string_view> args;
+  while (!line.empty()) {
+    const size_t start = line.find_first_not_of(kSpaces);
+    if (start == std::string_view::npos) break;
+    line.remove_prefix(start);
+    const size_t end = std::min(line.find_first_of(kSpaces), line.size());
+    args.push_back(line.substr(0, end));
+    line.remove_prefix(end);
+  }
+  return args;
+}
+
 void AppendError(std::string& out, std::string_view message) { AppendLine(out, '-', message); }
 
 void AppendSimple(std::string& out, std::string_view message) { AppendLine(out, '+', message); }

@@ -133,6 +133,10 @@ class RespScanner {
 // telnet) rather than a RESP array; Redis decides by this one byte too.
 inline bool IsInlineCommand(char first_byte) { return first_byte != '*'; }
 
+// Splits an inline command line ("SET foo bar", as telnet and nc send it, without "\r\n") into
+// its arguments at spaces, tabs and CRs. No quoting. The views point into `line`.
+std::vector<std::string_view> SplitInlineArgs(std::string_view line);
+
 // Splits a complete request frame (an array of bulk strings, as every client library and
 // redis-cli send) into its arguments. The views point into `frame`. "*0\r\n" and "*-1\r\n" give no
 // arguments (Redis ignores such requests). Anything else — another type, a non-bulk element,

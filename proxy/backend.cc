@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 
 #include <utility>
+#include <vector>
 
 #include "proxy/server.h"
 #include "proxy/worker.h"
@@ -30,8 +31,16 @@ Backend::Backend(Worker& worker, std::string host, int port, int protocol, std::
       replies_(BackendLimits()) {
   uv_tcp_init(worker_.loop(), &tcp_);
   tcp_.data = this;
+  const AuthConfig& auth = worker_.server().auth();
+  if (auth.backend_password) {
+    std::vector<std::string_view> command = {"AUTH"};
+    if (auth.backend_user) command.push_back(*auth.backend_user);
+    command.push_back(*auth.backend_password);
+    common::AppendCommand(out_, command);
+    waiters_.push_back({Waiting::kAuth, nullptr, uv_now(worker_.loop())});
+  }
   if (protocol_ == 3) {
-    out_ = kHello3Command;
+    out_ += kHello3Command;
     waiters_.push_back({Waiting::kHello, nullptr, uv_now(worker_.loop())});
   }
 }
@@ -168,6 +177,12 @@ void Backend::HandleFrames() {
     const Waiter waiter = waiters_.front();
     waiters_.pop_front();
     const std::string_view bytes = replies_.FrameBytes(frame);
+    if (waiter.what == Waiting::kAuth && frame.type == '-') {
+      // The shard's words (WRONGPASS, "AUTH ... without any password configured"), never ours.
+      Fail("refused the proxy's login (" + std::string(bytes.substr(1, bytes.size() - 3)) +
+           "); check backend-password in --auth-file");
+      return;
+    }
     if (waiter.what == Waiting::kHello && frame.type == '-') {
       Fail("HELLO 3 refused (" + std::string(bytes.substr(1, bytes.size() - 3)) +
            "); RESP3 clients need Redis 6 or newer");

@@ -21,6 +21,7 @@
 
 namespace shardctl::proxy {
 
+class Session;
 class Worker;
 
 class Backend {
@@ -45,11 +46,14 @@ class Backend {
   const std::string& key() const { return key_; }
   const std::string& host() const { return host_; }
   int port() const { return port_; }
+  int protocol() const { return protocol_; }
   bool closing() const { return closing_; }
   bool flush_scheduled = false;  // owned by Worker::ScheduleFlush
+  // The client this connection is pinned to (blocking commands), null for shared connections.
+  Session* pinned_for = nullptr;
 
  private:
-  enum class Waiting { kRequest, kAsking, kHello, kSkip };
+  enum class Waiting { kRequest, kAsking, kHello, kAuth, kSkip };
   struct Waiter {
     Waiting what;
     SubRequest* request;  // kRequest only

@@ -47,7 +47,7 @@ std::string_view MergeText(MergeKind merge) {
 }  // namespace
 
 std::string RenderCommandDocs() {
-  std::vector<std::string_view> single, local, fan_out, scan;
+  std::vector<std::string_view> single, local, fan_out, scan, blocking;
   std::vector<const CommandInfo*> split, one_slot;
   std::map<std::string_view, std::vector<std::string_view>> unsupported;
   for (const CommandInfo& info : AllCommands()) {
@@ -69,6 +69,9 @@ std::string RenderCommandDocs() {
         break;
       case RouteKind::kScan:
         scan.push_back(info.name);
+        break;
+      case RouteKind::kBlocking:
+        blocking.push_back(info.name);
         break;
       case RouteKind::kUnsupported:
         unsupported[info.unsupported_reason].push_back(info.name);
@@ -115,10 +118,22 @@ std::string RenderCommandDocs() {
          "- `SCAN`: one shard at a time; the cursor's low 10 bits name the shard, the rest is "
          "that\n  shard's cursor. A full iteration returns every key exactly once while the key "
          "set and\n  the slot map stay the same.\n\n";
+  out += "## Blocking, over a connection pinned to the client (" + std::to_string(blocking.size()) +
+         ")\n\n" + Join(blocking) +
+         "\n\nThe keys must share one slot. The command goes to the slot's primary over a "
+         "connection\nthat only this client uses (opened on first use, closed with the client), "
+         "so a blocked\ncommand never stalls other clients. Later commands of the same client "
+         "for that slot wait\nfor it, as they would on one Redis connection. Inside `MULTI` they "
+         "do not block.\n\n";
   out += "## Answered by the proxy (" + std::to_string(local.size()) + ")\n\n" + Join(local) +
-         "\n\n`SELECT` accepts only 0; `HELLO` 2 or 3 with `AUTH default <any>` and `SETNAME`;\n"
+         "\n\n`SELECT` accepts only 0; `HELLO` 2 or 3 with `AUTH` and `SETNAME`; `AUTH`/`HELLO "
+         "AUTH` are\n"
+         "checked against the users of `--auth-file` (without users: `default` with any password,\n"
+         "like Redis' nopass default user; with users, everything else answers `-NOAUTH` until\n"
+         "then); `MULTI`/`EXEC`/`DISCARD` are queued by the proxy (keys in one slot) and sent as\n"
+         "one batch to that slot's primary;\n"
          "`CLIENT` ID, GETNAME, SETNAME, SETINFO, INFO, LIST; `COMMAND` (COUNT, INFO, LIST, "
-         "DOCS);\n`INFO` with a `proxy` section.\n\n";
+         "DOCS);\n`INFO` with a `proxy` section and the keyspace summed over every primary.\n\n";
   out +=
       "## Not supported yet\n\nAnswered with `-ERR command '<name>' is not supported by "
       "shardproxy: <reason>`.\n\n| reason | commands |\n|---|---|\n";

@@ -183,10 +183,19 @@ std::vector<CommandInfo> BuildTable() {
   constexpr std::string_view kWatch =
       "WATCH needs a backend connection of its own (MULTI/EXEC without WATCH works)";
   for (std::string_view name : {"WATCH", "UNWATCH"}) table.push_back(Unsupported(name, kWatch));
+  // Blocking commands get a backend connection of their own (worker.cc, session.cc).
+  for (std::string_view name : {"BLPOP", "BRPOP", "BZPOPMIN", "BZPOPMAX"}) {
+    table.push_back({name, RouteKind::kBlocking, {1, -2, 1}});
+  }
+  for (std::string_view name : {"BLMOVE", "BRPOPLPUSH"}) {
+    table.push_back({name, RouteKind::kBlocking, kFirstTwo});
+  }
+  for (std::string_view name : {"BLMPOP", "BZMPOP"}) {
+    table.push_back({name, RouteKind::kBlocking, {3, 0, 1, 2}});
+  }
   constexpr std::string_view kBlocking =
-      "blocking commands would stall a shared backend connection";
-  for (std::string_view name : {"BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BLMPOP", "BZPOPMIN",
-                                "BZPOPMAX", "BZMPOP", "XREAD", "XREADGROUP", "WAIT"}) {
+      "not yet: stream reads and WAIT need their keys or writes tracked per client";
+  for (std::string_view name : {"XREAD", "XREADGROUP", "WAIT"}) {
     table.push_back(Unsupported(name, kBlocking));
   }
   constexpr std::string_view kPubSub = "pub/sub needs a pinned backend connection";

@@ -21,6 +21,7 @@ enum class RouteKind {
   kLocal,        // answered by the proxy itself (PING, ECHO, HELLO, ...)
   kFanOut,       // the whole keyspace: every primary or any one, replies merged (fanout.h)
   kScan,         // SCAN: one shard at a time, the cursor says which (fanout.h)
+  kBlocking,     // BLPOP & co: the slot's primary, over a connection pinned to this client
   kUnsupported,  // answered with CommandInfo::UnsupportedError()
 };
 

@@ -26,6 +26,7 @@ enum class FanOutMerge {
   kAndIntegerArrays,  // SCRIPT EXISTS: 1 only where every shard has the script
   kAnyNonNull,        // RANDOMKEY: a non-null reply, looking from a rotating shard
   kFirst,             // CONFIG GET, FUNCTION LIST: one shard speaks for all
+  kKeyspace,          // INFO: every shard's "INFO keyspace", summed (MergeKeyspace)
 };
 
 struct FanOutPlan {
@@ -42,6 +43,13 @@ common::Result<FanOutPlan> PlanFanOut(std::span<const std::string_view> args);
 // "-ERR shardproxy: ..." naming the problem. `start` rotates kAnyNonNull's search.
 std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> replies,
                         size_t start = 0);
+
+// The "# Keyspace" section of INFO for the whole cluster from each primary's INFO keyspace reply
+// (bulk or verbatim string; `shards[i]` names replies[i]): db0 keys and expires summed, then a
+// "# Shards" section with each primary's own counts. A shard that failed to answer is shown
+// with its error instead of counts.
+std::string MergeKeyspace(std::span<const std::string_view> replies,
+                          std::span<const std::string> shards);
 
 // The proxy's SCAN cursor: which shard, and that shard's own cursor.
 struct ScanPosition {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,44 @@ int AllowedCpus() {
 
 void Fail(const std::string& message) { std::cerr << "shardproxy: " << message << "\n"; }
 
-int Serve(const ProxyOptions& options) {
-  ClusterTopology topology(options.cluster, options.refresh_interval);
+bool IsLoopback(const std::string& host) {
+  return host.starts_with("127.") || host == "::1" || host == "localhost";
+}
+
+// The --auth-file, read and checked; nothing to read gives an empty config.
+shardctl::common::Result<AuthConfig> LoadAuth(const ProxyOptions& options) {
+  AuthConfig auth;
+  if (!options.auth_file.empty()) {
+    std::ifstream file(options.auth_file);
+    if (!file) {
+      return shardctl::common::Error("--auth-file " + options.auth_file +
+                                     ": cannot read it (check the path and permissions)");
+    }
+    std::stringstream text;
+    text << file.rdbuf();
+    auto parsed = ParseAuthConfig(text.str(), options.auth_file);
+    if (!parsed) return parsed.error();
+    auth = std::move(parsed).value();
+  }
+  if (!IsLoopback(options.listen.host) && !auth.required() && !options.allow_no_auth) {
+    return shardctl::common::Error(
+        "refusing to listen on " + options.listen.ToString() +
+        " without a client password (put requirepass in an --auth-file, or pass "
+        "--allow-no-auth if the network is trusted)");
+  }
+  return auth;
+}
+
+std::vector<std::string> BackendLogin(const AuthConfig& auth) {
+  if (!auth.backend_password) return {};
+  std::vector<std::string> login = {"AUTH"};
+  if (auth.backend_user) login.push_back(*auth.backend_user);
+  login.push_back(*auth.backend_password);
+  return login;
+}
+
+int Serve(const ProxyOptions& options, AuthConfig auth) {
+  ClusterTopology topology(options.cluster, options.refresh_interval, BackendLogin(auth));
   if (auto first = topology.RefreshNow(); !first) {
     Fail(first.error().message() + " (is the cluster up? check --cluster)");
     return kExitRuntime;
@@ -46,7 +83,7 @@ int Serve(const ProxyOptions& options) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   const int threads = options.threads.value_or(AllowedCpus());
-  ProxyServer server(options, topology, threads);
+  ProxyServer server(options, topology, threads, std::move(auth));
   if (auto started = server.Start(); !started) {
     Fail(started.error().message());
     return kExitRuntime;
@@ -87,5 +124,10 @@ int main(int argc, char** argv) {
     std::cout << "shardproxy " << SHARDCTL_VERSION << "\n";
     return 0;
   }
-  return Serve(*options);
+  auto auth = LoadAuth(*options);
+  if (!auth) {
+    Fail(auth.error().message());
+    return kExitUsage;
+  }
+  return Serve(*options, std::move(auth).value());
 }

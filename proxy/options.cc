@@ -75,6 +75,8 @@ common::Status ApplyFlag(ProxyOptions& options, std::string_view flag, std::stri
     auto interval = ParsePositiveDuration(flag, value);
     if (!interval) return interval.error();
     options.refresh_interval = *interval;
+  } else if (flag == "--auth-file") {
+    options.auth_file = std::string(value);
   } else if (flag == "--pidfile") {
     options.pidfile = std::string(value);
   } else {
@@ -135,6 +137,10 @@ Result<ProxyOptions> ParseProxyArgs(std::span<const std::string> args) {
       options.quiet = true;
       continue;
     }
+    if (arg == "--allow-no-auth") {
+      options.allow_no_auth = true;
+      continue;
+    }
     if (!arg.starts_with("--")) {
       return Error("unexpected argument \"" + std::string(arg) + "\" (see shardproxy --help)");
     }
@@ -187,6 +193,14 @@ Options:
                            drops that connection and the waiting clients get an error
   --refresh-interval DURATION  how often the slot map is re-read (default 5s); MOVED replies and
                            connection errors also trigger a (rate-limited) refresh
+  --auth-file PATH         passwords, one per line (keep the file mode 0600):
+                             requirepass PASS        the default user's password
+                             user NAME PASS          more users (AUTH NAME PASS, HELLO 3 AUTH ...)
+                             backend-password PASS   sent to the shards (AUTH), never shown
+                             backend-user NAME       the shards' ACL user for that password
+                           Without users, clients need no AUTH.
+  --allow-no-auth          listen on a non-loopback address without any client password
+                           (refused by default)
   --pidfile PATH           write the process id here
   --quiet                  log only errors
   --version, --help

@@ -36,7 +36,9 @@ struct ProxyOptions {
   std::chrono::milliseconds backend_timeout{5000};   // --timeout
   std::chrono::milliseconds refresh_interval{5000};  // --refresh-interval
   std::string pidfile;                               // --pidfile
-  bool quiet = false;                                // --quiet: no log lines but errors
+  std::string auth_file;       // --auth-file: users and the backend password (auth.h)
+  bool allow_no_auth = false;  // --allow-no-auth: listen beyond loopback without one
+  bool quiet = false;          // --quiet: no log lines but errors
   bool help = false;
   bool version = false;
 };

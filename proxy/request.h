@@ -32,6 +32,8 @@ struct PendingReply {
   std::optional<FanOutMerge> fanout;
   size_t rotate = 0;        // kAnyNonNull starts looking here
   std::string script_body;  // SCRIPT LOAD: remembered under the sha the shards answer
+  std::string info_text;    // INFO: the proxy's own sections, before the cluster's keyspace
+  std::vector<std::string> shard_names;  // INFO: "host:port" of each part
   std::vector<std::string> part_replies;
   size_t parts_left = 0;
 };
@@ -52,13 +54,14 @@ struct SubRequest {
   // are dropped; the first redirect or retry error among them is kept in `hint`, so that an
   // EXECABORT caused by a moved slot can be sent again to the new owner.
   size_t skip_replies = 0;
+  bool blocking = false;  // goes over the session's pinned connection to the slot's primary
   std::string hint;
-  int scan_shard = -1;           // SCAN: the shard index, for rewriting the reply's cursor
-  size_t scan_shards = 0;        // -1: no key (any shard will do)
-  int protocol = 2;              // the backend connection's protocol must match the client's
-  int redirects = 0;             // MOVED/ASK followed so far
-  int retries = 0;               // TRYAGAIN/CLUSTERDOWN/unreachable retries so far
-  bool sequenced = false;        // counted in its session's per-slot flight (Session::EnterSlot)
+  int scan_shard = -1;     // SCAN: the shard index, for rewriting the reply's cursor
+  size_t scan_shards = 0;  // -1: no key (any shard will do)
+  int protocol = 2;        // the backend connection's protocol must match the client's
+  int redirects = 0;       // MOVED/ASK followed so far
+  int retries = 0;         // TRYAGAIN/CLUSTERDOWN/unreachable retries so far
+  bool sequenced = false;  // counted in its session's per-slot flight (Session::EnterSlot)
 };
 
 }  // namespace shardctl::proxy

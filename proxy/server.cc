@@ -24,8 +24,9 @@ uint64_t Get(const std::atomic<uint64_t>& counter) {
 
 }  // namespace
 
-ProxyServer::ProxyServer(const ProxyOptions& options, ClusterTopology& topology, int threads)
-    : options_(options), topology_(topology) {
+ProxyServer::ProxyServer(const ProxyOptions& options, ClusterTopology& topology, int threads,
+                         AuthConfig auth)
+    : options_(options), auth_(std::move(auth)), topology_(topology) {
   for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>(*this, i));
 }
 

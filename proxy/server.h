@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "proxy/auth.h"
 #include "proxy/options.h"
 #include "proxy/topology.h"
 
@@ -40,7 +41,8 @@ struct ProxyStats {
 
 class ProxyServer {
  public:
-  ProxyServer(const ProxyOptions& options, ClusterTopology& topology, int threads);
+  ProxyServer(const ProxyOptions& options, ClusterTopology& topology, int threads,
+              AuthConfig auth = {});
   ~ProxyServer();
   ProxyServer(const ProxyServer&) = delete;
   ProxyServer& operator=(const ProxyServer&) = delete;
@@ -52,6 +54,7 @@ class ProxyServer {
   void Stop();
 
   const ProxyOptions& options() const { return options_; }
+  const AuthConfig& auth() const { return auth_; }
   ClusterTopology& topology() { return topology_; }
   ProxyStats& stats() { return stats_; }
   int threads() const { return static_cast<int>(workers_.size()); }
@@ -72,6 +75,7 @@ class ProxyServer {
 
  private:
   const ProxyOptions& options_;
+  const AuthConfig auth_;
   ClusterTopology& topology_;
   ProxyStats stats_;
   std::vector<std::unique_ptr<Worker>> workers_;

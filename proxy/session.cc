@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "proxy/backend.h"
 #include "proxy/server.h"
 #include "proxy/split.h"
 #include "proxy/worker.h"
@@ -18,7 +19,10 @@ common::RespLimits RequestLimits() {
 }  // namespace
 
 Session::Session(Worker& worker, uint64_t id)
-    : worker_(worker), id_(id), requests_(RequestLimits()) {
+    : worker_(worker),
+      id_(id),
+      requests_(RequestLimits()),
+      authenticated_(!worker.server().auth().required()) {
   uv_tcp_init(worker_.loop(), &tcp_);
   tcp_.data = this;
 }
@@ -72,17 +76,7 @@ bool Session::HandleInlineCommand() {
     if (rest.size() > kMaxInline) ProtocolError("too big inline request");
     return false;
   }
-  std::string_view line = rest.substr(0, newline);
-  if (line.ends_with('\r')) line.remove_suffix(1);
-  std::vector<std::string_view> args;
-  while (!line.empty()) {
-    const size_t start = line.find_first_not_of(" \t");
-    if (start == std::string_view::npos) break;
-    line.remove_prefix(start);
-    const size_t end = std::min(line.find_first_of(" \t"), line.size());
-    args.push_back(line.substr(0, end));
-    line.remove_prefix(end);
-  }
+  const std::vector<std::string_view> args = common::SplitInlineArgs(rest.substr(0, newline));
   std::string request;
   common::AppendCommand(request, args);
   requests_.SkipUnreturned(newline + 1);  // the views stay valid until the next Consume()
@@ -119,6 +113,10 @@ void Session::HandleCommand(std::string_view frame, std::span<const std::string_
   ProxyStats& stats = worker_.server().stats();
   stats.commands.fetch_add(1, std::memory_order_relaxed);
   const CommandInfo& info = LookupCommand(args[0]);
+  if (!authenticated_ && info.name != "AUTH" && info.name != "HELLO" && info.name != "QUIT" &&
+      info.name != "RESET") {
+    return ReplyError("NOAUTH Authentication required.");
+  }
   if (HandleTransaction(frame, args, info)) return;
   switch (info.kind) {
     case RouteKind::kSingleKey:
@@ -138,6 +136,11 @@ void Session::HandleCommand(std::string_view frame, std::span<const std::string_
     case RouteKind::kLocal:
       stats.local_commands.fetch_add(1, std::memory_order_relaxed);
       return HandleLocal(args);
+    case RouteKind::kBlocking: {
+      auto slot = RequestSlot(info, args);
+      if (!slot) return ReplyError(slot.error().message());
+      return Forward(frame, *slot, /*blocking=*/true);
+    }
     case RouteKind::kFanOut:
       return ForwardFanOut(frame, args);
     case RouteKind::kScan:
@@ -157,10 +160,11 @@ SubRequest* Session::NewSubRequest(PendingReply& pending, int slot) {
   return request;
 }
 
-void Session::Forward(std::string_view frame, int slot) {
+void Session::Forward(std::string_view frame, int slot, bool blocking) {
   PendingReply& pending = pending_.emplace_back();
   SubRequest* request = NewSubRequest(pending, slot);
   request->request.assign(frame);
+  request->blocking = blocking;
   worker_.Route(request);
 }
 
@@ -234,6 +238,10 @@ void Session::Deliver(const SubRequest& request, std::string_view frame) {
   pending.part_replies[static_cast<size_t>(request.part)].assign(frame);
   if (--pending.parts_left > 0) return;
   std::vector<std::string_view> replies(pending.part_replies.begin(), pending.part_replies.end());
+  if (pending.fanout == FanOutMerge::kKeyspace) {
+    return Fill(pending,
+                InfoReply(pending.info_text + MergeKeyspace(replies, pending.shard_names)));
+  }
   const std::string merged = pending.split ? MergeReplies(*pending.split, replies)
                                            : MergeFanOut(*pending.fanout, replies, pending.rotate);
   // "$40\r\n<sha>\r\n": the script is loaded everywhere; keep it for NOSCRIPT recovery.
@@ -381,10 +389,29 @@ void Session::OnWrite(uv_write_t* req, int status) {
   self->UpdateReading();
 }
 
+Backend* Session::PinnedBackend(const std::string& host, int port, int protocol) {
+  for (Backend* backend : pinned_) {
+    if (backend->host() == host && backend->port() == port && backend->protocol() == protocol) {
+      return backend;
+    }
+  }
+  auto* backend =
+      new Backend(worker_, host, port, protocol,
+                  "pinned:" + std::to_string(id_) + ":" + host + ":" + std::to_string(port));
+  backend->pinned_for = this;
+  pinned_.push_back(backend);
+  backend->Connect();
+  return backend;
+}
+
+void Session::ForgetPinned(Backend* backend) { std::erase(pinned_, backend); }
+
 void Session::Close() {
   if (closed_) return;
   closed_ = true;
   pending_.clear();
+  // A blocked command's connection goes with its client (Redis stops blocking it too).
+  for (Backend* backend : std::vector<Backend*>(pinned_)) backend->Fail("closed with its client");
   // Held requests were never sent: nothing will answer them.
   for (auto& [slot, flight] : flights_) {
     for (SubRequest* request : flight.held) {

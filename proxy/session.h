@@ -33,6 +33,7 @@
 
 namespace shardctl::proxy {
 
+class Backend;
 class Worker;
 
 class Session {
@@ -65,6 +66,12 @@ class Session {
   void LeaveSlot(int slot);
 
   bool closed() const { return closed_; }
+
+  // The connection to host:port pinned to this client, opened on first use (blocking commands
+  // block it, so it is never shared). Closed with the session.
+  Backend* PinnedBackend(const std::string& host, int port, int protocol);
+  // Called when a pinned connection failed or closed.
+  void ForgetPinned(Backend* backend);
   bool flush_scheduled = false;  // owned by Worker::ScheduleFlush
 
  private:
@@ -83,7 +90,7 @@ class Session {
                           const CommandInfo& info);
   void ExecTransaction();
   void HandleCommand(std::string_view frame, std::span<const std::string_view> args);
-  void Forward(std::string_view frame, int slot);
+  void Forward(std::string_view frame, int slot, bool blocking = false);
   void ForwardSplit(SplitRequest split);
   void ForwardFanOut(std::string_view frame, std::span<const std::string_view> args);
   void ForwardScan(std::span<const std::string_view> args);
@@ -94,6 +101,8 @@ class Session {
   void HandleClient(std::span<const std::string_view> args);
   void HandleCommandCommand(std::span<const std::string_view> args);
   void HandleInfo(std::span<const std::string_view> args);
+  // INFO's reply frame for `text`: bulk string (RESP2) or verbatim string (RESP3).
+  std::string InfoReply(std::string_view text) const;
   bool CheckAuth(std::string_view user, std::string_view password);
 
   // Replies made by the proxy, queued in order behind pending ones.
@@ -138,6 +147,8 @@ class Session {
   bool handle_closed_ = false;
   bool close_after_write_ = false;
   bool admitted_ = false;
+  std::vector<Backend*> pinned_;  // connections of this client's blocking commands
+  bool authenticated_;            // false until AUTH when the proxy has users (--auth-file)
 };
 
 }  // namespace shardctl::proxy

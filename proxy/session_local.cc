@@ -89,6 +89,7 @@ void Session::HandleLocal(std::span<const std::string_view> args) {
   if (EqualsNoCase(name, "RESET")) {
     protocol_ = 2;
     name_.clear();
+    authenticated_ = !worker_.server().auth().required();
     return Reply("+RESET\r\n");
   }
   if (EqualsNoCase(name, "SELECT")) {
@@ -98,6 +99,10 @@ void Session::HandleLocal(std::span<const std::string_view> args) {
   }
   if (EqualsNoCase(name, "AUTH")) {
     if (argc < 2 || argc > 3) return ReplyError(WrongArgCountError(name));
+    if (argc == 2 && worker_.server().auth().required()) {
+      if (!CheckAuth("default", args[1])) return;
+      return Reply("+OK\r\n");
+    }
     if (argc == 2) {
       return ReplyError(
           "ERR AUTH <password> called without any password configured for the default user. "
@@ -113,10 +118,14 @@ void Session::HandleLocal(std::span<const std::string_view> args) {
   ReplyError(LookupCommand(name).UnsupportedError(name));
 }
 
-// The proxy has no users of its own yet: like a Redis whose default user is "nopass", the
-// default user is accepted with any password and other users are refused.
-bool Session::CheckAuth(std::string_view user, std::string_view) {
-  if (user == "default") return true;
+// With users in --auth-file, the password must match. Without, like a Redis whose default user
+// is "nopass": the default user is accepted with any password, other users are refused.
+bool Session::CheckAuth(std::string_view user, std::string_view password) {
+  const AuthConfig& auth = worker_.server().auth();
+  if (auth.required() ? auth.Check(user, password) : user == "default") {
+    authenticated_ = true;
+    return true;
+  }
   ReplyError("WRONGPASS invalid username-password pair or user is disabled.");
   return false;
 }
@@ -131,10 +140,12 @@ void Session::HandleHello(std::span<const std::string_view> args) {
     protocol = version[0] - '0';
   }
   std::string name = name_;
+  bool authenticates = false;
   for (size_t i = 2; i < args.size(); ++i) {
     const bool more = i + 1 < args.size();
     if (EqualsNoCase(args[i], "AUTH") && i + 2 < args.size()) {
       if (!CheckAuth(args[i + 1], args[i + 2])) return;
+      authenticates = true;
       i += 2;
     } else if (EqualsNoCase(args[i], "SETNAME") && more) {
       if (!ValidClientName(args[i + 1])) {
@@ -145,6 +156,12 @@ void Session::HandleHello(std::span<const std::string_view> args) {
     } else {
       return ReplyError("ERR Syntax error in HELLO option '" + std::string(args[i]) + "'");
     }
+  }
+  if (!authenticated_ && !authenticates) {
+    return ReplyError(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+        "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+        "select the RESP protocol version at the same time");
   }
   protocol_ = protocol;
   name_ = name;
@@ -259,17 +276,41 @@ void Session::HandleCommandCommand(std::span<const std::string_view> args) {
              "'. Try COMMAND, COMMAND COUNT, COMMAND INFO, COMMAND DOCS or COMMAND LIST.");
 }
 
-void Session::HandleInfo(std::span<const std::string_view> args) {
-  const std::string section = args.size() >= 2 ? Lower(args[1]) : "";
-  const std::string text = worker_.server().InfoText(section);
+std::string Session::InfoReply(std::string_view text) const {
   std::string out;
   if (protocol_ >= 3) {
     // Redis sends INFO as a verbatim string over RESP3.
-    out += '=' + std::to_string(text.size() + 4) + "\r\ntxt:" + text + "\r\n";
+    out += '=' + std::to_string(text.size() + 4) + "\r\ntxt:";
+    out += text;
+    out += "\r\n";
   } else {
     AppendBulk(out, text);
   }
-  Reply(out);
+  return out;
+}
+
+void Session::HandleInfo(std::span<const std::string_view> args) {
+  const std::string section = args.size() >= 2 ? Lower(args[1]) : "";
+  const bool keyspace = section.empty() || section == "all" || section == "everything" ||
+                        section == "default" || section == "keyspace";
+  const auto& backends = worker_.CurrentMap().backends();
+  if (!keyspace || backends.empty()) return Reply(InfoReply(worker_.server().InfoText(section)));
+  // The keyspace is the cluster's: ask every primary and add it up.
+  PendingReply& pending = pending_.emplace_back();
+  pending.fanout = FanOutMerge::kKeyspace;
+  if (section != "keyspace") pending.info_text = worker_.server().InfoText(section) + "\r\n";
+  pending.part_replies.resize(backends.size());
+  pending.parts_left = backends.size();
+  static constexpr std::string_view kInfoKeyspace = "*2\r\n$4\r\nINFO\r\n$8\r\nkeyspace\r\n";
+  for (size_t i = 0; i < backends.size(); ++i) {
+    pending.shard_names.push_back(backends[i].host + ":" + std::to_string(backends[i].port));
+    SubRequest* request = NewSubRequest(pending, -1);
+    request->part = static_cast<int>(i);
+    request->request.assign(kInfoKeyspace);
+    request->host = backends[i].host;
+    request->port = backends[i].port;
+    worker_.Route(request);
+  }
 }
 
 }  // namespace shardctl::proxy

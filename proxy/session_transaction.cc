@@ -23,6 +23,7 @@ common::Result<int> QueuedSlot(const CommandInfo& info, std::span<const std::str
     case RouteKind::kSingleKey:
     case RouteKind::kOneSlot:
     case RouteKind::kSplitBySlot:
+    case RouteKind::kBlocking:  // inside MULTI, Redis runs them without blocking
       return RequestSlot(info, args);
     case RouteKind::kLocal:
       if (info.name == "PING" || info.name == "ECHO") return -1;

@@ -55,7 +55,7 @@ Status ParseRange(std::string_view text, int& first, int& last) {
   return {};
 }
 
-Result<BackendAddress> SlotsEntryPrimary(const ReplyNode& entry) {
+Result<BackendAddress> SlotsEntryPrimary(const ReplyNode& entry, std::string_view asked_host) {
   if (entry.type != '*' || entry.elements.size() < 3)
     return Error("not a [first, last, node] array");
   const ReplyNode& node = entry.elements[2];
@@ -64,6 +64,9 @@ Result<BackendAddress> SlotsEntryPrimary(const ReplyNode& entry) {
   }
   BackendAddress address;
   address.host = std::string(node.elements[0].text);
+  // Redis: an empty endpoint means "the address you asked me on" (a node that has not learnt
+  // its own IP yet, e.g. a one-node cluster).
+  if (address.host.empty()) address.host = std::string(asked_host);
   address.port = static_cast<int>(node.elements[1].integer);
   if (node.elements.size() >= 3) address.node_id = std::string(node.elements[2].text);
   return address;
@@ -89,7 +92,7 @@ int SlotMap::UnassignedSlots() const {
   return static_cast<int>(std::count(owner_.begin(), owner_.end(), kNoBackend));
 }
 
-Result<SlotMap> SlotMap::FromClusterSlots(std::string_view reply) {
+Result<SlotMap> SlotMap::FromClusterSlots(std::string_view reply, std::string_view asked_host) {
   auto root = DecodeReply(reply);
   if (!root) return root.error().Context("CLUSTER SLOTS");
   if (root->type == '-') return Error("CLUSTER SLOTS: " + std::string(root->text));
@@ -98,7 +101,7 @@ Result<SlotMap> SlotMap::FromClusterSlots(std::string_view reply) {
   for (size_t i = 0; i < root->elements.size(); ++i) {
     const ReplyNode& entry = root->elements[i];
     const std::string where = "CLUSTER SLOTS: range " + std::to_string(i);
-    auto primary = SlotsEntryPrimary(entry);
+    auto primary = SlotsEntryPrimary(entry, asked_host);
     if (!primary) return primary.error().Context(where);
     if (entry.elements[0].type != ':' || entry.elements[1].type != ':') {
       return Error(where + ": slot bounds are not integers");

@@ -32,7 +32,9 @@ class SlotMap {
   // From one complete CLUSTER SLOTS reply frame, RESP2 or RESP3 (Redis 7 sends the per-node
   // metadata as a map over RESP3). Only the first node of each range, the primary, is used.
   // Errors name the problem ("CLUSTER SLOTS: range 3: slot 16384 out of range").
-  static common::Result<SlotMap> FromClusterSlots(std::string_view reply);
+  // An empty host in the reply stands for `asked_host`, the address the reply came from.
+  static common::Result<SlotMap> FromClusterSlots(std::string_view reply,
+                                                  std::string_view asked_host = "");
 
   // From the text of CLUSTER NODES. Primaries' slot ranges are used; "[slot->-id]" and
   // "[slot-<-id]" migration markers are skipped: a slot being migrated still belongs to its

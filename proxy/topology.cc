@@ -31,8 +31,8 @@ bool SameMap(const SlotMap& a, const SlotMap& b) {
 }  // namespace
 
 ClusterTopology::ClusterTopology(std::vector<Endpoint> seeds, std::chrono::milliseconds interval,
-                                 std::chrono::milliseconds min_gap)
-    : seeds_(std::move(seeds)), interval_(interval), min_gap_(min_gap) {}
+                                 std::vector<std::string> login, std::chrono::milliseconds min_gap)
+    : seeds_(std::move(seeds)), interval_(interval), min_gap_(min_gap), login_(std::move(login)) {}
 
 ClusterTopology::~ClusterTopology() { Stop(); }
 
@@ -49,25 +49,34 @@ std::vector<Endpoint> ClusterTopology::Candidates() const {
 }
 
 common::Status ClusterTopology::RefreshNow() {
-  static const std::vector<std::vector<std::string_view>> kCommands = {{"CLUSTER", "SLOTS"},
-                                                                       {"INFO", "server"}};
+  std::vector<std::vector<std::string_view>> commands;
+  if (!login_.empty()) commands.emplace_back(login_.begin(), login_.end());
+  const size_t first = commands.size();  // replies before this answer the login
+  commands.push_back({"CLUSTER", "SLOTS"});
+  commands.push_back({"INFO", "server"});
   std::string failures;
   std::optional<SlotMap> best;
   std::string best_version;
   for (const Endpoint& node : Candidates()) {
-    auto replies = QueryNode(node, kCommands, kQueryTimeout);
+    auto replies = QueryNode(node, commands, kQueryTimeout);
     if (!replies) {
       failures += (failures.empty() ? "" : "; ") + replies.error().message();
       continue;
     }
-    auto map = SlotMap::FromClusterSlots((*replies)[0]);
+    if (first > 0 && !(*replies)[0].empty() && (*replies)[0][0] == '-') {
+      const std::string& refused = (*replies)[0];
+      failures += (failures.empty() ? "" : "; ") + node.ToString() + ": login refused (" +
+                  refused.substr(1, refused.size() - 3) + "; check backend-password)";
+      continue;
+    }
+    auto map = SlotMap::FromClusterSlots((*replies)[first], node.host);
     if (!map) {
       failures += (failures.empty() ? "" : "; ") + node.ToString() + ": " + map.error().message();
       continue;
     }
     if (!best || map->UnassignedSlots() < best->UnassignedSlots()) {
       best = std::move(map).value();
-      best_version = VersionFromInfo((*replies)[1]);
+      best_version = VersionFromInfo((*replies)[first + 1]);
     }
     if (best->UnassignedSlots() == 0) break;
   }

@@ -27,7 +27,9 @@ namespace shardctl::proxy {
 
 class ClusterTopology {
  public:
+  // `login`: the AUTH arguments for the nodes ({"AUTH", [user,] password}), empty for none.
   ClusterTopology(std::vector<Endpoint> seeds, std::chrono::milliseconds interval,
+                  std::vector<std::string> login = {},
                   std::chrono::milliseconds min_gap = std::chrono::milliseconds(100));
   ~ClusterTopology();  // stops the refresher thread
   ClusterTopology(const ClusterTopology&) = delete;
@@ -61,6 +63,7 @@ class ClusterTopology {
   const std::vector<Endpoint> seeds_;
   const std::chrono::milliseconds interval_;
   const std::chrono::milliseconds min_gap_;
+  const std::vector<std::string> login_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -171,6 +171,9 @@ Backend* Worker::BackendFor(const std::string& host, int port, int protocol) {
 
 void Worker::Route(SubRequest* request) {
   if (stopping_) return FinishWithError(request, "ERR shardproxy is shutting down");
+  // A retry of a client that has gone: nobody waits for it (and a blocking command would open a
+  // pinned connection for a closed session).
+  if (request->session->closed()) return FinishWithError(request, "ERR client gone");
   if (request->port != 0) return SendTo(request->host, request->port, request, false);
   const SlotMap& map = CurrentMap();
   int index = SlotMap::kNoBackend;
@@ -184,6 +187,13 @@ void Worker::Route(SubRequest* request) {
     return FinishWithError(request, "CLUSTERDOWN Hash slot not served");
   }
   const size_t at = static_cast<size_t>(index);
+  if (request->blocking) {
+    const BackendAddress& address = map.backends()[at];
+    Backend* pinned =
+        request->session->PinnedBackend(address.host, address.port, request->protocol);
+    if (!request->sequenced && !request->session->EnterSlot(request, pinned)) return;
+    return pinned->Send(request, /*asking=*/false);
+  }
   Backend*& cached = by_index_[request->protocol >= 3 ? 1 : 0][at];
   if (cached == nullptr) {
     const BackendAddress& address = map.backends()[at];
@@ -210,6 +220,13 @@ void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
   const std::string hint = aborted_by_hint ? std::move(request->hint) : std::string();
   request->hint.clear();
   const Redirect redirect = ClassifyReply(aborted_by_hint ? std::string_view(hint) : frame);
+  // A blocking command must not be redirected onto a shared connection: wait for the new map
+  // and route it again over a pinned one.
+  if (request->blocking && redirect.action != ReplyAction::kDeliver) {
+    server_.topology().RequestRefresh();
+    if (request->retries < kMaxRetries) return ScheduleRetry(request);
+    return Finish(request, frame);
+  }
   ProxyStats& stats = server_.stats();
   switch (redirect.action) {
     case ReplyAction::kDeliver:
@@ -360,6 +377,7 @@ void Worker::ForgetSession(Session* session) {
 }
 
 void Worker::ForgetBackend(Backend* backend) {
+  if (backend->pinned_for) backend->pinned_for->ForgetPinned(backend);
   auto found = backends_.find(backend->key());
   if (found != backends_.end() && found->second == backend) backends_.erase(found);
   for (auto& cache : by_index_)

@@ -1,7 +1,7 @@
 // libFuzzer target for the proxy's request path, everything a client's bytes reach before a
 // socket: framing (RespScanner), ParseCommandArgs, the command table (LookupCommand, ResolveKeys,
-// RequestSlot), SplitBySlot, PlanFanOut, SCAN cursors, and MergeReplies fed with replies derived from the input; plus
-// ClassifyReply on every frame.
+// RequestSlot), SplitBySlot, PlanFanOut, SCAN cursors, and MergeReplies fed with replies derived
+// from the input; plus ClassifyReply on every frame.
 //
 // Checks: no crash or out-of-bounds access (ASan/UBSan); a split's parts cover every key exactly
 // once, each part's keys share its slot, and each part is itself a valid request of the same
@@ -84,7 +84,8 @@ void Route(std::string_view frame) {
   const proxy::CommandInfo& info = proxy::LookupCommand((*args)[0]);
   switch (info.kind) {
     case proxy::RouteKind::kSingleKey:
-    case proxy::RouteKind::kOneSlot: {
+    case proxy::RouteKind::kOneSlot:
+    case proxy::RouteKind::kBlocking: {
       auto slot = proxy::RequestSlot(info, *args);
       if (slot.ok()) Check(*slot >= -1 && *slot < common::kSlotCount, "slot out of range");
       break;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "tests/integration/harness.h"
+#include "tests/integration/proxy_fixture.h"
 
 namespace shardctl::integration {
 namespace {
@@ -51,6 +52,13 @@ TEST_F(ProxyFanOutTest, CountsAndKeyListsCoverEveryShard) {
   }
   EXPECT_EQ(total, kKeys);
   EXPECT_EQ(Proxy({"DBSIZE"}).integer, kKeys);
+  auto info = Proxy({"INFO"});
+  EXPECT_NE(info.text.find("# Proxy"), std::string::npos) << info.text;
+  EXPECT_NE(info.text.find("db0:keys=" + std::to_string(kKeys) + ","), std::string::npos)
+      << info.text;
+  EXPECT_NE(info.text.find("shard2:addr=127.0.0.1:" + std::to_string(base_port() + 2)),
+            std::string::npos)
+      << info.text;
   auto keys = Proxy({"KEYS", "key:*"});
   EXPECT_EQ(keys.elements.size(), static_cast<size_t>(kKeys));
   auto random = Proxy({"RANDOMKEY"});
@@ -123,20 +131,10 @@ TEST_F(ProxyFanOutTest, AShardThatLostItsScriptsGetsThemAgainOnNoscript) {
 }
 
 TEST_F(ProxyFanOutTest, TransactionsRunAtomicallyOnTheirSlotsPrimary) {
-  redisContext* context = redisConnect("127.0.0.1", ProxyPort());
-  ASSERT_TRUE(context && !context->err);
+  auto connection = RedisConnection::Open(ProxyPort());
+  ASSERT_TRUE(connection);
   auto run = [&](const std::vector<std::string>& command) {
-    std::vector<const char*> argv;
-    std::vector<size_t> lengths;
-    for (const auto& arg : command) {
-      argv.push_back(arg.data());
-      lengths.push_back(arg.size());
-    }
-    auto* reply = static_cast<redisReply*>(
-        redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data()));
-    RedisReply converted = reply ? ConvertRedisReply(reply) : RedisReply{};
-    if (reply) freeReplyObject(reply);
-    return converted;
+    return connection->Command(command).value_or(RedisReply{});
   };
   EXPECT_EQ(run({"MULTI"}).text, "OK");
   EXPECT_EQ(run({"SET", "{tx}a", "1"}).text, "QUEUED");
@@ -164,7 +162,6 @@ TEST_F(ProxyFanOutTest, TransactionsRunAtomicallyOnTheirSlotsPrimary) {
   EXPECT_EQ(run({"EXEC"}).text, "ERR EXEC without MULTI");
   EXPECT_EQ(run({"MULTI"}).text, "OK");
   EXPECT_EQ(run({"EXEC"}).elements.size(), 0u);
-  redisFree(context);
 }
 
 TEST_F(ProxyFanOutTest, ConfigGetAnswersAndConfigSetIsRefused) {

@@ -49,7 +49,8 @@ INSTANTIATE_TEST_SUITE_P(
                     KindCase{"select", RouteKind::kLocal, MergeKind::kNone},
                     KindCase{"multi", RouteKind::kLocal, MergeKind::kNone},
                     KindCase{"watch", RouteKind::kUnsupported, MergeKind::kNone},
-                    KindCase{"blpop", RouteKind::kUnsupported, MergeKind::kNone},
+                    KindCase{"blpop", RouteKind::kBlocking, MergeKind::kNone},
+                    KindCase{"xread", RouteKind::kUnsupported, MergeKind::kNone},
                     KindCase{"nosuchcommand", RouteKind::kUnsupported, MergeKind::kNone}));
 
 TEST(CommandTableTest, UnsupportedErrorsNameTheCommand) {
@@ -140,6 +141,28 @@ TEST(RequestSlotTest, KeylessIsMinusOne) {
   auto slot = RequestSlot(LookupCommand("eval"), args);
   ASSERT_TRUE(slot);
   EXPECT_EQ(*slot, -1);
+}
+
+}  // namespace
+}  // namespace shardctl::proxy
+
+namespace shardctl::proxy {
+namespace {
+
+TEST(CommandTableTest, BlockingCommandsFindTheirKeysBeforeTheTimeout) {
+  using Args = std::vector<std::string_view>;
+  const Args blpop = {"BLPOP", "{q}a", "{q}b", "5"};
+  auto slot = RequestSlot(LookupCommand("blpop"), blpop);
+  ASSERT_TRUE(slot);
+  EXPECT_EQ(*slot, common::KeySlot("q"));
+  const Args cross = {"BRPOP", "a", "b", "0"};
+  EXPECT_FALSE(RequestSlot(LookupCommand("brpop"), cross));
+  const Args blmpop = {"BLMPOP", "0", "2", "{q}a", "{q}b", "LEFT"};
+  auto mpop = RequestSlot(LookupCommand("blmpop"), blmpop);
+  ASSERT_TRUE(mpop) << mpop.error().message();
+  EXPECT_EQ(*mpop, common::KeySlot("q"));
+  const Args blmove = {"BLMOVE", "{q}src", "{q}dst", "LEFT", "RIGHT", "1"};
+  EXPECT_TRUE(RequestSlot(LookupCommand("blmove"), blmove));
 }
 
 }  // namespace

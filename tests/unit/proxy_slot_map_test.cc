@@ -133,3 +133,21 @@ TEST(SlotMapTest, BadInputIsAnErrorNamingWhere) {
 
 }  // namespace
 }  // namespace shardctl::proxy
+
+namespace shardctl::proxy {
+namespace {
+
+// Captured from a one-node redis-server 7.0.15 cluster that never met another node.
+TEST(SlotMapTest, AnEmptyHostMeansTheAddressThatWasAsked) {
+  const std::string_view reply =
+      "*1\r\n*3\r\n:0\r\n:16383\r\n*4\r\n$0\r\n\r\n:10550\r\n"
+      "$40\r\n0123456789012345678901234567890123456789\r\n*0\r\n";
+  auto map = SlotMap::FromClusterSlots(reply, "127.0.0.1");
+  ASSERT_TRUE(map) << map.error().message();
+  ASSERT_EQ(map->backends().size(), 1u);
+  EXPECT_EQ(map->backends()[0].host, "127.0.0.1");
+  EXPECT_EQ(map->backends()[0].port, 10550);
+}
+
+}  // namespace
+}  // namespace shardctl::proxy
