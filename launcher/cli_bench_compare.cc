@@ -366,7 +366,9 @@ int Execute(const CompareOptions& options, const ComparePlan& plan, const std::s
     std::printf("report: %s\n", (out / "index.md").c_str());
   }
   bool any_failed = std::ranges::any_of(results, [](auto& r) { return !r.failure.empty(); });
-  if (g_compare_stop) return 130;
+  if (g_compare_stop) {
+    return Fail("interrupted; the runs done are in " + (out / "index.md").string(), 130);
+  }
   return any_failed
              ? Fail("some runs failed (see " + (out / "index.md").string() + ")", kExitRuntime)
              : kExitOk;
