@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cmath>
+#include <string>
 
 namespace shardctl::common {
 namespace {
@@ -31,6 +32,28 @@ uint16_t Crc16(std::string_view data) {
     crc = static_cast<uint16_t>((crc << 8) ^ kCrc16Table[index]);
   }
   return crc;
+}
+
+std::string_view TagForSlot(int slot) {
+  // Base-36 counting until every slot has a tag: about 170k CRCs (coupon collector), once.
+  static const std::vector<std::string> tags = [] {
+    std::vector<std::string> found(kSlotCount);
+    int missing = kSlotCount;
+    for (uint64_t n = 0; missing > 0; ++n) {
+      std::string tag;
+      for (uint64_t rest = n;; rest /= 36) {
+        tag.insert(tag.begin(), "0123456789abcdefghijklmnopqrstuvwxyz"[rest % 36]);
+        if (rest < 36) break;
+      }
+      std::string& slot_tag = found[Crc16(tag) % kSlotCount];
+      if (slot_tag.empty()) {
+        slot_tag = std::move(tag);
+        --missing;
+      }
+    }
+    return found;
+  }();
+  return tags.at(static_cast<size_t>(slot));
 }
 
 int KeySlot(std::string_view key) {

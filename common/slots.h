@@ -16,6 +16,11 @@ uint16_t Crc16(std::string_view data);
 // "{...}" (the first '{' and the first '}' after it), mod 16384.
 int KeySlot(std::string_view key);
 
+// A short string whose slot is `slot` (0..16383): KeySlot(TagForSlot(s)) == s, and so is the slot
+// of any key with "{tag}" in it. For a key the proxy must place on one shard. The table of all
+// 16384 is built on first use (a few ms) and then shared.
+std::string_view TagForSlot(int slot);
+
 // An inclusive range of slots.
 struct SlotRange {
   int first = 0;

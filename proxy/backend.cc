@@ -205,12 +205,31 @@ void Backend::CheckTimeout(uint64_t now_ms, uint64_t timeout_ms) {
   }
 }
 
-void Backend::Fail(std::string why) {
+void Backend::SendUnanswered(std::string_view command) {
+  out_ += command;
+  waiters_.push_back({Waiting::kAsking, nullptr, uv_now(worker_.loop())});
+  worker_.ScheduleFlush(this);
+}
+
+bool Backend::HasRequests() const {
+  for (const Waiter& waiter : waiters_) {
+    if (waiter.request != nullptr) return true;
+  }
+  return false;
+}
+
+void Backend::Fail(std::string why) { CloseWithWaiters(std::move(why), /*failure=*/true); }
+
+void Backend::Close(std::string why) { CloseWithWaiters(std::move(why), /*failure=*/false); }
+
+void Backend::CloseWithWaiters(std::string why, bool failure) {
   if (closing_) return;
   closing_ = true;
   worker_.ForgetBackend(this);
-  worker_.server().stats().backend_failures.fetch_add(1, std::memory_order_relaxed);
-  worker_.server().topology().RequestRefresh();
+  if (failure) {
+    worker_.server().stats().backend_failures.fetch_add(1, std::memory_order_relaxed);
+    worker_.server().topology().RequestRefresh();
+  }
   // Requests queued before the connection was up were never written: safe to retry elsewhere.
   const bool never_sent = !connected_;
   const std::string error = "shard " + host_ + ":" + std::to_string(port_) + " " + why;

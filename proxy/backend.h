@@ -42,6 +42,13 @@ class Backend {
   void CheckTimeout(uint64_t now_ms, uint64_t timeout_ms);
   // Fails every waiter with `why` and closes.
   void Fail(std::string why);
+  // Closes on purpose (a pinned connection whose client left, a full pool): like Fail() but
+  // not counted as a backend failure and no map refresh.
+  void Close(std::string why);
+  // Queues a command whose reply is dropped (UNWATCH when a pinned connection is given back).
+  void SendUnanswered(std::string_view command);
+  // True while a request waits on this connection (replies that are dropped do not count).
+  bool HasRequests() const;
 
   const std::string& key() const { return key_; }
   const std::string& host() const { return host_; }
@@ -49,8 +56,13 @@ class Backend {
   int protocol() const { return protocol_; }
   bool closing() const { return closing_; }
   bool flush_scheduled = false;  // owned by Worker::ScheduleFlush
-  // The client this connection is pinned to (blocking commands), null for shared connections.
+  // The client this connection is pinned to (blocking commands, WATCH, WAIT), null for shared
+  // connections and for pinned ones idle in the worker's pool.
   Session* pinned_for = nullptr;
+  // A pinned connection (never shared by clients at the same time; pooled when idle).
+  bool pinned = false;
+  // A WATCH went over it: UNWATCH before it is pooled for another client.
+  bool needs_unwatch = false;
 
  private:
   enum class Waiting { kRequest, kAsking, kHello, kAuth, kSkip };
@@ -68,6 +80,7 @@ class Backend {
 
   void HandleFrames();
   void StartWrite();
+  void CloseWithWaiters(std::string why, bool failure);
 
   Worker& worker_;
   const std::string host_;

@@ -119,19 +119,30 @@ std::string RenderCommandDocs() {
          "that\n  shard's cursor. A full iteration returns every key exactly once while the key "
          "set and\n  the slot map stay the same.\n\n";
   out += "## Blocking, over a connection pinned to the client (" + std::to_string(blocking.size()) +
-         ")\n\n" + Join(blocking) +
+         ")\n\n" + Join(blocking) + ", and `XREAD`/`XREADGROUP` with `BLOCK`" +
          "\n\nThe keys must share one slot. The command goes to the slot's primary over a "
-         "connection\nthat only this client uses (opened on first use, closed with the client), "
-         "so a blocked\ncommand never stalls other clients. Later commands of the same client "
-         "for that slot wait\nfor it, as they would on one Redis connection. Inside `MULTI` they "
-         "do not block.\n\n";
+         "connection\nthat only this client uses, so a blocked command never stalls other "
+         "clients. Later\ncommands of the same client for that slot wait for it, as they would "
+         "on one Redis\nconnection. Inside `MULTI` they do not block. Pinned connections come "
+         "from a small pool\nper proxy thread (4 idle per shard) and go back to it once idle; "
+         "one whose client left\nwhile blocked is closed (Redis then unblocks it).\n\n"
+         "`WAIT numreplicas timeout` runs on every connection pinned to the client and answers "
+         "the\nfewest replicas any shard counted. From its first `WAIT` on, the client's keyed "
+         "commands\nstay on its pinned connections, so each shard's count covers the client's "
+         "own writes. The\nfirst `WAIT` after keyed commands that went over shared connections "
+         "goes to every primary\nafter those commands' replies, each preceded by a "
+         "self-erasing write (`SET` + `DEL` of\n`__shardproxy:wait:{tag}` in one script) that "
+         "moves the connection's replication offset past\nthem. Whole-keyspace commands "
+         "(`FLUSHALL` ...) are not counted.\n\n";
   out += "## Answered by the proxy (" + std::to_string(local.size()) + ")\n\n" + Join(local) +
          "\n\n`SELECT` accepts only 0; `HELLO` 2 or 3 with `AUTH` and `SETNAME`; `AUTH`/`HELLO "
          "AUTH` are\n"
          "checked against the users of `--auth-file` (without users: `default` with any password,\n"
          "like Redis' nopass default user; with users, everything else answers `-NOAUTH` until\n"
          "then); `MULTI`/`EXEC`/`DISCARD` are queued by the proxy (keys in one slot) and sent as\n"
-         "one batch to that slot's primary;\n"
+         "one batch to that slot's primary; `WATCH` (keys in one slot, the transaction's) pins a\n"
+         "connection to that slot's primary for WATCH, the slot's commands and EXEC; if that\n"
+         "connection fails or the slot moves, `EXEC` answers null (aborted) as for a changed key;\n"
          "`CLIENT` ID, GETNAME, SETNAME, SETINFO, INFO, LIST; `COMMAND` (COUNT, INFO, LIST, "
          "DOCS);\n`INFO` with a `proxy` section and the keyspace summed over every primary.\n\n";
   out +=

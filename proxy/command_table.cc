@@ -178,11 +178,12 @@ std::vector<CommandInfo> BuildTable() {
   for (std::string_view name : {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}) {
     table.push_back(OneSlot(name, {3, 0, 1, 2}));
   }
-  // MULTI/EXEC/DISCARD are queued by the session (session_transaction.cc).
-  for (std::string_view name : {"MULTI", "EXEC", "DISCARD"}) table.push_back(Local(name));
-  constexpr std::string_view kWatch =
-      "WATCH needs a backend connection of its own (MULTI/EXEC without WATCH works)";
-  for (std::string_view name : {"WATCH", "UNWATCH"}) table.push_back(Unsupported(name, kWatch));
+  // MULTI/EXEC/DISCARD are queued by the session; WATCH/UNWATCH hold a pinned connection for
+  // the transaction (session_transaction.cc, session_pinned.cc).
+  for (std::string_view name : {"MULTI", "EXEC", "DISCARD", "UNWATCH"}) {
+    table.push_back(Local(name));
+  }
+  table.push_back({"WATCH", RouteKind::kLocal, {1, -1, 1}});
   // Blocking commands get a backend connection of their own (worker.cc, session.cc).
   for (std::string_view name : {"BLPOP", "BRPOP", "BZPOPMIN", "BZPOPMAX"}) {
     table.push_back({name, RouteKind::kBlocking, {1, -2, 1}});
@@ -193,10 +194,14 @@ std::vector<CommandInfo> BuildTable() {
   for (std::string_view name : {"BLMPOP", "BZMPOP"}) {
     table.push_back({name, RouteKind::kBlocking, {3, 0, 1, 2}});
   }
-  constexpr std::string_view kBlocking =
-      "not yet: stream reads and WAIT need their keys or writes tracked per client";
-  for (std::string_view name : {"XREAD", "XREADGROUP", "WAIT"}) {
-    table.push_back(Unsupported(name, kBlocking));
+  // WAIT counts the replicas that have this client's writes: over every pinned connection.
+  table.push_back({"WAIT", RouteKind::kBlocking, kNoKeys});
+  // Stream reads block only with BLOCK (then pinned, see BlocksWithOption()).
+  for (std::string_view name : {"XREAD", "XREADGROUP"}) {
+    KeySpec streams;
+    streams.first = 1;
+    streams.after_streams = true;
+    table.push_back(OneSlot(name, streams));
   }
   constexpr std::string_view kPubSub = "pub/sub needs a pinned backend connection";
   for (std::string_view name : {"SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE",
@@ -224,6 +229,15 @@ std::string Lowered(std::string_view text) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
   }
   return lower;
+}
+
+bool EqualsIgnoringCase(std::string_view text, std::string_view upper) {
+  if (text.size() != upper.size()) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if ((c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c) != upper[i]) return false;
+  }
+  return true;
 }
 
 // Redis' string2ll subset for numkeys: plain non-negative decimal.
@@ -269,12 +283,44 @@ std::string WrongArgCountError(std::string_view command) {
   return "ERR wrong number of arguments for '" + Lowered(command) + "' command";
 }
 
+namespace {
+
+// XREAD ... STREAMS k1 k2 id1 id2: the keys are the first half of what follows STREAMS.
+Result<KeyPositions> StreamKeys(const CommandInfo& info, std::string_view command,
+                                std::span<const std::string_view> args) {
+  // Redis' arity: XREAD STREAMS k id, XREADGROUP GROUP g c STREAMS k id.
+  const size_t arity = info.name == "XREADGROUP" ? 7 : 4;
+  if (args.size() < arity) return Error(WrongArgCountError(command));
+  for (size_t i = static_cast<size_t>(info.keys.first); i < args.size(); ++i) {
+    if (!EqualsIgnoringCase(args[i], "STREAMS")) continue;
+    const size_t rest = args.size() - i - 1;
+    if (rest == 0 || rest % 2 != 0) {
+      return Error("ERR Unbalanced " + std::string(info.name) +
+                   " list of streams: for each stream key an ID or '$' must be specified.");
+    }
+    return KeyPositions{i + 1, i + rest / 2, 1};
+  }
+  return Error("ERR syntax error");
+}
+
+}  // namespace
+
+bool BlocksWithOption(const CommandInfo& info, std::span<const std::string_view> args) {
+  if (!info.keys.after_streams) return false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (EqualsIgnoringCase(args[i], "STREAMS")) return false;
+    if (EqualsIgnoringCase(args[i], "BLOCK")) return true;
+  }
+  return false;
+}
+
 Result<KeyPositions> ResolveKeys(const CommandInfo& info, std::span<const std::string_view> args) {
   const KeySpec& spec = info.keys;
   if (spec.first == 0) return KeyPositions{};
   const std::string_view command = args.empty() ? info.name : args[0];
   const size_t argc = args.size();
   const auto first = static_cast<size_t>(spec.first);
+  if (spec.after_streams) return StreamKeys(info, command, args);
   if (spec.numkeys_at > 0) {
     const auto at = static_cast<size_t>(spec.numkeys_at);
     if (argc <= at) return Error(WrongArgCountError(command));

@@ -34,6 +34,9 @@ struct KeySpec {
   // When > 0, the argument at this position holds the number of keys, which start at `first`
   // (EVAL script numkeys key ...). `last` is then ignored.
   int numkeys_at = 0;
+  // XREAD/XREADGROUP: the keys are the first half of the arguments after the STREAMS keyword,
+  // which is looked for from `first` on.
+  bool after_streams = false;
 };
 
 // How the merged reply of a split command is built from its parts (split.h).
@@ -89,6 +92,10 @@ common::Result<KeyPositions> ResolveKeys(const CommandInfo& info,
 // "CROSSSLOT Keys in request don't hash to the same slot" when keys hash to different slots;
 // other errors as ResolveKeys().
 common::Result<int> RequestSlot(const CommandInfo& info, std::span<const std::string_view> args);
+
+// True for a command that blocks only with an option: XREAD/XREADGROUP with BLOCK before
+// STREAMS. Such a call goes over a pinned connection, like RouteKind::kBlocking.
+bool BlocksWithOption(const CommandInfo& info, std::span<const std::string_view> args);
 
 // Redis' error for a wrong argument count: "ERR wrong number of arguments for 'get' command",
 // with the command lower-cased as Redis prints it.

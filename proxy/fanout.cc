@@ -39,6 +39,18 @@ std::string SumIntegers(std::span<const std::string_view> replies) {
   return out;
 }
 
+std::string MinInteger(std::span<const std::string_view> replies) {
+  std::optional<int64_t> least;
+  for (std::string_view reply : replies) {
+    int64_t value = 0;
+    if (!ParseIntegerReply(reply, value)) return MergeError("expected an integer reply");
+    if (!least || value < *least) least = value;
+  }
+  std::string out;
+  common::AppendInteger(out, *least);
+  return out;
+}
+
 std::string ConcatArrays(std::span<const std::string_view> replies) {
   std::vector<std::string_view> all;
   for (std::string_view reply : replies) {
@@ -131,6 +143,8 @@ std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> rep
       return std::string(replies[0]);
     case FanOutMerge::kFirst:
       return std::string(replies[0]);
+    case FanOutMerge::kMinInteger:
+      return MinInteger(replies);
     case FanOutMerge::kKeyspace:
       break;  // needs the shards' names: MergeKeyspace()
   }

@@ -27,6 +27,7 @@ enum class FanOutMerge {
   kAnyNonNull,        // RANDOMKEY: a non-null reply, looking from a rotating shard
   kFirst,             // CONFIG GET, FUNCTION LIST: one shard speaks for all
   kKeyspace,          // INFO: every shard's "INFO keyspace", summed (MergeKeyspace)
+  kMinInteger,        // WAIT: the fewest replicas any shard counted
 };
 
 struct FanOutPlan {

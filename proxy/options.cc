@@ -206,9 +206,11 @@ Options:
   --version, --help
 
 Keyspace commands go to every primary and are merged (DBSIZE, KEYS, FLUSHALL, SCRIPT LOAD, ...);
-SCAN walks the shards one after the other. Not supported yet (clear errors): transactions,
-blocking commands, pub/sub. Every command: docs/proxy-commands.md. Exit codes: 0 clean shutdown (SIGINT/SIGTERM), 1 runtime failure
-(cannot reach the cluster, cannot listen), 2 bad arguments.
+SCAN walks the shards one after the other. MULTI/EXEC (keys in one slot), WATCH, blocking
+commands (BLPOP, XREAD BLOCK, ...) and WAIT work; the last three on connections pinned to the
+client, from a small per-thread pool. Unsupported commands get an error naming them. Every
+command: docs/proxy-commands.md. Exit codes: 0 clean shutdown (SIGINT/SIGTERM), 1 runtime
+failure (cannot reach the cluster, cannot listen), 2 bad arguments.
 )";
 }
 

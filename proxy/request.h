@@ -54,7 +54,11 @@ struct SubRequest {
   // are dropped; the first redirect or retry error among them is kept in `hint`, so that an
   // EXECABORT caused by a moved slot can be sent again to the new owner.
   size_t skip_replies = 0;
-  bool blocking = false;  // goes over the session's pinned connection to the slot's primary
+  // Over the session's own connection to the shard instead of the shared one (blocking commands,
+  // WATCH, a client that has used WAIT); never redirected onto a shared connection.
+  bool pinned = false;
+  bool watched = false;       // part of the session's WATCH: over the connection holding it
+  bool watched_exec = false;  // EXEC under WATCH: a redirect means the watch is gone (null reply)
   std::string hint;
   int scan_shard = -1;     // SCAN: the shard index, for rewriting the reply's cursor
   size_t scan_shards = 0;  // -1: no key (any shard will do)

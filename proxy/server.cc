@@ -123,6 +123,10 @@ std::string ProxyServer::InfoText(std::string_view section) const {
     Line(out, "protocol_errors", Get(stats_.protocol_errors));
     Line(out, "paused_reads", Get(stats_.paused_reads));
     Line(out, "script_reloads", Get(stats_.script_reloads));
+    Line(out, "pinned_connections_opened", Get(stats_.pinned_opened));
+    Line(out, "pinned_connections_reused", Get(stats_.pinned_reused));
+    Line(out, "pinned_connections_idle",
+         static_cast<uint64_t>(std::max<int64_t>(0, stats_.pinned_idle.load())));
     if (map) {
       for (size_t i = 0; i < map->backends().size(); ++i) {
         const BackendAddress& backend = map->backends()[i];

@@ -37,6 +37,11 @@ struct ProxyStats {
   std::atomic<uint64_t> protocol_errors{0};
   std::atomic<uint64_t> paused_reads{0};    // a client hit --max-pending or --max-client-buffer
   std::atomic<uint64_t> script_reloads{0};  // NOSCRIPT answered by loading the script again
+  // Pinned connections (blocking commands, WATCH, WAIT): opened, taken from a worker's pool,
+  // and idle in the pools now.
+  std::atomic<uint64_t> pinned_opened{0};
+  std::atomic<uint64_t> pinned_reused{0};
+  std::atomic<int64_t> pinned_idle{0};
 };
 
 class ProxyServer {

@@ -123,7 +123,7 @@ void Session::HandleCommand(std::string_view frame, std::span<const std::string_
     case RouteKind::kOneSlot: {
       auto slot = RequestSlot(info, args);
       if (!slot) return ReplyError(slot.error().message());
-      return Forward(frame, *slot);
+      return Forward(frame, *slot, BlocksWithOption(info, args));
     }
     case RouteKind::kSplitBySlot: {
       auto split = SplitBySlot(info, args);
@@ -137,9 +137,10 @@ void Session::HandleCommand(std::string_view frame, std::span<const std::string_
       stats.local_commands.fetch_add(1, std::memory_order_relaxed);
       return HandleLocal(args);
     case RouteKind::kBlocking: {
+      if (info.name == "WAIT") return ForwardWait(frame, args);
       auto slot = RequestSlot(info, args);
       if (!slot) return ReplyError(slot.error().message());
-      return Forward(frame, *slot, /*blocking=*/true);
+      return Forward(frame, *slot, /*pinned=*/true);
     }
     case RouteKind::kFanOut:
       return ForwardFanOut(frame, args);
@@ -150,21 +151,26 @@ void Session::HandleCommand(std::string_view frame, std::span<const std::string_
   }
 }
 
-SubRequest* Session::NewSubRequest(PendingReply& pending, int slot) {
+SubRequest* Session::NewSubRequest(PendingReply& pending, int slot, bool pinned) {
   auto* request = new SubRequest;
   request->session = this;
   request->pending = &pending;
   request->slot = slot;
   request->protocol = protocol_;
+  request->pinned = pinned;
+  if (slot >= 0) {
+    request->watched = watch_ && !watch_->broken && watch_->slot == slot;
+    if (request->watched || wait_mode_) request->pinned = true;
+    if (!request->pinned) shared_keyed_ = true;
+  }
   ++inflight_;
   return request;
 }
 
-void Session::Forward(std::string_view frame, int slot, bool blocking) {
+void Session::Forward(std::string_view frame, int slot, bool pinned) {
   PendingReply& pending = pending_.emplace_back();
-  SubRequest* request = NewSubRequest(pending, slot);
+  SubRequest* request = NewSubRequest(pending, slot, pinned);
   request->request.assign(frame);
-  request->blocking = blocking;
   worker_.Route(request);
 }
 
@@ -326,6 +332,9 @@ void Session::DrainReady() {
     }
     pending_.pop_front();
   }
+  if (barrier_pending_ != nullptr && !pending_.empty() && &pending_.front() == barrier_pending_) {
+    RunWaitBarrier();
+  }
 }
 
 bool Session::OverLimits() const {
@@ -389,29 +398,11 @@ void Session::OnWrite(uv_write_t* req, int status) {
   self->UpdateReading();
 }
 
-Backend* Session::PinnedBackend(const std::string& host, int port, int protocol) {
-  for (Backend* backend : pinned_) {
-    if (backend->host() == host && backend->port() == port && backend->protocol() == protocol) {
-      return backend;
-    }
-  }
-  auto* backend =
-      new Backend(worker_, host, port, protocol,
-                  "pinned:" + std::to_string(id_) + ":" + host + ":" + std::to_string(port));
-  backend->pinned_for = this;
-  pinned_.push_back(backend);
-  backend->Connect();
-  return backend;
-}
-
-void Session::ForgetPinned(Backend* backend) { std::erase(pinned_, backend); }
-
 void Session::Close() {
   if (closed_) return;
   closed_ = true;
   pending_.clear();
-  // A blocked command's connection goes with its client (Redis stops blocking it too).
-  for (Backend* backend : std::vector<Backend*>(pinned_)) backend->Fail("closed with its client");
+  ClosePinned();
   // Held requests were never sent: nothing will answer them.
   for (auto& [slot, flight] : flights_) {
     for (SubRequest* request : flight.held) {

@@ -67,11 +67,18 @@ class Session {
 
   bool closed() const { return closed_; }
 
-  // The connection to host:port pinned to this client, opened on first use (blocking commands
-  // block it, so it is never shared). Closed with the session.
-  Backend* PinnedBackend(const std::string& host, int port, int protocol);
-  // Called when a pinned connection failed or closed.
+  // Pinned connections (session_pinned.cc): this client's own connections to shards, for
+  // blocking commands, WATCH and WAIT. The connection a pinned `request` goes over: the one
+  // holding this client's WATCH for a watched request, else this client's connection to
+  // host:port, taken from the worker's pool on first use.
+  Backend* PinnedBackend(const SubRequest& request, const std::string& host, int port);
+  // A pinned connection failed or closed: forgotten, and a WATCH on it is broken.
   void ForgetPinned(Backend* backend);
+  // A pinned request finished: connections this client no longer needs go back to the pool.
+  void PinnedRequestDone();
+  // The watch can no longer hold (its connection failed, its slot moved): EXEC answers null, as
+  // Redis does when a watched key changed, and the client retries.
+  void BreakWatch();
   bool flush_scheduled = false;  // owned by Worker::ScheduleFlush
 
  private:
@@ -89,12 +96,23 @@ class Session {
   void QueueInTransaction(std::string_view frame, std::span<const std::string_view> args,
                           const CommandInfo& info);
   void ExecTransaction();
+  // WATCH, UNWATCH outside MULTI, WAIT (session_pinned.cc).
+  void HandleWatch(std::string_view frame, std::span<const std::string_view> args,
+                   const CommandInfo& info);
+  void HandleUnwatch(std::string_view frame);
+  void EndWatch();
+  void ForwardWait(std::string_view frame, std::span<const std::string_view> args);
+  void RunWaitBarrier();
+  void ReleaseIdlePinned();
+  void ClosePinned();
   void HandleCommand(std::string_view frame, std::span<const std::string_view> args);
-  void Forward(std::string_view frame, int slot, bool blocking = false);
+  void Forward(std::string_view frame, int slot, bool pinned = false);
   void ForwardSplit(SplitRequest split);
   void ForwardFanOut(std::string_view frame, std::span<const std::string_view> args);
   void ForwardScan(std::span<const std::string_view> args);
-  SubRequest* NewSubRequest(PendingReply& pending, int slot);
+  // `pinned`: over this client's own connection (a slot's commands also are while it is
+  // watched, and every keyed command once the client has used WAIT).
+  SubRequest* NewSubRequest(PendingReply& pending, int slot, bool pinned = false);
   // Local commands (session_local.cc).
   void HandleLocal(std::span<const std::string_view> args);
   void HandleHello(std::span<const std::string_view> args);
@@ -147,8 +165,21 @@ class Session {
   bool handle_closed_ = false;
   bool close_after_write_ = false;
   bool admitted_ = false;
-  std::vector<Backend*> pinned_;  // connections of this client's blocking commands
-  bool authenticated_;            // false until AUTH when the proxy has users (--auth-file)
+  std::vector<Backend*> pinned_;  // this client's own connections (blocking, WATCH, WAIT)
+  struct Watch {
+    int slot = -1;               // every watched key hashes here
+    Backend* backend = nullptr;  // the connection WATCH went over, once routed
+    bool broken = false;         // the connection failed or the slot moved: EXEC answers null
+  };
+  std::optional<Watch> watch_;  // from WATCH until EXEC, DISCARD, UNWATCH or RESET
+  // WAIT counts the replicas that acknowledged a connection's writes, so once a client has used
+  // WAIT its keyed commands stay on its pinned connections (kept, not pooled).
+  bool wait_mode_ = false;
+  bool shared_keyed_ = false;  // keyed commands went over shared connections since the last WAIT
+  // A WAIT held until the replies before it are in (see ForwardWait()).
+  PendingReply* barrier_pending_ = nullptr;
+  std::vector<SubRequest*> barrier_requests_;
+  bool authenticated_;  // false until AUTH when the proxy has users (--auth-file)
 };
 
 }  // namespace shardctl::proxy

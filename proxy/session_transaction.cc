@@ -6,7 +6,8 @@
 // connection in one piece, no other client's command can land inside the transaction, so no
 // pinned connection is needed. The replies before EXEC's (+OK, +QUEUED...) are dropped; if one
 // of them was a MOVED or CLUSTERDOWN, the aborted transaction is sent again (worker.cc).
-// WATCH would need a connection of its own and is not supported yet.
+// Under WATCH the batch goes over the connection holding the watch instead (session_pinned.cc),
+// and is never sent again: a moved slot means the watch is lost, so EXEC answers null.
 #include "proxy/server.h"
 #include "proxy/session.h"
 #include "proxy/worker.h"
@@ -26,7 +27,7 @@ common::Result<int> QueuedSlot(const CommandInfo& info, std::span<const std::str
     case RouteKind::kBlocking:  // inside MULTI, Redis runs them without blocking
       return RequestSlot(info, args);
     case RouteKind::kLocal:
-      if (info.name == "PING" || info.name == "ECHO") return -1;
+      if (info.name == "PING" || info.name == "ECHO" || info.name == "UNWATCH") return -1;
       break;
     default:
       break;
@@ -41,7 +42,11 @@ bool Session::HandleTransaction(std::string_view frame, std::span<const std::str
                                 const CommandInfo& info) {
   const std::string_view name = info.name;
   if (!transaction_) {
-    if (name == "MULTI") {
+    if (name == "WATCH") {
+      HandleWatch(frame, args, info);
+    } else if (name == "UNWATCH") {
+      HandleUnwatch(frame);
+    } else if (name == "MULTI") {
       transaction_.emplace();
       Reply("+OK\r\n");
     } else if (name == "EXEC" || name == "DISCARD") {
@@ -58,8 +63,11 @@ bool Session::HandleTransaction(std::string_view frame, std::span<const std::str
   }
   if (name == "MULTI") {
     ReplyError("ERR MULTI calls can not be nested");
+  } else if (name == "WATCH") {
+    ReplyError("ERR WATCH inside MULTI is not allowed");  // the transaction goes on
   } else if (name == "DISCARD") {
     transaction_.reset();
+    EndWatch();  // DISCARD unwatches, as in Redis
     Reply("+OK\r\n");
   } else if (name == "EXEC") {
     ExecTransaction();
@@ -73,7 +81,8 @@ void Session::QueueInTransaction(std::string_view frame, std::span<const std::st
                                  const CommandInfo& info) {
   Transaction& transaction = *transaction_;
   auto slot = QueuedSlot(info, args);
-  if (slot && *slot >= 0 && transaction.slot >= 0 && *slot != transaction.slot) {
+  if (slot && *slot >= 0 &&
+      ((transaction.slot >= 0 && *slot != transaction.slot) || (watch_ && *slot != watch_->slot))) {
     slot = common::Error("CROSSSLOT Keys in request don't hash to the same slot");
   }
   if (slot &&
@@ -94,15 +103,23 @@ void Session::ExecTransaction() {
   Transaction transaction = std::move(*transaction_);
   transaction_.reset();
   if (transaction.failed) {
+    EndWatch();  // EXEC unwatches even when it aborts
     return ReplyError("EXECABORT Transaction discarded because of previous errors.");
   }
-  if (transaction.count == 0) return Reply("*0\r\n");
+  if (watch_ && watch_->broken) {
+    EndWatch();
+    return Reply(protocol_ >= 3 ? "_\r\n" : "*-1\r\n");  // aborted, as for a changed key
+  }
+  if (transaction.count == 0 && !watch_) return Reply("*0\r\n");
   PendingReply& pending = pending_.emplace_back();
-  SubRequest* request = NewSubRequest(pending, transaction.slot);
+  // Under WATCH: the watched slot, over the watch's connection (NewSubRequest() marks it).
+  SubRequest* request = NewSubRequest(pending, watch_ ? watch_->slot : transaction.slot);
   request->request.reserve(kMulti.size() + transaction.queued.size() + kExec.size());
   request->request.append(kMulti).append(transaction.queued).append(kExec);
   request->skip_replies = transaction.count + 1;
+  request->watched_exec = request->watched;
   worker_.Route(request);
+  watch_.reset();  // Redis unwatches at EXEC; the connection is pooled once EXEC's reply is in
 }
 
 }  // namespace shardctl::proxy

@@ -110,6 +110,7 @@ void Worker::ShutDown() {
   retries_.clear();
   for (auto& [due, request] : retries) FinishWithError(request, "ERR shardproxy is shutting down");
   for (Session* session : std::vector<Session*>(sessions_)) session->Close();
+  CloseIdlePinned();
   std::vector<Backend*> backends;
   for (auto& [key, backend] : backends_) backends.push_back(backend);
   for (Backend* backend : backends) backend->Fail("closed: shardproxy is shutting down");
@@ -174,7 +175,11 @@ void Worker::Route(SubRequest* request) {
   // A retry of a client that has gone: nobody waits for it (and a blocking command would open a
   // pinned connection for a closed session).
   if (request->session->closed()) return FinishWithError(request, "ERR client gone");
-  if (request->port != 0) return SendTo(request->host, request->port, request, false);
+  if (request->port != 0) {
+    if (!request->pinned) return SendTo(request->host, request->port, request, false);
+    Backend* pinned = request->session->PinnedBackend(*request, request->host, request->port);
+    return pinned->Send(request, /*asking=*/false);
+  }
   const SlotMap& map = CurrentMap();
   int index = SlotMap::kNoBackend;
   if (request->slot >= 0) {
@@ -187,10 +192,9 @@ void Worker::Route(SubRequest* request) {
     return FinishWithError(request, "CLUSTERDOWN Hash slot not served");
   }
   const size_t at = static_cast<size_t>(index);
-  if (request->blocking) {
+  if (request->pinned) {
     const BackendAddress& address = map.backends()[at];
-    Backend* pinned =
-        request->session->PinnedBackend(address.host, address.port, request->protocol);
+    Backend* pinned = request->session->PinnedBackend(*request, address.host, address.port);
     if (!request->sequenced && !request->session->EnterSlot(request, pinned)) return;
     return pinned->Send(request, /*asking=*/false);
   }
@@ -220,10 +224,15 @@ void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
   const std::string hint = aborted_by_hint ? std::move(request->hint) : std::string();
   request->hint.clear();
   const Redirect redirect = ClassifyReply(aborted_by_hint ? std::string_view(hint) : frame);
-  // A blocking command must not be redirected onto a shared connection: wait for the new map
-  // and route it again over a pinned one.
-  if (request->blocking && redirect.action != ReplyAction::kDeliver) {
+  // A pinned command must not be redirected onto a shared connection: wait for the new map
+  // and route it again over a pinned one. A watched one has lost its watch: the slot moved.
+  if (request->pinned && redirect.action != ReplyAction::kDeliver) {
     server_.topology().RequestRefresh();
+    if (request->watched) {
+      request->session->BreakWatch();
+      if (request->watched_exec)
+        return Finish(request, request->protocol >= 3 ? "_\r\n" : "*-1\r\n");
+    }
     if (request->retries < kMaxRetries) return ScheduleRetry(request);
     return Finish(request, frame);
   }
@@ -280,6 +289,7 @@ void Worker::OnBackendFailure(SubRequest* request, std::string_view error, bool 
 void Worker::Finish(SubRequest* request, std::string_view frame) {
   Session* session = request->session;
   session->Deliver(*request, frame);
+  if (request->pinned) session->PinnedRequestDone();
   const bool sequenced = request->sequenced;
   const int slot = request->slot;
   delete request;
@@ -378,6 +388,11 @@ void Worker::ForgetSession(Session* session) {
 
 void Worker::ForgetBackend(Backend* backend) {
   if (backend->pinned_for) backend->pinned_for->ForgetPinned(backend);
+  if (backend->pinned) {
+    if (!backend->pinned_for) ForgetIdlePinned(backend);
+    if (backend->flush_scheduled) std::erase(flush_backends_, backend);
+    return;
+  }
   auto found = backends_.find(backend->key());
   if (found != backends_.end() && found->second == backend) backends_.erase(found);
   for (auto& cache : by_index_)

@@ -76,6 +76,15 @@ class Worker {
   void ForgetSession(Session* session);
   void ForgetBackend(Backend* backend);
 
+  // Pinned connections (worker_pinned.cc): one client's own connection to host:port, taken from
+  // this worker's pool of idle ones when there is one, else opened. Owned by the worker; the
+  // session hands it back with ReleasePinned() (or it fails and the session forgets it).
+  Backend* AcquirePinned(const std::string& host, int port, int protocol, Session* session);
+  // Takes a pinned connection back: pooled when nothing waits on it and the pool for its shard
+  // has room (kIdlePinnedPerShard), else closed.
+  void ReleasePinned(Backend* backend);
+  static constexpr size_t kIdlePinnedPerShard = 4;
+
   // The shared read buffer: reads are handled synchronously, so one per loop is enough.
   uv_buf_t ReadBuffer();
 
@@ -98,6 +107,8 @@ class Worker {
   bool ReloadScript(SubRequest* request);
   void ShutDown();
   Backend* BackendFor(const std::string& host, int port, int protocol);
+  void ForgetIdlePinned(Backend* backend);
+  void CloseIdlePinned();
 
   ProxyServer& server_;
   const int index_;
@@ -119,6 +130,8 @@ class Worker {
   size_t any_backend_ = 0;  // round robin for keyless commands
 
   std::unordered_map<std::string, Backend*> backends_;  // "host:port/protocol"
+  // Idle pinned connections by "host:port/protocol", most recently released last.
+  std::unordered_map<std::string, std::vector<Backend*>> idle_pinned_;
   std::vector<Session*> sessions_;
   std::vector<Session*> flush_sessions_;
   std::vector<Backend*> flush_backends_;

@@ -199,7 +199,90 @@ def churn(args):
     print(f"churn: {replies} replies checked in {batch} batches (protocol {args.protocol})")
 
 
-SCENARIOS = {"pipeline": pipeline, "connection": connection, "churn": churn}
+def watch(args):
+    """Optimistic locking as redis-py users write it: WATCH, read, MULTI, write, EXEC, retried on
+    WatchError. Two threads, each with its own client, add 1 to one counter 100 times each:
+    without a working WATCH increments are lost and the total is short."""
+    import threading
+    key = "{watched}:counter"
+    r = client(args)
+    r.delete(key)
+    per_thread, deadline = 100, time.monotonic() + 60
+    conflicts, failures = [0, 0], []
+
+    def incr(index):
+        mine = client(args)
+        try:
+            for _ in range(per_thread):
+                while True:
+                    if time.monotonic() > deadline:
+                        raise Mismatch("watch: not done within 60 s")
+                    with mine.pipeline() as pipe:
+                        try:
+                            pipe.watch(key)
+                            value = int(pipe.get(key) or 0)
+                            pipe.multi()
+                            pipe.set(key, value + 1)
+                            pipe.execute()
+                            break
+                        except redis.exceptions.WatchError:
+                            conflicts[index] += 1
+        except Exception as error:  # reported by the main thread
+            failures.append(f"{type(error).__name__}: {error}")
+
+    threads = [threading.Thread(target=incr, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(90)
+    if failures:
+        raise Mismatch(f"watch: {failures[0]}")
+    expect("watch: counter after 2 x 100 increments", r.get(key), str(2 * per_thread))
+    # A watched key changed by another client between WATCH and EXEC: EXEC must abort.
+    other = client(args)
+    with r.pipeline() as pipe:
+        pipe.watch(key)
+        other.set(key, "changed")
+        pipe.multi()
+        pipe.set(key, "mine")
+        try:
+            pipe.execute()
+            raise Mismatch("watch: EXEC ran although the watched key changed")
+        except redis.exceptions.WatchError:
+            pass
+    expect("watch: value after the aborted EXEC", r.get(key), "changed")
+    print(f"watch: 200 increments, {sum(conflicts)} WatchError retries (protocol {args.protocol})")
+
+
+def streams(args):
+    """XREAD BLOCK through the proxy: a reader blocked on one stream gets the entry another
+    client adds, and commands of other clients are not held up meanwhile."""
+    import threading
+    key = "{stream}:events"
+    r = client(args)
+    r.delete(key)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(client(args).xread({key: "$"}, block=5000)))
+    reader.start()
+    time.sleep(0.3)  # let the reader block first
+    started = time.monotonic()
+    for i in range(50):
+        r.set(f"{{stream}}:other{i}", i)  # same slot, same shard as the blocked reader
+    elapsed = time.monotonic() - started
+    if elapsed > 2:
+        raise Mismatch(f"streams: 50 SETs took {elapsed:.1f} s while a reader was blocked")
+    entry_id = r.xadd(key, {"field": "value"})
+    reader.join(10)
+    if not got or not got[0]:
+        raise Mismatch(f"streams: the blocked XREAD returned {got!r}")
+    reply = got[0]
+    entries = reply[key][0] if isinstance(reply, dict) else reply[0][1]
+    expect("streams: entry read", entries[0][0], entry_id)
+    print(f"streams: XREAD BLOCK woke with {entry_id}; 50 SETs in {elapsed * 1000:.0f} ms meanwhile")
+
+
+SCENARIOS = {"pipeline": pipeline, "connection": connection, "churn": churn, "watch": watch,
+             "streams": streams}
 
 
 def main():

@@ -48,15 +48,19 @@ INSTANTIATE_TEST_SUITE_P(
                     KindCase{"hello", RouteKind::kLocal, MergeKind::kNone},
                     KindCase{"select", RouteKind::kLocal, MergeKind::kNone},
                     KindCase{"multi", RouteKind::kLocal, MergeKind::kNone},
-                    KindCase{"watch", RouteKind::kUnsupported, MergeKind::kNone},
+                    KindCase{"watch", RouteKind::kLocal, MergeKind::kNone},
                     KindCase{"blpop", RouteKind::kBlocking, MergeKind::kNone},
-                    KindCase{"xread", RouteKind::kUnsupported, MergeKind::kNone},
+                    KindCase{"xread", RouteKind::kOneSlot, MergeKind::kNone},
+                    KindCase{"wait", RouteKind::kBlocking, MergeKind::kNone},
                     KindCase{"nosuchcommand", RouteKind::kUnsupported, MergeKind::kNone}));
 
 TEST(CommandTableTest, UnsupportedErrorsNameTheCommand) {
-  EXPECT_EQ(LookupCommand("WaTcH").UnsupportedError("WaTcH"),
-            "ERR command 'watch' is not supported by shardproxy: WATCH needs a backend "
-            "connection of its own (MULTI/EXEC without WATCH works)");
+  const CommandInfo& monitor = LookupCommand("MoNiToR");
+  ASSERT_EQ(monitor.kind, RouteKind::kUnsupported);
+  EXPECT_EQ(monitor.UnsupportedError("MoNiToR"),
+            "ERR command 'monitor' is not supported by shardproxy: " +
+                std::string(monitor.unsupported_reason));
+  EXPECT_FALSE(monitor.unsupported_reason.empty());
   const CommandInfo& unknown = LookupCommand("frobnicate");
   EXPECT_EQ(unknown.kind, RouteKind::kUnsupported);
   EXPECT_EQ(unknown.name, "frobnicate");
@@ -150,7 +154,6 @@ namespace shardctl::proxy {
 namespace {
 
 TEST(CommandTableTest, BlockingCommandsFindTheirKeysBeforeTheTimeout) {
-  using Args = std::vector<std::string_view>;
   const Args blpop = {"BLPOP", "{q}a", "{q}b", "5"};
   auto slot = RequestSlot(LookupCommand("blpop"), blpop);
   ASSERT_TRUE(slot);
@@ -163,6 +166,58 @@ TEST(CommandTableTest, BlockingCommandsFindTheirKeysBeforeTheTimeout) {
   EXPECT_EQ(*mpop, common::KeySlot("q"));
   const Args blmove = {"BLMOVE", "{q}src", "{q}dst", "LEFT", "RIGHT", "1"};
   EXPECT_TRUE(RequestSlot(LookupCommand("blmove"), blmove));
+}
+
+TEST(CommandTableTest, StreamReadsFindTheirKeysAfterStreams) {
+  const Args xread = {"XREAD", "COUNT", "2", "STREAMS", "{s}a", "{s}b", "0", "$"};
+  auto keys = ResolveKeys(LookupCommand("xread"), xread);
+  ASSERT_TRUE(keys) << keys.error().message();
+  EXPECT_EQ(keys->first, 4u);
+  EXPECT_EQ(keys->last, 5u);
+  auto slot = RequestSlot(LookupCommand("xread"), xread);
+  ASSERT_TRUE(slot);
+  EXPECT_EQ(*slot, common::KeySlot("s"));
+  // A key named like the keyword is a key: only the first STREAMS counts.
+  const Args group = {"XREADGROUP", "GROUP", "g", "c", "STREAMS", "streams", ">"};
+  auto group_slot = RequestSlot(LookupCommand("xreadgroup"), group);
+  ASSERT_TRUE(group_slot) << group_slot.error().message();
+  EXPECT_EQ(*group_slot, common::KeySlot("streams"));
+  const Args cross = {"XREAD", "STREAMS", "a", "b", "0", "0"};
+  EXPECT_EQ(RequestSlot(LookupCommand("xread"), cross).error().message(),
+            "CROSSSLOT Keys in request don't hash to the same slot");
+  // The errors redis-server 7.0.15 gives.
+  const Args odd = {"xread", "streams", "a", "b", "0"};
+  EXPECT_EQ(ResolveKeys(LookupCommand("xread"), odd).error().message(),
+            "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be "
+            "specified.");
+  const Args none = {"XREAD", "COUNT", "1", "X"};
+  EXPECT_EQ(ResolveKeys(LookupCommand("xread"), none).error().message(), "ERR syntax error");
+  const Args short_group = {"xreadgroup", "GROUP", "g", "c", "STREAMS", "a"};
+  EXPECT_EQ(ResolveKeys(LookupCommand("xreadgroup"), short_group).error().message(),
+            "ERR wrong number of arguments for 'xreadgroup' command");
+}
+
+TEST(CommandTableTest, StreamReadsBlockOnlyWithBlockBeforeStreams) {
+  const CommandInfo& xread = LookupCommand("XREAD");
+  EXPECT_TRUE(BlocksWithOption(xread, Args{"XREAD", "block", "0", "STREAMS", "k", "$"}));
+  EXPECT_FALSE(BlocksWithOption(xread, Args{"XREAD", "COUNT", "1", "STREAMS", "k", "$"}));
+  // "block" after STREAMS is a key or an id, not the option.
+  EXPECT_FALSE(BlocksWithOption(xread, Args{"XREAD", "STREAMS", "block", "0"}));
+  EXPECT_TRUE(
+      BlocksWithOption(LookupCommand("xreadgroup"),
+                       Args{"XREADGROUP", "GROUP", "g", "c", "BLOCK", "10", "STREAMS", "k", ">"}));
+  EXPECT_FALSE(BlocksWithOption(LookupCommand("BLPOP"), Args{"BLPOP", "k", "0"}));
+}
+
+TEST(CommandTableTest, WatchKeysMustShareOneSlot) {
+  const CommandInfo& watch = LookupCommand("watch");
+  EXPECT_EQ(watch.kind, RouteKind::kLocal);
+  auto slot = RequestSlot(watch, Args{"WATCH", "{u}a", "{u}b"});
+  ASSERT_TRUE(slot);
+  EXPECT_EQ(*slot, common::KeySlot("u"));
+  EXPECT_FALSE(RequestSlot(watch, Args{"WATCH", "a", "b"}));
+  EXPECT_FALSE(RequestSlot(watch, Args{"WATCH"}));
+  EXPECT_EQ(LookupCommand("wait").kind, RouteKind::kBlocking);
 }
 
 }  // namespace

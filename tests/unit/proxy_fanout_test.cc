@@ -50,6 +50,10 @@ TEST(FanOutTest, CommandsThatWouldChangeOneShardAreRefusedByName) {
 }
 
 TEST(FanOutTest, MergesEachShape) {
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kMinInteger, Replies{":2\r\n", ":0\r\n", ":1\r\n"}), ":0\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kMinInteger, Replies{":2\r\n"}), ":2\r\n");
+  EXPECT_NE(MergeFanOut(FanOutMerge::kMinInteger, Replies{":2\r\n", "+OK\r\n"}).find("-ERR"),
+            std::string::npos);
   EXPECT_EQ(MergeFanOut(FanOutMerge::kSumIntegers, Replies{":3\r\n", ":0\r\n", ":5\r\n"}),
             ":8\r\n");
   EXPECT_EQ(MergeFanOut(FanOutMerge::kConcatArrays,

@@ -160,3 +160,19 @@ TEST(SplitSlotsEvenlyTest, CountsWithoutASplitGiveNothing) {
 
 }  // namespace
 }  // namespace shardctl::common
+
+namespace shardctl::common {
+namespace {
+
+TEST(TagForSlotTest, EverySlotHasAShortTagOfItsOwn) {
+  for (int slot = 0; slot < kSlotCount; ++slot) {
+    const std::string_view tag = TagForSlot(slot);
+    ASSERT_FALSE(tag.empty()) << slot;
+    ASSERT_LE(tag.size(), 4u) << slot;
+    ASSERT_EQ(KeySlot(tag), slot) << tag;
+    ASSERT_EQ(KeySlot("__shardproxy:{" + std::string(tag) + "}"), slot) << tag;
+  }
+}
+
+}  // namespace
+}  // namespace shardctl::common
