@@ -281,7 +281,63 @@ def streams(args):
     print(f"streams: XREAD BLOCK woke with {entry_id}; 50 SETs in {elapsed * 1000:.0f} ms meanwhile")
 
 
-SCENARIOS = {"pipeline": pipeline, "connection": connection, "churn": churn, "watch": watch,
+def families(args):
+    """One pass over every command family the proxy serves beyond plain keys, the way redis-py
+    users call them: transactions, blocking pops, keyspace-wide commands and SCAN, scripts and
+    functions, CONFIG GET, INFO keyspace, WAIT."""
+    r = client(args)
+    r.flushall()
+    # Keyspace-wide: DBSIZE, KEYS, SCAN over every shard, RANDOMKEY.
+    keys = {f"fam:{i}" for i in range(300)}
+    r.mset({key: "v" for key in keys})
+    expect("DBSIZE", r.dbsize(), 300)
+    expect("KEYS", set(r.keys("fam:*")), keys)
+    expect("SCAN every key once", sorted(r.scan_iter(match="fam:*", count=50)), sorted(keys))
+    if r.randomkey() not in keys:
+        raise Mismatch("RANDOMKEY: not one of the keys")
+    # Transactions: redis-py's default pipeline is MULTI/EXEC.
+    with r.pipeline(transaction=True) as pipe:
+        pipe.set("{tx}a", 1).incr("{tx}a").get("{tx}a")
+        expect("MULTI/EXEC", pipe.execute(), [True, 2, "2"])
+    try:
+        with r.pipeline(transaction=True) as pipe:
+            pipe.set("{tx}a", 1).set("{other}b", 2).execute()
+        raise Mismatch("MULTI/EXEC across slots ran")
+    except redis.exceptions.ResponseError as error:
+        # redis-py drops the error code: "... caused error: Keys in request don't hash ..."
+        if "same slot" not in str(error):
+            raise Mismatch(f"MULTI/EXEC across slots: {error}")
+    # Blocking pops with data and with a timeout.
+    r.rpush("{q}jobs", "j1")
+    expect("BLPOP", list(r.blpop(["{q}jobs"], timeout=1)), ["{q}jobs", "j1"])
+    expect("BRPOP timeout", r.brpop(["{q}jobs"], timeout=0.2), None)
+    r.rpush("{q}src", "x")
+    expect("BLMOVE", r.blmove("{q}src", "{q}dst", 1, "LEFT", "RIGHT"), "x")
+    # Scripts: loaded on every shard, run where their keys live.
+    incr = r.register_script("return redis.call('INCRBY', KEYS[1], ARGV[1])")
+    for key in ("s:1", "s:2", "s:3"):
+        expect(f"script on {key}", incr(keys=[key], args=[5]), 5)
+    sha = r.script_load("return 'loaded'")
+    expect("SCRIPT EXISTS", r.script_exists(sha), [True])
+    expect("EVALSHA without keys", r.evalsha(sha, 0), "loaded")
+    # Functions (Redis 7).
+    r.function_load("#!lua name=famlib\nredis.register_function('famget', "
+                    "function(keys) return redis.call('GET', keys[1]) end)", replace=True)
+    r.set("fn:key", "from-function")
+    expect("FCALL", r.fcall("famget", 1, "fn:key"), "from-function")
+    expect("FUNCTION DELETE", r.function_delete("famlib"), True)
+    # Read-only fan-outs.
+    expect("CONFIG GET maxmemory-policy", "maxmemory-policy" in r.config_get("maxmemory-policy"),
+           True)
+    expect("INFO keyspace db0 keys", r.info("keyspace")["db0"]["keys"], r.dbsize())
+    # WAIT: no replicas in this cluster, so 0 at once.
+    expect("WAIT", r.wait(0, 100), 0)
+    r.flushdb()
+    expect("DBSIZE after FLUSHDB", r.dbsize(), 0)
+    print(f"families: ok (protocol {args.protocol})")
+
+
+SCENARIOS = {"families": families, "pipeline": pipeline, "connection": connection, "churn": churn, "watch": watch,
              "streams": streams}
 
 
