@@ -199,6 +199,9 @@ void Backend::HandleFrames() {
 
 void Backend::CheckTimeout(uint64_t now_ms, uint64_t timeout_ms) {
   if (closing_ || waiters_.empty()) return;
+  // A blocked command is silent by design; what is queued behind it waits for it, as on Redis.
+  const SubRequest* oldest = waiters_.front().request;
+  if (oldest != nullptr && oldest->may_block) return;
   if (now_ms - waiters_.front().queued_ms >= timeout_ms) {
     Fail(connected_ ? "no reply within " + std::to_string(timeout_ms) + "ms"
                     : "connect timed out after " + std::to_string(timeout_ms) + "ms");

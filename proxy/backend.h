@@ -38,7 +38,8 @@ class Backend {
   void Send(SubRequest* request, bool asking);
   // Writes what was queued, if connected and no write is in progress.
   void Flush();
-  // Fails the connection when its oldest request has waited longer than `timeout_ms`.
+  // Fails the connection when its oldest request has waited longer than `timeout_ms`, unless
+  // that request blocks by design (SubRequest::may_block).
   void CheckTimeout(uint64_t now_ms, uint64_t timeout_ms);
   // Fails every waiter with `why` and closes.
   void Fail(std::string why);

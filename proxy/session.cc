@@ -123,7 +123,8 @@ void Session::HandleCommand(std::string_view frame, std::span<const std::string_
     case RouteKind::kOneSlot: {
       auto slot = RequestSlot(info, args);
       if (!slot) return ReplyError(slot.error().message());
-      return Forward(frame, *slot, BlocksWithOption(info, args));
+      const bool blocks = BlocksWithOption(info, args);
+      return Forward(frame, *slot, blocks, blocks);
     }
     case RouteKind::kSplitBySlot: {
       auto split = SplitBySlot(info, args);
@@ -140,7 +141,7 @@ void Session::HandleCommand(std::string_view frame, std::span<const std::string_
       if (info.name == "WAIT") return ForwardWait(frame, args);
       auto slot = RequestSlot(info, args);
       if (!slot) return ReplyError(slot.error().message());
-      return Forward(frame, *slot, /*pinned=*/true);
+      return Forward(frame, *slot, /*pinned=*/true, /*may_block=*/true);
     }
     case RouteKind::kFanOut:
       return ForwardFanOut(frame, args);
@@ -167,10 +168,11 @@ SubRequest* Session::NewSubRequest(PendingReply& pending, int slot, bool pinned)
   return request;
 }
 
-void Session::Forward(std::string_view frame, int slot, bool pinned) {
+void Session::Forward(std::string_view frame, int slot, bool pinned, bool may_block) {
   PendingReply& pending = pending_.emplace_back();
   SubRequest* request = NewSubRequest(pending, slot, pinned);
   request->request.assign(frame);
+  request->may_block = may_block;
   worker_.Route(request);
 }
 

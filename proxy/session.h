@@ -106,7 +106,8 @@ class Session {
   void ReleaseIdlePinned();
   void ClosePinned();
   void HandleCommand(std::string_view frame, std::span<const std::string_view> args);
-  void Forward(std::string_view frame, int slot, bool pinned = false);
+  // `may_block`: a blocking command, exempt from --timeout (it waits by design).
+  void Forward(std::string_view frame, int slot, bool pinned = false, bool may_block = false);
   void ForwardSplit(SplitRequest split);
   void ForwardFanOut(std::string_view frame, std::span<const std::string_view> args);
   void ForwardScan(std::span<const std::string_view> args);

@@ -191,6 +191,7 @@ void Session::ForwardWait(std::string_view frame, std::span<const std::string_vi
     request->host = std::move(targets[i].host);
     request->port = targets[i].port;
     request->preamble = std::move(targets[i].preamble);
+    request->may_block = true;  // WAIT has its own timeout (0: forever)
     requests.push_back(request);
   }
   if (catch_up && &pending != &pending_.front()) {

@@ -342,6 +342,7 @@ void Worker::CheckTimeouts() {
   const auto timeout = static_cast<uint64_t>(server_.options().backend_timeout.count());
   std::vector<Backend*> backends;
   for (auto& [key, backend] : backends_) backends.push_back(backend);
+  backends.insert(backends.end(), pinned_all_.begin(), pinned_all_.end());
   for (Backend* backend : backends) backend->CheckTimeout(now, timeout);
 }
 
@@ -389,6 +390,7 @@ void Worker::ForgetSession(Session* session) {
 void Worker::ForgetBackend(Backend* backend) {
   if (backend->pinned_for) backend->pinned_for->ForgetPinned(backend);
   if (backend->pinned) {
+    std::erase(pinned_all_, backend);
     if (!backend->pinned_for) ForgetIdlePinned(backend);
     if (backend->flush_scheduled) std::erase(flush_backends_, backend);
     return;

@@ -130,6 +130,7 @@ class Worker {
   size_t any_backend_ = 0;  // round robin for keyless commands
 
   std::unordered_map<std::string, Backend*> backends_;  // "host:port/protocol"
+  std::vector<Backend*> pinned_all_;  // every pinned connection, in use or idle (timeouts)
   // Idle pinned connections by "host:port/protocol", most recently released last.
   std::unordered_map<std::string, std::vector<Backend*>> idle_pinned_;
   std::vector<Session*> sessions_;

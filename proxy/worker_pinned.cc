@@ -37,6 +37,7 @@ Backend* Worker::AcquirePinned(const std::string& host, int port, int protocol, 
   auto* backend = new Backend(*this, host, port, protocol, "pinned:" + key);
   backend->pinned = true;
   backend->pinned_for = session;
+  pinned_all_.push_back(backend);
   stats.pinned_opened.fetch_add(1, std::memory_order_relaxed);
   backend->Connect();
   return backend;

@@ -1,6 +1,8 @@
 // Commands that need a connection of their own through shardproxy: WATCH transactions, XREAD
 // BLOCK, and the per-thread pool the pinned connections go back to. Real 3-shard cluster, real
 // proxy (one thread, so every client meets the same pool), hiredis and redis-py clients.
+#include <signal.h>
+
 #include <future>
 
 #include "tests/integration/proxy_fixture.h"
@@ -14,7 +16,8 @@ class ProxyPinnedTest : public ProxyTest {
  protected:
   void SetUp() override {
     ProxyTest::SetUp();
-    UpWithProxy({"--threads", "1"});
+    // --timeout 1000: a stopped shard fails pinned connections quickly (blocking ones exempt).
+    UpWithProxy({"--threads", "1", "--timeout", "1000"});
   }
 
   std::unique_ptr<RedisConnection> Connect() {
@@ -185,6 +188,45 @@ TEST_F(ProxyPinnedTest, XreadBlockWaitsOnItsOwnConnection) {
   ASSERT_TRUE(plain);
   EXPECT_EQ(plain->elements.size(), 1u);
   EXPECT_EQ(Text(*writer, {"XREAD", "STREAMS", "a", "b", "0", "0"}).rfind("CROSSSLOT", 0), 0u);
+}
+
+// A shard that stops answering fails the watch connection after --timeout like a shared one:
+// the client gets an error instead of hanging, and its EXEC answers null (the watch is lost).
+// A blocked BLPOP on the same shard is not timed out: it waits by design.
+TEST_F(ProxyPinnedTest, AStoppedShardTimesOutTheWatchButNotABlockedPop) {
+  const std::string key = KeyOn(shard_port(2), "watch:");
+  const std::string list = KeyOn(shard_port(2), "list:");
+  auto mine = Connect();
+  ASSERT_TRUE(mine);
+  ASSERT_EQ(Text(*mine, {"WATCH", key}), "OK");
+  auto popper = std::async(std::launch::async, [&] {
+    auto connection = RedisConnection::Open(proxy_port(), nullptr, 15s);
+    auto reply = connection ? connection->Command({"BLPOP", list, "8"}) : std::nullopt;
+    return reply ? *reply : RedisReply{};
+  });
+  ASSERT_TRUE(WaitUntil([&] { return BlockedOn(shard_port(2), "blpop") == 1; }, 5s));
+  const pid_t shard = ShardPid(2);
+  ASSERT_GT(shard, 0);
+  ASSERT_EQ(kill(shard, SIGSTOP), 0);
+  const auto started = Clock::now();
+  auto stalled = mine->Command({"GET", key});
+  const auto waited = Clock::now() - started;
+  kill(shard, SIGCONT);
+  ASSERT_TRUE(stalled);
+  EXPECT_EQ(stalled->kind, RedisReply::Kind::kError);
+  EXPECT_NE(stalled->text.find("no reply within 1000ms"), std::string::npos) << stalled->text;
+  EXPECT_LT(waited, 5s);
+  ASSERT_EQ(Text(*mine, {"MULTI"}), "OK");
+  ASSERT_EQ(Text(*mine, {"SET", key, "1"}), "QUEUED");
+  auto aborted = mine->Command({"EXEC"});
+  ASSERT_TRUE(aborted);
+  EXPECT_EQ(aborted->kind, RedisReply::Kind::kNil) << aborted->text;
+  // The BLPOP survived the stop: a push still wakes it.
+  ASSERT_EQ(IntegerOf(mine->Command({"RPUSH", list, "late"})), 1);
+  ASSERT_EQ(popper.wait_for(10s), std::future_status::ready);
+  RedisReply popped = popper.get();
+  ASSERT_EQ(popped.elements.size(), 2u) << "BLPOP: " << popped.text;
+  EXPECT_EQ(popped.elements[1].text, "late");
 }
 
 TEST_F(ProxyPinnedTest, RedisPyOptimisticLockingLosesNoIncrement) {
