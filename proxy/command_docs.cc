@@ -47,7 +47,7 @@ std::string_view MergeText(MergeKind merge) {
 }  // namespace
 
 std::string RenderCommandDocs() {
-  std::vector<std::string_view> single, local, fan_out, scan, blocking;
+  std::vector<std::string_view> single, local, fan_out, scan, blocking, pubsub;
   std::vector<const CommandInfo*> split, one_slot;
   std::map<std::string_view, std::vector<std::string_view>> unsupported;
   for (const CommandInfo& info : AllCommands()) {
@@ -72,6 +72,9 @@ std::string RenderCommandDocs() {
         break;
       case RouteKind::kBlocking:
         blocking.push_back(info.name);
+        break;
+      case RouteKind::kPubSub:
+        pubsub.push_back(info.name);
         break;
       case RouteKind::kUnsupported:
         unsupported[info.unsupported_reason].push_back(info.name);
@@ -134,6 +137,17 @@ std::string RenderCommandDocs() {
          "self-erasing write (`SET` + `DEL` of\n`__shardproxy:wait:{tag}` in one script) that "
          "moves the connection's replication offset past\nthem. Whole-keyspace commands "
          "(`FLUSHALL` ...) are not counted.\n\n";
+  out += "## Pub/sub (" + std::to_string(pubsub.size()) + ")\n\n" + Join(pubsub) +
+         "\n\nAnswered by the proxy per client (confirmations and counts as Redis gives them; "
+         "RESP2\nclients in subscribed mode may only (un)subscribe, `PING`, `QUIT` and `RESET`). "
+         "Each proxy\nthread holds one subscriber connection to one primary for all its "
+         "clients' channels and\npatterns (Redis Cluster broadcasts `PUBLISH` to every node), "
+         "and one per primary for shard\nchannels; a channel is subscribed there while at least "
+         "one client wants it. Shard channels\nmust share one slot per `SSUBSCRIBE`; when their "
+         "slot moves or their primary fails over they\nare subscribed again at the new owner. "
+         "`PUBLISH` goes to any primary, `SPUBLISH` to the\nchannel's slot, `PUBSUB` to every "
+         "primary (names joined, counts added). A subscriber that\nleaves more than "
+         "`--pubsub-buffer-limit` bytes of messages unread is disconnected.\n\n";
   out += "## Answered by the proxy (" + std::to_string(local.size()) + ")\n\n" + Join(local) +
          "\n\n`SELECT` accepts only 0; `HELLO` 2 or 3 with `AUTH` and `SETNAME`; `AUTH`/`HELLO "
          "AUTH` are\n"

@@ -203,11 +203,19 @@ std::vector<CommandInfo> BuildTable() {
     streams.after_streams = true;
     table.push_back(OneSlot(name, streams));
   }
-  constexpr std::string_view kPubSub = "pub/sub needs a pinned backend connection";
-  for (std::string_view name : {"SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE",
-                                "PUNSUBSCRIBE", "SUNSUBSCRIBE", "PUBLISH", "SPUBLISH", "MONITOR"}) {
-    table.push_back(Unsupported(name, kPubSub));
+  // Subscriptions are answered by the proxy and fanned in from the cluster (pubsub.h); shard
+  // channels hash like keys, so SSUBSCRIBE's channels must share a slot.
+  for (std::string_view name : {"SUBSCRIBE", "PSUBSCRIBE", "UNSUBSCRIBE", "PUNSUBSCRIBE"}) {
+    table.push_back({name, RouteKind::kPubSub, kNoKeys});
   }
+  for (std::string_view name : {"SSUBSCRIBE", "SUNSUBSCRIBE"}) {
+    table.push_back({name, RouteKind::kPubSub, {1, -1, 1}});
+  }
+  table.push_back(OneSlot("PUBLISH", kNoKeys));  // any primary: the bus broadcasts it
+  table.push_back({"SPUBLISH", RouteKind::kSingleKey, {1, 1, 1}});  // the channel's slot
+  table.push_back({"PUBSUB", RouteKind::kFanOut, kNoKeys});
+  table.push_back(Unsupported(
+      "MONITOR", "it streams one server's commands; run MONITOR on a shard (redis-cli -p PORT)"));
   for (std::string_view name :
        {"DBSIZE", "KEYS", "RANDOMKEY", "FLUSHALL", "FLUSHDB", "SCRIPT", "FUNCTION", "CONFIG"}) {
     table.push_back({name, RouteKind::kFanOut, kNoKeys});

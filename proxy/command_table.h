@@ -22,6 +22,7 @@ enum class RouteKind {
   kFanOut,       // the whole keyspace: every primary or any one, replies merged (fanout.h)
   kScan,         // SCAN: one shard at a time, the cursor says which (fanout.h)
   kBlocking,     // BLPOP & co: the slot's primary, over a connection pinned to this client
+  kPubSub,       // (P|S)(UN)SUBSCRIBE: this worker's shared subscriber connections (pubsub.h)
   kUnsupported,  // answered with CommandInfo::UnsupportedError()
 };
 

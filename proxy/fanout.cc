@@ -1,5 +1,6 @@
 #include "proxy/fanout.h"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <vector>
@@ -48,6 +49,49 @@ std::string MinInteger(std::span<const std::string_view> replies) {
   }
   std::string out;
   common::AppendInteger(out, *least);
+  return out;
+}
+
+std::string UniqueArrays(std::span<const std::string_view> replies) {
+  std::vector<std::string_view> all;
+  for (std::string_view reply : replies) {
+    auto elements = ArrayElements(reply, /*allow_set=*/true);
+    if (!elements) return MergeError(elements.error().message());
+    for (std::string_view element : *elements) {
+      if (std::find(all.begin(), all.end(), element) == all.end()) all.push_back(element);
+    }
+  }
+  std::string out;
+  common::AppendArrayHeader(out, all.size());
+  for (std::string_view element : all) out += element;
+  return out;
+}
+
+// Every shard answers the same names in the request's order; only the counts differ.
+std::string SumPairs(std::span<const std::string_view> replies) {
+  std::vector<std::string_view> names;
+  std::vector<int64_t> counts;
+  for (size_t r = 0; r < replies.size(); ++r) {
+    auto elements = ArrayElements(replies[r]);
+    if (!elements) return MergeError(elements.error().message());
+    if (elements->size() % 2 != 0) return MergeError("expected name, count pairs");
+    if (r == 0) {
+      counts.assign(elements->size() / 2, 0);
+      for (size_t i = 0; i < elements->size(); i += 2) names.push_back((*elements)[i]);
+    }
+    if (elements->size() / 2 != counts.size()) return MergeError("shards answered differently");
+    for (size_t i = 0; i < counts.size(); ++i) {
+      int64_t value = 0;
+      if (!ParseIntegerReply((*elements)[2 * i + 1], value)) return MergeError("expected counts");
+      counts[i] += value;
+    }
+  }
+  std::string out;
+  common::AppendArrayHeader(out, 2 * counts.size());
+  for (size_t i = 0; i < counts.size(); ++i) {
+    out += names[i];
+    common::AppendInteger(out, counts[i]);
+  }
   return out;
 }
 
@@ -103,6 +147,15 @@ Result<FanOutPlan> PlanFanOut(std::span<const std::string_view> args) {
     if (Is(sub, "LIST")) return FanOutPlan{false, FanOutMerge::kFirst};
   }
   if (Is(name, "CONFIG") && Is(sub, "GET")) return FanOutPlan{false, FanOutMerge::kFirst};
+  if (Is(name, "PUBSUB")) {
+    // Each node knows only its own subscribers: ask every primary and add up.
+    if (Is(sub, "CHANNELS") || Is(sub, "SHARDCHANNELS")) {
+      return FanOutPlan{true, FanOutMerge::kUniqueArrays};
+    }
+    if (Is(sub, "NUMPAT")) return FanOutPlan{true, FanOutMerge::kSumIntegers};
+    if (Is(sub, "NUMSUB") || Is(sub, "SHARDNUMSUB"))
+      return FanOutPlan{true, FanOutMerge::kSumPairs};
+  }
   std::string lower(name);
   for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
   std::string lower_sub(sub);
@@ -145,6 +198,10 @@ std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> rep
       return std::string(replies[0]);
     case FanOutMerge::kMinInteger:
       return MinInteger(replies);
+    case FanOutMerge::kUniqueArrays:
+      return UniqueArrays(replies);
+    case FanOutMerge::kSumPairs:
+      return SumPairs(replies);
     case FanOutMerge::kKeyspace:
       break;  // needs the shards' names: MergeKeyspace()
   }

@@ -28,6 +28,8 @@ enum class FanOutMerge {
   kFirst,             // CONFIG GET, FUNCTION LIST: one shard speaks for all
   kKeyspace,          // INFO: every shard's "INFO keyspace", summed (MergeKeyspace)
   kMinInteger,        // WAIT: the fewest replicas any shard counted
+  kUniqueArrays,      // PUBSUB CHANNELS/SHARDCHANNELS: every shard's names, each once
+  kSumPairs,          // PUBSUB NUMSUB/SHARDNUMSUB: name, count pairs, counts added by position
 };
 
 struct FanOutPlan {

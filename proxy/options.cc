@@ -67,6 +67,13 @@ common::Status ApplyFlag(ProxyOptions& options, std::string_view flag, std::stri
                    std::string(value) + "\"");
     }
     options.max_client_buffer = *bytes;
+  } else if (flag == "--pubsub-buffer-limit") {
+    auto bytes = common::ParseSize(value);
+    if (!bytes || *bytes < 1024) {
+      return Error("--pubsub-buffer-limit: expected a size of at least 1kb (e.g. 32mb), got \"" +
+                   std::string(value) + "\"");
+    }
+    options.pubsub_buffer_limit = *bytes;
   } else if (flag == "--timeout") {
     auto timeout = ParsePositiveDuration(flag, value);
     if (!timeout) return timeout.error();
@@ -189,6 +196,8 @@ Options:
                            (default 1024); reading resumes as replies drain
   --max-client-buffer SIZE reply bytes held for a slow client before reading from it stops
                            (default 64mb)
+  --pubsub-buffer-limit SIZE  unread pub/sub messages held for a subscriber before it is
+                           disconnected, so a slow subscriber cannot grow the proxy (32mb)
   --timeout DURATION       how long a shard may take to answer (default 5s); then the proxy
                            drops that connection and the waiting clients get an error
   --refresh-interval DURATION  how often the slot map is re-read (default 5s); MOVED replies and
@@ -208,7 +217,8 @@ Options:
 Keyspace commands go to every primary and are merged (DBSIZE, KEYS, FLUSHALL, SCRIPT LOAD, ...);
 SCAN walks the shards one after the other. MULTI/EXEC (keys in one slot), WATCH, blocking
 commands (BLPOP, XREAD BLOCK, ...) and WAIT work; the last three on connections pinned to the
-client, from a small per-thread pool. Unsupported commands get an error naming them. Every
+client, from a small per-thread pool. Pub/sub: (P)SUBSCRIBE fanned in over one subscriber
+connection per thread, SSUBSCRIBE at the channel's shard, PUBLISH/SPUBLISH routed. Unsupported commands get an error naming them. Every
 command: docs/proxy-commands.md. Exit codes: 0 clean shutdown (SIGINT/SIGTERM), 1 runtime
 failure (cannot reach the cluster, cannot listen), 2 bad arguments.
 )";

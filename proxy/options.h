@@ -33,6 +33,7 @@ struct ProxyOptions {
   int max_clients = 10000;                   // --max-clients, over all threads
   size_t max_pending = 1024;                 // --max-pending: requests in flight per client
   uint64_t max_client_buffer = 64ull << 20;  // --max-client-buffer: reply bytes held per client
+  uint64_t pubsub_buffer_limit = 32ull << 20;  // --pubsub-buffer-limit: unsent messages per client
   std::chrono::milliseconds backend_timeout{5000};   // --timeout
   std::chrono::milliseconds refresh_interval{5000};  // --refresh-interval
   std::string pidfile;                               // --pidfile

@@ -125,6 +125,8 @@ std::string ProxyServer::InfoText(std::string_view section) const {
     Line(out, "script_reloads", Get(stats_.script_reloads));
     Line(out, "pinned_connections_opened", Get(stats_.pinned_opened));
     Line(out, "pinned_connections_reused", Get(stats_.pinned_reused));
+    Line(out, "pubsub_messages", Get(stats_.pubsub_messages));
+    Line(out, "pubsub_slow_disconnects", Get(stats_.pubsub_slow_disconnects));
     Line(out, "pinned_connections_idle",
          static_cast<uint64_t>(std::max<int64_t>(0, stats_.pinned_idle.load())));
     if (map) {

@@ -42,6 +42,8 @@ struct ProxyStats {
   std::atomic<uint64_t> pinned_opened{0};
   std::atomic<uint64_t> pinned_reused{0};
   std::atomic<int64_t> pinned_idle{0};
+  std::atomic<uint64_t> pubsub_messages{0};          // messages written to subscribers
+  std::atomic<uint64_t> pubsub_slow_disconnects{0};  // past --pubsub-buffer-limit
 };
 
 class ProxyServer {

@@ -117,6 +117,7 @@ void Session::HandleCommand(std::string_view frame, std::span<const std::string_
       info.name != "RESET") {
     return ReplyError("NOAUTH Authentication required.");
   }
+  if (subscriptions_ && SubscribedModeRefuses(args, info)) return;
   if (HandleTransaction(frame, args, info)) return;
   switch (info.kind) {
     case RouteKind::kSingleKey:
@@ -147,6 +148,8 @@ void Session::HandleCommand(std::string_view frame, std::span<const std::string_
       return ForwardFanOut(frame, args);
     case RouteKind::kScan:
       return ForwardScan(args);
+    case RouteKind::kPubSub:
+      return HandlePubSub(args, info);
     case RouteKind::kUnsupported:
       return ReplyError(info.UnsupportedError(args[0]));
   }
@@ -405,6 +408,7 @@ void Session::Close() {
   closed_ = true;
   pending_.clear();
   ClosePinned();
+  if (subscriptions_) UnsubscribeAll();
   // Held requests were never sent: nothing will answer them.
   for (auto& [slot, flight] : flights_) {
     for (SubRequest* request : flight.held) {

@@ -21,7 +21,9 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -66,6 +68,11 @@ class Session {
   void LeaveSlot(int slot);
 
   bool closed() const { return closed_; }
+  int protocol() const { return protocol_; }
+
+  // A pub/sub message for this client, already framed for its protocol (PubSubHub). Appended
+  // to the output at once; past --pubsub-buffer-limit unsent bytes the client is disconnected.
+  void PushMessage(std::string_view frame);
 
   // Pinned connections (session_pinned.cc): this client's own connections to shards, for
   // blocking commands, WATCH and WAIT. The connection a pinned `request` goes over: the one
@@ -105,6 +112,11 @@ class Session {
   void RunWaitBarrier();
   void ReleaseIdlePinned();
   void ClosePinned();
+  // Pub/sub (session_pubsub.cc). SubscribedModeRefuses() answers a RESP2 subscriber's command
+  // that Redis would refuse in that state and returns true.
+  void HandlePubSub(std::span<const std::string_view> args, const CommandInfo& info);
+  bool SubscribedModeRefuses(std::span<const std::string_view> args, const CommandInfo& info);
+  void UnsubscribeAll();
   void HandleCommand(std::string_view frame, std::span<const std::string_view> args);
   // `may_block`: a blocking command, exempt from --timeout (it waits by design).
   void Forward(std::string_view frame, int slot, bool pinned = false, bool may_block = false);
@@ -167,6 +179,11 @@ class Session {
   bool close_after_write_ = false;
   bool admitted_ = false;
   std::vector<Backend*> pinned_;  // this client's own connections (blocking, WATCH, WAIT)
+  struct Subscriptions {
+    std::set<std::string> channels, patterns, shard_channels;
+    bool empty() const { return channels.empty() && patterns.empty() && shard_channels.empty(); }
+  };
+  std::unique_ptr<Subscriptions> subscriptions_;  // null until the first (P|S)SUBSCRIBE
   struct Watch {
     int slot = -1;               // every watched key hashes here
     Backend* backend = nullptr;  // the connection WATCH went over, once routed

@@ -88,6 +88,7 @@ void Session::HandleLocal(std::span<const std::string_view> args) {
   if (EqualsNoCase(name, "QUIT")) return Reply("+OK\r\n", /*close_after=*/true);
   if (EqualsNoCase(name, "RESET")) {
     EndWatch();
+    if (subscriptions_) UnsubscribeAll();
     protocol_ = 2;
     name_.clear();
     authenticated_ = !worker_.server().auth().required();

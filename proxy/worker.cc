@@ -11,6 +11,7 @@
 #include "common/resp.h"
 #include "proxy/backend.h"
 #include "proxy/command_table.h"
+#include "proxy/pubsub.h"
 #include "proxy/redirect.h"
 #include "proxy/server.h"
 #include "proxy/session.h"
@@ -101,6 +102,11 @@ void Worker::Run() {
 
 void Worker::Stop() { uv_async_send(&stop_async_); }
 
+PubSubHub& Worker::pubsub() {
+  if (!pubsub_) pubsub_ = std::make_unique<PubSubHub>(*this);
+  return *pubsub_;
+}
+
 void Worker::OnStop(uv_async_t* async) { Owner<Worker>(async->data)->ShutDown(); }
 
 void Worker::ShutDown() {
@@ -111,6 +117,7 @@ void Worker::ShutDown() {
   for (auto& [due, request] : retries) FinishWithError(request, "ERR shardproxy is shutting down");
   for (Session* session : std::vector<Session*>(sessions_)) session->Close();
   CloseIdlePinned();
+  if (pubsub_) pubsub_->ShutDown();
   std::vector<Backend*> backends;
   for (auto& [key, backend] : backends_) backends.push_back(backend);
   for (Backend* backend : backends) backend->Fail("closed: shardproxy is shutting down");

@@ -32,6 +32,7 @@ namespace shardctl::proxy {
 
 class Backend;
 class ProxyServer;
+class PubSubHub;
 class Session;
 
 class Worker {
@@ -84,6 +85,9 @@ class Worker {
   // has room (kIdlePinnedPerShard), else closed.
   void ReleasePinned(Backend* backend);
   static constexpr size_t kIdlePinnedPerShard = 4;
+
+  // This worker's pub/sub subscriptions (pubsub.h), created on first use. Loop thread only.
+  PubSubHub& pubsub();
 
   // The shared read buffer: reads are handled synchronously, so one per loop is enough.
   uv_buf_t ReadBuffer();
@@ -138,6 +142,7 @@ class Worker {
   std::vector<Backend*> flush_backends_;
   std::vector<std::pair<uint64_t, SubRequest*>> retries_;  // due time (uv_now ms), request
   std::unique_ptr<char[]> read_buffer_;
+  std::unique_ptr<PubSubHub> pubsub_;
 };
 
 }  // namespace shardctl::proxy

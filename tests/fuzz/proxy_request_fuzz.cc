@@ -112,6 +112,8 @@ void Route(std::string_view frame) {
       }
       break;
     case proxy::RouteKind::kLocal:
+    case proxy::RouteKind::kPubSub:
+      (void)proxy::RequestSlot(info, *args);
       break;
   }
 }

@@ -337,7 +337,54 @@ def families(args):
     print(f"families: ok (protocol {args.protocol})")
 
 
-SCENARIOS = {"families": families, "pipeline": pipeline, "connection": connection, "churn": churn, "watch": watch,
+def pubsub(args):
+    """redis-py's PubSub through the proxy: channels, patterns and shard channels, messages
+    published through the proxy, each arriving once."""
+    r = client(args)
+    p = r.pubsub()
+    p.subscribe("py:news")
+    p.psubscribe("py:alert:*")
+    p.ssubscribe("{py}shard")
+
+    def next_message(kind):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            message = p.get_message(timeout=0.5)
+            if message and message["type"] == kind:
+                return message
+            if message and message["type"] not in ("subscribe", "psubscribe", "ssubscribe"):
+                raise Mismatch(f"pubsub: unexpected {message!r} while waiting for {kind}")
+        raise Mismatch(f"pubsub: no {kind} within 10 s")
+
+    for _ in range(3):  # the three confirmations
+        if p.get_message(timeout=5) is None:
+            raise Mismatch("pubsub: a subscription was not confirmed")
+    # PUBLISH's count is the receiving node's own subscribers in Redis Cluster: not checked.
+    r.publish("py:news", "hello")
+    expect("message", next_message("message")["data"], "hello")
+    r.publish("py:alert:disk", "full")
+    got = next_message("pmessage")
+    expect("pmessage channel", (got["pattern"], got["channel"], got["data"]),
+           ("py:alert:*", "py:alert:disk", "full"))
+    expect("SPUBLISH receivers", r.spublish("{py}shard", "sharded"), 1)
+    expect("smessage", next_message("smessage")["data"], "sharded")
+    expect("PUBSUB NUMSUB", r.pubsub_numsub("py:news"), [("py:news", 1)])
+    if "py:news" not in r.pubsub_channels():
+        raise Mismatch("PUBSUB CHANNELS: py:news missing")
+    p.unsubscribe("py:news")
+    p.punsubscribe()
+    p.sunsubscribe()
+    r.publish("py:news", "nobody")
+    deadline = time.monotonic() + 1
+    while time.monotonic() < deadline:
+        message = p.get_message(timeout=0.2)
+        if message and message["type"] == "message":
+            raise Mismatch(f"pubsub: got {message!r} after unsubscribing")
+    p.close()
+    print(f"pubsub: ok (protocol {args.protocol})")
+
+
+SCENARIOS = {"families": families, "pubsub": pubsub, "pipeline": pipeline, "connection": connection, "churn": churn, "watch": watch,
              "streams": streams}
 
 

@@ -1,7 +1,8 @@
 // Compatibility with the clients people point at a plain Redis: redis-py's `Redis`, redis-cli
 // and redis-benchmark (no cluster mode), over every command family shardproxy serves beyond
 // single keys — transactions, WATCH, blocking commands, keyspace-wide commands and SCAN,
-// scripts and functions, WAIT. Real 3-shard cluster, real proxy.
+// scripts and functions, WAIT, publishing. Real 3-shard cluster, real proxy. (Subscribers:
+// proxy_pubsub_test.cc, with hiredis, redis-cli and redis-py.)
 #include <fstream>
 
 #include "tests/integration/proxy_fixture.h"
@@ -132,6 +133,8 @@ TEST_F(ProxyCompatTest, RedisBenchmarkEveryFamily) {
   ExpectNoErrors(Benchmark({"-n", "200", "-c", "5", "BLPOP", "bench:{q}empty", "0.01"}));
   ExpectNoErrors(Benchmark(
       {"-n", "1000", "-c", "10", "XREAD", "COUNT", "1", "STREAMS", "bench:{s}stream", "0"}));
+  ExpectNoErrors(Benchmark({"-n", "1000", "-c", "10", "PUBLISH", "bench:channel", "message"}));
+  ExpectNoErrors(Benchmark({"-n", "1000", "-c", "10", "SPUBLISH", "bench:shard", "message"}));
   EXPECT_LE(ProxyCounter("pinned_connections_opened"), 5 + 1)
       << "blocking commands opened a connection per request instead of reusing the pool";
 }

@@ -52,6 +52,11 @@ INSTANTIATE_TEST_SUITE_P(
                     KindCase{"blpop", RouteKind::kBlocking, MergeKind::kNone},
                     KindCase{"xread", RouteKind::kOneSlot, MergeKind::kNone},
                     KindCase{"wait", RouteKind::kBlocking, MergeKind::kNone},
+                    KindCase{"subscribe", RouteKind::kPubSub, MergeKind::kNone},
+                    KindCase{"ssubscribe", RouteKind::kPubSub, MergeKind::kNone},
+                    KindCase{"publish", RouteKind::kOneSlot, MergeKind::kNone},
+                    KindCase{"spublish", RouteKind::kSingleKey, MergeKind::kNone},
+                    KindCase{"pubsub", RouteKind::kFanOut, MergeKind::kNone},
                     KindCase{"nosuchcommand", RouteKind::kUnsupported, MergeKind::kNone}));
 
 TEST(CommandTableTest, UnsupportedErrorsNameTheCommand) {

@@ -50,6 +50,18 @@ TEST(FanOutTest, CommandsThatWouldChangeOneShardAreRefusedByName) {
 }
 
 TEST(FanOutTest, MergesEachShape) {
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kUniqueArrays,
+                        Replies{"*2\r\n$1\r\na\r\n$1\r\nb\r\n", "*0\r\n", "*1\r\n$1\r\na\r\n"}),
+            "*2\r\n$1\r\na\r\n$1\r\nb\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kSumPairs,
+                        Replies{"*4\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n:0\r\n",
+                                "*4\r\n$1\r\na\r\n:2\r\n$1\r\nb\r\n:3\r\n"}),
+            "*4\r\n$1\r\na\r\n:3\r\n$1\r\nb\r\n:3\r\n");
+  EXPECT_NE(MergeFanOut(FanOutMerge::kSumPairs, Replies{"*1\r\n$1\r\na\r\n"}).find("-ERR"),
+            std::string::npos);
+  EXPECT_EQ(MustPlan({"PUBSUB", "numsub", "a"}).merge, FanOutMerge::kSumPairs);
+  EXPECT_EQ(MustPlan({"pubsub", "CHANNELS"}).merge, FanOutMerge::kUniqueArrays);
+  EXPECT_EQ(MustPlan({"PUBSUB", "NUMPAT"}).merge, FanOutMerge::kSumIntegers);
   EXPECT_EQ(MergeFanOut(FanOutMerge::kMinInteger, Replies{":2\r\n", ":0\r\n", ":1\r\n"}), ":0\r\n");
   EXPECT_EQ(MergeFanOut(FanOutMerge::kMinInteger, Replies{":2\r\n"}), ":2\r\n");
   EXPECT_NE(MergeFanOut(FanOutMerge::kMinInteger, Replies{":2\r\n", "+OK\r\n"}).find("-ERR"),
