@@ -72,6 +72,8 @@ Deployment options (each also a key of the TOML file given with --config; flags 
                            (redis-cli without -c, redis-benchmark, plain redis-py) see one Redis;
                            the supervisor restarts it when it exits (default: no proxy)
   --proxy-threads N        shardproxy's event-loop threads (default: the CPUs it may run on)
+  --proxy-read-from MODE   primary (default), prefer-replica or replica: where shardproxy sends
+                           read-only commands (replicas need --replicas; see shardproxy --help)
   --config FILE            read the options above from a TOML file (see configs/)
 Sizes use Redis' units: 100mb, 1.5gb, 1g (= 10^9 bytes), 512kb.
 )";

@@ -124,7 +124,8 @@ json ProxyStatus(const DeploymentDir& dir, const Deployment& deployment, const j
   const bool answers = connection.ok() && connection->Run({"PING"}).ok();
   json status = {{"port", deployment.proxy.port},
                  {"pid", running ? json(process->pid) : json(nullptr)},
-                 {"health", answers ? "ok" : "down"}};
+                 {"health", answers ? "ok" : "down"},
+                 {"read_from", deployment.proxy.read_from}};
   if (supervised.is_object()) {
     for (const char* key : {"state", "restarts", "last_exit", "adopted", "log_tail"}) {
       if (supervised.contains(key)) status[key] = supervised[key];

@@ -60,10 +60,14 @@ common::Result<ProxyConfig> ResolveProxy(const Spec& spec, const Plan& plan) {
     if (spec.proxy_threads) {
       return common::Error("--proxy-threads: needs --proxy-port (the port clients connect to)");
     }
+    if (spec.proxy_read_from) {
+      return common::Error("--proxy-read-from: needs --proxy-port (the port clients connect to)");
+    }
     return proxy;
   }
   proxy.port = *spec.proxy_port;
   proxy.threads = spec.proxy_threads.value_or(0);
+  proxy.read_from = spec.proxy_read_from.value_or("primary");
   for (const auto& shard : plan.shards) {
     if (shard.port == proxy.port || shard.bus_port == proxy.port) {
       return common::Error("--proxy-port " + std::to_string(proxy.port) + ": shard " +
@@ -100,7 +104,8 @@ std::variant<int, Existing> CheckExisting(const DeploymentDir& dir, const Spec& 
     diffs.push_back("health-timeout / hang-grace differ");
   }
   if (running->proxy.port != requested.proxy.port ||
-      running->proxy.threads != requested.proxy.threads) {
+      running->proxy.threads != requested.proxy.threads ||
+      running->proxy.read_from != requested.proxy.read_from) {
     diffs.push_back("proxy-port / proxy-threads: " + std::to_string(running->proxy.port) + " -> " +
                     std::to_string(requested.proxy.port));
   }

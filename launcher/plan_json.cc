@@ -99,6 +99,7 @@ json DeploymentToJson(const Deployment& deployment) {
           {"proxy",
            {{"port", deployment.proxy.port},
             {"threads", deployment.proxy.threads},
+            {"read_from", deployment.proxy.read_from},
             {"binary", deployment.proxy.binary}}}};
 }
 
@@ -129,6 +130,7 @@ Result<Deployment> DeploymentFromJson(const json& in) {
       const auto& proxy = in.at("proxy");
       deployment.proxy.port = proxy.value("port", 0);
       deployment.proxy.threads = proxy.value("threads", 0);
+      deployment.proxy.read_from = proxy.value("read_from", "primary");
       deployment.proxy.binary = proxy.value("binary", "");
     }
   } catch (const json::exception& error) {

@@ -53,6 +53,9 @@ std::vector<std::string> ProxyArgv(const Deployment& deployment) {
   if (deployment.proxy.threads > 0) {
     argv.insert(argv.end(), {"--threads", std::to_string(deployment.proxy.threads)});
   }
+  if (deployment.proxy.read_from != "primary") {
+    argv.insert(argv.end(), {"--read-from", deployment.proxy.read_from});
+  }
   return argv;
 }
 

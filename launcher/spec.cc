@@ -43,6 +43,7 @@ const std::vector<std::string_view> kKeys = {
     "cluster-node-timeout",
     "proxy-port",
     "proxy-threads",
+    "proxy-read-from",
 };
 
 const std::vector<std::string_view> kPolicies = {
@@ -223,6 +224,14 @@ const std::map<std::string_view, Applier>& Appliers() {
       {"proxy-threads",
        [](const std::string& v, Spec& s) {
          return AssignOptional(ParseInt(v, 1, 256), s.proxy_threads);
+       }},
+      {"proxy-read-from",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (v != "primary" && v != "prefer-replica" && v != "replica") {
+           return Error("expected primary, prefer-replica or replica (got \"" + v + "\")");
+         }
+         s.proxy_read_from = v;
+         return {};
        }},
       {"state-dir",
        [](const std::string& v, Spec& s) -> common::Status {

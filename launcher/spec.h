@@ -74,6 +74,7 @@ struct Spec {
   Durability durability;
   std::optional<int> proxy_port;     // set: the supervisor also runs shardproxy on bind:port
   std::optional<int> proxy_threads;  // shardproxy --threads; unset: its default (its CPUs)
+  std::optional<std::string> proxy_read_from;  // shardproxy --read-from
 
   int BusBasePort() const { return bus_base_port.value_or(base_port + kBusPortOffset); }
   friend bool operator==(const Spec&, const Spec&) = default;

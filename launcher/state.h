@@ -48,9 +48,10 @@ class DeploymentDir {
 
 // The shardproxy the supervisor runs in front of the cluster (`up --proxy-port`).
 struct ProxyConfig {
-  int port = 0;        // 0: no proxy
-  int threads = 0;     // 0: shardproxy's default
-  std::string binary;  // resolved by `up`
+  int port = 0;                       // 0: no proxy
+  int threads = 0;                    // 0: shardproxy's default
+  std::string read_from = "primary";  // shardproxy --read-from
+  std::string binary;                 // resolved by `up`
   bool enabled() const { return port != 0; }
   friend bool operator==(const ProxyConfig&, const ProxyConfig&) = default;
 };

@@ -22,12 +22,14 @@ common::RespLimits BackendLimits() {
 
 }  // namespace
 
-Backend::Backend(Worker& worker, std::string host, int port, int protocol, std::string key)
+Backend::Backend(Worker& worker, std::string host, int port, int protocol, std::string key,
+                 bool readonly)
     : worker_(worker),
       host_(std::move(host)),
       port_(port),
       protocol_(protocol),
       key_(std::move(key)),
+      readonly_(readonly),
       replies_(BackendLimits()) {
   uv_tcp_init(worker_.loop(), &tcp_);
   tcp_.data = this;
@@ -42,6 +44,10 @@ Backend::Backend(Worker& worker, std::string host, int port, int protocol, std::
   if (protocol_ == 3) {
     out_ += kHello3Command;
     waiters_.push_back({Waiting::kHello, nullptr, uv_now(worker_.loop())});
+  }
+  if (readonly_) {
+    out_ += "*1\r\n$8\r\nREADONLY\r\n";
+    waiters_.push_back({Waiting::kAsking, nullptr, uv_now(worker_.loop())});  // +OK, dropped
   }
 }
 
@@ -230,6 +236,7 @@ void Backend::CloseWithWaiters(std::string why, bool failure) {
   closing_ = true;
   worker_.ForgetBackend(this);
   if (failure) {
+    if (readonly_) worker_.MarkReplicaDown(host_, port_);
     worker_.server().stats().backend_failures.fetch_add(1, std::memory_order_relaxed);
     worker_.server().topology().RequestRefresh();
   }

@@ -26,7 +26,10 @@ class Worker;
 
 class Backend {
  public:
-  Backend(Worker& worker, std::string host, int port, int protocol, std::string key);
+  // `readonly`: a replica connection, opened with READONLY so it serves reads of its primary's
+  // slots.
+  Backend(Worker& worker, std::string host, int port, int protocol, std::string key,
+          bool readonly = false);
   Backend(const Backend&) = delete;
   Backend& operator=(const Backend&) = delete;
 
@@ -56,6 +59,7 @@ class Backend {
   int port() const { return port_; }
   int protocol() const { return protocol_; }
   bool closing() const { return closing_; }
+  bool readonly() const { return readonly_; }
   bool flush_scheduled = false;  // owned by Worker::ScheduleFlush
   // The client this connection is pinned to (blocking commands, WATCH, WAIT), null for shared
   // connections and for pinned ones idle in the worker's pool.
@@ -88,6 +92,7 @@ class Backend {
   const int port_;
   const int protocol_;
   const std::string key_;
+  const bool readonly_;
   uv_tcp_t tcp_{};
   uv_connect_t connect_req_{};
   uv_write_t write_req_{};

@@ -47,10 +47,11 @@ std::string_view MergeText(MergeKind merge) {
 }  // namespace
 
 std::string RenderCommandDocs() {
-  std::vector<std::string_view> single, local, fan_out, scan, blocking, pubsub;
+  std::vector<std::string_view> single, local, fan_out, scan, blocking, pubsub, read_only;
   std::vector<const CommandInfo*> split, one_slot;
   std::map<std::string_view, std::vector<std::string_view>> unsupported;
   for (const CommandInfo& info : AllCommands()) {
+    if (info.read_only) read_only.push_back(info.name);
     switch (info.kind) {
       case RouteKind::kSingleKey:
         single.push_back(info.name);
@@ -137,6 +138,11 @@ std::string RenderCommandDocs() {
          "self-erasing write (`SET` + `DEL` of\n`__shardproxy:wait:{tag}` in one script) that "
          "moves the connection's replication offset past\nthem. Whole-keyspace commands "
          "(`FLUSHALL` ...) are not counted.\n\n";
+  out += "## Read from replicas with `--read-from` (" + std::to_string(read_only.size()) + ")\n\n" +
+         Join(read_only) +
+         "\n\nRedis' `readonly` commands (and the `_RO` script commands): with `--read-from "
+         "replica` they go\nto a replica of the slot; with `prefer-replica` too, unless this "
+         "client wrote that slot in the\nlast second. No healthy replica: the primary.\n\n";
   out += "## Pub/sub (" + std::to_string(pubsub.size()) + ")\n\n" + Join(pubsub) +
          "\n\nAnswered by the proxy per client (confirmations and counts as Redis gives them; "
          "RESP2\nclients in subscribed mode may only (un)subscribe, `PING`, `QUIT` and `RESET`). "

@@ -156,6 +156,80 @@ constexpr std::string_view kLocalCommands[] = {
     "AUTH", "CLIENT", "COMMAND", "ECHO", "HELLO", "INFO", "PING", "QUIT", "RESET", "SELECT",
 };
 
+// The keyed commands redis-server 7.0 flags "readonly" (COMMAND: readonly and not write), plus
+// the _RO script commands: the ones a replica in READONLY mode serves.
+constexpr std::string_view kReadOnlyCommands[] = {"BITCOUNT",
+                                                  "BITFIELD_RO",
+                                                  "BITPOS",
+                                                  "DUMP",
+                                                  "EVALSHA_RO",
+                                                  "EVAL_RO",
+                                                  "EXISTS",
+                                                  "EXPIRETIME",
+                                                  "FCALL_RO",
+                                                  "GEODIST",
+                                                  "GEOHASH",
+                                                  "GEOPOS",
+                                                  "GEORADIUSBYMEMBER_RO",
+                                                  "GEORADIUS_RO",
+                                                  "GEOSEARCH",
+                                                  "GET",
+                                                  "GETBIT",
+                                                  "GETRANGE",
+                                                  "HEXISTS",
+                                                  "HGET",
+                                                  "HGETALL",
+                                                  "HKEYS",
+                                                  "HLEN",
+                                                  "HMGET",
+                                                  "HRANDFIELD",
+                                                  "HSCAN",
+                                                  "HSTRLEN",
+                                                  "HVALS",
+                                                  "LCS",
+                                                  "LINDEX",
+                                                  "LLEN",
+                                                  "LPOS",
+                                                  "LRANGE",
+                                                  "MGET",
+                                                  "PEXPIRETIME",
+                                                  "PFCOUNT",
+                                                  "PTTL",
+                                                  "SCARD",
+                                                  "SDIFF",
+                                                  "SINTER",
+                                                  "SISMEMBER",
+                                                  "SMEMBERS",
+                                                  "SMISMEMBER",
+                                                  "SORT_RO",
+                                                  "SRANDMEMBER",
+                                                  "SSCAN",
+                                                  "STRLEN",
+                                                  "SUBSTR",
+                                                  "SUNION",
+                                                  "TOUCH",
+                                                  "TTL",
+                                                  "TYPE",
+                                                  "XLEN",
+                                                  "XPENDING",
+                                                  "XRANGE",
+                                                  "XREVRANGE",
+                                                  "ZCARD",
+                                                  "ZCOUNT",
+                                                  "ZLEXCOUNT",
+                                                  "ZMSCORE",
+                                                  "ZRANDMEMBER",
+                                                  "ZRANGE",
+                                                  "ZRANGEBYLEX",
+                                                  "ZRANGEBYSCORE",
+                                                  "ZRANK",
+                                                  "ZREVRANGE",
+                                                  "ZREVRANGEBYLEX",
+                                                  "ZREVRANGEBYSCORE",
+                                                  "ZREVRANK",
+                                                  "ZSCAN",
+                                                  "ZSCORE"};
+
 std::vector<CommandInfo> BuildTable() {
   std::vector<CommandInfo> table;
   for (std::string_view name : kSingleKeyCommands) table.push_back(Single(name));
@@ -221,6 +295,10 @@ std::vector<CommandInfo> BuildTable() {
     table.push_back({name, RouteKind::kFanOut, kNoKeys});
   }
   table.push_back({"SCAN", RouteKind::kScan, kNoKeys});
+  for (CommandInfo& info : table) {
+    info.read_only = std::find(std::begin(kReadOnlyCommands), std::end(kReadOnlyCommands),
+                               info.name) != std::end(kReadOnlyCommands);
+  }
   std::sort(table.begin(), table.end(),
             [](const CommandInfo& a, const CommandInfo& b) { return a.name < b.name; });
   return table;

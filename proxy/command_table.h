@@ -56,6 +56,9 @@ struct CommandInfo {
   // For kUnsupported: why, appended to the error ("transactions need a pinned connection").
   // Empty for commands the table does not know at all.
   std::string_view unsupported_reason;
+  // Reads nothing but keys' values (Redis' "readonly" flag): may go to a replica with
+  // --read-from prefer-replica|replica.
+  bool read_only = false;
 
   // The RESP error text (without "-") for a client that sent `command` (as typed) to an
   // unsupported command: "ERR unknown command 'foo'" or

@@ -6,6 +6,19 @@
 #include "common/size.h"
 
 namespace shardctl::proxy {
+
+std::string_view ReadFromName(ReadFrom mode) {
+  switch (mode) {
+    case ReadFrom::kPreferReplica:
+      return "prefer-replica";
+    case ReadFrom::kReplica:
+      return "replica";
+    case ReadFrom::kPrimary:
+      break;
+  }
+  return "primary";
+}
+
 namespace {
 
 using common::Error;
@@ -67,6 +80,17 @@ common::Status ApplyFlag(ProxyOptions& options, std::string_view flag, std::stri
                    std::string(value) + "\"");
     }
     options.max_client_buffer = *bytes;
+  } else if (flag == "--read-from") {
+    if (value == "primary") {
+      options.read_from = ReadFrom::kPrimary;
+    } else if (value == "prefer-replica") {
+      options.read_from = ReadFrom::kPreferReplica;
+    } else if (value == "replica") {
+      options.read_from = ReadFrom::kReplica;
+    } else {
+      return Error("--read-from: expected primary, prefer-replica or replica, got \"" +
+                   std::string(value) + "\"");
+    }
   } else if (flag == "--pubsub-buffer-limit") {
     auto bytes = common::ParseSize(value);
     if (!bytes || *bytes < 1024) {
@@ -196,6 +220,10 @@ Options:
                            (default 1024); reading resumes as replies drain
   --max-client-buffer SIZE reply bytes held for a slow client before reading from it stops
                            (default 64mb)
+  --read-from MODE         primary (default), prefer-replica (read-only commands to a replica
+                           of the slot, except slots this client wrote in the last second), or
+                           replica (always a replica); both fall back to the primary when the
+                           slot has no healthy replica. Replica reads may be slightly stale.
   --pubsub-buffer-limit SIZE  unread pub/sub messages held for a subscriber before it is
                            disconnected, so a slow subscriber cannot grow the proxy (32mb)
   --timeout DURATION       how long a shard may take to answer (default 5s); then the proxy

@@ -26,6 +26,15 @@ struct Endpoint {
 // "HOST:PORT", "[V6]:PORT" or ":PORT"/"PORT" (host defaults to `default_host`).
 common::Result<Endpoint> ParseEndpoint(std::string_view text, std::string_view default_host);
 
+// Where read-only commands go (--read-from).
+enum class ReadFrom {
+  kPrimary,        // everything to the slot's primary (the default)
+  kPreferReplica,  // reads to a replica, except a slot this client wrote in the last second
+  kReplica,        // reads always to a replica
+};  // both replica modes fall back to the primary when the slot has no healthy replica
+
+std::string_view ReadFromName(ReadFrom mode);
+
 struct ProxyOptions {
   std::vector<Endpoint> cluster;             // seed nodes; --cluster may repeat or list with commas
   Endpoint listen{"127.0.0.1", 6379};        // --listen
@@ -34,6 +43,7 @@ struct ProxyOptions {
   size_t max_pending = 1024;                 // --max-pending: requests in flight per client
   uint64_t max_client_buffer = 64ull << 20;  // --max-client-buffer: reply bytes held per client
   uint64_t pubsub_buffer_limit = 32ull << 20;  // --pubsub-buffer-limit: unsent messages per client
+  ReadFrom read_from = ReadFrom::kPrimary;     // --read-from
   std::chrono::milliseconds backend_timeout{5000};   // --timeout
   std::chrono::milliseconds refresh_interval{5000};  // --refresh-interval
   std::string pidfile;                               // --pidfile

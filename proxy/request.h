@@ -57,6 +57,7 @@ struct SubRequest {
   // Over the session's own connection to the shard instead of the shared one (blocking commands,
   // WATCH, a client that has used WAIT); never redirected onto a shared connection.
   bool pinned = false;
+  bool read_only = false;     // a read a replica may serve (--read-from)
   bool may_block = false;     // blocks by design (BLPOP, XREAD BLOCK, WAIT): no --timeout
   bool watched = false;       // part of the session's WATCH: over the connection holding it
   bool watched_exec = false;  // EXEC under WATCH: a redirect means the watch is gone (null reply)

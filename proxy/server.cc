@@ -107,6 +107,10 @@ std::string ProxyServer::InfoText(std::string_view section) const {
     out += "# Proxy\r\n";
     Line(out, "slot_map_version", topology_.version());
     Line(out, "slot_map_primaries", map ? map->backends().size() : 0);
+    size_t replicas = 0;
+    for (size_t i = 0; map && i < map->backends().size(); ++i)
+      replicas += map->ReplicasOf(i).size();
+    Line(out, "slot_map_replicas", replicas);
     Line(out, "slot_map_unassigned_slots",
          map ? static_cast<uint64_t>(map->UnassignedSlots()) : 16384);
     Line(out, "slot_map_refreshes", topology_.refreshes());
@@ -125,6 +129,9 @@ std::string ProxyServer::InfoText(std::string_view section) const {
     Line(out, "script_reloads", Get(stats_.script_reloads));
     Line(out, "pinned_connections_opened", Get(stats_.pinned_opened));
     Line(out, "pinned_connections_reused", Get(stats_.pinned_reused));
+    Line(out, "read_from", std::string(ReadFromName(options_.read_from)));
+    Line(out, "replica_reads", Get(stats_.replica_reads));
+    Line(out, "replica_fallbacks", Get(stats_.replica_fallbacks));
     Line(out, "pubsub_messages", Get(stats_.pubsub_messages));
     Line(out, "pubsub_slow_disconnects", Get(stats_.pubsub_slow_disconnects));
     Line(out, "pinned_connections_idle",

@@ -42,7 +42,9 @@ struct ProxyStats {
   std::atomic<uint64_t> pinned_opened{0};
   std::atomic<uint64_t> pinned_reused{0};
   std::atomic<int64_t> pinned_idle{0};
-  std::atomic<uint64_t> pubsub_messages{0};          // messages written to subscribers
+  std::atomic<uint64_t> replica_reads{0};      // reads sent to a replica (--read-from)
+  std::atomic<uint64_t> replica_fallbacks{0};  // reads for a replica sent to the primary instead
+  std::atomic<uint64_t> pubsub_messages{0};    // messages written to subscribers
   std::atomic<uint64_t> pubsub_slow_disconnects{0};  // past --pubsub-buffer-limit
 };
 

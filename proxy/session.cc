@@ -125,15 +125,18 @@ void Session::HandleCommand(std::string_view frame, std::span<const std::string_
       auto slot = RequestSlot(info, args);
       if (!slot) return ReplyError(slot.error().message());
       const bool blocks = BlocksWithOption(info, args);
-      return Forward(frame, *slot, blocks, blocks);
+      return Forward(frame, *slot, blocks, blocks, !blocks && ReadsFromReplica(info, *slot));
     }
     case RouteKind::kSplitBySlot: {
       auto split = SplitBySlot(info, args);
       if (!split) return ReplyError(split.error().message());
       // One slot: the request goes out as the client wrote it.
-      if (split->parts.size() == 1) return Forward(frame, split->parts[0].slot);
+      if (split->parts.size() == 1) {
+        const int slot = split->parts[0].slot;
+        return Forward(frame, slot, false, false, ReadsFromReplica(info, slot));
+      }
       stats.split_commands.fetch_add(1, std::memory_order_relaxed);
-      return ForwardSplit(std::move(split).value());
+      return ForwardSplit(std::move(split).value(), info);
     }
     case RouteKind::kLocal:
       stats.local_commands.fetch_add(1, std::memory_order_relaxed);
@@ -171,15 +174,39 @@ SubRequest* Session::NewSubRequest(PendingReply& pending, int slot, bool pinned)
   return request;
 }
 
-void Session::Forward(std::string_view frame, int slot, bool pinned, bool may_block) {
+void Session::Forward(std::string_view frame, int slot, bool pinned, bool may_block,
+                      bool read_only) {
   PendingReply& pending = pending_.emplace_back();
   SubRequest* request = NewSubRequest(pending, slot, pinned);
   request->request.assign(frame);
   request->may_block = may_block;
+  request->read_only = read_only && !request->pinned;  // WATCH and WAIT keep reads on theirs
   worker_.Route(request);
 }
 
-void Session::ForwardSplit(SplitRequest split) {
+bool Session::ReadsFromReplica(const CommandInfo& info, int slot) {
+  const ReadFrom mode = worker_.server().options().read_from;
+  if (mode == ReadFrom::kPrimary || slot < 0) return false;
+  constexpr uint64_t kReadYourWritesMs = 1000;
+  const uint64_t now = uv_now(worker_.loop());
+  if (!info.read_only) {
+    if (mode == ReadFrom::kPreferReplica) {
+      if (recent_writes_.size() > 1024) {
+        std::erase_if(recent_writes_,
+                      [&](const auto& entry) { return now - entry.second >= kReadYourWritesMs; });
+      }
+      recent_writes_[slot] = now;
+    }
+    return false;
+  }
+  if (mode == ReadFrom::kPreferReplica) {
+    auto written = recent_writes_.find(slot);
+    if (written != recent_writes_.end() && now - written->second < kReadYourWritesMs) return false;
+  }
+  return true;
+}
+
+void Session::ForwardSplit(SplitRequest split, const CommandInfo& info) {
   PendingReply& pending = pending_.emplace_back();
   pending.split = std::make_unique<SplitRequest>(std::move(split));
   const size_t parts = pending.split->parts.size();
@@ -190,6 +217,7 @@ void Session::ForwardSplit(SplitRequest split) {
     SubRequest* request = NewSubRequest(pending, part.slot);
     request->part = static_cast<int>(i);
     request->request = std::move(part.request);
+    request->read_only = ReadsFromReplica(info, part.slot) && !request->pinned;
     worker_.Route(request);
   }
 }

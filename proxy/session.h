@@ -119,8 +119,12 @@ class Session {
   void UnsubscribeAll();
   void HandleCommand(std::string_view frame, std::span<const std::string_view> args);
   // `may_block`: a blocking command, exempt from --timeout (it waits by design).
-  void Forward(std::string_view frame, int slot, bool pinned = false, bool may_block = false);
-  void ForwardSplit(SplitRequest split);
+  void Forward(std::string_view frame, int slot, bool pinned = false, bool may_block = false,
+               bool read_only = false);
+  // Whether a command for `slot` may go to a replica (--read-from); notes this client's writes
+  // for prefer-replica's read-your-writes rule.
+  bool ReadsFromReplica(const CommandInfo& info, int slot);
+  void ForwardSplit(SplitRequest split, const CommandInfo& info);
   void ForwardFanOut(std::string_view frame, std::span<const std::string_view> args);
   void ForwardScan(std::span<const std::string_view> args);
   // `pinned`: over this client's own connection (a slot's commands also are while it is
@@ -184,6 +188,9 @@ class Session {
     bool empty() const { return channels.empty() && patterns.empty() && shard_channels.empty(); }
   };
   std::unique_ptr<Subscriptions> subscriptions_;  // null until the first (P|S)SUBSCRIBE
+  // --read-from prefer-replica: when this client last wrote each slot (uv_now ms); its reads
+  // of a slot written in the last second go to the primary.
+  std::unordered_map<int, uint64_t> recent_writes_;
   struct Watch {
     int slot = -1;               // every watched key hashes here
     Backend* backend = nullptr;  // the connection WATCH went over, once routed

@@ -55,10 +55,11 @@ Status ParseRange(std::string_view text, int& first, int& last) {
   return {};
 }
 
-Result<BackendAddress> SlotsEntryPrimary(const ReplyNode& entry, std::string_view asked_host) {
+Result<BackendAddress> SlotsEntryNode(const ReplyNode& entry, size_t at,
+                                      std::string_view asked_host) {
   if (entry.type != '*' || entry.elements.size() < 3)
     return Error("not a [first, last, node] array");
-  const ReplyNode& node = entry.elements[2];
+  const ReplyNode& node = entry.elements[at];
   if (node.type != '*' || node.elements.size() < 2 || node.elements[1].type != ':') {
     return Error("primary is not a [host, port, ...] array");
   }
@@ -83,7 +84,10 @@ Status SlotMap::Assign(int first, int last, const BackendAddress& backend) {
   }
   auto it = std::find(backends_.begin(), backends_.end(), backend);
   const auto index = static_cast<int16_t>(it - backends_.begin());
-  if (it == backends_.end()) backends_.push_back(backend);
+  if (it == backends_.end()) {
+    backends_.push_back(backend);
+    replicas_.emplace_back();
+  }
   std::fill(owner_.begin() + first, owner_.begin() + last + 1, index);
   return {};
 }
@@ -101,7 +105,7 @@ Result<SlotMap> SlotMap::FromClusterSlots(std::string_view reply, std::string_vi
   for (size_t i = 0; i < root->elements.size(); ++i) {
     const ReplyNode& entry = root->elements[i];
     const std::string where = "CLUSTER SLOTS: range " + std::to_string(i);
-    auto primary = SlotsEntryPrimary(entry, asked_host);
+    auto primary = SlotsEntryNode(entry, 2, asked_host);
     if (!primary) return primary.error().Context(where);
     if (entry.elements[0].type != ':' || entry.elements[1].type != ':') {
       return Error(where + ": slot bounds are not integers");
@@ -109,12 +113,27 @@ Result<SlotMap> SlotMap::FromClusterSlots(std::string_view reply, std::string_vi
     auto assigned = map.Assign(static_cast<int>(entry.elements[0].integer),
                                static_cast<int>(entry.elements[1].integer), *primary);
     if (!assigned) return assigned.error().Context(where);
+    const size_t index =
+        std::find(map.backends_.begin(), map.backends_.end(), *primary) - map.backends_.begin();
+    for (size_t at = 3; at < entry.elements.size(); ++at) {
+      auto replica = SlotsEntryNode(entry, at, asked_host);
+      if (!replica) return replica.error().Context(where + ": replica");
+      auto& replicas = map.replicas_[index];
+      if (std::find(replicas.begin(), replicas.end(), *replica) == replicas.end()) {
+        replicas.push_back(*replica);
+      }
+    }
   }
   return map;
 }
 
+const std::vector<BackendAddress>& SlotMap::ReplicasOf(size_t backend) const {
+  return replicas_.at(backend);
+}
+
 Result<SlotMap> SlotMap::FromClusterNodes(std::string_view text) {
   SlotMap map;
+  std::vector<std::pair<std::string, BackendAddress>> replicas;  // primary id, replica
   int line_number = 0;
   for (std::string_view line : SplitOn(text, '\n')) {
     ++line_number;
@@ -124,9 +143,14 @@ Result<SlotMap> SlotMap::FromClusterNodes(std::string_view text) {
     // id addr flags master ping pong epoch link-state slot...
     const std::vector<std::string_view> fields = SplitOn(line, ' ');
     if (fields.size() < 8) return Error(where + ": expected at least 8 fields");
-    if (!HasFlag(fields[2], "master")) continue;
     auto address = ParseNodeAddress(fields[1]);
     if (!address) return address.error().Context(where);
+    if (HasFlag(fields[2], "slave") && !HasFlag(fields[2], "fail")) {
+      address->node_id = std::string(fields[0]);
+      replicas.emplace_back(std::string(fields[3]), *address);
+      continue;
+    }
+    if (!HasFlag(fields[2], "master")) continue;
     address->node_id = std::string(fields[0]);
     for (size_t i = 8; i < fields.size(); ++i) {
       if (fields[i].front() == '[') continue;
@@ -135,6 +159,11 @@ Result<SlotMap> SlotMap::FromClusterNodes(std::string_view text) {
       auto parsed = ParseRange(fields[i], first, last);
       if (parsed) parsed = map.Assign(first, last, *address);
       if (!parsed) return parsed.error().Context(where);
+    }
+  }
+  for (auto& [primary_id, replica] : replicas) {
+    for (size_t i = 0; i < map.backends_.size(); ++i) {
+      if (map.backends_[i].node_id == primary_id) map.replicas_[i].push_back(replica);
     }
   }
   return map;

@@ -30,13 +30,15 @@ class SlotMap {
   static constexpr int kNoBackend = -1;
 
   // From one complete CLUSTER SLOTS reply frame, RESP2 or RESP3 (Redis 7 sends the per-node
-  // metadata as a map over RESP3). Only the first node of each range, the primary, is used.
+  // metadata as a map over RESP3). The first node of each range is its primary, the others its
+  // replicas (ReplicasOf()).
   // Errors name the problem ("CLUSTER SLOTS: range 3: slot 16384 out of range").
   // An empty host in the reply stands for `asked_host`, the address the reply came from.
   static common::Result<SlotMap> FromClusterSlots(std::string_view reply,
                                                   std::string_view asked_host = "");
 
-  // From the text of CLUSTER NODES. Primaries' slot ranges are used; "[slot->-id]" and
+  // From the text of CLUSTER NODES. Primaries' slot ranges are used, and replicas (flag "slave",
+  // not "fail") are attached to their primary; "[slot->-id]" and
   // "[slot-<-id]" migration markers are skipped: a slot being migrated still belongs to its
   // source until SETSLOT NODE, and the proxy follows ASK/MOVED for the keys already moved.
   static common::Result<SlotMap> FromClusterNodes(std::string_view text);
@@ -46,6 +48,10 @@ class SlotMap {
 
   // Each primary serving at least one slot, once, in the order first seen.
   const std::vector<BackendAddress>& backends() const { return backends_; }
+
+  // The replicas of backends()[backend], in the order the cluster listed them; empty when it has
+  // none (or the map came from a reply that did not list them).
+  const std::vector<BackendAddress>& ReplicasOf(size_t backend) const;
 
   // Slots with no primary.
   int UnassignedSlots() const;
@@ -57,6 +63,7 @@ class SlotMap {
 
   std::array<int16_t, common::kSlotCount> owner_;
   std::vector<BackendAddress> backends_;
+  std::vector<std::vector<BackendAddress>> replicas_;  // parallel to backends_
 };
 
 }  // namespace shardctl::proxy

@@ -22,6 +22,9 @@ std::string VersionFromInfo(std::string_view info) {
 
 bool SameMap(const SlotMap& a, const SlotMap& b) {
   if (a.backends() != b.backends()) return false;
+  for (size_t i = 0; i < a.backends().size(); ++i) {
+    if (a.ReplicasOf(i) != b.ReplicasOf(i)) return false;  // replica reads must see them change
+  }
   for (int slot = 0; slot < common::kSlotCount; ++slot) {
     if (a.BackendFor(slot) != b.BackendFor(slot)) return false;
   }

@@ -167,11 +167,12 @@ const SlotMap& Worker::CurrentMap() {
   return *map_;
 }
 
-Backend* Worker::BackendFor(const std::string& host, int port, int protocol) {
-  std::string key = host + ":" + std::to_string(port) + (protocol >= 3 ? "/3" : "/2");
+Backend* Worker::BackendFor(const std::string& host, int port, int protocol, bool readonly) {
+  std::string key =
+      host + ":" + std::to_string(port) + (protocol >= 3 ? "/3" : "/2") + (readonly ? "/ro" : "");
   auto found = backends_.find(key);
   if (found != backends_.end()) return found->second;
-  auto* backend = new Backend(*this, host, port, protocol, key);
+  auto* backend = new Backend(*this, host, port, protocol, key, readonly);
   backends_.emplace(std::move(key), backend);
   backend->Connect();
   return backend;
@@ -199,6 +200,14 @@ void Worker::Route(SubRequest* request) {
     return FinishWithError(request, "CLUSTERDOWN Hash slot not served");
   }
   const size_t at = static_cast<size_t>(index);
+  if (request->read_only) {
+    if (Backend* replica = ReplicaFor(map, at, request->protocol)) {
+      if (!request->sequenced && !request->session->EnterSlot(request, replica)) return;
+      server_.stats().replica_reads.fetch_add(1, std::memory_order_relaxed);
+      return replica->Send(request, /*asking=*/false);
+    }
+    server_.stats().replica_fallbacks.fetch_add(1, std::memory_order_relaxed);
+  }
   if (request->pinned) {
     const BackendAddress& address = map.backends()[at];
     Backend* pinned = request->session->PinnedBackend(*request, address.host, address.port);
@@ -289,7 +298,10 @@ bool Worker::ReloadScript(SubRequest* request) {
 }
 
 void Worker::OnBackendFailure(SubRequest* request, std::string_view error, bool never_sent) {
-  if (never_sent && !stopping_ && request->retries < kMaxRetries) return ScheduleRetry(request);
+  // A read may run twice; it then goes to another replica or the primary (Route()).
+  if ((never_sent || request->read_only) && !stopping_ && request->retries < kMaxRetries) {
+    return ScheduleRetry(request);
+  }
   FinishWithError(request, "ERR shardproxy: " + std::string(error));
 }
 

@@ -89,6 +89,9 @@ class Worker {
   // This worker's pub/sub subscriptions (pubsub.h), created on first use. Loop thread only.
   PubSubHub& pubsub();
 
+  // A replica connection failed: no reads go to host:port for a while.
+  void MarkReplicaDown(const std::string& host, int port);
+
   // The shared read buffer: reads are handled synchronously, so one per loop is enough.
   uv_buf_t ReadBuffer();
 
@@ -110,7 +113,9 @@ class Worker {
   void ScheduleRetry(SubRequest* request);
   bool ReloadScript(SubRequest* request);
   void ShutDown();
-  Backend* BackendFor(const std::string& host, int port, int protocol);
+  Backend* BackendFor(const std::string& host, int port, int protocol, bool readonly = false);
+  // A healthy replica of map.backends()[primary] (round robin), or null (worker_replicas.cc).
+  Backend* ReplicaFor(const SlotMap& map, size_t primary, int protocol);
   void ForgetIdlePinned(Backend* backend);
   void CloseIdlePinned();
 
@@ -133,7 +138,9 @@ class Worker {
   std::vector<Backend*> by_index_[2];
   size_t any_backend_ = 0;  // round robin for keyless commands
 
-  std::unordered_map<std::string, Backend*> backends_;  // "host:port/protocol"
+  std::unordered_map<std::string, Backend*> backends_;            // "host:port/protocol"
+  std::unordered_map<std::string, uint64_t> replica_down_until_;  // "host:port" -> uv_now ms
+  size_t replica_turn_ = 0;
   std::vector<Backend*> pinned_all_;  // every pinned connection, in use or idle (timeouts)
   // Idle pinned connections by "host:port/protocol", most recently released last.
   std::unordered_map<std::string, std::vector<Backend*>> idle_pinned_;

@@ -116,5 +116,24 @@ TEST_F(ProxySupervisedTest, ProxyThreadsWithoutAProxyPortIsAUsageError) {
   ExpectNothingRunning("after a refused up");
 }
 
+TEST_F(ProxySupervisedTest, ProxyReadFromReachesTheProxyAndIsValidated) {
+  auto bad = Up(1, {"--proxy-port", std::to_string(ProxyPort()), "--proxy-read-from", "any"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.Describe();
+  EXPECT_NE(bad.err.find("expected primary, prefer-replica or replica"), std::string::npos)
+      << bad.err;
+  auto alone = Up(1, {"--proxy-read-from", "replica"});
+  EXPECT_EQ(alone.exit_code, 2) << alone.Describe();
+  EXPECT_NE(alone.err.find("--proxy-read-from: needs --proxy-port"), std::string::npos)
+      << alone.err;
+  ExpectNothingRunning("after refused ups");
+  auto up = Up(2, {"--replicas", "1", "--proxy-port", std::to_string(ProxyPort()),
+                   "--proxy-read-from", "replica"});
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  EXPECT_EQ(Status()["proxy"].value("read_from", ""), "replica");
+  auto info = ThroughProxy({"INFO", "proxy"});
+  ASSERT_TRUE(info);
+  EXPECT_NE(info->text.find("read_from:replica"), std::string::npos) << info->text;
+}
+
 }  // namespace
 }  // namespace shardctl::integration

@@ -214,6 +214,15 @@ TEST(CommandTableTest, StreamReadsBlockOnlyWithBlockBeforeStreams) {
   EXPECT_FALSE(BlocksWithOption(LookupCommand("BLPOP"), Args{"BLPOP", "k", "0"}));
 }
 
+TEST(CommandTableTest, ReadOnlyCommandsAreTheOnesAReplicaServes) {
+  for (std::string_view name : {"get", "MGET", "hgetall", "zrange", "EXISTS", "evalsha_ro"}) {
+    EXPECT_TRUE(LookupCommand(name).read_only) << name;
+  }
+  for (std::string_view name : {"SET", "incr", "DEL", "EVAL", "BLPOP", "XREAD", "PING"}) {
+    EXPECT_FALSE(LookupCommand(name).read_only) << name;
+  }
+}
+
 TEST(CommandTableTest, WatchKeysMustShareOneSlot) {
   const CommandInfo& watch = LookupCommand("watch");
   EXPECT_EQ(watch.kind, RouteKind::kLocal);

@@ -36,11 +36,26 @@ TEST(ProxyOptionsTest, DefaultsNeedOnlyTheCluster) {
 }
 
 TEST(ProxyOptionsTest, EveryFlagInBothSpellings) {
-  const ProxyOptions options =
-      MustParse({"--cluster=10.0.0.1:7000,:7001", "--cluster", "7002", "--listen", "[::1]:6380",
-                 "--threads=3", "--max-clients", "5", "--max-pending=4", "--max-client-buffer",
-                 "1mb", "--pubsub-buffer-limit=2mb", "--timeout", "300ms", "--refresh-interval=2s",
-                 "--pidfile", "/tmp/p.pid", "--quiet"});
+  const ProxyOptions options = MustParse({"--cluster=10.0.0.1:7000,:7001",
+                                          "--cluster",
+                                          "7002",
+                                          "--listen",
+                                          "[::1]:6380",
+                                          "--threads=3",
+                                          "--max-clients",
+                                          "5",
+                                          "--max-pending=4",
+                                          "--max-client-buffer",
+                                          "1mb",
+                                          "--pubsub-buffer-limit=2mb",
+                                          "--read-from",
+                                          "prefer-replica",
+                                          "--timeout",
+                                          "300ms",
+                                          "--refresh-interval=2s",
+                                          "--pidfile",
+                                          "/tmp/p.pid",
+                                          "--quiet"});
   EXPECT_EQ(options.cluster,
             (std::vector<Endpoint>{{"10.0.0.1", 7000}, {"127.0.0.1", 7001}, {"127.0.0.1", 7002}}));
   EXPECT_EQ(options.listen, (Endpoint{"::1", 6380}));
@@ -50,6 +65,7 @@ TEST(ProxyOptionsTest, EveryFlagInBothSpellings) {
   EXPECT_EQ(options.max_pending, 4u);
   EXPECT_EQ(options.max_client_buffer, 1u << 20);
   EXPECT_EQ(options.pubsub_buffer_limit, 2u << 20);
+  EXPECT_EQ(options.read_from, ReadFrom::kPreferReplica);
   EXPECT_EQ(options.backend_timeout, 300ms);
   EXPECT_EQ(options.refresh_interval, 2000ms);
   EXPECT_EQ(options.pidfile, "/tmp/p.pid");
@@ -98,6 +114,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadArgsCase{{"--cluster", "1:1", "--pubsub-buffer-limit", "lots"},
                     "--pubsub-buffer-limit: expected a size of at least 1kb (e.g. 32mb), got "
                     "\"lots\""},
+        BadArgsCase{{"--cluster", "1:1", "--read-from", "replicas"},
+                    "--read-from: expected primary, prefer-replica or replica, got \"replicas\""},
         BadArgsCase{{"--cluster", "1:1", "--timeout", "0"},
                     "--timeout: must be more than 0 (e.g. 5s), got \"0\""},
         BadArgsCase{{"--cluster", "1:1", "--bogus", "1"},

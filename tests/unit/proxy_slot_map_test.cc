@@ -105,6 +105,39 @@ TEST(SlotMapTest, ReplicasAndSlotlessNodesAreNotBackends) {
   ASSERT_TRUE(map) << map.error().message();
   ASSERT_EQ(map->backends().size(), 1u);
   EXPECT_EQ(map->backends()[0], (BackendAddress{"10.0.0.1", 7000, "aaaa"}));
+  // The replica is attached to its primary instead.
+  ASSERT_EQ(map->ReplicasOf(0).size(), 1u);
+  EXPECT_EQ(map->ReplicasOf(0)[0], (BackendAddress{"10.0.0.2", 7001, "bbbb"}));
+}
+
+// CLUSTER SLOTS of a 2-primary, 1-replica-each cluster from `shardctl up --replicas 1`
+// (redis-server 7.0.15), RESP2 and RESP3 byte for byte. Redis lists a replica only once its
+// replication offset is non-zero, so the first refresh after start may not show it yet.
+TEST(SlotMapTest, ReplicasFromClusterSlotsInBothProtocols) {
+  const std::string resp2 =
+      "*2\r\n*4\r\n:0\r\n:8191\r\n*4\r\n$9\r\n127.0.0.1\r\n:17300\r\n$40\r\n"
+      "a9ec737c57d2da597fcee73d280a0bb2b270bd75\r\n*0\r\n*4\r\n$9\r\n127.0.0.1\r\n:17302\r\n"
+      "$40\r\ncdd933ea24a2f9586e59cd374dbbd78326920f08\r\n*0\r\n*4\r\n:8192\r\n:16383\r\n*4\r\n"
+      "$9\r\n127.0.0.1\r\n:17301\r\n$40\r\na41fff6311f3aebf9bf84b01ed7e8c04fe78424d\r\n*0\r\n"
+      "*4\r\n$9\r\n127.0.0.1\r\n:17303\r\n$40\r\nebf7392421b7a674c5e308b3e60637ca454e5731\r\n"
+      "*0\r\n";
+  std::string resp3 = resp2;
+  for (size_t at = resp3.find("*0\r\n"); at != std::string::npos; at = resp3.find("*0\r\n", at)) {
+    resp3.replace(at, 1, "%");  // the per-node metadata is a map over RESP3
+  }
+  for (const std::string& reply : {resp2, resp3}) {
+    auto map = SlotMap::FromClusterSlots(reply);
+    ASSERT_TRUE(map) << map.error().message();
+    ASSERT_EQ(map->backends().size(), 2u);
+    EXPECT_EQ(map->backends()[map->BackendFor(0)].port, 17300);
+    const auto& first = map->ReplicasOf(static_cast<size_t>(map->BackendFor(0)));
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_EQ(first[0],
+              (BackendAddress{"127.0.0.1", 17302, "cdd933ea24a2f9586e59cd374dbbd78326920f08"}));
+    const auto& second = map->ReplicasOf(static_cast<size_t>(map->BackendFor(16383)));
+    ASSERT_EQ(second.size(), 1u);
+    EXPECT_EQ(second[0].port, 17303);
+  }
 }
 
 TEST(SlotMapTest, UncoveredSlotsHaveNoBackend) {

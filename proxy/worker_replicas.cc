@@ -1,0 +1,38 @@
+// Replica reads (--read-from prefer-replica|replica): read-only commands go to a replica of
+// their slot's primary over a shared READONLY connection, round robin over the replicas the slot
+// map lists. A replica whose connection fails or times out is skipped for kReplicaDownMs; with no
+// healthy replica left the read goes to the primary (counted in INFO as replica_fallbacks).
+#include "proxy/backend.h"
+#include "proxy/worker.h"
+
+namespace shardctl::proxy {
+namespace {
+
+constexpr uint64_t kReplicaDownMs = 2000;
+
+std::string Address(const std::string& host, int port) { return host + ":" + std::to_string(port); }
+
+}  // namespace
+
+Backend* Worker::ReplicaFor(const SlotMap& map, size_t primary, int protocol) {
+  const std::vector<BackendAddress>& replicas = map.ReplicasOf(primary);
+  if (replicas.empty()) return nullptr;
+  const uint64_t now = uv_now(&loop_);
+  const size_t start = replica_turn_++;
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    const BackendAddress& replica = replicas[(start + i) % replicas.size()];
+    auto down = replica_down_until_.find(Address(replica.host, replica.port));
+    if (down != replica_down_until_.end()) {
+      if (down->second > now) continue;
+      replica_down_until_.erase(down);
+    }
+    return BackendFor(replica.host, replica.port, protocol, /*readonly=*/true);
+  }
+  return nullptr;
+}
+
+void Worker::MarkReplicaDown(const std::string& host, int port) {
+  replica_down_until_[Address(host, port)] = uv_now(&loop_) + kReplicaDownMs;
+}
+
+}  // namespace shardctl::proxy
