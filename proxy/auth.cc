@@ -69,4 +69,14 @@ common::Result<AuthConfig> ParseAuthConfig(std::string_view text, std::string_vi
   return config;
 }
 
+std::string AuthConfig::BackendLogin() const {
+  std::string out;
+  if (!backend_password) return out;
+  std::vector<std::string_view> command = {"AUTH"};
+  if (backend_user) command.push_back(*backend_user);
+  command.push_back(*backend_password);
+  common::AppendCommand(out, command);
+  return out;
+}
+
 }  // namespace shardctl::proxy

@@ -27,6 +27,9 @@ struct AuthConfig {
   bool required() const { return !users.empty(); }
   // True when `user` exists and `password` is its password (compared in constant time).
   bool Check(std::string_view user, std::string_view password) const;
+  // The RESP bytes of "AUTH [backend-user] backend-password" for the proxy's own connections to
+  // the shards; empty without a backend password.
+  std::string BackendLogin() const;
 };
 
 // Parses the auth file's text; errors name the line ("auth.conf:3: user needs a name and a

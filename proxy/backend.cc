@@ -33,14 +33,8 @@ Backend::Backend(Worker& worker, std::string host, int port, int protocol, std::
       replies_(BackendLimits()) {
   uv_tcp_init(worker_.loop(), &tcp_);
   tcp_.data = this;
-  const AuthConfig& auth = worker_.server().auth();
-  if (auth.backend_password) {
-    std::vector<std::string_view> command = {"AUTH"};
-    if (auth.backend_user) command.push_back(*auth.backend_user);
-    command.push_back(*auth.backend_password);
-    common::AppendCommand(out_, command);
-    waiters_.push_back({Waiting::kAuth, nullptr, uv_now(worker_.loop())});
-  }
+  out_ = worker_.server().auth().BackendLogin();
+  if (!out_.empty()) waiters_.push_back({Waiting::kAuth, nullptr, uv_now(worker_.loop())});
   if (protocol_ == 3) {
     out_ += kHello3Command;
     waiters_.push_back({Waiting::kHello, nullptr, uv_now(worker_.loop())});

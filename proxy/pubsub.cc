@@ -23,14 +23,8 @@ class SubscriberLink {
       : hub_(hub), worker_(worker), host_(std::move(host)), port_(port) {
     uv_tcp_init(worker_.loop(), &tcp_);
     tcp_.data = this;
-    const AuthConfig& auth = worker_.server().auth();
-    if (auth.backend_password) {
-      std::vector<std::string_view> command = {"AUTH"};
-      if (auth.backend_user) command.push_back(*auth.backend_user);
-      command.push_back(*auth.backend_password);
-      common::AppendCommand(out_, command);
-      ++preamble_replies_;
-    }
+    out_ = worker_.server().auth().BackendLogin();
+    if (!out_.empty()) ++preamble_replies_;
     out_ += "*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n";
     ++preamble_replies_;
     sockaddr_storage address{};
@@ -272,14 +266,7 @@ void PubSubHub::OnPush(SubscriberLink* link, std::string_view frame) {
 // (MOVED) or a cluster that is down. Which channel it was is not said, so every shard channel
 // placed on that link is placed again once the map is fresh (SSUBSCRIBE twice is harmless).
 void PubSubHub::OnLinkError(SubscriberLink* link, std::string_view /*frame*/) {
-  for (auto it = shard_placement_.begin(); it != shard_placement_.end();) {
-    if (it->second != link) {
-      ++it;
-      continue;
-    }
-    unplaced_.insert(it->first);
-    it = shard_placement_.erase(it);
-  }
+  UnplaceChannelsOn(link);
   worker_.server().topology().RequestRefresh();
   ScheduleResubscribe();
 }
@@ -292,6 +279,13 @@ void PubSubHub::OnLinkClosed(SubscriberLink* link) {
   for (auto it = shard_links_.begin(); it != shard_links_.end();) {
     it = it->second == link ? shard_links_.erase(it) : std::next(it);
   }
+  UnplaceChannelsOn(link);
+  if (shut_down_) return;
+  worker_.server().topology().RequestRefresh();
+  ScheduleResubscribe();
+}
+
+void PubSubHub::UnplaceChannelsOn(SubscriberLink* link) {
   for (auto it = shard_placement_.begin(); it != shard_placement_.end();) {
     if (it->second != link) {
       ++it;
@@ -300,9 +294,6 @@ void PubSubHub::OnLinkClosed(SubscriberLink* link) {
     unplaced_.insert(it->first);
     it = shard_placement_.erase(it);
   }
-  if (shut_down_) return;
-  worker_.server().topology().RequestRefresh();
-  ScheduleResubscribe();
 }
 
 void PubSubHub::ScheduleResubscribe() {

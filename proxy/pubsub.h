@@ -60,6 +60,8 @@ class PubSubHub {
   SubscriberLink* ClassicLink();
   SubscriberLink* ShardLinkFor(const std::string& channel);
   void SendSubscribe(SubscriptionKind kind, const std::string& name, bool subscribe);
+  // The shard channels placed on `link` are to be placed again (Resubscribe()).
+  void UnplaceChannelsOn(SubscriberLink* link);
   void ScheduleResubscribe();
   void Resubscribe();
   void Deliver(const Subscribers& table, std::string_view name, std::string_view push);
