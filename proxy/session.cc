@@ -304,6 +304,12 @@ bool Session::EnterSlot(SubRequest* request, const void* backend) {
   return true;
 }
 
+void Session::HoldSlot(int slot) {
+  auto found = flights_.find(slot);
+  // No backend matches nullptr, so EnterSlot() holds whatever comes next for the slot.
+  if (found != flights_.end()) found->second.backend = nullptr;
+}
+
 void Session::LeaveSlot(int slot) {
   auto found = flights_.find(slot);
   if (found == flights_.end() || --found->second.count > 0) return;

@@ -66,6 +66,9 @@ class Session {
   // when a sequenced request finishes; the last one out routes the held requests again.
   bool EnterSlot(SubRequest* request, const void* backend);
   void LeaveSlot(int slot);
+  // A sequenced request of `slot` waits for a retry (TRYAGAIN, CLUSTERDOWN, a refused connect):
+  // the client's later commands for the slot are held until it is done, not sent past it.
+  void HoldSlot(int slot);
 
   bool closed() const { return closed_; }
   int protocol() const { return protocol_; }

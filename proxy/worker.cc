@@ -329,6 +329,7 @@ void Worker::FinishWithError(SubRequest* request, std::string_view message) {
 void Worker::ScheduleRetry(SubRequest* request) {
   if (stopping_) return FinishWithError(request, "ERR shardproxy is shutting down");
   server_.stats().retries.fetch_add(1, std::memory_order_relaxed);
+  if (request->sequenced) request->session->HoldSlot(request->slot);
   const uint64_t delay = std::min(kRetryBaseMs << request->retries, kRetryMaxMs);
   ++request->retries;
   const uint64_t due = uv_now(&loop_) + delay;
