@@ -41,7 +41,7 @@ Backend::Backend(Worker& worker, std::string host, int port, int protocol, std::
   }
   if (readonly_) {
     out_ += "*1\r\n$8\r\nREADONLY\r\n";
-    waiters_.push_back({Waiting::kAsking, nullptr, uv_now(worker_.loop())});  // +OK, dropped
+    waiters_.push_back({Waiting::kDropReply, nullptr, uv_now(worker_.loop())});  // +OK, dropped
   }
 }
 
@@ -81,11 +81,11 @@ void Backend::Send(SubRequest* request, bool asking) {
   const uint64_t now = uv_now(worker_.loop());
   if (asking) {
     out_ += kAskingCommand;
-    waiters_.push_back({Waiting::kAsking, nullptr, now});
+    waiters_.push_back({Waiting::kDropReply, nullptr, now});
   }
   if (!request->preamble.empty()) {
     out_ += request->preamble;
-    waiters_.push_back({Waiting::kAsking, nullptr, now});  // its reply is dropped, like ASKING's
+    waiters_.push_back({Waiting::kDropReply, nullptr, now});
     request->preamble.clear();
   }
   out_ += request->request;
@@ -210,7 +210,7 @@ void Backend::CheckTimeout(uint64_t now_ms, uint64_t timeout_ms) {
 
 void Backend::SendUnanswered(std::string_view command) {
   out_ += command;
-  waiters_.push_back({Waiting::kAsking, nullptr, uv_now(worker_.loop())});
+  waiters_.push_back({Waiting::kDropReply, nullptr, uv_now(worker_.loop())});
   worker_.ScheduleFlush(this);
 }
 

@@ -70,7 +70,8 @@ class Backend {
   bool needs_unwatch = false;
 
  private:
-  enum class Waiting { kRequest, kAsking, kHello, kAuth, kSkip };
+  // kDropReply: ASKING, a request's preamble, READONLY, UNWATCH — their replies are dropped.
+  enum class Waiting { kRequest, kDropReply, kHello, kAuth, kSkip };
   struct Waiter {
     Waiting what;
     SubRequest* request;  // kRequest only

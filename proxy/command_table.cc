@@ -309,14 +309,6 @@ const std::vector<CommandInfo>& Table() {
   return table;
 }
 
-std::string Lowered(std::string_view text) {
-  std::string lower(text);
-  for (char& c : lower) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
-  }
-  return lower;
-}
-
 bool EqualsIgnoringCase(std::string_view text, std::string_view upper) {
   if (text.size() != upper.size()) return false;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -336,7 +328,7 @@ bool ParseCount(std::string_view text, int64_t& out) {
 
 std::string CommandInfo::UnsupportedError(std::string_view command) const {
   if (unsupported_reason.empty()) return "ERR unknown command '" + std::string(command) + "'";
-  return "ERR command '" + Lowered(command) +
+  return "ERR command '" + LowerCase(command) +
          "' is not supported by shardproxy: " + std::string(unsupported_reason);
 }
 
@@ -365,8 +357,16 @@ const CommandInfo& LookupCommand(std::string_view name) {
   return unknown;
 }
 
+std::string LowerCase(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+  }
+  return lower;
+}
+
 std::string WrongArgCountError(std::string_view command) {
-  return "ERR wrong number of arguments for '" + Lowered(command) + "' command";
+  return "ERR wrong number of arguments for '" + LowerCase(command) + "' command";
 }
 
 namespace {

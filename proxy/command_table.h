@@ -101,6 +101,9 @@ common::Result<int> RequestSlot(const CommandInfo& info, std::span<const std::st
 // STREAMS. Such a call goes over a pinned connection, like RouteKind::kBlocking.
 bool BlocksWithOption(const CommandInfo& info, std::span<const std::string_view> args);
 
+// ASCII lower case, as Redis names commands in its errors ("get", "xreadgroup").
+std::string LowerCase(std::string_view text);
+
 // Redis' error for a wrong argument count: "ERR wrong number of arguments for 'get' command",
 // with the command lower-cased as Redis prints it.
 std::string WrongArgCountError(std::string_view command);

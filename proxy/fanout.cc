@@ -52,21 +52,6 @@ std::string MinInteger(std::span<const std::string_view> replies) {
   return out;
 }
 
-std::string UniqueArrays(std::span<const std::string_view> replies) {
-  std::vector<std::string_view> all;
-  for (std::string_view reply : replies) {
-    auto elements = ArrayElements(reply, /*allow_set=*/true);
-    if (!elements) return MergeError(elements.error().message());
-    for (std::string_view element : *elements) {
-      if (std::find(all.begin(), all.end(), element) == all.end()) all.push_back(element);
-    }
-  }
-  std::string out;
-  common::AppendArrayHeader(out, all.size());
-  for (std::string_view element : all) out += element;
-  return out;
-}
-
 // Every shard answers the same names in the request's order; only the counts differ.
 std::string SumPairs(std::span<const std::string_view> replies) {
   std::vector<std::string_view> names;
@@ -95,12 +80,18 @@ std::string SumPairs(std::span<const std::string_view> replies) {
   return out;
 }
 
-std::string ConcatArrays(std::span<const std::string_view> replies) {
+// Every shard's elements in one array; with `unique`, each element once (channel names can be
+// on several nodes; keys never are, so KEYS skips the search).
+std::string ConcatArrays(std::span<const std::string_view> replies, bool unique) {
   std::vector<std::string_view> all;
   for (std::string_view reply : replies) {
     auto elements = ArrayElements(reply, /*allow_set=*/true);
     if (!elements) return MergeError(elements.error().message());
-    all.insert(all.end(), elements->begin(), elements->end());
+    for (std::string_view element : *elements) {
+      if (!unique || std::find(all.begin(), all.end(), element) == all.end()) {
+        all.push_back(element);
+      }
+    }
   }
   std::string out;
   common::AppendArrayHeader(out, all.size());
@@ -175,7 +166,7 @@ std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> rep
     case FanOutMerge::kSumIntegers:
       return SumIntegers(replies);
     case FanOutMerge::kConcatArrays:
-      return ConcatArrays(replies);
+      return ConcatArrays(replies, /*unique=*/false);
     case FanOutMerge::kAllOk:
       for (std::string_view reply : replies) {
         if (reply != "+OK\r\n") return MergeError("expected +OK from every shard");
@@ -199,7 +190,7 @@ std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> rep
     case FanOutMerge::kMinInteger:
       return MinInteger(replies);
     case FanOutMerge::kUniqueArrays:
-      return UniqueArrays(replies);
+      return ConcatArrays(replies, /*unique=*/true);
     case FanOutMerge::kSumPairs:
       return SumPairs(replies);
     case FanOutMerge::kKeyspace:

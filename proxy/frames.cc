@@ -10,6 +10,8 @@ namespace shardctl::proxy {
 using common::Error;
 using common::Result;
 
+std::string_view NullArray(int protocol) { return protocol >= 3 ? "_\r\n" : "*-1\r\n"; }
+
 std::string MergeError(std::string_view what) {
   std::string out;
   common::AppendError(out, "ERR shardproxy: " + std::string(what));

@@ -19,6 +19,10 @@ common::Result<std::vector<std::string_view>> ArrayElements(std::string_view fra
 // ":<n>\r\n" -> n; false for anything else.
 bool ParseIntegerReply(std::string_view frame, int64_t& value);
 
+// Redis' null array for a client speaking `protocol`: "*-1" (RESP2) or "_" (RESP3). EXEC
+// answers it for an aborted transaction.
+std::string_view NullArray(int protocol);
+
 // "-ERR shardproxy: <what>\r\n": a merge that cannot be done, named.
 std::string MergeError(std::string_view what);
 

@@ -1,5 +1,6 @@
 #include "proxy/options.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "common/duration.h"
@@ -81,16 +82,14 @@ common::Status ApplyFlag(ProxyOptions& options, std::string_view flag, std::stri
     }
     options.max_client_buffer = *bytes;
   } else if (flag == "--read-from") {
-    if (value == "primary") {
-      options.read_from = ReadFrom::kPrimary;
-    } else if (value == "prefer-replica") {
-      options.read_from = ReadFrom::kPreferReplica;
-    } else if (value == "replica") {
-      options.read_from = ReadFrom::kReplica;
-    } else {
+    const ReadFrom modes[] = {ReadFrom::kPrimary, ReadFrom::kPreferReplica, ReadFrom::kReplica};
+    const auto* mode = std::find_if(std::begin(modes), std::end(modes),
+                                    [&](ReadFrom m) { return ReadFromName(m) == value; });
+    if (mode == std::end(modes)) {
       return Error("--read-from: expected primary, prefer-replica or replica, got \"" +
                    std::string(value) + "\"");
     }
+    options.read_from = *mode;
   } else if (flag == "--pubsub-buffer-limit") {
     auto bytes = common::ParseSize(value);
     if (!bytes || *bytes < 1024) {

@@ -7,6 +7,7 @@
 
 #include "common/resp.h"
 #include "common/slots.h"
+#include "proxy/pubsub_frames.h"
 #include "proxy/reply_tree.h"
 #include "proxy/server.h"
 #include "proxy/session.h"
@@ -235,8 +236,7 @@ SubscriberLink* PubSubHub::ShardLinkFor(const std::string& channel) {
   const int owner = map.BackendFor(common::KeySlot(channel));
   if (owner == SlotMap::kNoBackend) return nullptr;
   const BackendAddress& node = map.backends()[static_cast<size_t>(owner)];
-  const std::string key = node.host + ":" + std::to_string(node.port);
-  SubscriberLink*& link = shard_links_[key];
+  SubscriberLink*& link = shard_links_[Worker::ConnectionKey(node.host, node.port, 3)];
   if (link == nullptr || link->closing()) {
     link = new SubscriberLink(*this, worker_, node.host, node.port);
   }
@@ -330,10 +330,7 @@ void PubSubHub::Deliver(const Subscribers& table, std::string_view name, std::st
       session->PushMessage(push);
       continue;
     }
-    if (resp2.empty()) {
-      resp2.assign(push);
-      resp2[0] = '*';
-    }
+    if (resp2.empty()) resp2 = MessageForProtocol(push, 2);  // framed once for all of them
     session->PushMessage(resp2);
   }
 }

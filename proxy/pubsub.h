@@ -72,7 +72,7 @@ class PubSubHub {
   bool shut_down_ = false;
   Subscribers channels_, patterns_, shard_channels_;
   SubscriberLink* classic_ = nullptr;
-  std::map<std::string, SubscriberLink*> shard_links_;                   // "host:port"
+  std::map<std::string, SubscriberLink*> shard_links_;                   // Worker::ConnectionKey()
   std::map<std::string, SubscriberLink*, std::less<>> shard_placement_;  // channel -> its link
   std::set<std::string> unplaced_;  // shard channels to place again
   size_t classic_node_ = 0;         // which primary the classic link uses; moves on after a failure

@@ -2,6 +2,7 @@
 // QUIT), PING/ECHO, COMMAND from the routing table, INFO about the proxy.
 #include <charconv>
 
+#include "proxy/frames.h"
 #include "proxy/server.h"
 #include "proxy/session.h"
 #include "proxy/worker.h"
@@ -255,7 +256,7 @@ void Session::HandleCommandCommand(std::span<const std::string_view> args) {
       if (Served(info)) {
         AppendCommandInfo(out, info);
       } else {
-        out += protocol_ >= 3 ? "_\r\n" : "*-1\r\n";  // Redis' null for an unknown command
+        out += NullArray(protocol_);  // Redis' null for an unknown command
       }
     }
     return Reply(out);

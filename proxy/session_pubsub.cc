@@ -10,26 +10,18 @@
 #include "proxy/worker.h"
 
 namespace shardctl::proxy {
-namespace {
-
-bool Is(std::string_view name, std::string_view upper) { return name == upper; }
-
-}  // namespace
-
 bool Session::SubscribedModeRefuses(std::span<const std::string_view> args,
                                     const CommandInfo& info) {
   if (protocol_ >= 3 || subscriptions_->empty()) return false;  // RESP3 may run anything
-  if (info.kind == RouteKind::kPubSub || Is(info.name, "QUIT") || Is(info.name, "RESET")) {
+  if (info.kind == RouteKind::kPubSub || info.name == "QUIT" || info.name == "RESET") {
     return false;
   }
-  if (Is(info.name, "PING")) {
+  if (info.name == "PING") {
     if (args.size() > 2) return false;  // the usual arity error
     Reply(SubscribedPong(args.size() == 2 ? args[1] : ""));
     return true;
   }
-  std::string lower(args[0]);
-  for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-  ReplyError("ERR Can't execute '" + lower +
+  ReplyError("ERR Can't execute '" + LowerCase(args[0]) +
              "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
              "this context");
   return true;
@@ -58,8 +50,7 @@ void Session::HandlePubSub(std::span<const std::string_view> args, const Command
                                         : subscriptions_->channels.size() +
                                               subscriptions_->patterns.size());
   };
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(c + 32);
+  const std::string lower = LowerCase(name);
   PubSubHub& hub = worker_.pubsub();
   std::string replies;
   if (subscribe) {

@@ -8,6 +8,7 @@
 // of them was a MOVED or CLUSTERDOWN, the aborted transaction is sent again (worker.cc).
 // Under WATCH the batch goes over the connection holding the watch instead (session_pinned.cc),
 // and is never sent again: a moved slot means the watch is lost, so EXEC answers null.
+#include "proxy/frames.h"
 #include "proxy/server.h"
 #include "proxy/session.h"
 #include "proxy/worker.h"
@@ -108,7 +109,7 @@ void Session::ExecTransaction() {
   }
   if (watch_ && watch_->broken) {
     EndWatch();
-    return Reply(protocol_ >= 3 ? "_\r\n" : "*-1\r\n");  // aborted, as for a changed key
+    return Reply(NullArray(protocol_));  // aborted, as for a changed key
   }
   if (transaction.count == 0 && !watch_) return Reply("*0\r\n");
   PendingReply& pending = pending_.emplace_back();

@@ -11,6 +11,7 @@
 #include "common/resp.h"
 #include "proxy/backend.h"
 #include "proxy/command_table.h"
+#include "proxy/frames.h"
 #include "proxy/pubsub.h"
 #include "proxy/redirect.h"
 #include "proxy/server.h"
@@ -167,9 +168,13 @@ const SlotMap& Worker::CurrentMap() {
   return *map_;
 }
 
+std::string Worker::ConnectionKey(const std::string& host, int port, int protocol, bool readonly) {
+  return host + ":" + std::to_string(port) + (protocol >= 3 ? "/3" : "/2") +
+         (readonly ? "/ro" : "");
+}
+
 Backend* Worker::BackendFor(const std::string& host, int port, int protocol, bool readonly) {
-  std::string key =
-      host + ":" + std::to_string(port) + (protocol >= 3 ? "/3" : "/2") + (readonly ? "/ro" : "");
+  std::string key = ConnectionKey(host, port, protocol, readonly);
   auto found = backends_.find(key);
   if (found != backends_.end()) return found->second;
   auto* backend = new Backend(*this, host, port, protocol, key, readonly);
@@ -246,8 +251,7 @@ void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
     server_.topology().RequestRefresh();
     if (request->watched) {
       request->session->BreakWatch();
-      if (request->watched_exec)
-        return Finish(request, request->protocol >= 3 ? "_\r\n" : "*-1\r\n");
+      if (request->watched_exec) return Finish(request, NullArray(request->protocol));
     }
     if (request->retries < kMaxRetries) return ScheduleRetry(request);
     return Finish(request, frame);

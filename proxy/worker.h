@@ -85,6 +85,10 @@ class Worker {
   // has room (kIdlePinnedPerShard), else closed.
   void ReleasePinned(Backend* backend);
   static constexpr size_t kIdlePinnedPerShard = 4;
+  // "host:port/2", "host:port/3" (protocol), "/ro" appended for a READONLY replica connection:
+  // the key of a connection in backends_, the idle pool and the replica health table.
+  static std::string ConnectionKey(const std::string& host, int port, int protocol,
+                                   bool readonly = false);
 
   // This worker's pub/sub subscriptions (pubsub.h), created on first use. Loop thread only.
   PubSubHub& pubsub();
@@ -138,8 +142,9 @@ class Worker {
   std::vector<Backend*> by_index_[2];
   size_t any_backend_ = 0;  // round robin for keyless commands
 
-  std::unordered_map<std::string, Backend*> backends_;            // "host:port/protocol"
-  std::unordered_map<std::string, uint64_t> replica_down_until_;  // "host:port" -> uv_now ms
+  std::unordered_map<std::string, Backend*> backends_;  // "host:port/protocol"
+  // ConnectionKey(host, port, 2) of a replica -> until when (uv_now ms) reads skip it.
+  std::unordered_map<std::string, uint64_t> replica_down_until_;
   size_t replica_turn_ = 0;
   std::vector<Backend*> pinned_all_;  // every pinned connection, in use or idle (timeouts)
   // Idle pinned connections by "host:port/protocol", most recently released last.

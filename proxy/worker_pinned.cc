@@ -14,17 +14,9 @@
 
 namespace shardctl::proxy {
 
-namespace {
-
-std::string PinnedKey(const std::string& host, int port, int protocol) {
-  return host + ":" + std::to_string(port) + (protocol >= 3 ? "/3" : "/2");
-}
-
-}  // namespace
-
 Backend* Worker::AcquirePinned(const std::string& host, int port, int protocol, Session* session) {
   ProxyStats& stats = server_.stats();
-  const std::string key = PinnedKey(host, port, protocol);
+  const std::string key = ConnectionKey(host, port, protocol);
   auto found = idle_pinned_.find(key);
   if (found != idle_pinned_.end() && !found->second.empty()) {
     Backend* backend = found->second.back();
@@ -56,14 +48,15 @@ void Worker::ReleasePinned(Backend* backend) {
     backend->needs_unwatch = false;
   }
   std::vector<Backend*>& idle =
-      idle_pinned_[PinnedKey(backend->host(), backend->port(), backend->protocol())];
+      idle_pinned_[ConnectionKey(backend->host(), backend->port(), backend->protocol())];
   if (idle.size() >= kIdlePinnedPerShard) return backend->Close("pinned pool full");
   idle.push_back(backend);
   server_.stats().pinned_idle.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Worker::ForgetIdlePinned(Backend* backend) {
-  auto found = idle_pinned_.find(PinnedKey(backend->host(), backend->port(), backend->protocol()));
+  auto found =
+      idle_pinned_.find(ConnectionKey(backend->host(), backend->port(), backend->protocol()));
   if (found == idle_pinned_.end()) return;
   const size_t before = found->second.size();
   std::erase(found->second, backend);

@@ -10,8 +10,6 @@ namespace {
 
 constexpr uint64_t kReplicaDownMs = 2000;
 
-std::string Address(const std::string& host, int port) { return host + ":" + std::to_string(port); }
-
 }  // namespace
 
 Backend* Worker::ReplicaFor(const SlotMap& map, size_t primary, int protocol) {
@@ -21,7 +19,7 @@ Backend* Worker::ReplicaFor(const SlotMap& map, size_t primary, int protocol) {
   const size_t start = replica_turn_++;
   for (size_t i = 0; i < replicas.size(); ++i) {
     const BackendAddress& replica = replicas[(start + i) % replicas.size()];
-    auto down = replica_down_until_.find(Address(replica.host, replica.port));
+    auto down = replica_down_until_.find(ConnectionKey(replica.host, replica.port, 2));
     if (down != replica_down_until_.end()) {
       if (down->second > now) continue;
       replica_down_until_.erase(down);
@@ -32,7 +30,7 @@ Backend* Worker::ReplicaFor(const SlotMap& map, size_t primary, int protocol) {
 }
 
 void Worker::MarkReplicaDown(const std::string& host, int port) {
-  replica_down_until_[Address(host, port)] = uv_now(&loop_) + kReplicaDownMs;
+  replica_down_until_[ConnectionKey(host, port, 2)] = uv_now(&loop_) + kReplicaDownMs;
 }
 
 }  // namespace shardctl::proxy

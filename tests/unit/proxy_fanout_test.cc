@@ -53,10 +53,10 @@ TEST(FanOutTest, MergesEachShape) {
   EXPECT_EQ(MergeFanOut(FanOutMerge::kUniqueArrays,
                         Replies{"*2\r\n$1\r\na\r\n$1\r\nb\r\n", "*0\r\n", "*1\r\n$1\r\na\r\n"}),
             "*2\r\n$1\r\na\r\n$1\r\nb\r\n");
-  EXPECT_EQ(MergeFanOut(FanOutMerge::kSumPairs,
-                        Replies{"*4\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n:0\r\n",
-                                "*4\r\n$1\r\na\r\n:2\r\n$1\r\nb\r\n:3\r\n"}),
-            "*4\r\n$1\r\na\r\n:3\r\n$1\r\nb\r\n:3\r\n");
+  EXPECT_EQ(
+      MergeFanOut(FanOutMerge::kSumPairs, Replies{"*4\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n:0\r\n",
+                                                  "*4\r\n$1\r\na\r\n:2\r\n$1\r\nb\r\n:3\r\n"}),
+      "*4\r\n$1\r\na\r\n:3\r\n$1\r\nb\r\n:3\r\n");
   EXPECT_NE(MergeFanOut(FanOutMerge::kSumPairs, Replies{"*1\r\n$1\r\na\r\n"}).find("-ERR"),
             std::string::npos);
   EXPECT_EQ(MustPlan({"PUBSUB", "numsub", "a"}).merge, FanOutMerge::kSumPairs);
