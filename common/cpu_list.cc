@@ -1,7 +1,8 @@
 #include "common/cpu_list.h"
 
 #include <algorithm>
-#include <charconv>
+
+#include "common/numbers.h"
 
 namespace shardctl::common {
 namespace {
@@ -18,13 +19,11 @@ Error BadList(std::string_view text, const std::string& what) {
   return Error("bad CPU list \"" + std::string(text) + "\": " + what);
 }
 
-// Parses one CPU id: decimal digits only, so "-1" and "+1" are rejected, not read as signed.
+// Parses one CPU id: "-1" and "+1" are rejected, not read as signed.
 bool ParseId(std::string_view text, int& id) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos) {
-    return false;
-  }
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  return ec == std::errc() && end == text.data() + text.size() && id <= kMaxCpuId;
+  std::optional<int> parsed = ParseIntegerIn(text, 0, kMaxCpuId);
+  if (parsed) id = *parsed;
+  return parsed.has_value();
 }
 
 // Appends the ids of one entry ("8" or "0-3") to `cpus`. `text` is the whole list, for errors.

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "common/numbers.h"
+
 namespace shardctl::common {
 
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
@@ -19,7 +21,7 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   if (digits == 0 || digits > 18) return invalid();
   std::string number(text.substr(0, digits));
   if (std::count(number.begin(), number.end(), '.') > 1 || number.back() == '.') return invalid();
-  double value = std::strtod(number.c_str(), nullptr);
+  const double value = ParseDecimal(number).value_or(0);  // digits and one inner dot
   std::string_view unit = text.substr(digits);
   double scale = 0;
   if (unit.empty() || unit == "ms") {

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <vector>
 
+#include "common/numbers.h"
 #include "common/slots.h"
 
 namespace shardctl::proxy {
@@ -320,8 +320,9 @@ bool EqualsIgnoringCase(std::string_view text, std::string_view upper) {
 
 // Redis' string2ll subset for numkeys: plain non-negative decimal.
 bool ParseCount(std::string_view text, int64_t& out) {
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return error == std::errc() && end == text.data() + text.size() && out >= 0;
+  std::optional<int64_t> value = common::ParseInteger<int64_t>(text);
+  if (value) out = *value;
+  return value && *value >= 0;
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
 #include "proxy/fanout.h"
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 #include <vector>
 
+#include "common/numbers.h"
 #include "common/resp.h"
 #include "proxy/frames.h"
 
@@ -218,9 +218,8 @@ uint64_t Field(std::string_view line, std::string_view name) {
   const size_t at = line.find(std::string(name) + "=");
   if (at == std::string_view::npos) return 0;
   const std::string_view rest = line.substr(at + name.size() + 1);
-  uint64_t value = 0;
-  std::from_chars(rest.data(), rest.data() + rest.size(), value);
-  return value;
+  return common::ParseInteger<uint64_t>(rest.substr(0, rest.find_first_not_of("0123456789")))
+      .value_or(0);
 }
 
 }  // namespace
@@ -257,11 +256,9 @@ std::string MergeKeyspace(std::span<const std::string_view> replies,
 }
 
 Result<ScanPosition> DecodeScanCursor(std::string_view text, size_t shards) {
-  uint64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) {
-    return Error("ERR invalid cursor");
-  }
+  std::optional<uint64_t> parsed = common::ParseInteger<uint64_t>(text);
+  if (!parsed) return Error("ERR invalid cursor");
+  const uint64_t value = *parsed;
   ScanPosition position{value & ((1u << kScanShardBits) - 1), value >> kScanShardBits};
   if (position.shard >= shards) return Error("ERR invalid cursor");
   return position;
@@ -282,11 +279,9 @@ std::string RewriteScanReply(std::string_view reply, size_t shard, size_t shards
   }
   const std::string_view text =
       cursor_frame.substr(header_end + 2, cursor_frame.size() - header_end - 4);
-  uint64_t cursor = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), cursor);
-  if (error != std::errc() || end != text.data() + text.size()) {
-    return MergeError("unexpected SCAN cursor");
-  }
+  std::optional<uint64_t> parsed = common::ParseInteger<uint64_t>(text);
+  if (!parsed) return MergeError("unexpected SCAN cursor");
+  const uint64_t cursor = *parsed;
   if (cursor >> (64 - kScanShardBits) != 0) return MergeError("shard cursor too large");
   ScanPosition next{shard, cursor};
   if (cursor == 0) next = {shard + 1, 0};

@@ -1,8 +1,8 @@
 #include "proxy/frames.h"
 
 #include <algorithm>
-#include <charconv>
 
+#include "common/numbers.h"
 #include "common/resp.h"
 
 namespace shardctl::proxy {
@@ -21,8 +21,9 @@ std::string MergeError(std::string_view what) {
 bool ParseIntegerReply(std::string_view frame, int64_t& value) {
   if (frame.size() < 4 || frame[0] != ':' || !frame.ends_with("\r\n")) return false;
   const std::string_view digits = frame.substr(1, frame.size() - 3);
-  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  return error == std::errc() && end == digits.data() + digits.size();
+  std::optional<int64_t> parsed = common::ParseInteger<int64_t>(digits);
+  if (parsed) value = *parsed;
+  return parsed.has_value();
 }
 
 Result<std::vector<std::string_view>> ArrayElements(std::string_view frame, bool allow_set) {
@@ -31,16 +32,15 @@ Result<std::vector<std::string_view>> ArrayElements(std::string_view frame, bool
       header_end == std::string_view::npos) {
     return Error("expected an array reply");
   }
-  size_t count = 0;
-  auto [end, error] = std::from_chars(frame.data() + 1, frame.data() + header_end, count);
-  if (error != std::errc() || end != frame.data() + header_end) return Error("bad array header");
+  std::optional<size_t> count = common::ParseInteger<size_t>(frame.substr(1, header_end - 1));
+  if (!count) return Error("bad array header");
   const std::string_view body = frame.substr(header_end + 2);
   common::RespScanner scanner;
   scanner.Feed(body);
   std::vector<std::string_view> elements;
-  elements.reserve(std::min(count, body.size() / 3));
+  elements.reserve(std::min(*count, body.size() / 3));
   size_t consumed = 0;
-  for (size_t i = 0; i < count; ++i) {
+  for (size_t i = 0; i < *count; ++i) {
     const common::ScanResult element = scanner.Next();
     if (element.status != common::ScanStatus::kFrame) return Error("truncated array reply");
     elements.push_back(body.substr(element.begin, element.end - element.begin));

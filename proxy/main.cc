@@ -93,8 +93,8 @@ int Serve(const ProxyOptions& options, AuthConfig auth) {
   if (!options.quiet) {
     const auto map = topology.Snapshot();
     std::cerr << "shardproxy: listening on " << options.listen.ToString() << " with " << threads
-              << " thread(s); " << map->backends().size() << " primaries, "
-              << map->UnassignedSlots() << " unassigned slots" << std::endl;
+              << " thread(s); " << map->primaries().size() << " primaries, " << map->Unassigned()
+              << " unassigned slots" << std::endl;
   }
   sigdelset(&signals, SIGPIPE);
   int signal = 0;

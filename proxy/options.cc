@@ -1,9 +1,9 @@
 #include "proxy/options.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "common/duration.h"
+#include "common/numbers.h"
 #include "common/size.h"
 
 namespace shardctl::proxy {
@@ -27,13 +27,12 @@ using common::Result;
 
 Result<int64_t> ParseNumber(std::string_view flag, std::string_view text, int64_t low,
                             int64_t high) {
-  int64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || value < low || value > high) {
+  std::optional<int64_t> value = common::ParseIntegerIn(text, low, high);
+  if (!value) {
     return Error(std::string(flag) + ": expected a number from " + std::to_string(low) + " to " +
                  std::to_string(high) + ", got \"" + std::string(text) + "\"");
   }
-  return value;
+  return *value;
 }
 
 Result<std::chrono::milliseconds> ParsePositiveDuration(std::string_view flag,
@@ -116,40 +115,6 @@ common::Status ApplyFlag(ProxyOptions& options, std::string_view flag, std::stri
 }
 
 }  // namespace
-
-std::string Endpoint::ToString() const {
-  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
-  return host + ":" + std::to_string(port);
-}
-
-Result<Endpoint> ParseEndpoint(std::string_view text, std::string_view default_host) {
-  const auto bad = [&](std::string_view why) {
-    return Error("bad address \"" + std::string(text) + "\": " + std::string(why) +
-                 " (write HOST:PORT, e.g. 127.0.0.1:7000)");
-  };
-  Endpoint endpoint{std::string(default_host), 0};
-  std::string_view port_text = text;
-  const size_t colon = text.rfind(':');
-  if (colon != std::string_view::npos) {
-    std::string_view host = text.substr(0, colon);
-    port_text = text.substr(colon + 1);
-    if (host.starts_with('[')) {
-      if (!host.ends_with(']') || host.size() < 3) return bad("unbalanced [ ] around the host");
-      host = host.substr(1, host.size() - 2);
-    } else if (host.find(':') != std::string_view::npos) {
-      return bad("put an IPv6 host in brackets");
-    }
-    if (!host.empty()) endpoint.host = std::string(host);
-  }
-  int port = 0;
-  auto [end, error] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (error != std::errc() || end != port_text.data() + port_text.size() || port < 1 ||
-      port > 65535) {
-    return bad("the port must be a number from 1 to 65535");
-  }
-  endpoint.port = port;
-  return endpoint;
-}
 
 Result<ProxyOptions> ParseProxyArgs(std::span<const std::string> args) {
   ProxyOptions options;

@@ -11,20 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "common/endpoint.h"
 #include "common/result.h"
 
 namespace shardctl::proxy {
 
-struct Endpoint {
-  std::string host;
-  int port = 0;
-  // "127.0.0.1:7000", "[::1]:7000"
-  std::string ToString() const;
-  friend bool operator==(const Endpoint&, const Endpoint&) = default;
-};
-
-// "HOST:PORT", "[V6]:PORT" or ":PORT"/"PORT" (host defaults to `default_host`).
-common::Result<Endpoint> ParseEndpoint(std::string_view text, std::string_view default_host);
+// The one endpoint type and reader of launcher, proxy and bench.
+using common::Endpoint;
+using common::ParseEndpoint;
 
 // Where read-only commands go (--read-from).
 enum class ReadFrom {

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/reply_tree.h"
 #include "common/resp.h"
 #include "common/slots.h"
 #include "proxy/pubsub_frames.h"
-#include "proxy/reply_tree.h"
 #include "proxy/server.h"
 #include "proxy/session.h"
 #include "proxy/worker.h"
@@ -215,12 +215,12 @@ void PubSubHub::SendSubscribe(SubscriptionKind kind, const std::string& name, bo
 SubscriberLink* PubSubHub::ClassicLink() {
   if (classic_ != nullptr || shut_down_) return classic_;
   if (channels_.empty() && patterns_.empty()) return nullptr;
-  const auto& backends = worker_.CurrentMap().backends();
+  const auto& backends = worker_.CurrentMap().primaries();
   if (backends.empty()) {
     ScheduleResubscribe();
     return nullptr;
   }
-  const BackendAddress& node = backends[classic_node_ % backends.size()];
+  const common::NodeAddress& node = backends[classic_node_ % backends.size()];
   classic_ = new SubscriberLink(*this, worker_, node.host, node.port);
   std::vector<std::string_view> names;
   for (const auto& [name, sessions] : channels_) names.push_back(name);
@@ -233,9 +233,9 @@ SubscriberLink* PubSubHub::ClassicLink() {
 
 SubscriberLink* PubSubHub::ShardLinkFor(const std::string& channel) {
   const SlotMap& map = worker_.CurrentMap();
-  const int owner = map.BackendFor(common::KeySlot(channel));
-  if (owner == SlotMap::kNoBackend) return nullptr;
-  const BackendAddress& node = map.backends()[static_cast<size_t>(owner)];
+  const int owner = map.PrimaryFor(common::KeySlot(channel));
+  if (owner == SlotMap::kNoNode) return nullptr;
+  const common::NodeAddress& node = map.primaries()[static_cast<size_t>(owner)];
   SubscriberLink*& link = shard_links_[Worker::ConnectionKey(node.host, node.port, 3)];
   if (link == nullptr || link->closing()) {
     link = new SubscriberLink(*this, worker_, node.host, node.port);
@@ -244,7 +244,7 @@ SubscriberLink* PubSubHub::ShardLinkFor(const std::string& channel) {
 }
 
 void PubSubHub::OnPush(SubscriberLink* link, std::string_view frame) {
-  auto push = DecodeReply(frame);
+  auto push = common::DecodeReply(frame);
   if (!push || push->elements.size() < 3) return;
   const std::string_view kind = push->elements[0].text;
   const std::string_view name = push->elements[1].text;

@@ -106,13 +106,12 @@ std::string ProxyServer::InfoText(std::string_view section) const {
     const auto map = topology_.Snapshot();
     out += "# Proxy\r\n";
     Line(out, "slot_map_version", topology_.version());
-    Line(out, "slot_map_primaries", map ? map->backends().size() : 0);
+    Line(out, "slot_map_primaries", map ? map->primaries().size() : 0);
     size_t replicas = 0;
-    for (size_t i = 0; map && i < map->backends().size(); ++i)
+    for (size_t i = 0; map && i < map->primaries().size(); ++i)
       replicas += map->ReplicasOf(i).size();
     Line(out, "slot_map_replicas", replicas);
-    Line(out, "slot_map_unassigned_slots",
-         map ? static_cast<uint64_t>(map->UnassignedSlots()) : 16384);
+    Line(out, "slot_map_unassigned_slots", map ? static_cast<uint64_t>(map->Unassigned()) : 16384);
     Line(out, "slot_map_refreshes", topology_.refreshes());
     Line(out, "slot_map_refresh_failures", topology_.refresh_failures());
     Line(out, "slot_map_last_error", topology_.last_error());
@@ -137,8 +136,8 @@ std::string ProxyServer::InfoText(std::string_view section) const {
     Line(out, "pinned_connections_idle",
          static_cast<uint64_t>(std::max<int64_t>(0, stats_.pinned_idle.load())));
     if (map) {
-      for (size_t i = 0; i < map->backends().size(); ++i) {
-        const BackendAddress& backend = map->backends()[i];
+      for (size_t i = 0; i < map->primaries().size(); ++i) {
+        const common::NodeAddress& backend = map->primaries()[i];
         Line(out, "primary" + std::to_string(i),
              "ip=" + backend.host + ",port=" + std::to_string(backend.port));
       }

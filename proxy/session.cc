@@ -226,7 +226,7 @@ void Session::ForwardFanOut(std::string_view frame, std::span<const std::string_
   auto plan = PlanFanOut(args);
   if (!plan) return ReplyError(plan.error().message());
   if (!plan->every_shard) return Forward(frame, -1);
-  const auto& backends = worker_.CurrentMap().backends();
+  const auto& backends = worker_.CurrentMap().primaries();
   if (backends.empty()) return ReplyError("CLUSTERDOWN Hash slot not served");
   PendingReply& pending = pending_.emplace_back();
   pending.fanout = plan->merge;
@@ -249,7 +249,7 @@ void Session::ForwardFanOut(std::string_view frame, std::span<const std::string_
 
 void Session::ForwardScan(std::span<const std::string_view> args) {
   if (args.size() < 2) return ReplyError(WrongArgCountError(args[0]));
-  const auto& backends = worker_.CurrentMap().backends();
+  const auto& backends = worker_.CurrentMap().primaries();
   if (backends.empty()) return ReplyError("CLUSTERDOWN Hash slot not served");
   auto position = DecodeScanCursor(args[1], backends.size());
   if (!position) return ReplyError(position.error().message());

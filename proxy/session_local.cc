@@ -296,7 +296,7 @@ void Session::HandleInfo(std::span<const std::string_view> args) {
   const std::string section = args.size() >= 2 ? Lower(args[1]) : "";
   const bool keyspace = section.empty() || section == "all" || section == "everything" ||
                         section == "default" || section == "keyspace";
-  const auto& backends = worker_.CurrentMap().backends();
+  const auto& backends = worker_.CurrentMap().primaries();
   if (!keyspace || backends.empty()) return Reply(InfoReply(worker_.server().InfoText(section)));
   // The keyspace is the cluster's: ask every primary and add it up.
   PendingReply& pending = pending_.emplace_back();

@@ -41,7 +41,7 @@ std::string CatchUpWrite(int slot) {
 // The first slot `backend` serves in `map`, -1 when none.
 int FirstSlotOf(const SlotMap& map, size_t backend) {
   for (int slot = 0; slot < common::kSlotCount; ++slot) {
-    if (map.BackendFor(slot) == static_cast<int>(backend)) return slot;
+    if (map.PrimaryFor(slot) == static_cast<int>(backend)) return slot;
   }
   return -1;
 }
@@ -171,11 +171,11 @@ void Session::ForwardWait(std::string_view frame, std::span<const std::string_vi
     // Nothing pinned yet: every primary. A fresh connection has written nothing, so a shard
     // answers how many replicas it has in sync, which is what Redis answers such a client.
     const SlotMap& map = worker_.CurrentMap();
-    for (size_t i = 0; i < map.backends().size(); ++i) {
+    for (size_t i = 0; i < map.primaries().size(); ++i) {
       const int slot = FirstSlotOf(map, i);
       if (slot < 0) continue;
       targets.push_back(
-          {map.backends()[i].host, map.backends()[i].port, catch_up ? CatchUpWrite(slot) : ""});
+          {map.primaries()[i].host, map.primaries()[i].port, catch_up ? CatchUpWrite(slot) : ""});
     }
   }
   if (targets.empty()) return ReplyError("CLUSTERDOWN Hash slot not served");

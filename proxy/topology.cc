@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "proxy/control_query.h"
+#include "common/node_query.h"
 
 namespace shardctl::proxy {
 namespace {
@@ -21,12 +21,12 @@ std::string VersionFromInfo(std::string_view info) {
 }
 
 bool SameMap(const SlotMap& a, const SlotMap& b) {
-  if (a.backends() != b.backends()) return false;
-  for (size_t i = 0; i < a.backends().size(); ++i) {
+  if (a.primaries() != b.primaries()) return false;
+  for (size_t i = 0; i < a.primaries().size(); ++i) {
     if (a.ReplicasOf(i) != b.ReplicasOf(i)) return false;  // replica reads must see them change
   }
   for (int slot = 0; slot < common::kSlotCount; ++slot) {
-    if (a.BackendFor(slot) != b.BackendFor(slot)) return false;
+    if (a.PrimaryFor(slot) != b.PrimaryFor(slot)) return false;
   }
   return true;
 }
@@ -43,7 +43,8 @@ std::vector<Endpoint> ClusterTopology::Candidates() const {
   std::vector<Endpoint> nodes;
   std::lock_guard lock(mutex_);
   if (snapshot_) {
-    for (const auto& backend : snapshot_->backends()) nodes.push_back({backend.host, backend.port});
+    for (const auto& backend : snapshot_->primaries())
+      nodes.push_back({backend.host, backend.port});
   }
   for (const auto& seed : seeds_) {
     if (std::find(nodes.begin(), nodes.end(), seed) == nodes.end()) nodes.push_back(seed);
@@ -61,7 +62,7 @@ common::Status ClusterTopology::RefreshNow() {
   std::optional<SlotMap> best;
   std::string best_version;
   for (const Endpoint& node : Candidates()) {
-    auto replies = QueryNode(node, commands, kQueryTimeout);
+    auto replies = common::QueryNode(node, commands, kQueryTimeout);
     if (!replies) {
       failures += (failures.empty() ? "" : "; ") + replies.error().message();
       continue;
@@ -77,11 +78,11 @@ common::Status ClusterTopology::RefreshNow() {
       failures += (failures.empty() ? "" : "; ") + node.ToString() + ": " + map.error().message();
       continue;
     }
-    if (!best || map->UnassignedSlots() < best->UnassignedSlots()) {
+    if (!best || map->Unassigned() < best->Unassigned()) {
       best = std::move(map).value();
       best_version = VersionFromInfo((*replies)[first + 1]);
     }
-    if (best->UnassignedSlots() == 0) break;
+    if (best->Unassigned() == 0) break;
   }
   refreshes_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(mutex_);

@@ -163,7 +163,7 @@ const SlotMap& Worker::CurrentMap() {
   if (version != map_version_ || !map_) {
     map_ = server_.topology().Snapshot();
     map_version_ = version;
-    for (auto& cache : by_index_) cache.assign(map_->backends().size(), nullptr);
+    for (auto& cache : by_index_) cache.assign(map_->primaries().size(), nullptr);
   }
   return *map_;
 }
@@ -194,13 +194,13 @@ void Worker::Route(SubRequest* request) {
     return pinned->Send(request, /*asking=*/false);
   }
   const SlotMap& map = CurrentMap();
-  int index = SlotMap::kNoBackend;
+  int index = SlotMap::kNoNode;
   if (request->slot >= 0) {
-    index = map.BackendFor(request->slot);
-  } else if (!map.backends().empty()) {
-    index = static_cast<int>(any_backend_++ % map.backends().size());
+    index = map.PrimaryFor(request->slot);
+  } else if (!map.primaries().empty()) {
+    index = static_cast<int>(any_backend_++ % map.primaries().size());
   }
-  if (index == SlotMap::kNoBackend) {
+  if (index == SlotMap::kNoNode) {
     if (request->retries < kMaxRetries) return ScheduleRetry(request);
     return FinishWithError(request, "CLUSTERDOWN Hash slot not served");
   }
@@ -214,14 +214,14 @@ void Worker::Route(SubRequest* request) {
     server_.stats().replica_fallbacks.fetch_add(1, std::memory_order_relaxed);
   }
   if (request->pinned) {
-    const BackendAddress& address = map.backends()[at];
+    const common::NodeAddress& address = map.primaries()[at];
     Backend* pinned = request->session->PinnedBackend(*request, address.host, address.port);
     if (!request->sequenced && !request->session->EnterSlot(request, pinned)) return;
     return pinned->Send(request, /*asking=*/false);
   }
   Backend*& cached = by_index_[request->protocol >= 3 ? 1 : 0][at];
   if (cached == nullptr) {
-    const BackendAddress& address = map.backends()[at];
+    const common::NodeAddress& address = map.primaries()[at];
     cached = BackendFor(address.host, address.port, request->protocol);
   }
   // Retries were admitted when first routed; a held request is routed again by LeaveSlot().

@@ -118,7 +118,7 @@ class Worker {
   bool ReloadScript(SubRequest* request);
   void ShutDown();
   Backend* BackendFor(const std::string& host, int port, int protocol, bool readonly = false);
-  // A healthy replica of map.backends()[primary] (round robin), or null (worker_replicas.cc).
+  // A healthy replica of map.primaries()[primary] (round robin), or null (worker_replicas.cc).
   Backend* ReplicaFor(const SlotMap& map, size_t primary, int protocol);
   void ForgetIdlePinned(Backend* backend);
   void CloseIdlePinned();
@@ -138,7 +138,7 @@ class Worker {
 
   std::shared_ptr<const SlotMap> map_;
   uint64_t map_version_ = 0;
-  // map_->backends()[i] for protocol 2 ([0]) and 3 ([1]); null until first used.
+  // map_->primaries()[i] for protocol 2 ([0]) and 3 ([1]); null until first used.
   std::vector<Backend*> by_index_[2];
   size_t any_backend_ = 0;  // round robin for keyless commands
 

@@ -13,12 +13,12 @@ constexpr uint64_t kReplicaDownMs = 2000;
 }  // namespace
 
 Backend* Worker::ReplicaFor(const SlotMap& map, size_t primary, int protocol) {
-  const std::vector<BackendAddress>& replicas = map.ReplicasOf(primary);
+  const std::vector<common::NodeAddress>& replicas = map.ReplicasOf(primary);
   if (replicas.empty()) return nullptr;
   const uint64_t now = uv_now(&loop_);
   const size_t start = replica_turn_++;
   for (size_t i = 0; i < replicas.size(); ++i) {
-    const BackendAddress& replica = replicas[(start + i) % replicas.size()];
+    const common::NodeAddress& replica = replicas[(start + i) % replicas.size()];
     auto down = replica_down_until_.find(ConnectionKey(replica.host, replica.port, 2));
     if (down != replica_down_until_.end()) {
       if (down->second > now) continue;

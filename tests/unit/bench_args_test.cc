@@ -1,11 +1,10 @@
-#include "launcher/bench_args.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "launcher/bench_cluster.h"
+#include "launcher/bench/args.h"
+#include "launcher/bench/cluster.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -115,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(
                     BadArgs{{"run", "--connections"}, "--connections needs a value"},
                     BadArgs{{"run", "--pipeline", "--json"}, "--pipeline needs a value"},
                     BadArgs{{"run", "--port", "70000"}, "--port"},
-                    BadArgs{{"run", "--cluster", "localhost"}, "HOST:PORT"},
+                    BadArgs{{"run", "--cluster", "localhost"}, "write HOST:PORT"},
                     BadArgs{{"run", "--cluster", "localhost:x"}, "--cluster"},
                     BadArgs{{"run", "--workload", "fast"}, "unknown workload \"fast\""},
                     BadArgs{{"run", "--scale", "0"}, "--scale"},
@@ -132,47 +131,6 @@ INSTANTIATE_TEST_SUITE_P(
                     BadArgs{{"run", "--json=yes"}, "--json takes no value"},
                     BadArgs{{"run", "--colour"}, "unknown flag --colour"},
                     BadArgs{{"run", "6379"}, "unexpected argument \"6379\""}));
-
-struct RedirectCase {
-  std::string error;
-  std::optional<Redirect> redirect;
-};
-
-class BenchRedirectTest : public testing::TestWithParam<RedirectCase> {};
-
-TEST_P(BenchRedirectTest, Parses) {
-  EXPECT_EQ(ParseRedirect(GetParam().error, "10.0.0.1"), GetParam().redirect) << GetParam().error;
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Errors, BenchRedirectTest,
-    testing::Values(RedirectCase{"MOVED 3999 127.0.0.1:6381",
-                                 Redirect{false, 3999, {"127.0.0.1", 6381}}},
-                    RedirectCase{"ASK 0 127.0.0.1:7002", Redirect{true, 0, {"127.0.0.1", 7002}}},
-                    RedirectCase{"MOVED 16383 :7001", Redirect{false, 16383, {"10.0.0.1", 7001}}},
-                    RedirectCase{"MOVED 12 ::1:7001", Redirect{false, 12, {"::1", 7001}}},
-                    RedirectCase{"MOVED 16384 127.0.0.1:6381", std::nullopt},
-                    RedirectCase{"MOVED x 127.0.0.1:6381", std::nullopt},
-                    RedirectCase{"MOVED 5 127.0.0.1", std::nullopt},
-                    RedirectCase{"ERR wrong number of arguments", std::nullopt},
-                    RedirectCase{"CLUSTERDOWN Hash slot not served", std::nullopt}));
-
-TEST(BenchSlotTableTest, AssignsAndNumbersNodes) {
-  SlotTable table;
-  EXPECT_EQ(table.Unassigned(), 16384);
-  table.Assign(0, 5460, {"127.0.0.1", 7000});
-  table.Assign(5461, 10922, {"127.0.0.1", 7001});
-  table.Assign(10923, 16383, {"127.0.0.1", 7002});
-  EXPECT_EQ(table.Unassigned(), 0);
-  EXPECT_EQ(table.nodes().size(), 3u);
-  EXPECT_EQ(table.NodeFor(0), 0);
-  EXPECT_EQ(table.NodeFor(5461), 1);
-  EXPECT_EQ(table.NodeFor(16383), 2);
-  table.Assign(42, 42, {"127.0.0.1", 7002});  // what MOVED does
-  EXPECT_EQ(table.NodeFor(42), 2);
-  EXPECT_EQ(table.nodes().size(), 3u);
-  EXPECT_EQ(table.NodeIndex({"127.0.0.1", 7003}), 3);
-}
 
 }  // namespace
 }  // namespace shardctl::launcher

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "launcher/bench_compare.h"
+#include "launcher/bench/compare.h"
 
 namespace shardctl::launcher {
 namespace {

@@ -1,7 +1,7 @@
 // `bench compare` report rendering from fake results: CSV, index.md, gnuplot scripts.
-#include "launcher/bench_compare_report.h"
-
 #include <gtest/gtest.h>
+
+#include "launcher/bench/compare_report.h"
 
 namespace shardctl::launcher {
 namespace {

@@ -1,10 +1,10 @@
-#include "launcher/bench_histogram.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <vector>
+
+#include "launcher/bench/histogram.h"
 
 namespace shardctl::launcher {
 namespace {

@@ -1,10 +1,10 @@
-#include "launcher/bench_rate.h"
-
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <string>
 #include <vector>
+
+#include "launcher/bench/rate.h"
 
 namespace shardctl::launcher {
 namespace {

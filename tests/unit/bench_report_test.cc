@@ -1,8 +1,8 @@
-#include "launcher/bench_report.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
+
+#include "launcher/bench/report.h"
 
 namespace shardctl::launcher {
 namespace {

@@ -1,11 +1,11 @@
-#include "launcher/bench_workload.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <set>
 #include <string>
 #include <vector>
+
+#include "launcher/bench/workload.h"
 
 namespace shardctl::launcher {
 namespace {

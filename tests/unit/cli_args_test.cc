@@ -1,10 +1,10 @@
 // Command-line parsing (ParseArgs) and the --help texts (HelpText).
-#include "launcher/cli_args.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include "launcher/cli/args.h"
 
 namespace shardctl::launcher {
 namespace {

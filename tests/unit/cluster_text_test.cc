@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "launcher/cluster.h"
-#include "launcher/output.h"
-#include "launcher/plan.h"
-#include "launcher/plan_json.h"
-#include "launcher/redis_client.h"
+#include "launcher/cluster/formation.h"
+#include "launcher/cluster/redis_client.h"
+#include "launcher/model/plan.h"
+#include "launcher/model/plan_json.h"
+#include "launcher/term/output.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -109,9 +109,12 @@ TEST(NormalizeSlotMapTest, ToleratesCarriageReturnsAndMissingFinalNewline) {
             "aaaa:0-16383\n");
 }
 
-TEST(NormalizeSlotMapTest, ShortLinesAreSkipped) {
-  EXPECT_EQ(NormalizeSlotMap("garbage\n\naaaa 127.0.0.1:7000@17000 master - 0 0 1 connected 5\n"),
+TEST(NormalizeSlotMapTest, BlankLinesAreSkippedGarbageNeverAgrees) {
+  EXPECT_EQ(NormalizeSlotMap("\n\naaaa 127.0.0.1:7000@17000 master - 0 0 1 connected 5\n"),
             "aaaa:5\n");
+  const std::string garbage =
+      NormalizeSlotMap("garbage\n\naaaa 127.0.0.1:7000@17000 master - 0 0 1 connected 5\n");
+  EXPECT_EQ(garbage, "unreadable CLUSTER NODES: line 1: expected at least 8 fields");
 }
 
 // ---------------------------------------------------------------------------------------------

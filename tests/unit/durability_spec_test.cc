@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "launcher/engine.h"
-#include "launcher/plan.h"
-#include "launcher/plan_json.h"
-#include "launcher/spec.h"
-#include "launcher/state.h"
+#include "launcher/engine/engine.h"
+#include "launcher/model/deployment.h"
+#include "launcher/model/plan.h"
+#include "launcher/model/plan_json.h"
+#include "launcher/model/spec.h"
 
 namespace shardctl::launcher {
 namespace {

@@ -1,5 +1,5 @@
 // Engine version parsing and the per-shard config file (pure parts of launcher/engine.h).
-#include "launcher/engine.h"
+#include "launcher/engine/engine.h"
 
 #include <gtest/gtest.h>
 

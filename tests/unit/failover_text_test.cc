@@ -7,10 +7,19 @@
 #include <string>
 #include <vector>
 
-#include "launcher/failover.h"
+#include "launcher/cluster/failover.h"
 
 namespace shardctl::launcher {
 namespace {
+
+using common::NodeLine;
+
+// The common reader (common/cluster_text.h) on text that must parse.
+std::vector<NodeLine> Nodes(const std::string& text) {
+  auto nodes = common::ParseClusterNodes(text);
+  EXPECT_TRUE(nodes.ok()) << nodes.error().message();
+  return nodes.ok() ? *nodes : std::vector<NodeLine>{};
+}
 
 constexpr const char* kPrimaryA = "e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca";
 constexpr const char* kPrimaryB = "67ed2db8d677e59ec4a4cefb06858cf2a1a89fa1";
@@ -140,16 +149,16 @@ TEST(ParseClusterNodesTest, ReadsEveryLine) {
       {"c2e5f1a4b3d6c7e8f9012a3b4455667788990aab", "127.0.0.1", 7008, "master", "-", false, true,
        false},
   };
-  auto nodes = ParseClusterNodes(kClusterNodes);
+  auto nodes = Nodes(kClusterNodes);
   ASSERT_EQ(nodes.size(), expected.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     SCOPED_TRACE("line " + std::to_string(i + 1));
     EXPECT_EQ(nodes[i].id, expected[i].id);
-    EXPECT_EQ(nodes[i].host, expected[i].host);
-    EXPECT_EQ(nodes[i].port, expected[i].port);
+    EXPECT_EQ(nodes[i].address.host, expected[i].host);
+    EXPECT_EQ(nodes[i].address.port, expected[i].port);
     EXPECT_EQ(nodes[i].flags, expected[i].flags);
     EXPECT_EQ(nodes[i].master_id, expected[i].master_id);
-    EXPECT_EQ(nodes[i].has_slots, expected[i].has_slots);
+    EXPECT_EQ(nodes[i].HasSlots(), expected[i].has_slots);
     EXPECT_EQ(nodes[i].IsPrimary(), expected[i].primary);
     EXPECT_EQ(nodes[i].Failing(), expected[i].failing);
   }
@@ -168,11 +177,11 @@ TEST_P(ParseAddressTest, SplitsHostAndPort) {
   const AddressCase& c = GetParam();
   std::string line =
       std::string(kPrimaryA) + " " + c.address + " master - 0 1700000000000 1 connected 0-16383\n";
-  auto nodes = ParseClusterNodes(line);
+  auto nodes = Nodes(line);
   ASSERT_EQ(nodes.size(), 1u) << line;
-  EXPECT_EQ(nodes[0].host, c.host);
-  EXPECT_EQ(nodes[0].port, c.port);
-  EXPECT_TRUE(nodes[0].has_slots);
+  EXPECT_EQ(nodes[0].address.host, c.host);
+  EXPECT_EQ(nodes[0].address.port, c.port);
+  EXPECT_TRUE(nodes[0].HasSlots());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -201,9 +210,9 @@ TEST_P(ParseSlotsTest, MigrationMarkersAreNotOwnedSlots) {
   std::string line = std::string(kPrimaryA) +
                      " 127.0.0.1:7000@17000 master - 0 1700000000000 1 connected " +
                      GetParam().slots + "\n";
-  auto nodes = ParseClusterNodes(line);
+  auto nodes = Nodes(line);
   ASSERT_EQ(nodes.size(), 1u);
-  EXPECT_EQ(nodes[0].has_slots, GetParam().has_slots);
+  EXPECT_EQ(nodes[0].HasSlots(), GetParam().has_slots);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -219,13 +228,16 @@ INSTANTIATE_TEST_SUITE_P(
                   true}),
     [](const testing::TestParamInfo<SlotsCase>& case_info) { return case_info.param.name; });
 
-TEST(ParseClusterNodesTest, SkipsLinesThatAreNotNodes) {
-  std::string text = std::string("\n") + "vars currentEpoch 6 lastVoteEpoch 0\n" + "garbage\n" +
-                     kPrimaryA + " 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-16383\n";
-  auto nodes = ParseClusterNodes(text);
+TEST(ParseClusterNodesTest, SkipsTheVarsLineAndBlankLinesRefusesGarbage) {
+  std::string node =
+      std::string(kPrimaryA) + " 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-16383\n";
+  auto nodes = Nodes("\nvars currentEpoch 6 lastVoteEpoch 0\n" + node);
   ASSERT_EQ(nodes.size(), 1u);
   EXPECT_EQ(nodes[0].id, kPrimaryA);
-  EXPECT_TRUE(ParseClusterNodes("").empty());
+  EXPECT_TRUE(Nodes("").empty());
+  auto garbage = common::ParseClusterNodes(node + "garbage\n");
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_EQ(garbage.error().message(), "line 2: expected at least 8 fields");
 }
 
 struct FlagsCase {
@@ -269,7 +281,7 @@ INSTANTIATE_TEST_SUITE_P(
 // ReplicaPorts
 
 TEST(ReplicaPortsTest, HealthyReplicasOfThatPrimaryOnly) {
-  auto nodes = ParseClusterNodes(kClusterNodes);
+  auto nodes = Nodes(kClusterNodes);
   // Primary B (port 7001): 7004 and 7006 are fine; 7007 is failing.
   EXPECT_EQ(ReplicaPorts(nodes, kPrimaryB), (std::vector<int>{7004, 7006}));
   // Primary A: its replica is the node listing (myself,slave).
@@ -282,7 +294,7 @@ TEST(ReplicaPortsTest, HealthyReplicasOfThatPrimaryOnly) {
 }
 
 TEST(ReplicaPortsTest, FromTheNodesConfText) {
-  auto nodes = ParseClusterNodes(kNodesConf);
+  auto nodes = Nodes(kNodesConf);
   EXPECT_EQ(ReplicaPorts(nodes, kPrimaryA), std::vector<int>{7003});
   EXPECT_EQ(ReplicaPorts(nodes, kPrimaryB), std::vector<int>{7004});
   EXPECT_EQ(ReplicaPorts(nodes, kPrimaryC), std::vector<int>{7005});
@@ -303,7 +315,7 @@ TEST(ReplicaPortsTest, ExcludesFailingAndUnreachableReplicasKeepsNoFailoverOnes)
                      replica("4444444444444444444444444444444444444444", 7004, "slave,noaddr") +
                      replica("5555555555555555555555555555555555555555", 7005, "slave,nofailover") +
                      replica("6666666666666666666666666666666666666666", 7006, "myself,slave");
-  EXPECT_EQ(ReplicaPorts(ParseClusterNodes(text), primary), (std::vector<int>{7001, 7005, 7006}));
+  EXPECT_EQ(ReplicaPorts(Nodes(text), primary), (std::vector<int>{7001, 7005, 7006}));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The host-wide fork limit policy (launcher/fork_scheduler.h): when a shard is due to fork
 // (ForkDue) and which due shards fork now (ChooseForks). Pure: views, time and memory are passed
 // in; no shard, socket or clock is involved.
-#include "launcher/fork_scheduler.h"
+#include "launcher/supervisor/fork_scheduler.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "launcher/spec.h"
+#include "launcher/model/spec.h"
 
 namespace shardctl::launcher {
 namespace {

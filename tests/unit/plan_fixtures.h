@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "launcher/plan.h"
-#include "launcher/spec.h"
-#include "launcher/topology.h"
+#include "launcher/model/plan.h"
+#include "launcher/model/spec.h"
+#include "launcher/model/topology.h"
 
 namespace shardctl::launcher::plan_fixtures {
 

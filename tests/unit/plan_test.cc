@@ -1,5 +1,5 @@
 // Placement rules (launcher/plan.h) on the fixture topologies in tests/fixtures/sysfs.
-#include "launcher/plan.h"
+#include "launcher/model/plan.h"
 
 #include <gtest/gtest.h>
 
@@ -14,9 +14,9 @@
 
 #include "common/cpu_list.h"
 #include "common/slots.h"
-#include "launcher/plan_json.h"
-#include "launcher/spec.h"
-#include "launcher/topology.h"
+#include "launcher/model/plan_json.h"
+#include "launcher/model/spec.h"
+#include "launcher/model/topology.h"
 #include "tests/unit/plan_fixtures.h"
 
 namespace shardctl::launcher {

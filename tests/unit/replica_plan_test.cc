@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "common/slots.h"
-#include "launcher/plan.h"
-#include "launcher/plan_json.h"
-#include "launcher/spec.h"
-#include "launcher/topology.h"
+#include "launcher/model/plan.h"
+#include "launcher/model/plan_json.h"
+#include "launcher/model/spec.h"
+#include "launcher/model/topology.h"
 #include "tests/unit/plan_fixtures.h"
 
 namespace shardctl::launcher {

@@ -1,4 +1,4 @@
-#include "launcher/restart_policy.h"
+#include "launcher/supervisor/restart_policy.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Spec validation (BuildSpec), the TOML loader (ParseSpecToml) and "did you mean" suggestions.
-#include "launcher/spec.h"
+#include "launcher/model/spec.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "launcher/topology.h"
+#include "launcher/model/topology.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

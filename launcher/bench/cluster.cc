@@ -1,0 +1,36 @@
+#include "launcher/bench/cluster.h"
+
+#include <string_view>
+#include <vector>
+
+#include "common/node_query.h"
+
+namespace shardctl::launcher {
+
+using common::Error;
+using common::Result;
+
+Result<SlotTable> FetchSlotTable(const std::string& host, int port,
+                                 std::chrono::milliseconds timeout) {
+  const Endpoint node{host, port};
+  const std::string where = node.ToString();
+  const std::vector<std::vector<std::string_view>> commands = {{"CLUSTER", "SLOTS"}};
+  auto replies = common::QueryNode(node, commands, timeout);
+  if (!replies.ok()) {
+    return Error("cannot connect to " + replies.error().message() + " (is the server running?)");
+  }
+  const std::string& reply = replies->front();
+  if (reply.starts_with('-')) {
+    return Error(where + " is not a cluster node (CLUSTER SLOTS: " +
+                 reply.substr(1, reply.find('\r') - 1) + "; use --host/--port for a plain server)");
+  }
+  auto table = SlotTable::FromClusterSlots(reply, host);
+  if (!table.ok()) return table.error().Context(where);
+  if (int missing = table->Unassigned(); missing > 0) {
+    return Error("the cluster at " + where + " serves no node for " + std::to_string(missing) +
+                 " slot(s) (wait until CLUSTER INFO says cluster_state:ok)");
+  }
+  return table;
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,25 @@
+// Cluster routing for the load generator: which primary serves each slot, read from CLUSTER
+// SLOTS at the start and corrected by the MOVED redirects the generator follows. Each generator
+// thread owns its own copy, so nothing is shared or locked on the request path. The table, the
+// endpoint type and the MOVED/ASK reader are the shared ones of common/cluster_text.h.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "common/cluster_text.h"
+#include "common/result.h"
+
+namespace shardctl::launcher {
+
+using common::Endpoint;
+using common::ParseRedirect;
+using common::Redirect;
+using common::SlotTable;
+
+// Reads CLUSTER SLOTS from host:port (blocking, `timeout` for connect and reply). Errors say
+// what failed: cannot connect, not a cluster, slots without an owner.
+common::Result<SlotTable> FetchSlotTable(const std::string& host, int port,
+                                         std::chrono::milliseconds timeout);
+
+}  // namespace shardctl::launcher

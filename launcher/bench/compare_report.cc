@@ -1,0 +1,150 @@
+#include "launcher/bench/compare_report.h"
+
+#include <cstdio>
+
+#include "common/cpu_list.h"
+
+namespace shardctl::launcher {
+namespace {
+
+std::string Number(double value, int decimals) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+// CSV field: quoted when it holds a comma or quote.
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c == '\n' ? ' ' : c;
+  }
+  return quoted + "\"";
+}
+
+std::string PinningText(const ComparePlan& plan) {
+  return "servers on CPUs " + common::FormatCpuList(plan.server_cpus) + ", load generator on " +
+         common::FormatCpuList(plan.loadgen_cpus) +
+         (plan.sharing ? " — **sharing**: the generator competes with the servers for the same "
+                         "cores, so absolute numbers are lower than on a host with spare cores"
+                       : " — separate cores");
+}
+
+std::string ResultRow(const CompareResult& result) {
+  const CompareRun& run = result.run;
+  std::string threads = run.step == CompareStep::kSingle ? std::to_string(run.io_threads) : "1";
+  if (!result.failure.empty()) {
+    return "| " + StepName(run.step) + " | " + run.engine + " | " + threads + " | " +
+           std::to_string(run.shards) + " | failed: " + result.failure + " | | | | |\n";
+  }
+  return "| " + StepName(run.step) + " | " + run.engine + " | " + threads + " | " +
+         std::to_string(run.shards) + " | " + Number(result.ops_per_sec, 0) + " | " +
+         Number(result.p50_us / 1000, 3) + " | " + Number(result.p99_us / 1000, 3) + " | " +
+         Number(result.p99_9_us / 1000, 3) + " | " + std::to_string(result.errors) + " |\n";
+}
+
+std::string CommandsSection(const std::vector<CompareResult>& results) {
+  std::string text = "## Command lines\n\n";
+  for (const auto& result : results) {
+    text += "### " + result.run.label + "\n\n```\n" + result.server_command + "\n" +
+            result.bench_command + "\n```\n\n";
+  }
+  return text;
+}
+
+std::string Quoted(const std::string& text) { return "\"" + text + "\""; }
+
+}  // namespace
+
+std::string SummaryCsv(const std::vector<CompareResult>& results) {
+  std::string csv =
+      "step,engine,io_threads,shards,label,ops_per_sec,p50_us,p99_us,p99_9_us,errors,failure\n";
+  for (const auto& result : results) {
+    const CompareRun& run = result.run;
+    csv += StepName(run.step) + "," + run.engine + "," + std::to_string(run.io_threads) + "," +
+           std::to_string(run.shards) + "," + CsvField(run.label) + "," +
+           Number(result.ops_per_sec, 0) + "," + Number(result.p50_us, 2) + "," +
+           Number(result.p99_us, 2) + "," + Number(result.p99_9_us, 2) + "," +
+           std::to_string(result.errors) + "," + CsvField(result.failure) + "\n";
+  }
+  return csv;
+}
+
+std::string TimelineCsv(const std::vector<CompareResult>& results) {
+  std::string csv = "label,second,ops,p99_us\n";
+  for (const auto& result : results) {
+    for (const auto& point : result.timeline) {
+      csv += CsvField(result.run.label) + "," + Number(point.second, 1) + "," +
+             std::to_string(point.ops) + "," + Number(point.p99_us, 2) + "\n";
+    }
+  }
+  return csv;
+}
+
+std::string IndexMarkdown(const ComparePlan& plan, const CompareContext& context,
+                          const std::vector<CompareResult>& results) {
+  std::string text = "# shardctl bench compare\n\n```\n" + context.command + "\n```\n\n";
+  text += "## Host\n\n" + context.host + "\n\nPinning: " + PinningText(plan) + ".\n\n";
+  text += "## Results\n\n";
+  text += "| step | engine | io-threads | shards | ops/s | p50 ms | p99 ms | p99.9 ms | errors |\n";
+  text += "|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& result : results) text += ResultRow(result);
+  text += "\nData: [summary.csv](summary.csv), [timeline.csv](timeline.csv) (per second).\n\n";
+  if (!context.notes.empty()) {
+    text += "## Notes\n\n";
+    for (const auto& note : context.notes) text += "- " + note + "\n";
+    text += "\n";
+  }
+  text += "## Plots\n\n";
+  for (const auto& png : PlotNames()) text += "![" + png + "](" + png + ")\n";
+  text += "\n" + CommandsSection(results);
+  return text;
+}
+
+std::string PlanText(const ComparePlan& plan, const std::vector<CompareResult>& runs) {
+  std::string text = "bench compare plan: " + PinningText(plan) + "\n";
+  int index = 1;
+  for (const auto& run : runs) {
+    text += std::to_string(index++) + ". " + run.run.label + "\n   server: " + run.server_command +
+            "\n   client: " + run.bench_command + "\n";
+  }
+  return text;
+}
+
+const std::vector<std::string>& PlotNames() {
+  static const std::vector<std::string> names = {"throughput.png", "latency.png", "timeline.png"};
+  return names;
+}
+
+std::string GnuplotScript(const std::string& png, const std::vector<std::string>& labels) {
+  std::string text = "set terminal pngcairo size 1000,560 noenhanced\nset output " + Quoted(png) +
+                     "\nset datafile separator comma\nset key outside right\nset grid ytics\n";
+  if (png == "timeline.png") {
+    text +=
+        "set title \"p99 latency per second\"\nset xlabel \"second\"\n"
+        "set ylabel \"p99 (ms), log scale\"\nset logscale y\nplot ";
+    for (size_t i = 0; i < labels.size(); ++i) {
+      text += std::string(i ? ", \\\n     " : "") + "\"timeline.csv\" using 2:(strcol(1) eq " +
+              Quoted(labels[i]) + " ? $4/1000 : NaN) with linespoints title " + Quoted(labels[i]);
+    }
+    return text + "\n";
+  }
+  text +=
+      "set style data histograms\nset style fill solid 0.8 border -1\nset boxwidth 0.8\n"
+      "set xtics rotate by -30\n";
+  if (png == "throughput.png") {
+    return text +
+           "set title \"throughput\"\nset ylabel \"ops/s\"\nset key off\nset yrange [0:*]\n"
+           "plot \"summary.csv\" using 6:xtic(5) skip 1 title \"ops/s\"\n";
+  }
+  return text +
+         "set style histogram clustered gap 1\nset title \"latency\"\n"
+         "set ylabel \"ms, log scale\"\nset logscale y\nplot \"summary.csv\" using "
+         "($7/1000):xtic(5) skip 1 title "
+         "\"p50\", '' using ($8/1000) skip 1 title \"p99\", '' using ($9/1000) skip 1 "
+         "title \"p99.9\"\n";
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,63 @@
+// What `shardctl bench compare` writes: index.md, summary.csv, timeline.csv and the gnuplot
+// scripts behind the PNGs. Pure: the plan, results and host text in, file contents out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "launcher/bench/compare.h"
+
+namespace shardctl::launcher {
+
+// One second of a run, as the generator's progress callback saw it.
+struct TimelinePoint {
+  double second = 0;
+  uint64_t ops = 0;  // replies in that second
+  double p99_us = 0;
+};
+
+// What one configuration measured (or why it could not).
+struct CompareResult {
+  CompareRun run;
+  double ops_per_sec = 0;
+  double p50_us = 0;
+  double p99_us = 0;
+  double p99_9_us = 0;
+  uint64_t errors = 0;
+  std::vector<TimelinePoint> timeline;
+  std::string server_command;  // how the server(s) were started
+  std::string bench_command;   // the equivalent `shardctl bench run`
+  std::string failure;         // non-empty: the run did not complete, numbers are 0
+};
+
+// The report's inputs besides the results.
+struct CompareContext {
+  std::string command;             // the `shardctl bench compare` command line
+  std::string host;                // CPU model, core count, kernel, engine versions
+  std::vector<std::string> notes;  // e.g. "gnuplot not found: no PNGs"
+};
+
+// summary.csv:
+// step,engine,io_threads,shards,label,ops_per_sec,p50_us,p99_us,p99_9_us,errors,failure
+std::string SummaryCsv(const std::vector<CompareResult>& results);
+
+// timeline.csv: label,second,ops,p99_us — one row per second of each run.
+std::string TimelineCsv(const std::vector<CompareResult>& results);
+
+// index.md: host, pinning (separate or sharing), the table, commands, notes, the plots.
+std::string IndexMarkdown(const ComparePlan& plan, const CompareContext& context,
+                          const std::vector<CompareResult>& results);
+
+// The `shardctl bench compare --dry-run` text: pinning and every run with its commands.
+std::string PlanText(const ComparePlan& plan, const std::vector<CompareResult>& runs);
+
+// A gnuplot script that reads the CSVs in the working directory and writes `png`:
+// "throughput.png" (ops/s per configuration), "latency.png" (p50/p99/p99.9 per configuration)
+// or "timeline.png" (p99 per second of each run). `labels` are the runs' labels in order.
+std::string GnuplotScript(const std::string& png, const std::vector<std::string>& labels);
+
+// The PNGs GnuplotScript can make.
+const std::vector<std::string>& PlotNames();
+
+}  // namespace shardctl::launcher

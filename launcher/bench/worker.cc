@@ -1,0 +1,424 @@
+#include "launcher/bench/worker.h"
+
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <sched.h>
+
+#include <algorithm>
+
+#include "common/resp.h"
+#include "common/slots.h"
+
+namespace shardctl::launcher {
+namespace {
+
+constexpr uint64_t kNsPerSecond = 1000000000;
+constexpr uint64_t kDrainTimeoutNs = 5 * kNsPerSecond;   // replies still missing then: failure
+constexpr uint64_t kStallTimeoutNs = 10 * kNsPerSecond;  // no reply for this long: failure
+constexpr uint64_t kWindowFlushNs = 100000000;           // progress window handed over each 100 ms
+constexpr int kMaxRedirects = 5;
+
+// Splits `total` among `parts`; part `index` gets its share (the first ones one more).
+uint64_t ShareOf(uint64_t total, int parts, int index) {
+  auto count = static_cast<uint64_t>(parts);
+  auto i = static_cast<uint64_t>(index);
+  return total / count + (i < total % count ? 1 : 0);
+}
+
+}  // namespace
+
+void StartClock::operator()() noexcept { start_ns->store(uv_hrtime()); }
+
+Worker::Worker(const LoadSpec& spec, int index, WorkerShared& shared)
+    : spec_(spec), options_(*spec.options), index_(index), shared_(shared) {
+  uv_loop_init(&loop_);
+  uv_timer_init(&loop_, &tick_);
+  tick_.data = this;
+  batcher_ = std::make_unique<UvWriteBatcher>(&loop_);
+  if (spec.slots) slots_ = *spec.slots;
+  host_ = options_.host;
+  uint64_t seed = options_.seed * 0x100000001B3ull + static_cast<uint64_t>(index) * 7919;
+  for (const auto& phase : spec.phases) {
+    sources_.push_back(
+        std::make_unique<OpSource>(options_.workload, phase, index, options_.threads, seed++));
+  }
+  result_.phases.resize(spec.phases.size());
+  phase_times_.assign(spec.phases.size(), {UINT64_MAX, 0});
+  for (size_t i = 0; i < spec.phases.size(); ++i) result_.phases[i].name = spec.phases[i].name;
+  SplitMix64 random(seed);
+  value_.resize(options_.workload.value_size.max);
+  for (char& c : value_) c = static_cast<char>('a' + random.Below(26));
+  if (spec.bounded && options_.requests) {
+    budget_ = ShareOf(*options_.requests, options_.threads, index);
+  }
+  if (spec.bounded && !options_.rate.empty()) {
+    schedule_.emplace(options_.rate, 1.0 / options_.threads);
+  }
+}
+
+Worker::~Worker() {
+  // Run() closed every handle; a loop that never ran only holds the timer.
+  if (!shut_down_) {
+    uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
+    batcher_->Close();
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    uv_loop_close(&loop_);
+  }
+}
+
+void Worker::Run() {
+  if (!options_.cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    int cpu = options_.cpus[static_cast<size_t>(index_) % options_.cpus.size()];
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) {
+      Fail("cannot pin generator thread " + std::to_string(index_) + " to CPU " +
+           std::to_string(cpu) + " (is it online and allowed? see --cpus)");
+    }
+  }
+  int nodes = spec_.slots ? static_cast<int>(slots_.primaries().size()) : 1;
+  for (int i = 0; i < options_.connections && failure_.empty(); ++i) {
+    clients_.push_back(std::make_unique<Client>());
+    for (int node = 0; node < nodes; ++node) Connect(*clients_.back(), node);
+  }
+  if (connecting_ == 0) Connected();  // nothing to wait for: every connect failed at once
+  uv_timer_start(&tick_, OnTick, 1, 1);
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  shut_down_ = true;
+  // Every handle (timer, prepare, each connection's poll) must be closed by now.
+  if (uv_loop_close(&loop_) != 0) Fail("internal error: the event loop ended with live handles");
+  result_.seconds = start_ns_ && last_reply_ns_ > start_ns_
+                        ? static_cast<double>(last_reply_ns_ - start_ns_) / 1e9
+                        : 0;
+  live_.finished = true;
+}
+
+Worker::Link* Worker::Connect(Client& client, int node) {
+  if (client.links.size() <= static_cast<size_t>(node)) client.links.resize(node + 1);
+  auto link = std::make_unique<Link>();
+  link->worker = this;
+  link->client = &client;
+  link->node = node;
+  Endpoint target = spec_.slots ? Endpoint(slots_.primaries()[static_cast<size_t>(node)])
+                                : Endpoint{options_.host, options_.port};
+  redisAsyncContext* context = redisAsyncConnect(target.host.c_str(), target.port);
+  if (context == nullptr || context->err) {
+    Fail("cannot connect to " + target.ToString() + ": " +
+         (context ? context->errstr : "out of memory"));
+    if (context) redisAsyncFree(context);
+    return nullptr;
+  }
+  if (!batcher_->Attach(context)) {
+    Fail("cannot watch the connection to " + target.ToString() + " (libuv refused its socket)");
+    redisAsyncFree(context);
+    return nullptr;
+  }
+  context->data = link.get();
+  redisAsyncSetConnectCallback(context, OnConnect);
+  redisAsyncSetDisconnectCallback(context, OnDisconnect);
+  link->context = context;
+  ++connecting_;
+  client.links[static_cast<size_t>(node)] = std::move(link);
+  return client.links[static_cast<size_t>(node)].get();
+}
+
+void Worker::OnConnect(const redisAsyncContext* context, int status) {
+  auto* link = static_cast<Link*>(context->data);
+  Worker* worker = link->worker;
+  if (status != REDIS_OK) {
+    worker->Fail("cannot connect to " +
+                 (worker->spec_.slots
+                      ? worker->slots_.primaries()[static_cast<size_t>(link->node)].ToString()
+                      : worker->options_.host + ":" + std::to_string(worker->options_.port)) +
+                 ": " + context->errstr);
+    link->context = nullptr;  // hiredis frees a context whose connect failed
+  }
+  if (worker->connecting_ > 0 && --worker->connecting_ == 0) worker->Connected();
+}
+
+void Worker::OnDisconnect(const redisAsyncContext* context, int status) {
+  auto* link = static_cast<Link*>(context->data);
+  link->context = nullptr;
+  if (status != REDIS_OK && !link->worker->closing_) {
+    link->worker->Fail("connection lost: " + std::string(context->errstr));
+  }
+}
+
+void Worker::Connected() {
+  if (started_) return;  // a later connection (to a node named by MOVED) came up
+  started_ = true;
+  shared_.ready.arrive_and_wait();
+  start_ns_ = shared_.start_ns.load();
+  last_reply_ns_ = start_ns_;
+  window_flushed_ns_ = start_ns_;
+  if (spec_.bounded && options_.duration) {
+    end_ns_ =
+        start_ns_ + static_cast<uint64_t>(std::chrono::nanoseconds(*options_.duration).count());
+  }
+  if (!failure_.empty()) {
+    stopping_ = true;
+    return;
+  }
+  Begin(start_ns_);
+}
+
+void Worker::Begin(uint64_t now) {
+  if (schedule_) return;  // open loop: the timer sends
+  for (auto& client : clients_) {
+    while (client->in_flight < spec_.pipeline) {
+      if (!MayIssue(now) || !IssueNext(*client, now)) return;
+    }
+  }
+}
+
+std::optional<Op> Worker::NextOp() {
+  while (phase_ < sources_.size() && !at_gate_) {
+    if (auto op = sources_[phase_]->Next()) return op;
+    if (phase_ + 1 < sources_.size() && gate_ < WorkerShared::kMaxGates) {
+      at_gate_ = true;  // Tick() starts the next phase once every thread is through this one
+      return std::nullopt;
+    }
+    ++phase_;
+  }
+  return std::nullopt;
+}
+
+void Worker::PassGate(uint64_t now) {
+  if (!arrived_ && InFlight() == 0) {
+    shared_.arrived[gate_].fetch_add(1);
+    arrived_ = true;
+  }
+  if (!arrived_ || shared_.arrived[gate_].load() < options_.threads) return;
+  at_gate_ = false;
+  arrived_ = false;
+  ++gate_;
+  ++phase_;
+  if (schedule_) {
+    Pump(now);
+  } else {
+    Begin(now);
+  }
+}
+
+void Worker::LeaveGates() {
+  // A thread that stops counts as through every gate it has not reached, so none waits on it.
+  for (size_t gate = gate_ + (arrived_ ? 1 : 0); gate < WorkerShared::kMaxGates; ++gate) {
+    shared_.arrived[gate].fetch_add(1);
+  }
+  arrived_ = true;
+}
+
+bool Worker::MayIssue(uint64_t now) const {
+  return !stopping_ && issued_ < budget_ && now < end_ns_ && failure_.empty();
+}
+
+bool Worker::IssueNext(Client& client, uint64_t start_ns) {
+  auto op = NextOp();
+  if (!op) return false;
+  Pending request{.start_ns = start_ns,
+                  .key = op->key,
+                  .value_size = op->value_size,
+                  .phase = static_cast<uint16_t>(phase_),
+                  .get = op->get};
+  auto& times = phase_times_[phase_];
+  times.first = std::min(times.first, start_ns);
+  ++client.in_flight;
+  ++issued_;
+  Send(client, request, nullptr);
+  return true;
+}
+
+}  // namespace shardctl::launcher
+
+namespace shardctl::launcher {
+
+void Worker::Send(Client& client, const Pending& request, const Endpoint* ask) {
+  KeyBuffer buffer;
+  std::string_view key = KeyName(request.key, buffer);
+  int node = 0;
+  if (spec_.slots) {
+    node = ask ? slots_.AddPrimary({*ask, ""}) : slots_.PrimaryFor(common::KeySlot(key));
+    if (node == SlotTable::kNoNode) {
+      --client.in_flight;
+      Fail("no cluster node serves slot " + std::to_string(common::KeySlot(key)));
+      return;
+    }
+  }
+  auto index = static_cast<size_t>(node);
+  Link* link = index < client.links.size() && client.links[index] ? client.links[index].get()
+                                                                  : Connect(client, node);
+  if (link == nullptr || link->context == nullptr) {
+    --client.in_flight;
+    Fail("lost the connection to " + (spec_.slots ? slots_.primaries()[index].ToString() : host_));
+    return;
+  }
+  if (ask) redisAsyncCommand(link->context, nullptr, nullptr, "ASKING");
+  // Encoded here into a reused buffer: hiredis' own formatting allocates for every command.
+  std::string_view args[3] = {request.get ? "GET" : "SET", key,
+                              std::string_view(value_).substr(0, request.value_size)};
+  command_.clear();
+  common::AppendCommand(command_, std::span<const std::string_view>(args, request.get ? 2 : 3));
+  redisAsyncFormattedCommand(link->context, OnReply, link, command_.data(), command_.size());
+  link->pending.push_back(request);
+}
+
+void Worker::OnReply(redisAsyncContext* /*context*/, void* reply, void* privdata) {
+  auto* link = static_cast<Link*>(privdata);
+  if (link->pending.empty()) return;
+  Pending request = link->pending.front();
+  link->pending.pop_front();
+  link->worker->Complete(*link, request, static_cast<const redisReply*>(reply));
+}
+
+void Worker::Complete(Link& link, const Pending& request, const redisReply* reply) {
+  Client& client = *link.client;
+  if (reply == nullptr) {  // the connection closed before this reply came
+    --client.in_flight;
+    if (!closing_) Fail("connection closed with requests unanswered");
+    return;
+  }
+  uint64_t now = uv_hrtime();
+  last_reply_ns_ = now;
+  PhaseResult& phase = result_.phases[request.phase];
+  if (reply->type == REDIS_REPLY_ERROR) {
+    std::string error(reply->str, reply->len);
+    if (spec_.slots && FollowRedirect(client, request, error)) return;
+    if (result_.first_error.empty()) result_.first_error = error;
+    Record(request, now, /*error=*/true);
+  } else {
+    if (request.get) ++(reply->type == REDIS_REPLY_NIL ? phase.misses : phase.hits);
+    Record(request, now, /*error=*/false);
+  }
+  --client.in_flight;
+  if (schedule_) {
+    Pump(now);
+  } else if (MayIssue(now)) {
+    IssueNext(client, now);
+  }
+}
+
+bool Worker::FollowRedirect(Client& client, Pending request, const std::string& error) {
+  auto redirect = ParseRedirect(error, host_);
+  if (!redirect || request.redirects >= kMaxRedirects) return false;
+  ++request.redirects;
+  if (redirect->ask) {
+    ++result_.asked;
+  } else {
+    ++result_.moved;
+    (void)slots_.Assign(redirect->slot, redirect->slot, {redirect->target, ""});  // slot is valid
+  }
+  Send(client, request, redirect->ask ? &redirect->target : nullptr);
+  return true;
+}
+
+void Worker::Record(const Pending& request, uint64_t now, bool error) {
+  PhaseResult& phase = result_.phases[request.phase];
+  auto& times = phase_times_[request.phase];
+  times.second = std::max(times.second, now);
+  if (error) {
+    ++phase.errors;
+    live_.errors.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  ++phase.ops;
+  uint64_t latency = now > request.start_ns ? now - request.start_ns : 0;
+  phase.latency.Record(latency);
+  window_.Record(latency);
+  auto second = static_cast<size_t>((now - start_ns_) / kNsPerSecond);
+  if (result_.per_second.size() <= second) result_.per_second.resize(second + 1);
+  ++result_.per_second[second];
+  live_.ops.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Worker::Pump(uint64_t now) {
+  if (!started_ || clients_.empty()) return;
+  uint64_t due = schedule_->DueBy(std::chrono::nanoseconds(now - start_ns_));
+  size_t scanned = 0;
+  while (sent_on_schedule_ < due && scanned < clients_.size()) {
+    Client& client = *clients_[next_client_];
+    next_client_ = (next_client_ + 1) % clients_.size();
+    if (client.in_flight >= spec_.pipeline) {
+      ++scanned;
+      continue;
+    }
+    // Latency counts from when the request was due, however late a free connection came.
+    uint64_t intended =
+        start_ns_ + static_cast<uint64_t>(schedule_->SendTime(sent_on_schedule_).count());
+    if (!MayIssue(intended) || !IssueNext(client, intended)) return;
+    ++sent_on_schedule_;
+    scanned = 0;
+  }
+}
+
+void Worker::OnTick(uv_timer_t* timer) { static_cast<Worker*>(timer->data)->Tick(); }
+
+void Worker::Tick() {
+  if (!started_ || closing_) return;
+  uint64_t now = uv_hrtime();
+  bool interrupted = spec_.stop != nullptr && spec_.stop->load(std::memory_order_relaxed);
+  if (!stopping_ && interrupted) result_.interrupted = true;
+  if (!stopping_ &&
+      (interrupted || now >= end_ns_ || issued_ >= budget_ || phase_ >= sources_.size())) {
+    stopping_ = true;
+    stop_ns_ = now;
+  }
+  if (!stopping_ && at_gate_) PassGate(now);
+  if (!stopping_ && schedule_) Pump(now);
+  if (now - window_flushed_ns_ >= kWindowFlushNs) FlushWindow(now);
+  int in_flight = InFlight();
+  if (!failure_.empty() || (stopping_ && in_flight == 0)) {
+    Shutdown();
+  } else if (stopping_ && now - stop_ns_ > kDrainTimeoutNs) {
+    Fail(std::to_string(in_flight) + " request(s) still unanswered 5 s after the end");
+    Shutdown();
+  } else if (in_flight > 0 && now - last_reply_ns_ > kStallTimeoutNs) {
+    Fail("no reply for 10 s with " + std::to_string(in_flight) + " request(s) in flight");
+    Shutdown();
+  }
+}
+
+void Worker::FlushWindow(uint64_t now) {
+  std::lock_guard lock(live_.mutex);
+  live_.window.Merge(window_);
+  window_ = LatencyHistogram();
+  window_flushed_ns_ = now;
+}
+
+int Worker::InFlight() const {
+  int in_flight = 0;
+  for (const auto& client : clients_) in_flight += client->in_flight;
+  return in_flight;
+}
+
+void Worker::Shutdown() {
+  closing_ = true;
+  LeaveGates();
+  FlushWindow(uv_hrtime());
+  uv_timer_stop(&tick_);
+  uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
+  batcher_->Close();
+  for (auto& client : clients_) {
+    for (auto& link : client->links) {
+      if (!link || link->context == nullptr) continue;
+      redisAsyncContext* context = link->context;
+      link->context = nullptr;
+      // Free answers what is still pending with null replies; Disconnect closes cleanly.
+      if (link->pending.empty()) {
+        redisAsyncDisconnect(context);
+      } else {
+        redisAsyncFree(context);
+      }
+    }
+  }
+}
+
+void Worker::Fail(const std::string& why) {
+  if (failure_.empty()) failure_ = why;
+  if (!stopping_) {
+    stopping_ = true;
+    stop_ns_ = uv_hrtime();
+  }
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,210 @@
+#include "launcher/cli/args.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/numbers.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using common::Result;
+
+const std::vector<std::string> kCommands = {
+    "plan", "up",        "status", "down", "restart", "logs", "rebalance-roles",
+    "save", "supervise", "help",   "bench"};
+
+// Spec keys a command accepts besides the shared --name/--state-dir/--config.
+bool TakesFullSpec(const std::string& command) { return command == "plan" || command == "up"; }
+
+// Commands that take one positional SHARD argument.
+bool TakesShard(const std::string& command) { return command == "restart" || command == "logs"; }
+
+// Flags without a value, and the commands that accept them.
+const std::map<std::string, std::set<std::string>> kSwitches = {
+    {"json", {"plan", "up", "status", "down", "restart", "rebalance-roles", "save"}},
+    {"dry-run", {"up"}},
+    {"foreground", {"up"}},
+    {"purge", {"down"}},
+    {"rolling", {"restart"}},
+    {"follow", {"logs"}},
+};
+
+// Flags with a value that are not spec settings.
+const std::map<std::string, std::set<std::string>> kValueFlags = {
+    {"config",
+     {"plan", "up", "status", "down", "restart", "logs", "rebalance-roles", "save", "supervise"}},
+    {"sysfs-root", {"plan"}},
+    {"lines", {"logs"}},
+    {"ready-fd", {"supervise"}},
+};
+
+std::vector<std::string_view> KnownFlags() {
+  std::vector<std::string_view> flags(SpecKeys().begin(), SpecKeys().end());
+  for (const auto& [flag, commands] : kSwitches) flags.push_back(flag);
+  for (const auto& [flag, commands] : kValueFlags) flags.push_back(flag);
+  flags.push_back("help");
+  return flags;
+}
+
+std::string UnknownFlag(const std::string& flag) {
+  auto known = KnownFlags();
+  std::string hint = ClosestKey(flag, known);
+  return "unknown flag --" + flag + (hint.empty() ? "" : " (did you mean --" + hint + "?)") +
+         "; see shardctl --help";
+}
+
+bool Applies(const std::string& flag, const std::string& command) {
+  if (IsSpecKey(flag)) {
+    return TakesFullSpec(command) || flag == "name" || flag == "state-dir" ||
+           (command == "restart" && flag == "engine");
+  }
+  if (auto it = kSwitches.find(flag); it != kSwitches.end()) return it->second.count(command);
+  if (auto it = kValueFlags.find(flag); it != kValueFlags.end()) return it->second.count(command);
+  return false;
+}
+
+common::Status ApplyValueFlag(const std::string& flag, const std::string& value,
+                              Invocation& invocation) {
+  if (IsSpecKey(flag)) {
+    invocation.settings.push_back({flag, value, "--" + flag});
+  } else if (flag == "config") {
+    invocation.config_file = value;
+  } else if (flag == "sysfs-root") {
+    invocation.sysfs_root = value;
+  } else if (flag == "lines") {
+    std::optional<int> lines = common::ParseInteger<int>(value);
+    if (!lines || *lines < 0) return Error("--lines: \"" + value + "\" is not a number of lines");
+    invocation.lines = *lines;
+  } else if (flag == "ready-fd") {
+    std::optional<int> fd = common::ParseInteger<int>(value);
+    if (!fd || *fd < 0) {
+      return Error("--ready-fd: \"" + value + "\" is not a file descriptor number");
+    }
+    invocation.ready_fd = *fd;
+  }
+  return common::Ok();
+}
+
+void ApplySwitch(const std::string& flag, Invocation& invocation) {
+  if (flag == "json") invocation.json = true;
+  if (flag == "dry-run") invocation.dry_run = true;
+  if (flag == "foreground") invocation.foreground = true;
+  if (flag == "purge") invocation.purge = true;
+  if (flag == "rolling") invocation.rolling = true;
+  if (flag == "follow") invocation.follow = true;
+}
+
+Result<Invocation> ParseCommand(const std::vector<std::string>& args) {
+  Invocation invocation;
+  if (args.empty()) return Error("no command given (try shardctl --help)");
+  const std::string& first = args[0];
+  if (first == "--help" || first == "-h") {
+    invocation.command = "help";
+    invocation.help_topic = "";
+    return invocation;
+  }
+  if (first == "--version" || first == "version") {
+    invocation.command = "version";
+    return invocation;
+  }
+  if (std::find(kCommands.begin(), kCommands.end(), first) == kCommands.end()) {
+    std::vector<std::string_view> known(kCommands.begin(), kCommands.end());
+    std::string hint = ClosestKey(first, known);
+    return Error("unknown command \"" + first + "\"" +
+                 (hint.empty() ? "" : " (did you mean " + hint + "?)") +
+                 "; commands: plan, up, status, down (see shardctl --help)");
+  }
+  invocation.command = first;
+  if (first == "help") {
+    invocation.help_topic = args.size() > 1 ? args[1] : "";
+    bool known =
+        invocation.help_topic->empty() ||
+        std::find(kCommands.begin(), kCommands.end(), *invocation.help_topic) != kCommands.end();
+    if (!known) {
+      return Error(
+          "help: no command \"" + *invocation.help_topic +
+          "\" (commands: plan, up, status, down, restart, logs, rebalance-roles, save, bench)");
+    }
+  }
+  return invocation;
+}
+
+}  // namespace
+
+Result<Invocation> ParseArgs(const std::vector<std::string>& args) {
+  auto parsed = ParseCommand(args);
+  if (!parsed.ok() || parsed->command == "help" || parsed->command == "version") return parsed;
+  Invocation invocation = std::move(parsed).value();
+  const std::string& command = invocation.command;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      invocation.help_topic = command;
+      return invocation;
+    }
+    if (arg == "-f" && command == "logs") {
+      invocation.follow = true;
+      continue;
+    }
+    if (TakesShard(command) && !arg.empty() && arg[0] != '-' && !invocation.shard) {
+      const int shard = common::ParseInteger<int>(arg).value_or(-1);
+      if (shard < 0) {
+        return Error(command + ": \"" + arg +
+                     "\" is not a shard index (shards are numbered 0, 1, ...)");
+      }
+      invocation.shard = shard;
+      continue;
+    }
+    if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
+      return Error(command + ": unexpected argument \"" + arg +
+                   "\" (options are written --name value; see shardctl " + command + " --help)");
+    }
+    std::string flag = arg.substr(2);
+    std::optional<std::string> inline_value;
+    if (size_t equals = flag.find('='); equals != std::string::npos) {
+      inline_value = flag.substr(equals + 1);
+      flag = flag.substr(0, equals);
+    }
+    bool is_switch = kSwitches.count(flag) > 0;
+    if (!is_switch && !IsSpecKey(flag) && !kValueFlags.count(flag)) return Error(UnknownFlag(flag));
+    if (!Applies(flag, command)) {
+      return Error("--" + flag + " does not apply to " + command + " (see shardctl " + command +
+                   " --help)");
+    }
+    if (is_switch) {
+      if (inline_value) return Error("--" + flag + " takes no value");
+      ApplySwitch(flag, invocation);
+      continue;
+    }
+    if (!inline_value && i + 1 >= args.size()) {
+      return Error("--" + flag + " needs a value (e.g. --" + flag + " " +
+                   (flag == "shards" ? "8" : "VALUE") + ")");
+    }
+    if (!inline_value && args[i + 1].rfind("--", 0) == 0) {  // "--shards --help": value missing
+      return Error("--" + flag + " needs a value, got the flag " + args[i + 1] + " (e.g. --" +
+                   flag + " " + (flag == "shards" ? "8" : "VALUE") + ")");
+    }
+    std::string value = inline_value ? *inline_value : args[++i];
+    if (auto status = ApplyValueFlag(flag, value, invocation); !status.ok()) return status.error();
+  }
+  if (command == "restart" && invocation.rolling == invocation.shard.has_value()) {
+    return Error("restart: give either a shard index or --rolling (e.g. shardctl restart 3)");
+  }
+  return invocation;
+}
+
+Result<Spec> ResolveSpec(const Invocation& invocation) {
+  std::vector<Setting> settings;
+  if (invocation.config_file) {
+    auto from_file = ReadSpecFile(*invocation.config_file);
+    if (!from_file.ok()) return from_file.error();
+    settings = std::move(from_file).value();
+  }
+  settings.insert(settings.end(), invocation.settings.begin(), invocation.settings.end());
+  return BuildSpec(settings);
+}
+
+}  // namespace shardctl::launcher

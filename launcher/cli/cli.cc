@@ -1,0 +1,124 @@
+#include "launcher/cli/cli.h"
+
+#include <iostream>
+
+#include "common/cpu_list.h"
+#include "common/size.h"
+#include "launcher/bench/commands.h"
+#include "launcher/cli/commands.h"
+#include "launcher/model/plan_json.h"
+#include "launcher/model/topology.h"
+#include "launcher/supervisor/supervisor.h"
+#include "launcher/term/output.h"
+
+namespace shardctl::launcher {
+
+std::variant<Target, int> LoadTarget(const Invocation& invocation, bool need_supervisor) {
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) {
+    PrintError(spec.error().message());
+    return kExitUsage;
+  }
+  DeploymentDir dir = DirOf(*spec);
+  auto deployment = ReadDeployment(dir);
+  if (!deployment.ok()) {
+    PrintError("no deployment \"" + spec->name + "\" in " + dir.root().parent_path().string() +
+               " (check --name and --state-dir)");
+    return kExitRuntime;
+  }
+  if (need_supervisor && !SupervisorRunning(dir)) {
+    PrintError("no supervisor runs deployment \"" + spec->name +
+               "\" (start one with shardctl up; it adopts the running shards)");
+    return kExitRuntime;
+  }
+  return Target{
+      .spec = std::move(spec).value(), .dir = dir, .deployment = std::move(deployment).value()};
+}
+
+std::string PlanTable(const Plan& plan) {
+  std::vector<std::vector<std::string>> rows = {
+      {"SHARD", "PORT", "BUS", "CPUS", "NODE", "MAXMEMORY", "ROLE", "SLOTS"}};
+  for (const auto& shard : plan.shards) {
+    std::string slots;
+    for (const auto& range : shard.slots) {
+      slots += (slots.empty() ? "" : ",") + std::to_string(range.first) + "-" +
+               std::to_string(range.last);
+    }
+    rows.push_back({std::to_string(shard.index), std::to_string(shard.port),
+                    std::to_string(shard.bus_port), common::FormatCpuList(shard.cpus),
+                    std::to_string(shard.numa_node), common::FormatSize(shard.maxmemory),
+                    shard.primary ? "replica of " + std::to_string(*shard.primary)
+                                  : std::string(RoleName(shard.role)),
+                    slots});
+  }
+  return FormatTable(rows);
+}
+
+void PrintPlanWarnings(const Plan& plan) {
+  for (const auto& warning : plan.warnings) PrintWarning(warning);
+}
+
+int RunPlan(const Invocation& invocation) {
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) {
+    PrintError(spec.error().message());
+    return kExitUsage;
+  }
+  std::string root = invocation.sysfs_root.value_or("/");
+  auto topology = ReadTopology(root);
+  if (!topology.ok()) {
+    PrintError(topology.error().message());
+    return invocation.sysfs_root ? kExitUsage : kExitRuntime;
+  }
+  auto plan = MakePlan(*topology, *spec);
+  if (!plan.ok()) {
+    PrintError(plan.error().message());
+    return kExitUsage;
+  }
+  PrintPlanWarnings(*plan);
+  if (invocation.json) {
+    std::cout << PlanToJson(*plan).dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << "plan \"" << plan->name << "\": " << plan->shards.size() << " " << plan->engine
+            << " shards on " << plan->usable_cpus << " CPU(s) (" << plan->usable_cores
+            << " physical cores, " << topology->nodes.size() << " NUMA node(s)), "
+            << common::FormatSize(plan->shards.front().maxmemory) << " maxmemory each\n"
+            << PlanTable(*plan);
+  return kExitOk;
+}
+
+int RunCli(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() > 1 && args[0] == "bench" && args[1] == "compare") {
+    return RunBenchCompare({args.begin() + 1, args.end()});
+  }
+  if (!args.empty() && args[0] == "bench") return RunBench({args.begin() + 1, args.end()});
+  auto invocation = ParseArgs(args);
+  if (!invocation.ok()) {
+    PrintError(invocation.error().message());
+    return kExitUsage;
+  }
+  if (invocation->help_topic) {
+    std::cout << HelpText(*invocation->help_topic);
+    return kExitOk;
+  }
+  const std::string& command = invocation->command;
+  if (command == "version") {
+    std::cout << "shardctl " << SHARDCTL_VERSION << "\n";
+    return kExitOk;
+  }
+  if (command == "plan") return RunPlan(*invocation);
+  if (command == "up") return RunUp(*invocation);
+  if (command == "supervise") return RunSupervise(*invocation);
+  if (command == "status") return RunStatus(*invocation);
+  if (command == "down") return RunDown(*invocation);
+  if (command == "restart") return RunRestart(*invocation);
+  if (command == "logs") return RunLogs(*invocation);
+  if (command == "rebalance-roles") return RunRebalanceRoles(*invocation);
+  if (command == "save") return RunSave(*invocation);
+  PrintError("unknown command " + command);
+  return kExitUsage;
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,206 @@
+// The --help texts. They teach: what the command does, every flag with its default, an example,
+// and the exit codes scripts can rely on.
+#include "launcher/bench/help.h"
+
+#include "launcher/cli/args.h"
+
+namespace shardctl::launcher {
+namespace {
+
+constexpr const char* kOverview =
+    R"(shardctl - run Redis or Valkey as many pinned single-threaded shards on one host,
+joined into a Redis Cluster, and keep them that way.
+
+Usage: shardctl <command> [options]
+
+Commands:
+  plan      print where each shard would live (CPU, NUMA node, memory, ports); starts nothing
+  up        start the shards, form the cluster, return when it is healthy (idempotent)
+  status    one row per shard; exit 0 healthy, 1 degraded, 2 down, 3 unknown deployment
+  down      stop every shard gracefully (--purge also deletes the data)
+  restart   restart one shard, or all one at a time (--rolling), e.g. to switch --engine
+  logs      show the supervisor's log, or a shard's (logs 3), -f to follow
+  rebalance-roles  make the planned primaries primary again after failovers
+  save      save every shard now, at most --fork-limit forks at once on the host
+  supervise run a deployment's supervisor in the foreground (what `up` starts in the background)
+  bench compare  single instance vs cluster vs proxy on the same cores: report, CSV, plots
+  bench run generate GET/SET load against a server or cluster; throughput and latency percentiles
+
+Examples:
+  shardctl plan --shards 40                  # preview a 40-shard layout on this host
+  shardctl up --shards 8 --memory 16gb       # 8 shards, 2gb maxmemory each
+  redis-cli -c -p 7000 set foo bar           # talk to it with any cluster client
+  shardctl status --json                     # for scripts and monitoring
+  shardctl down                              # stop it
+
+Run `shardctl <command> --help` for the options of a command.
+
+Exit codes (all commands but status): 0 success, 1 runtime failure (port taken, engine crashed,
+state dir unwritable), 2 usage or config error (bad flag, bad TOML, impossible plan).
+)";
+
+constexpr const char* kSpecOptions = R"(
+Deployment options (each also a key of the TOML file given with --config; flags win):
+  --name NAME              deployment name; a host can run several (default: default)
+  --shards N               number of primaries, the slot owners (default: one per usable
+                           physical core, divided by 1 + replicas)
+  --replicas R             replicas per primary (default: 0); each is placed on another core
+                           than its primary, and on another NUMA node when the host has several
+  --base-port P            shard i listens on P+i (default: 7000)
+  --bus-base-port P        shard i's cluster bus port is P+i (default: base-port + 10000)
+  --bind ADDR              address the shards listen on (default: 127.0.0.1)
+  --engine E               redis, valkey, or a path to a server binary (default: redis)
+  --cpus LIST              CPUs shards may use, e.g. 2-63 (default: all online CPUs)
+  --reserve-cpus LIST      CPUs kept free, e.g. for NIC interrupts (default: none)
+  --memory SIZE            total maxmemory, divided evenly among shards
+  --shard-memory SIZE      maxmemory of each shard (instead of --memory)
+                           (default for both: half of the used NUMA nodes' memory, split)
+  --max-shard-memory SIZE  refuse plans with bigger shards (default: 25gb; small shards keep
+                           fork for snapshots cheap)
+  --maxmemory-policy P     what a full shard does (default: noeviction)
+  --state-dir DIR          where deployments keep state, logs and data (default:
+                           $SHARDCTL_STATE_DIR, /var/lib/shardctl for root,
+                           ~/.local/state/shardctl otherwise)
+  --persistence P          none (a cache, default), rdb (snapshots) or aof (append-only file)
+  --appendfsync A          aof: always, everysec (default) or no
+  --save-interval TIME     rdb: save a shard with changes at least this often (default: 5m)
+  --fork-limit K           at most K shards fork (BGSAVE, BGREWRITEAOF) at once (default: 1)
+  --cluster-node-timeout T Redis' failure detection (default: 15s). Lower fails over sooner when
+                           a primary hangs; too low on a busy host causes needless failovers
+  --health-timeout TIME    a shard silent to PING this long is unresponsive (default: 3s)
+  --hang-grace TIME        an unresponsive shard is killed and restarted after this much more
+                           (default: 30s)
+  --proxy-port P           also run shardproxy on bind:P, so clients without cluster support
+                           (redis-cli without -c, redis-benchmark, plain redis-py) see one Redis;
+                           the supervisor restarts it when it exits (default: no proxy)
+  --proxy-threads N        shardproxy's event-loop threads (default: the CPUs it may run on)
+  --proxy-read-from MODE   primary (default), prefer-replica or replica: where shardproxy sends
+                           read-only commands (replicas need --replicas; see shardproxy --help)
+  --config FILE            read the options above from a TOML file (see configs/)
+Sizes use Redis' units: 100mb, 1.5gb, 1g (= 10^9 bytes), 512kb.
+)";
+
+constexpr const char* kPlan = R"(Usage: shardctl plan [options]
+
+Prints where each shard would live: its ports, its CPU, its NUMA node, its maxmemory and its
+slots. Starts nothing and touches no state. Shards spread evenly over NUMA nodes, take one thread
+of every physical core before any SMT sibling, never use reserved CPUs, and share CPUs evenly (with
+a warning) when there are more shards than CPUs.
+
+  --json                   print the plan as JSON: name, engine, shards[] with index, port,
+                           bus_port, cpus, numa_node, maxmemory, role, primary, slots
+  --sysfs-root DIR         read another host's topology from a copy of its /sys (e.g. the
+                           fixtures in tests/fixtures/sysfs) to plan for a bigger host
+)";
+
+constexpr const char* kUp = R"(Usage: shardctl up [options]
+
+Checks the plan, the engine and that every port is free, then starts a supervisor that spawns
+each shard pinned to its CPU with its memory bound to its NUMA node, forms the cluster (even slot
+split as redis-cli assigns it, distinct config epochs, full-mesh MEET) and returns once every node
+reports cluster_state:ok and all agree on the slot map. Prints how long it took.
+
+Running `up` again with the same spec changes nothing and exits 0; with a different spec it
+refuses and lists what differs. If anything fails, everything started is stopped again.
+
+  --dry-run                check everything and print the plan, start nothing
+  --foreground             run the supervisor in this terminal (for systemd); Ctrl-C stops it
+  --json                   print the result as JSON
+)";
+
+constexpr const char* kStatus = R"(Usage: shardctl status [--name NAME] [--state-dir DIR] [--json]
+
+Probes every shard of the deployment and prints one row per shard: pid, port, CPUs, NUMA node,
+maxmemory, used memory, keys, role and health, plus the cluster state.
+
+  --json                   print JSON: name, engine, cluster_state, supervisor, shards[] with the
+                           plan fields plus pid, node_id, health, used_memory, keys
+
+Exit codes (monitoring-plugin convention, usable from cron and Nagios-style checks):
+  0  every shard healthy and the supervisor running
+  1  degraded: serving, but some shard is unhealthy or the supervisor is down
+  2  down: the cluster is not serving (no shard answers, or cluster_state is fail)
+  3  unknown: no such deployment
+)";
+
+constexpr const char* kDown =
+    R"(Usage: shardctl down [--name NAME] [--state-dir DIR] [--purge] [--json]
+
+Stops every shard (SIGTERM, which Redis handles as a clean shutdown; SIGKILL after 10 s) and the
+supervisor. Works without a supervisor too, from the pid files. Stopping a deployment that is not
+running succeeds. Only processes shardctl started are ever signalled (pid and start time checked).
+
+  --purge                  also delete the deployment's state, logs and data
+  --json                   print the result as JSON
+)";
+
+constexpr const char* kRestart =
+    R"(Usage: shardctl restart SHARD | --rolling [--engine E] [--name NAME] [--state-dir DIR] [--json]
+
+Restarts shards through the supervisor: each is stopped with SIGTERM (a clean shutdown; SIGKILL
+after 10 s) and started again at once on the same CPU, NUMA node, port and data directory, with
+its nodes.conf, so it rejoins the cluster with the same node ID. Returns when the shard answers and
+every node reports cluster_state:ok again.
+
+  SHARD                    the index of the shard to restart (see shardctl status)
+  --rolling                restart every shard, one at a time, waiting for the cluster to be
+                           healthy before the next
+  --engine E               switch to another server binary as each shard restarts (redis,
+                           valkey or a path): how to upgrade Redis/Valkey without downtime for
+                           the other shards
+  --json                   print the result as JSON
+
+Needs a running supervisor (start one with shardctl up, which adopts running shards).
+)";
+
+constexpr const char* kLogs =
+    R"(Usage: shardctl logs [SHARD] [-f] [--lines N] [--name NAME] [--state-dir DIR]
+
+Prints the last lines of the supervisor's log, or of shard SHARD's server log.
+
+  SHARD                    a shard index; without it, the supervisor's log
+  -f, --follow             keep printing new lines as they are written (Ctrl-C to stop);
+                           follows rotation
+  --lines N                how many lines to show first (default: 50)
+)";
+
+constexpr const char* kRebalance =
+    R"(Usage: shardctl rebalance-roles [--name NAME] [--state-dir DIR] [--json]
+
+After failovers (a primary died and its replica took over) the primaries are no longer where the
+plan put them, spread over cores and NUMA nodes. This moves the role back: each planned primary
+that is now a replica gets a graceful CLUSTER FAILOVER, one at a time. The old primary pauses writes
+only until its replica has caught up; no write is refused and none is lost.
+)";
+
+constexpr const char* kSave = R"(Usage: shardctl save [--name NAME] [--state-dir DIR] [--json]
+
+Saves every shard once (BGSAVE with --persistence rdb, BGREWRITEAOF with aof) through the
+supervisor's fork scheduler: at most fork-limit shards fork at once on the host, and a shard forks
+only when the host's available memory covers its used memory (what copy-on-write could need).
+Returns when every shard has saved; exit 1 if any save failed.
+)";
+
+constexpr const char* kSupervise = R"(Usage: shardctl supervise --name NAME [--state-dir DIR]
+
+Runs the supervisor of a deployment recorded by `shardctl up` in the foreground. `up` starts it in
+the background; you rarely need this directly. SIGTERM or SIGINT stops the shards and exits 0.
+)";
+
+}  // namespace
+
+std::string HelpText(const std::string& command) {
+  if (command == "plan") return std::string(kPlan) + kSpecOptions;
+  if (command == "up") return std::string(kUp) + kSpecOptions;
+  if (command == "status") return kStatus;
+  if (command == "down") return kDown;
+  if (command == "supervise") return kSupervise;
+  if (command == "restart") return kRestart;
+  if (command == "logs") return kLogs;
+  if (command == "rebalance-roles") return kRebalance;
+  if (command == "save") return kSave;
+  if (command == "bench" || command == "bench compare") return BenchHelpText(command);
+  return kOverview;
+}
+
+}  // namespace shardctl::launcher

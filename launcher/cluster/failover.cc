@@ -1,0 +1,54 @@
+#include "launcher/cluster/failover.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "launcher/cluster/redis_client.h"
+
+namespace shardctl::launcher {
+
+using common::Error;
+
+std::optional<std::string> MyselfId(const std::string& nodes_conf) {
+  auto nodes = common::ParseClusterNodes(nodes_conf);
+  if (!nodes.ok()) return std::nullopt;
+  const common::NodeLine* myself = common::FindMyself(*nodes);
+  if (myself == nullptr) return std::nullopt;
+  return myself->id;
+}
+
+std::vector<int> ReplicaPorts(const std::vector<common::NodeLine>& nodes,
+                              const std::string& primary_id) {
+  std::vector<int> ports;
+  for (const auto& node : nodes) {
+    if (node.master_id == primary_id && !node.IsPrimary() && !node.Failing()) {
+      ports.push_back(node.address.port);
+    }
+  }
+  return ports;
+}
+
+common::Status PromoteReplica(const std::string& host, int port, FailoverMode mode,
+                              std::chrono::milliseconds timeout) {
+  auto connection = RedisConnection::Connect(host, port, timeout);
+  if (!connection.ok()) return connection.error();
+  Command failover = {"CLUSTER", "FAILOVER"};
+  if (mode == FailoverMode::kTakeover) failover.push_back("TAKEOVER");
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  // A graceful failover that cannot complete (the primary does not yet see this replica, say,
+  // right after it rejoined) is dropped by Redis after 5 s (CLUSTER_MF_TIMEOUT): ask again.
+  constexpr auto kAttempt = std::chrono::milliseconds(5500);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto started = connection->Run(failover); !started.ok()) return started.error();
+    auto attempt_end = std::min(deadline, std::chrono::steady_clock::now() + kAttempt);
+    while (std::chrono::steady_clock::now() < attempt_end) {
+      auto info = connection->Run({"INFO", "replication"});
+      if (info.ok() && InfoField(*info, "role") == "master") return common::Ok();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  return Error(host + ":" + std::to_string(port) + " did not become primary within " +
+               std::to_string(timeout.count()) + " ms");
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,108 @@
+#include "launcher/cluster/redis_client.h"
+
+#include <hiredis/hiredis.h>
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using common::Result;
+
+Result<std::string> ReplyText(const redisReply* reply) {
+  switch (reply->type) {
+    case REDIS_REPLY_ERROR:
+      return Error(std::string(reply->str, reply->len));
+    case REDIS_REPLY_STATUS:
+    case REDIS_REPLY_STRING:
+      return std::string(reply->str, reply->len);
+    case REDIS_REPLY_INTEGER:
+      return std::to_string(reply->integer);
+    case REDIS_REPLY_NIL:
+      return std::string();
+    case REDIS_REPLY_ARRAY: {
+      std::string joined;
+      for (size_t i = 0; i < reply->elements; ++i) {
+        auto element = ReplyText(reply->element[i]);
+        if (i) joined += '\n';
+        joined += element.ok() ? *element : element.error().message();
+      }
+      return joined;
+    }
+    default:
+      return Error("unexpected reply type " + std::to_string(reply->type));
+  }
+}
+
+std::vector<const char*> ArgvPointers(const Command& command, std::vector<size_t>& lengths) {
+  std::vector<const char*> argv;
+  lengths.clear();
+  for (const auto& arg : command) {
+    argv.push_back(arg.data());
+    lengths.push_back(arg.size());
+  }
+  return argv;
+}
+
+}  // namespace
+
+void RedisConnection::Free::operator()(redisContext* context) const { redisFree(context); }
+
+Result<RedisConnection> RedisConnection::Connect(const std::string& host, int port,
+                                                 std::chrono::milliseconds timeout) {
+  std::string address = host + ":" + std::to_string(port);
+  timeval tv{.tv_sec = timeout.count() / 1000,
+             .tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+  redisContext* context = redisConnectWithTimeout(host.c_str(), port, tv);
+  if (context == nullptr) return Error(address + ": out of memory");
+  if (context->err) {
+    std::string message = address + ": " + context->errstr;
+    redisFree(context);
+    return Error(message);
+  }
+  redisSetTimeout(context, tv);
+  return RedisConnection(context, std::move(address));
+}
+
+Result<std::string> RedisConnection::Run(const Command& command) {
+  auto replies = Pipeline({command});
+  if (!replies.ok()) return replies.error();
+  return std::move(replies->front());
+}
+
+Result<std::vector<Result<std::string>>> RedisConnection::Pipeline(
+    const std::vector<Command>& commands) {
+  std::vector<size_t> lengths;
+  for (const auto& command : commands) {
+    auto argv = ArgvPointers(command, lengths);
+    if (redisAppendCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.data(),
+                               lengths.data()) != REDIS_OK) {
+      return Error(address_ + ": " + context_->errstr);
+    }
+  }
+  std::vector<Result<std::string>> replies;
+  for (size_t i = 0; i < commands.size(); ++i) {
+    void* raw = nullptr;
+    if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) {
+      return Error(address_ + ": " + (context_->err ? context_->errstr : "connection lost"));
+    }
+    auto* reply = static_cast<redisReply*>(raw);
+    replies.push_back(ReplyText(reply));
+    freeReplyObject(reply);
+  }
+  return replies;
+}
+
+std::string InfoField(const std::string& info, const std::string& field) {
+  std::string key = field + ":";
+  size_t at = 0;
+  while ((at = info.find(key, at)) != std::string::npos) {
+    if (at == 0 || info[at - 1] == '\n') {
+      size_t end = info.find_first_of("\r\n", at);
+      return info.substr(at + key.size(), end - at - key.size());
+    }
+    at += key.size();
+  }
+  return "";
+}
+
+}  // namespace shardctl::launcher

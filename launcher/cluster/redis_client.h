@@ -1,0 +1,58 @@
+// A small blocking RESP2 client over hiredis for the control plane (formation, status probes).
+// Not for the data path: every reply is turned into text.
+#pragma once
+
+#include <chrono>
+#include <concepts>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/numbers.h"
+#include "common/result.h"
+
+struct redisContext;
+
+namespace shardctl::launcher {
+
+using Command = std::vector<std::string>;
+
+class RedisConnection {
+ public:
+  // Connects with `timeout` for the connect and for every later reply.
+  static common::Result<RedisConnection> Connect(const std::string& host, int port,
+                                                 std::chrono::milliseconds timeout);
+
+  // Sends one command and returns its reply as text: status and bulk strings as they are,
+  // integers in decimal, nil as "", arrays as their elements' text joined by '\n'. An error reply
+  // becomes an error carrying Redis' message.
+  common::Result<std::string> Run(const Command& command);
+
+  // Sends all commands in one write and reads every reply. The outer error means the connection
+  // broke (nothing more can be read); inner errors are per-command error replies.
+  common::Result<std::vector<common::Result<std::string>>> Pipeline(
+      const std::vector<Command>& commands);
+
+  const std::string& address() const { return address_; }
+
+ private:
+  struct Free {
+    void operator()(redisContext* context) const;
+  };
+  RedisConnection(redisContext* context, std::string address)
+      : context_(context), address_(std::move(address)) {}
+
+  std::unique_ptr<redisContext, Free> context_;
+  std::string address_;
+};
+
+// Value of `field` in INFO / CLUSTER INFO text ("field:value\r\n" lines), or "" when absent.
+std::string InfoField(const std::string& info, const std::string& field);
+
+// The integer value of `field` in INFO text, or `fallback` when absent or not a number.
+template <std::integral T>
+T InfoNumber(const std::string& info, const std::string& field, T fallback = 0) {
+  return common::ParseInteger<T>(InfoField(info, field)).value_or(fallback);
+}
+
+}  // namespace shardctl::launcher

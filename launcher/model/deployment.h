@@ -1,0 +1,51 @@
+// The Deployment record: everything `up` decided about a deployment (plan, engine, supervision,
+// durability, proxy). Written to deployment.json (plan_json.h) and read back by every later
+// command and by the supervisor. Pure data.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "common/numbers.h"
+#include "launcher/model/plan.h"
+#include "launcher/model/spec.h"
+
+namespace shardctl::launcher {
+
+enum class EngineKind { kRedis, kValkey };
+
+// The server binary a deployment runs, as engine/ found and checked it.
+struct Engine {
+  EngineKind kind = EngineKind::kRedis;
+  std::filesystem::path path;
+  std::string version;  // "7.0.15"
+  int major = 0;
+  std::string Name() const { return kind == EngineKind::kRedis ? "redis" : "valkey"; }
+};
+
+// The major version of "7.0.15" (7), or 0 when the text does not start with a number.
+inline int VersionMajor(std::string_view version) {
+  return common::ParseInteger<int>(version.substr(0, version.find('.'))).value_or(0);
+}
+
+// The shardproxy the supervisor runs in front of the cluster (`up --proxy-port`).
+struct ProxyConfig {
+  int port = 0;                       // 0: no proxy
+  int threads = 0;                    // 0: shardproxy's default
+  std::string read_from = "primary";  // shardproxy --read-from
+  std::string binary;                 // resolved by `up`
+  bool enabled() const { return port != 0; }
+  friend bool operator==(const ProxyConfig&, const ProxyConfig&) = default;
+};
+
+// What `up` records about a deployment.
+struct Deployment {
+  Plan plan;
+  Engine engine;
+  Supervision supervision;
+  Durability durability;
+  ProxyConfig proxy{};
+};
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,54 @@
+// Where a deployment's files live. Pure path arithmetic: reading and writing them is state/ and
+// os/. Everything shardctl knows about a deployment lives here, so any shardctl process (a new
+// supervisor, `status`, `down`) can pick up where another left off.
+//
+//   <state-root>/<name>/
+//     deployment.json     the plan and the engine, written by `up`
+//     up.lock             flock()ed by a running `up`, so two `up`s of one deployment serialise
+//     supervisor.lock     flock()ed by the live supervisor for its whole life
+//     supervisor.pid      "pid start_time" of the supervisor
+//     supervisor.log      the supervisor's log (spdlog, rotated)
+//     control.sock        the supervisor's control socket (JSON lines)
+//     shards/<i>/         redis.conf, nodes.conf, server.log, pid ("pid start_time"), data
+//     proxy.pid, proxy.log  shardproxy's identity and output, when the deployment has a proxy
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "launcher/model/spec.h"
+
+namespace shardctl::launcher {
+
+class DeploymentDir {
+ public:
+  DeploymentDir(std::filesystem::path state_root, const std::string& name)
+      : root_(std::move(state_root) / name) {}
+
+  const std::filesystem::path& root() const { return root_; }
+  std::filesystem::path DeploymentFile() const { return root_ / "deployment.json"; }
+  std::filesystem::path UpLockFile() const { return root_ / "up.lock"; }
+  std::filesystem::path LockFile() const { return root_ / "supervisor.lock"; }
+  std::filesystem::path SupervisorPidFile() const { return root_ / "supervisor.pid"; }
+  std::filesystem::path SupervisorLog() const { return root_ / "supervisor.log"; }
+  std::filesystem::path SupervisorOutput() const { return root_ / "supervisor.out"; }
+  std::filesystem::path SocketPath() const { return root_ / "control.sock"; }
+  std::filesystem::path ShardDir(int index) const {
+    return root_ / "shards" / std::to_string(index);
+  }
+  std::filesystem::path ShardConfig(int index) const { return ShardDir(index) / "redis.conf"; }
+  std::filesystem::path ShardLog(int index) const { return ShardDir(index) / "server.log"; }
+  std::filesystem::path ShardPidFile(int index) const { return ShardDir(index) / "pid"; }
+  std::filesystem::path ProxyPidFile() const { return root_ / "proxy.pid"; }
+  std::filesystem::path ProxyLog() const { return root_ / "proxy.log"; }
+
+ private:
+  std::filesystem::path root_;
+};
+
+// The deployment directory the spec names (state dir + name).
+inline DeploymentDir DirOf(const Spec& spec) {
+  return DeploymentDir(spec.state_dir.value_or(DefaultStateDir()), spec.name);
+}
+
+}  // namespace shardctl::launcher

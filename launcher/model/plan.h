@@ -1,0 +1,66 @@
+// Placement: where each shard lives. A pure function of (host topology, spec): no sockets, no
+// processes, no clock, so every rule below is unit-tested on fixture topologies.
+//
+// Rules, in order of importance:
+//   1. Reserved CPUs and CPUs outside --cpus are never used; naming an offline CPU is an error.
+//   2. Shards are spread over NUMA nodes in proportion to each node's usable physical cores (so
+//      evenly when the nodes are alike), and shard indices interleave the nodes.
+//   3. Within a node, each shard gets one hardware thread, taking one thread of every physical
+//      core before any SMT sibling is used.
+//   4. More shards than usable CPUs: shards share CPUs round-robin (counts differ by at most one)
+//      and the plan carries a warning saying so.
+//   5. Memory: --shard-memory per shard, or --memory divided evenly, or by default half of the
+//      used nodes' memory divided evenly; never above --max-shard-memory (refused with the shard
+//      count that would fit) and never more than a node holds.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/slots.h"
+#include "launcher/model/spec.h"
+#include "launcher/model/topology.h"
+
+namespace shardctl::launcher {
+
+inline constexpr uint64_t kMinShardMemory = 1ull << 20;  // below this Redis cannot do much
+
+enum class Role { kPrimary, kReplica };
+
+const char* RoleName(Role role);  // "primary" / "replica"
+
+struct ShardPlan {
+  int index = 0;
+  int port = 0;
+  int bus_port = 0;
+  std::vector<int> cpus;  // the CPU set the process is pinned to
+  int numa_node = 0;      // memory is bound to this node
+  uint64_t maxmemory = 0;
+  Role role = Role::kPrimary;
+  std::optional<int> primary;            // replicas: index of the primary they follow
+  std::vector<common::SlotRange> slots;  // primaries: the slots they own after formation
+  friend bool operator==(const ShardPlan&, const ShardPlan&) = default;
+};
+
+struct Plan {
+  std::string name;
+  std::string engine;  // as the spec names it: "redis", "valkey" or a path
+  std::string bind;
+  std::string maxmemory_policy;
+  std::vector<ShardPlan> shards;
+  std::vector<std::string> warnings;  // things the user should know but that do not stop `up`
+  int usable_cpus = 0;                // after --cpus and --reserve-cpus
+  int usable_cores = 0;               // physical cores among them
+};
+
+// Computes the placement. Errors (one line per problem) say which flag to change and how.
+common::Result<Plan> MakePlan(const Topology& topology, const Spec& spec);
+
+// Differences between a running deployment's plan and a requested one, as lines like
+// "shards: 4 -> 8"; empty when `up` would change nothing.
+std::vector<std::string> DiffPlans(const Plan& running, const Plan& requested);
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,142 @@
+#include "launcher/model/plan_json.h"
+
+namespace shardctl::launcher {
+
+using common::Error;
+using common::Result;
+using nlohmann::json;
+
+json ShardToJson(const ShardPlan& shard) {
+  json out = {{"index", shard.index},         {"port", shard.port},
+              {"bus_port", shard.bus_port},   {"cpus", shard.cpus},
+              {"numa_node", shard.numa_node}, {"maxmemory", shard.maxmemory},
+              {"role", RoleName(shard.role)}};
+  if (shard.primary) out["primary"] = *shard.primary;
+  json slots = json::array();
+  for (const auto& range : shard.slots) slots.push_back({range.first, range.last});
+  out["slots"] = slots;
+  return out;
+}
+
+json PlanToJson(const Plan& plan) {
+  json shards = json::array();
+  for (const auto& shard : plan.shards) shards.push_back(ShardToJson(shard));
+  return {{"name", plan.name},
+          {"engine", plan.engine},
+          {"bind", plan.bind},
+          {"maxmemory_policy", plan.maxmemory_policy},
+          {"usable_cpus", plan.usable_cpus},
+          {"usable_cores", plan.usable_cores},
+          {"warnings", plan.warnings},
+          {"shards", shards}};
+}
+
+Result<Plan> PlanFromJson(const json& in) {
+  try {
+    Plan plan;
+    plan.name = in.at("name").get<std::string>();
+    plan.engine = in.at("engine").get<std::string>();
+    plan.bind = in.at("bind").get<std::string>();
+    plan.maxmemory_policy = in.at("maxmemory_policy").get<std::string>();
+    plan.usable_cpus = in.value("usable_cpus", 0);
+    plan.usable_cores = in.value("usable_cores", 0);
+    plan.warnings = in.value("warnings", std::vector<std::string>{});
+    for (const auto& item : in.at("shards")) {
+      ShardPlan shard;
+      shard.index = item.at("index").get<int>();
+      shard.port = item.at("port").get<int>();
+      shard.bus_port = item.at("bus_port").get<int>();
+      shard.cpus = item.at("cpus").get<std::vector<int>>();
+      shard.numa_node = item.at("numa_node").get<int>();
+      shard.maxmemory = item.at("maxmemory").get<uint64_t>();
+      shard.role =
+          item.at("role").get<std::string>() == "replica" ? Role::kReplica : Role::kPrimary;
+      if (item.contains("primary")) shard.primary = item.at("primary").get<int>();
+      for (const auto& range : item.value("slots", json::array())) {
+        shard.slots.push_back({range.at(0).get<int>(), range.at(1).get<int>()});
+      }
+      plan.shards.push_back(std::move(shard));
+    }
+    return plan;
+  } catch (const json::exception& error) {
+    return Error(std::string("malformed plan: ") + error.what());
+  }
+}
+
+json DurabilityToJson(const Durability& durability) {
+  return {{"persistence", PersistenceName(durability.persistence)},
+          {"appendfsync", durability.appendfsync},
+          {"save_interval_ms", durability.save_interval.count()},
+          {"fork_limit", durability.fork_limit},
+          {"cluster_node_timeout_ms", durability.cluster_node_timeout.count()}};
+}
+
+Durability DurabilityFromJson(const json& in) {
+  Durability durability;
+  std::string persistence = in.value("persistence", "none");
+  durability.persistence = persistence == "rdb"   ? Persistence::kRdb
+                           : persistence == "aof" ? Persistence::kAof
+                                                  : Persistence::kNone;
+  durability.appendfsync = in.value("appendfsync", durability.appendfsync);
+  durability.save_interval =
+      std::chrono::milliseconds(in.value("save_interval_ms", durability.save_interval.count()));
+  durability.fork_limit = in.value("fork_limit", durability.fork_limit);
+  durability.cluster_node_timeout = std::chrono::milliseconds(
+      in.value("cluster_node_timeout_ms", durability.cluster_node_timeout.count()));
+  return durability;
+}
+
+json DeploymentToJson(const Deployment& deployment) {
+  return {{"plan", PlanToJson(deployment.plan)},
+          {"engine",
+           {{"kind", deployment.engine.Name()},
+            {"path", deployment.engine.path.string()},
+            {"version", deployment.engine.version}}},
+          {"supervision",
+           {{"health_timeout_ms", deployment.supervision.health_timeout.count()},
+            {"hang_grace_ms", deployment.supervision.hang_grace.count()}}},
+          {"durability", DurabilityToJson(deployment.durability)},
+          {"proxy",
+           {{"port", deployment.proxy.port},
+            {"threads", deployment.proxy.threads},
+            {"read_from", deployment.proxy.read_from},
+            {"binary", deployment.proxy.binary}}}};
+}
+
+Result<Deployment> DeploymentFromJson(const json& in) {
+  if (!in.is_object() || !in.contains("plan") || !in.contains("engine")) {
+    return Error("malformed deployment record (no plan or engine)");
+  }
+  auto plan = PlanFromJson(in.at("plan"));
+  if (!plan.ok()) return plan.error();
+  Deployment deployment{
+      .plan = std::move(plan).value(), .engine = {}, .supervision = {}, .durability = {}};
+  try {
+    const auto& engine = in.at("engine");
+    deployment.engine.kind =
+        engine.at("kind").get<std::string>() == "valkey" ? EngineKind::kValkey : EngineKind::kRedis;
+    deployment.engine.path = engine.at("path").get<std::string>();
+    deployment.engine.version = engine.at("version").get<std::string>();
+    deployment.engine.major = VersionMajor(deployment.engine.version);
+    if (in.contains("durability")) deployment.durability = DurabilityFromJson(in.at("durability"));
+    if (in.contains("supervision")) {
+      const auto& supervision = in.at("supervision");
+      deployment.supervision.health_timeout =
+          std::chrono::milliseconds(supervision.value("health_timeout_ms", 3000));
+      deployment.supervision.hang_grace =
+          std::chrono::milliseconds(supervision.value("hang_grace_ms", 30000));
+    }
+    if (in.contains("proxy")) {
+      const auto& proxy = in.at("proxy");
+      deployment.proxy.port = proxy.value("port", 0);
+      deployment.proxy.threads = proxy.value("threads", 0);
+      deployment.proxy.read_from = proxy.value("read_from", "primary");
+      deployment.proxy.binary = proxy.value("binary", "");
+    }
+  } catch (const json::exception& error) {
+    return Error(std::string("malformed engine record: ") + error.what());
+  }
+  return deployment;
+}
+
+}  // namespace shardctl::launcher

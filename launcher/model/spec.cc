@@ -1,0 +1,328 @@
+#include "launcher/model/spec.h"
+
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+#include "common/cpu_list.h"
+#include "common/duration.h"
+#include "common/numbers.h"
+#include "common/size.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using common::Result;
+
+const std::vector<std::string_view> kKeys = {
+    "name",
+    "shards",
+    "replicas",
+    "base-port",
+    "bus-base-port",
+    "bind",
+    "engine",
+    "cpus",
+    "reserve-cpus",
+    "memory",
+    "shard-memory",
+    "max-shard-memory",
+    "maxmemory-policy",
+    "state-dir",
+    "health-timeout",
+    "hang-grace",
+    "persistence",
+    "appendfsync",
+    "save-interval",
+    "fork-limit",
+    "cluster-node-timeout",
+    "proxy-port",
+    "proxy-threads",
+    "proxy-read-from",
+};
+
+const std::vector<std::string_view> kPolicies = {
+    "noeviction",   "allkeys-lru",  "allkeys-lfu",     "allkeys-random",
+    "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+};
+
+Result<int> ParseInt(std::string_view text, int min, int max) {
+  std::optional<int> parsed = common::ParseInteger<int>(text);
+  if (!parsed) return Error("\"" + std::string(text) + "\" is not a whole number");
+  const int value = *parsed;
+  if (value < min || value > max) {
+    return Error("must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                 " (got " + std::to_string(value) + ")");
+  }
+  return value;
+}
+
+bool IsValidName(std::string_view name) {
+  if (name.empty() || name.size() > 64 || name[0] == '.' || name[0] == '-') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+bool IsIpLiteral(const std::string& text) {
+  unsigned char buffer[sizeof(struct in6_addr)];
+  return inet_pton(AF_INET, text.c_str(), buffer) == 1 ||
+         inet_pton(AF_INET6, text.c_str(), buffer) == 1;
+}
+
+// Applies one setting to the spec; returns the problem (without `where`) or nothing.
+using Applier = std::function<common::Status(const std::string&, Spec&)>;
+
+template <typename T>
+common::Status Assign(Result<T> parsed, T& out) {
+  if (!parsed.ok()) return parsed.error();
+  out = std::move(parsed).value();
+  return common::Ok();
+}
+
+template <typename T>
+common::Status AssignOptional(Result<T> parsed, std::optional<T>& out) {
+  if (!parsed.ok()) return parsed.error();
+  out = std::move(parsed).value();
+  return common::Ok();
+}
+
+Result<uint64_t> ParsePositiveSize(const std::string& value) {
+  auto size = common::ParseSize(value);
+  if (size.ok() && *size == 0) return Error("must be larger than 0 (got \"" + value + "\")");
+  return size;
+}
+
+const std::map<std::string_view, Applier>& Appliers() {
+  static const std::map<std::string_view, Applier> appliers = {
+      {"name",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (!IsValidName(v)) {
+           return Error("\"" + v +
+                        "\" is not a valid name (use 1-64 letters, digits, '-', '_', '.')");
+         }
+         s.name = v;
+         return common::Ok();
+       }},
+      {"shards", [](const std::string& v,
+                    Spec& s) { return AssignOptional(ParseInt(v, 1, kMaxShards), s.shards); }},
+      {"replicas", [](const std::string& v,
+                      Spec& s) { return Assign(ParseInt(v, 0, kMaxReplicas), s.replicas); }},
+      {"base-port",
+       [](const std::string& v, Spec& s) { return Assign(ParseInt(v, 1, 65535), s.base_port); }},
+      {"bus-base-port",
+       [](const std::string& v, Spec& s) {
+         return AssignOptional(ParseInt(v, 1, 65535), s.bus_base_port);
+       }},
+      {"bind",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (!IsIpLiteral(v)) {
+           return Error("\"" + v + "\" is not an IP address (use e.g. 127.0.0.1 or ::1)");
+         }
+         s.bind = v;
+         return common::Ok();
+       }},
+      {"engine",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (v != "redis" && v != "valkey" && v.find('/') == std::string::npos) {
+           return Error("\"" + v + "\" is not an engine (use redis, valkey or a path such as " +
+                        "/usr/bin/redis-server)");
+         }
+         s.engine = v;
+         return common::Ok();
+       }},
+      {"cpus",
+       [](const std::string& v, Spec& s) -> common::Status {
+         auto cpus = common::ParseCpuList(v);
+         if (cpus.ok() && cpus->empty()) return Error("is empty (name CPUs such as 0-3,8)");
+         return AssignOptional(std::move(cpus), s.cpus);
+       }},
+      {"reserve-cpus", [](const std::string& v,
+                          Spec& s) { return Assign(common::ParseCpuList(v), s.reserve_cpus); }},
+      {"memory", [](const std::string& v,
+                    Spec& s) { return AssignOptional(ParsePositiveSize(v), s.memory); }},
+      {"shard-memory",
+       [](const std::string& v, Spec& s) {
+         return AssignOptional(ParsePositiveSize(v), s.shard_memory);
+       }},
+      {"max-shard-memory",
+       [](const std::string& v, Spec& s) {
+         return Assign(ParsePositiveSize(v), s.max_shard_memory);
+       }},
+      {"maxmemory-policy",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (std::find(kPolicies.begin(), kPolicies.end(), v) == kPolicies.end()) {
+           std::string all;
+           for (auto p : kPolicies) all += (all.empty() ? "" : ", ") + std::string(p);
+           return Error("\"" + v + "\" is not a maxmemory policy (use one of " + all + ")");
+         }
+         s.maxmemory_policy = v;
+         return common::Ok();
+       }},
+      {"health-timeout",
+       [](const std::string& v, Spec& s) -> common::Status {
+         auto duration = common::ParseDuration(v);
+         if (duration.ok() && duration->count() < 100) {
+           return Error("must be at least 100ms (got \"" + v + "\")");
+         }
+         return Assign(std::move(duration), s.supervision.health_timeout);
+       }},
+      {"hang-grace",
+       [](const std::string& v, Spec& s) {
+         return Assign(common::ParseDuration(v), s.supervision.hang_grace);
+       }},
+      {"persistence",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (v == "none") {
+           s.durability.persistence = Persistence::kNone;
+         } else if (v == "rdb") {
+           s.durability.persistence = Persistence::kRdb;
+         } else if (v == "aof") {
+           s.durability.persistence = Persistence::kAof;
+         } else {
+           return Error("\"" + v + "\" is not a persistence profile (use none, rdb or aof)");
+         }
+         return common::Ok();
+       }},
+      {"appendfsync",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (v != "always" && v != "everysec" && v != "no") {
+           return Error("\"" + v + "\" is not an appendfsync policy (use always, everysec or no)");
+         }
+         s.durability.appendfsync = v;
+         return common::Ok();
+       }},
+      {"save-interval",
+       [](const std::string& v, Spec& s) -> common::Status {
+         auto duration = common::ParseDuration(v);
+         if (duration.ok() && duration->count() < 1000) {
+           return Error("must be at least 1s (got \"" + v + "\")");
+         }
+         return Assign(std::move(duration), s.durability.save_interval);
+       }},
+      {"fork-limit",
+       [](const std::string& v, Spec& s) {
+         return Assign(ParseInt(v, 1, kMaxShards), s.durability.fork_limit);
+       }},
+      {"cluster-node-timeout",
+       [](const std::string& v, Spec& s) -> common::Status {
+         auto duration = common::ParseDuration(v);
+         if (duration.ok() && duration->count() < 100) {
+           return Error("must be at least 100ms (got \"" + v + "\")");
+         }
+         return Assign(std::move(duration), s.durability.cluster_node_timeout);
+       }},
+      {"proxy-port", [](const std::string& v,
+                        Spec& s) { return AssignOptional(ParseInt(v, 1, 65535), s.proxy_port); }},
+      {"proxy-threads",
+       [](const std::string& v, Spec& s) {
+         return AssignOptional(ParseInt(v, 1, 256), s.proxy_threads);
+       }},
+      {"proxy-read-from",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (v != "primary" && v != "prefer-replica" && v != "replica") {
+           return Error("expected primary, prefer-replica or replica (got \"" + v + "\")");
+         }
+         s.proxy_read_from = v;
+         return {};
+       }},
+      {"state-dir",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (v.empty()) return Error("is empty (give a directory)");
+         s.state_dir = std::filesystem::path(v);
+         return common::Ok();
+       }},
+  };
+  return appliers;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& SpecKeys() { return kKeys; }
+
+const char* PersistenceName(Persistence persistence) {
+  switch (persistence) {
+    case Persistence::kRdb:
+      return "rdb";
+    case Persistence::kAof:
+      return "aof";
+    default:
+      return "none";
+  }
+}
+
+bool IsSpecKey(std::string_view key) {
+  return std::find(kKeys.begin(), kKeys.end(), key) != kKeys.end();
+}
+
+std::string ClosestKey(std::string_view key, const std::vector<std::string_view>& known) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(3, key.size() / 3) + 1;
+  for (auto candidate : known) {
+    size_t distance = EditDistance(key, candidate);
+    // A prefix ("--shard" for "--shards") is a strong hint even when the distance is large.
+    if (candidate.substr(0, key.size()) == key && key.size() >= 3) distance = 1;
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = std::string(candidate);
+    }
+  }
+  return best;
+}
+
+Result<Spec> BuildSpec(const std::vector<Setting>& settings) {
+  Spec spec;
+  std::string problems;
+  std::map<std::string, std::string> where_of;
+  for (const auto& setting : settings) {
+    auto applier = Appliers().find(setting.key);
+    if (applier == Appliers().end()) {
+      problems += setting.where + ": unknown setting\n";
+      continue;
+    }
+    auto status = applier->second(setting.value, spec);
+    if (!status.ok()) problems += setting.where + ": " + status.error().message() + "\n";
+    where_of[setting.key] = setting.where;
+  }
+  if (spec.memory && spec.shard_memory) {
+    problems += where_of["memory"] + ": conflicts with " + where_of["shard-memory"] +
+                " (give the total with memory or the per-shard size with shard-memory, not both)\n";
+  }
+  if (!problems.empty()) {
+    problems.pop_back();
+    return Error(problems);
+  }
+  return spec;
+}
+
+std::filesystem::path DefaultStateDir() {
+  if (const char* dir = std::getenv("SHARDCTL_STATE_DIR"); dir && *dir) return dir;
+  if (geteuid() == 0) return "/var/lib/shardctl";
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg) {
+    return std::filesystem::path(xdg) / "shardctl";
+  }
+  const char* home = std::getenv("HOME");
+  return std::filesystem::path(home ? home : "/tmp") / ".local/state/shardctl";
+}
+
+}  // namespace shardctl::launcher

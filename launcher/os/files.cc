@@ -1,0 +1,79 @@
+#include "launcher/os/files.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <sstream>
+
+namespace shardctl::launcher {
+
+using common::Error;
+using common::Result;
+
+common::Status EnsureWritableDir(const std::filesystem::path& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    return Error(dir.string() + ": cannot create the state directory (" + error.message() +
+                 "; pass a writable --state-dir)");
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    return Error(dir.string() + ": state directory is not writable (" + strerror(errno) +
+                 "; pass a writable --state-dir or fix its permissions)");
+  }
+  return common::Ok();
+}
+
+common::Status WriteFileAtomically(const std::filesystem::path& path, const std::string& content) {
+  auto temporary = path;
+  temporary += ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << content;
+    out.flush();
+    if (!out) return Error(temporary.string() + ": cannot write");
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) return Error(path.string() + ": cannot write (" + error.message() + ")");
+  return common::Ok();
+}
+
+Result<std::string> ReadWholeFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return Error(path.string() + ": cannot read");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+common::Status WriteProcessId(const std::filesystem::path& path, const ProcessId& process) {
+  return WriteFileAtomically(
+      path, std::to_string(process.pid) + " " + std::to_string(process.start_time) + "\n");
+}
+
+std::optional<ProcessId> ReadProcessId(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  ProcessId process;
+  if (!(in >> process.pid >> process.start_time) || process.pid <= 0) return std::nullopt;
+  return process;
+}
+
+std::string TailOfFile(const std::filesystem::path& path, int lines) {
+  std::ifstream in(path);
+  std::deque<std::string> tail;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    tail.push_back(line);
+    if (static_cast<int>(tail.size()) > lines) tail.pop_front();
+  }
+  std::string joined;
+  for (const auto& kept : tail) joined += (joined.empty() ? "" : "\n") + kept;
+  return joined;
+}
+
+}  // namespace shardctl::launcher

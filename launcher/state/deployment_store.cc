@@ -1,0 +1,36 @@
+#include "launcher/state/deployment_store.h"
+
+#include "launcher/model/plan_json.h"
+#include "launcher/os/files.h"
+
+namespace shardctl::launcher {
+
+using common::Error;
+using common::Result;
+
+common::Status WriteDeployment(const DeploymentDir& dir, const Deployment& deployment) {
+  return WriteFileAtomically(dir.DeploymentFile(), DeploymentToJson(deployment).dump(2) + "\n");
+}
+
+Result<Deployment> ReadDeployment(const DeploymentDir& dir) {
+  auto text = ReadWholeFile(dir.DeploymentFile());
+  if (!text.ok()) return text.error();
+  auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return Error(dir.DeploymentFile().string() + ": not valid JSON");
+  return DeploymentFromJson(json).Context(dir.DeploymentFile().string());
+}
+
+std::vector<ProcessId> LiveShards(const DeploymentDir& dir, const Plan& plan) {
+  std::vector<ProcessId> live;
+  for (const auto& shard : plan.shards) {
+    auto process = ReadProcessId(dir.ShardPidFile(shard.index));
+    if (process && IsRunning(*process)) live.push_back(*process);
+  }
+  return live;
+}
+
+bool AnyShardRunning(const DeploymentDir& dir, const Plan& plan) {
+  return !LiveShards(dir, plan).empty();
+}
+
+}  // namespace shardctl::launcher

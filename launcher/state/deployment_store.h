@@ -1,0 +1,23 @@
+// A deployment on disk: deployment.json and the shards' pid files in its DeploymentDir.
+#pragma once
+
+#include <vector>
+
+#include "common/result.h"
+#include "launcher/model/deployment.h"
+#include "launcher/model/deployment_dir.h"
+#include "launcher/os/process.h"
+
+namespace shardctl::launcher {
+
+common::Status WriteDeployment(const DeploymentDir& dir, const Deployment& deployment);
+// Errors name the file: missing, not JSON, or not a deployment record.
+common::Result<Deployment> ReadDeployment(const DeploymentDir& dir);
+
+// The shards of `plan` whose pid file names a process still running (same pid and start time).
+std::vector<ProcessId> LiveShards(const DeploymentDir& dir, const Plan& plan);
+
+// True when any shard recorded in the pid files is still running (adoptable).
+bool AnyShardRunning(const DeploymentDir& dir, const Plan& plan);
+
+}  // namespace shardctl::launcher

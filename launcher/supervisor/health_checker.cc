@@ -1,0 +1,65 @@
+#include "launcher/supervisor/health_checker.h"
+
+#include <optional>
+
+#include "launcher/cluster/redis_client.h"
+
+namespace shardctl::launcher {
+
+HealthChecker::HealthChecker(std::string host, std::vector<int> ports,
+                             std::chrono::milliseconds interval, std::chrono::milliseconds timeout)
+    : host_(std::move(host)),
+      ports_(std::move(ports)),
+      interval_(interval),
+      timeout_(timeout),
+      last_answer_(new std::atomic<Clock::rep>[ports_.size()]) {
+  for (size_t i = 0; i < ports_.size(); ++i) last_answer_[i] = 0;
+}
+
+HealthChecker::~HealthChecker() { Stop(); }
+
+void HealthChecker::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void HealthChecker::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+HealthChecker::Clock::time_point HealthChecker::LastAnswer(int index) const {
+  return Clock::time_point(Clock::duration(last_answer_[index].load()));
+}
+
+void HealthChecker::MarkFresh(int index, Clock::time_point when) {
+  last_answer_[index] = when.time_since_epoch().count();
+}
+
+void HealthChecker::Loop() {
+  std::vector<std::optional<RedisConnection>> connections(ports_.size());
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    lock.unlock();
+    for (size_t i = 0; i < ports_.size(); ++i) {
+      if (!connections[i]) {
+        auto connection = RedisConnection::Connect(host_, ports_[i], timeout_);
+        if (!connection.ok()) continue;
+        connections[i].emplace(std::move(connection).value());
+      }
+      // Any reply counts, errors too: "-LOADING" comes from a live shard reading its data.
+      if (connections[i]->Pipeline({{"PING"}}).ok()) {
+        last_answer_[i] = Clock::now().time_since_epoch().count();
+      } else {
+        connections[i].reset();  // reconnect next round: the process may have been replaced
+      }
+    }
+    lock.lock();
+    wake_.wait_for(lock, interval_, [this] { return stopping_; });
+  }
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,394 @@
+// The supervisor's shard lifecycle: start or adopt, watch, restart with backoff, detect hangs,
+// stop. The control socket is in supervisor_control.cc. See supervisor.h for the flow diagram.
+#include <fcntl.h>
+#include <signal.h>
+#include <spdlog/sinks/rotating_file_sink.h>
+#include <sys/file.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "common/duration.h"
+#include "launcher/cluster/redis_client.h"
+#include "launcher/os/files.h"
+#include "launcher/state/deployment_store.h"
+#include "launcher/supervisor/shards.h"
+#include "launcher/supervisor/supervisor_internal.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using common::Result;
+using nlohmann::json;
+
+constexpr auto kStopGrace = std::chrono::seconds(10);
+constexpr auto kHealthInterval = std::chrono::milliseconds(250);
+constexpr auto kPingTimeout = std::chrono::milliseconds(250);
+constexpr auto kAdoptHealthyWait = std::chrono::seconds(15);
+constexpr uint64_t kMaxShardLogBytes = 16 << 20;
+constexpr int kKeptShardLogs = 3;
+
+Supervisor& Of(uv_handle_t* handle) { return *static_cast<Supervisor*>(handle->loop->data); }
+
+std::string Ms(SteadyClock::duration duration) {
+  return common::FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(duration));
+}
+
+}  // namespace
+
+ShardSlot::ShardSlot(Supervisor& supervisor, uv_loop_t* loop, int shard_index)
+    : index(shard_index),
+      watcher(
+          loop,
+          [&supervisor, this](const ProcessWatcher::Exit& exit) {
+            supervisor.OnShardExit(*this, exit);
+          },
+          [&supervisor, this] { supervisor.OnRestartDue(*this); }) {}
+
+Supervisor::Supervisor(const DeploymentDir& dir, EventSink events)
+    : dir_(dir), events_(std::move(events)) {}
+
+common::Status Supervisor::TakeLock() {
+  lock_fd_ = open(dir_.LockFile().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) return Error(dir_.LockFile().string() + ": " + strerror(errno));
+  if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    return Error("deployment \"" + deployment_.plan.name +
+                 "\" already has a supervisor (see shardctl status)");
+  }
+  return common::Ok();
+}
+
+void Supervisor::InstallSignalsAndTimers() {
+  const int numbers[2] = {SIGTERM, SIGINT};
+  for (int i = 0; i < 2; ++i) {
+    uv_signal_init(&loop_, &signals_[i]);
+    uv_signal_start(
+        &signals_[i],
+        [](uv_signal_t* handle, int number) {
+          Of(reinterpret_cast<uv_handle_t*>(handle)).RequestStop(number);
+        },
+        numbers[i]);
+  }
+  uv_timer_init(&loop_, &health_timer_);
+}
+
+void Supervisor::RequestStop(int signal_number) {
+  if (log_) log_->info("signal {} received: stopping the deployment", signal_number);
+  stop_requested_ = true;
+  if (health_) BeginShutdown();  // after start-up; during it, the stop check aborts start-up
+}
+
+void Supervisor::OnShardExit(ShardSlot& slot, const ProcessWatcher::Exit& exit) {
+  if (shutting_down_) {
+    slot.state = "stopped";
+    return;
+  }
+  std::chrono::milliseconds delay{0};
+  RestartPolicy& policy = slot.watcher.policy();
+  if (slot.restart_requested) {
+    slot.restart_requested = false;
+    policy.Reset();
+    log_->info("shard {} {}; restarting it as requested", slot.index, exit.how);
+  } else {
+    // Before the dead primary comes back (empty, or with an older snapshot), its replica takes
+    // its place; the restarted process then rejoins as a replica.
+    HandOverPrimary(slot, FailoverMode::kTakeover);
+    delay = policy.OnExit(exit.uptime);
+    log_->warn("shard {} {} after {}; restarting in {}{}", slot.index, exit.how, Ms(exit.uptime),
+               Ms(delay), policy.InCrashLoop() ? " (crash loop)" : "");
+  }
+  slot.state = "restarting";
+  slot.watcher.RestartIn(delay);
+}
+
+bool Supervisor::HandOverPrimary(const ShardSlot& slot, FailoverMode mode) {
+  auto conf = ReadWholeFile(dir_.ShardDir(slot.index) / "nodes.conf");
+  auto id = conf.ok() ? MyselfId(*conf) : std::nullopt;
+  if (!id) return false;
+  const std::string& host = deployment_.plan.bind;
+  for (const auto& other : slots_) {  // any live peer knows who replicates whom
+    if (other.get() == &slot || !other->watcher.running()) continue;
+    int port = deployment_.plan.shards[other->index].port;
+    auto connection = RedisConnection::Connect(host, port, std::chrono::milliseconds(300));
+    auto listing = connection.ok() ? connection->Run({"CLUSTER", "NODES"})
+                                   : Result<std::string>(connection.error());
+    if (!listing.ok()) continue;
+    auto nodes = common::ParseClusterNodes(*listing);
+    if (!nodes.ok()) continue;
+    const common::NodeLine* me = common::FindNode(*nodes, *id);
+    if (me == nullptr || !me->IsPrimary() || !me->HasSlots()) return false;
+    for (int replica : ReplicaPorts(*nodes, *id)) {
+      auto timeout = std::chrono::seconds(mode == FailoverMode::kTakeover ? 2 : 5);
+      auto promoted = PromoteReplica(host, replica, mode, timeout);
+      if (promoted.ok()) {
+        log_->info("replica on port {} took over the slots of shard {} ({})", replica, slot.index,
+                   mode == FailoverMode::kTakeover ? "takeover" : "graceful failover");
+        return true;
+      }
+      log_->warn("promoting the replica on port {}: {}", replica, promoted.error().message());
+    }
+    return false;
+  }
+  return false;
+}
+
+void Supervisor::OnRestartDue(ShardSlot& slot) {
+  if (!shutting_down_ && !slot.watcher.running()) Respawn(slot);
+}
+
+void Supervisor::Respawn(ShardSlot& slot) {
+  const ShardPlan& shard = deployment_.plan.shards[slot.index];
+  auto process = SpawnShard(deployment_, dir_, shard, /*fresh=*/false);
+  if (!process.ok()) {
+    log_->error("shard {}: {}", slot.index, process.error().message());
+    slot.watcher.StartFailed(process.error().message());
+    return;
+  }
+  slot.state = "starting";
+  slot.hung_kill_sent = false;
+  health_->MarkFresh(slot.index, SteadyClock::now());
+  log_->info("shard {} started again as pid {} (restart #{})", slot.index, process->pid,
+             slot.watcher.restarts() + 1);
+  slot.watcher.Watch(*process, /*is_child=*/true, /*restarted=*/true);
+}
+
+void Supervisor::OnHealthTick() {
+  auto now = SteadyClock::now();
+  auto timeout = deployment_.supervision.health_timeout;
+  for (auto& owned : slots_) {
+    ShardSlot& slot = *owned;
+    if (!slot.watcher.running()) continue;
+    const pid_t pid = slot.watcher.process().pid;
+    const SteadyClock::time_point started = slot.watcher.started();
+    auto last = std::max(health_->LastAnswer(slot.index), started);
+    auto silent = now - last;
+    if (slot.restart_requested && now > slot.restart_kill_deadline && !slot.hung_kill_sent) {
+      log_->warn("shard {} did not stop within {}: SIGKILL", slot.index, Ms(kStopGrace));
+      kill(pid, SIGKILL);
+      slot.hung_kill_sent = true;
+    }
+    if (silent < timeout) {
+      if (health_->LastAnswer(slot.index) > started && slot.state != "ok") {
+        if (slot.state == "unresponsive") log_->info("shard {} answers again", slot.index);
+        slot.state = "ok";
+      }
+      continue;
+    }
+    if (slot.state != "unresponsive") {
+      slot.state = "unresponsive";
+      log_->warn("shard {} (pid {}) has not answered PING for {}", slot.index, pid, Ms(silent));
+    }
+    if (silent > timeout + deployment_.supervision.hang_grace && !slot.hung_kill_sent) {
+      log_->error("shard {} (pid {}) unresponsive for {}: killing it to restart it", slot.index,
+                  pid, Ms(silent));
+      kill(pid, SIGKILL);
+      slot.hung_kill_sent = true;
+    }
+  }
+  if (++health_ticks_ % 40 == 0) RotateShardLogs();
+}
+
+// Redis opens its logfile for every line it writes, so renaming the file is a complete rotation.
+void Supervisor::RotateShardLogs() {
+  for (const auto& shard : deployment_.plan.shards) {
+    auto log = dir_.ShardLog(shard.index);
+    std::error_code error;
+    if (std::filesystem::file_size(log, error) < kMaxShardLogBytes || error) continue;
+    for (int i = kKeptShardLogs - 1; i >= 1; --i) {
+      auto from = log.string() + "." + std::to_string(i);
+      std::filesystem::rename(from, log.string() + "." + std::to_string(i + 1), error);
+    }
+    std::filesystem::rename(log, log.string() + ".1", error);
+  }
+}
+
+void Supervisor::StopShards() {
+  // Forgotten first: the stop below reaps our children, and their exits are not crashes.
+  std::vector<ProcessId> running;
+  for (auto& slot : slots_) {
+    if (slot->watcher.running()) running.push_back(slot->watcher.process());
+    slot->watcher.Forget();
+    slot->watcher.CancelRestart();
+  }
+  if (running.empty()) return;
+  log_->info("stopping {} shards", running.size());
+  ArmSaveOnShutdown(deployment_);
+  int killed = StopProcesses(running, kStopGrace);
+  if (killed > 0) log_->warn("{} shards needed SIGKILL", killed);
+  for (auto& slot : slots_) {
+    slot->state = "stopped";
+    std::error_code ignored;
+    std::filesystem::remove(dir_.ShardPidFile(slot->index), ignored);
+  }
+}
+
+void Supervisor::StopAll() {
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  if (proxy_) proxy_->Stop();  // clients stop before the shards do
+  if (health_) health_->Stop();
+  if (forks_) forks_->Stop();
+  StopShards();
+}
+
+void Supervisor::BeginShutdown() {
+  StopAll();
+  if (closing_) return;
+  closing_ = true;
+  uv_walk(
+      &loop_,
+      [](uv_handle_t* handle, void*) {
+        if (!uv_is_closing(handle)) uv_close(handle, handle->data ? DeleteOwnedHandle : nullptr);
+      },
+      nullptr);
+}
+
+Result<json> Supervisor::StartFresh() {
+  auto progress = [&](const std::string& message) {
+    log_->info("{}", message);
+    events_({{"event", "progress"}, {"message", message}});
+  };
+  auto stop_check = [&]() -> common::Status {
+    uv_run(&loop_, UV_RUN_NOWAIT);  // delivers SIGTERM/SIGINT that arrived during start-up
+    if (stop_requested_) return Error("start-up interrupted by a stop request");
+    return common::Ok();
+  };
+  auto report = StartDeployment(deployment_, dir_, progress, stop_check);
+  if (!report.ok()) return report.error();
+  for (auto& slot : slots_) {
+    slot->watcher.Watch(report->shards[slot->index], /*is_child=*/true, /*restarted=*/false);
+  }
+  return json{{"event", "ready"},
+              {"spawn_ms", report->spawn.count()},
+              {"ping_ms", report->first_ping.count()},
+              {"formation_ms", report->formation.count()},
+              {"total_ms", report->total.count()},
+              {"node_ids", report->node_ids},
+              {"adopted", 0}};
+}
+
+// Takes over shards a previous supervisor left running; starts the missing ones with their
+// nodes.conf, so they rejoin the cluster as themselves.
+Result<json> Supervisor::Adopt() {
+  auto started = SteadyClock::now();
+  int adopted = 0, restarted = 0;
+  std::vector<ShardSlot*> missing;
+  for (auto& slot : slots_) {
+    auto process = ReadProcessId(dir_.ShardPidFile(slot->index));
+    if (process && IsRunning(*process)) {
+      slot->watcher.Watch(*process, /*is_child=*/false, /*restarted=*/false);
+      ++adopted;
+    } else {
+      missing.push_back(slot.get());
+    }
+  }
+  for (ShardSlot* slot : missing) {
+    auto process = SpawnShard(deployment_, dir_, deployment_.plan.shards[slot->index], false);
+    if (!process.ok()) return process.error().Context("shard " + std::to_string(slot->index));
+    slot->watcher.Watch(*process, /*is_child=*/true, /*restarted=*/false);
+    ++restarted;
+  }
+  log_->info("adopted {} running shards, started {} missing ones", adopted, restarted);
+  // Not fatal: the supervisor's job from here on is to heal whatever is still missing.
+  auto healthy =
+      WaitUntilHealthy(RunningNodesOf(deployment_.plan), SteadyClock::now() + kAdoptHealthyWait,
+                       [] { return common::Ok(); });
+  auto total = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - started);
+  return json{
+      {"event", "ready"},
+      {"adopted", adopted},
+      {"restarted", restarted},
+      {"total_ms", total.count()},
+      {"cluster_state", healthy.ok() ? "ok" : "not ok yet (" + healthy.error().message() + ")"}};
+}
+
+int Supervisor::Finish(int code) {
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  int leftover = uv_loop_close(&loop_);
+  if (code == 0) {
+    std::error_code ignored;
+    std::filesystem::remove(dir_.SocketPath(), ignored);
+    std::filesystem::remove(dir_.SupervisorPidFile(), ignored);
+  }
+  log_->info("supervisor exits{}", leftover ? " (with open libuv handles)" : "");
+  if (lock_fd_ >= 0) close(lock_fd_);
+  return code;
+}
+
+int Supervisor::Run() {
+  auto deployment = ReadDeployment(dir_);
+  if (!deployment.ok()) {
+    events_({{"event", "failed"}, {"error", deployment.error().message()}});
+    return 1;
+  }
+  deployment_ = std::move(deployment).value();
+  log_ = spdlog::rotating_logger_mt("supervisor-" + deployment_.plan.name,
+                                    dir_.SupervisorLog().string(), 10 << 20, 3);
+  log_->flush_on(spdlog::level::info);
+  uv_loop_init(&loop_);
+  loop_.data = this;
+  for (const auto& shard : deployment_.plan.shards) {
+    slots_.push_back(std::make_unique<ShardSlot>(*this, &loop_, shard.index));
+  }
+  InstallSignalsAndTimers();
+  bool adopting = AnyShardRunning(dir_, deployment_.plan);
+  auto fail = [&](const Error& error) {
+    log_->error("start-up failed: {}", error.message());
+    events_({{"event", "failed"}, {"error", error.message()}, {"adopting", adopting}});
+    if (adopting) {
+      for (auto& slot : slots_) slot->watcher.Forget();  // not ours to stop
+    }
+    BeginShutdown();
+    return Finish(1);
+  };
+  if (auto status = TakeLock(); !status.ok()) return fail(status.error());
+  // Recorded as soon as the lock is ours, so `status` can name the supervisor during start-up.
+  if (auto id = IdentifyProcess(getpid())) {
+    if (auto written = WriteProcessId(dir_.SupervisorPidFile(), *id); !written.ok()) {
+      log_->warn("{}", written.error().message());
+    }
+  }
+  if (auto status = Listen(); !status.ok()) return fail(status.error());
+  log_->info("supervisor {} for {} shards of {} {} ({})", getpid(), slots_.size(),
+             deployment_.engine.Name(), deployment_.engine.version,
+             adopting ? "adopting running shards" : "fresh start");
+  auto ready = adopting ? Adopt() : StartFresh();
+  if (!ready.ok()) return fail(ready.error());
+  if (deployment_.proxy.enabled()) {
+    proxy_ = std::make_unique<ProxyKeeper>(&loop_, deployment_, dir_, log_);
+    if (auto started = proxy_->Start(); !started.ok()) return fail(started.error());
+    (*ready)["proxy_port"] = deployment_.proxy.port;
+  }
+  std::vector<int> ports;
+  for (const auto& shard : deployment_.plan.shards) ports.push_back(shard.port);
+  health_ =
+      std::make_unique<HealthChecker>(deployment_.plan.bind, ports, kHealthInterval, kPingTimeout);
+  for (auto& slot : slots_) health_->MarkFresh(slot->index, slot->watcher.started());
+  health_->Start();
+  if (deployment_.durability.persistence != Persistence::kNone) {
+    forks_ = std::make_unique<ForkScheduler>(deployment_.plan.bind, ports, deployment_.durability);
+    forks_->Start();
+  }
+  uv_timer_start(
+      &health_timer_,
+      [](uv_timer_t* timer) { Of(reinterpret_cast<uv_handle_t*>(timer)).OnHealthTick(); },
+      kHealthInterval.count(), kHealthInterval.count());
+  (*ready)["supervisor_pid"] = getpid();
+  log_->info("ready: {}", ready->dump());
+  events_(*ready);
+  if (stop_requested_) BeginShutdown();
+  return Finish(0);
+}
+
+int RunSupervisor(const DeploymentDir& dir, const EventSink& events) {
+  signal(SIGPIPE, SIG_IGN);
+  Supervisor supervisor(dir, events);
+  return supervisor.Run();
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,98 @@
+// Internals of the supervisor, shared by supervisor.cc (shard lifecycle) and control.cc (the
+// control socket). Private to the supervisor module (architecture_test checks *_internal.h).
+#pragma once
+
+#include <spdlog/spdlog.h>
+#include <uv.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "launcher/cluster/failover.h"
+#include "launcher/supervisor/fork_scheduler.h"
+#include "launcher/supervisor/health_checker.h"
+#include "launcher/supervisor/owned_handle.h"
+#include "launcher/supervisor/process_watcher.h"
+#include "launcher/supervisor/proxy_keeper.h"
+#include "launcher/supervisor/supervisor.h"
+
+namespace shardctl::launcher {
+
+using SteadyClock = std::chrono::steady_clock;
+
+class Supervisor;
+
+// One shard as the supervisor tracks it: its process (watched, restarted with backoff) and what
+// the health checks and the operator's restarts have made of it.
+struct ShardSlot {
+  ShardSlot(Supervisor& supervisor, uv_loop_t* loop, int shard_index);
+  int index = 0;
+  ProcessWatcher watcher;
+  std::string state = "starting";  // starting, ok, unresponsive, restarting, stopped
+  bool restart_requested = false;  // an operator's restart: respawn at once when it exits
+  SteadyClock::time_point restart_kill_deadline;
+  bool hung_kill_sent = false;
+};
+
+// A connection on the control socket.
+struct ControlClient : OwnedHandle {
+  uv_pipe_t pipe;
+  std::string buffer;
+};
+
+class Supervisor {
+ public:
+  Supervisor(const DeploymentDir& dir, EventSink events);
+  int Run();
+
+  // Control requests (supervisor_control.cc). `stop_after` asks for shutdown once replied.
+  nlohmann::json Handle(const std::string& line, bool& stop_after);
+  common::Status Listen();
+  void BeginShutdown();
+
+  // Lifecycle (supervisor.cc).
+  void OnShardExit(ShardSlot& slot, const ProcessWatcher::Exit& exit);
+  void OnRestartDue(ShardSlot& slot);
+  void OnHealthTick();
+  void RequestStop(int signal_number);
+
+ private:
+  nlohmann::json StatusReply() const;
+  nlohmann::json RestartReply(const nlohmann::json& request);
+  common::Status TakeLock();
+  void InstallSignalsAndTimers();
+  common::Result<nlohmann::json> StartFresh();
+  common::Result<nlohmann::json> Adopt();
+  void Respawn(ShardSlot& slot);
+  // When the slot's process is (was) a primary owning slots with a live replica, promotes that
+  // replica. Returns true when one took over. Blocks up to a few seconds.
+  bool HandOverPrimary(const ShardSlot& slot, FailoverMode mode);
+  void StopShards();
+  // Stops the health checker and every shard, once; exits seen afterwards are not crashes.
+  void StopAll();
+  void RotateShardLogs();
+  int Finish(int code);
+
+  DeploymentDir dir_;
+  EventSink events_;
+  Deployment deployment_;
+  std::vector<std::unique_ptr<ShardSlot>> slots_;
+  std::unique_ptr<HealthChecker> health_;
+  std::unique_ptr<ForkScheduler> forks_;  // only with persistence
+  std::unique_ptr<ProxyKeeper> proxy_;    // only with --proxy-port
+  std::shared_ptr<spdlog::logger> log_;
+  int lock_fd_ = -1;
+  // Value-initialized: data must start as nullptr, which BeginShutdown() reads to pick the close
+  // callback (libuv's init functions leave data untouched).
+  uv_loop_t loop_{};
+  uv_pipe_t server_{};
+  uv_signal_t signals_[2]{};
+  uv_timer_t health_timer_{};
+  int health_ticks_ = 0;
+  bool stop_requested_ = false;
+  bool shutting_down_ = false;  // shards are being (or have been) stopped: exits are expected
+  bool closing_ = false;        // handles are being closed: the loop is about to end
+};
+
+}  // namespace shardctl::launcher
