@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "proxy/server.h"
-#include "proxy/worker.h"
+#include "proxy/auth.h"
+#include "proxy/stats.h"
 
 namespace shardctl::proxy {
 namespace {
@@ -22,26 +22,31 @@ common::RespLimits BackendLimits() {
 
 }  // namespace
 
-Backend::Backend(Worker& worker, std::string host, int port, int protocol, std::string key,
+std::string BackendKey(const std::string& host, int port, int protocol, bool readonly) {
+  return host + ":" + std::to_string(port) + (protocol >= 3 ? "/3" : "/2") +
+         (readonly ? "/ro" : "");
+}
+
+Backend::Backend(BackendHost& owner, std::string host, int port, int protocol, std::string key,
                  bool readonly)
-    : worker_(worker),
+    : owner_(owner),
       host_(std::move(host)),
       port_(port),
       protocol_(protocol),
       key_(std::move(key)),
       readonly_(readonly),
       replies_(BackendLimits()) {
-  uv_tcp_init(worker_.loop(), &tcp_);
+  uv_tcp_init(owner_.loop(), &tcp_);
   tcp_.data = this;
-  out_ = worker_.server().auth().BackendLogin();
-  if (!out_.empty()) waiters_.push_back({Waiting::kAuth, nullptr, uv_now(worker_.loop())});
+  out_ = owner_.auth().BackendLogin();
+  if (!out_.empty()) waiters_.push_back({Waiting::kAuth, nullptr, uv_now(owner_.loop())});
   if (protocol_ == 3) {
     out_ += kHello3Command;
-    waiters_.push_back({Waiting::kHello, nullptr, uv_now(worker_.loop())});
+    waiters_.push_back({Waiting::kHello, nullptr, uv_now(owner_.loop())});
   }
   if (readonly_) {
     out_ += "*1\r\n$8\r\nREADONLY\r\n";
-    waiters_.push_back({Waiting::kDropReply, nullptr, uv_now(worker_.loop())});  // +OK, dropped
+    waiters_.push_back({Waiting::kDropReply, nullptr, uv_now(owner_.loop())});  // +OK, dropped
   }
 }
 
@@ -50,7 +55,7 @@ void Backend::Connect() {
   if (uv_ip4_addr(host_.c_str(), port_, reinterpret_cast<sockaddr_in*>(&address)) != 0 &&
       uv_ip6_addr(host_.c_str(), port_, reinterpret_cast<sockaddr_in6*>(&address)) != 0) {
     connect_error_ = "not an IP address";
-    worker_.ScheduleFlush(this);
+    owner_.ScheduleFlush(this);
     return;
   }
   connect_req_.data = this;
@@ -58,10 +63,10 @@ void Backend::Connect() {
                                 &Backend::OnConnect);
   if (rc != 0) {
     connect_error_ = uv_strerror(rc);
-    worker_.ScheduleFlush(this);
+    owner_.ScheduleFlush(this);
     return;
   }
-  worker_.server().stats().backend_connects.fetch_add(1, std::memory_order_relaxed);
+  owner_.stats().backend_connects.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Backend::OnConnect(uv_connect_t* req, int status) {
@@ -78,22 +83,22 @@ void Backend::OnConnect(uv_connect_t* req, int status) {
 }
 
 void Backend::Send(SubRequest* request, bool asking) {
-  const uint64_t now = uv_now(worker_.loop());
+  const uint64_t now = uv_now(owner_.loop());
   if (asking) {
     out_ += kAskingCommand;
     waiters_.push_back({Waiting::kDropReply, nullptr, now});
   }
-  if (!request->preamble.empty()) {
-    out_ += request->preamble;
+  if (request->extras && !request->extras->preamble.empty()) {
+    out_ += request->extras->preamble;
     waiters_.push_back({Waiting::kDropReply, nullptr, now});
-    request->preamble.clear();
+    request->extras->preamble.clear();
   }
   out_ += request->request;
-  for (size_t i = 0; i < request->skip_replies; ++i) {
+  for (size_t i = 0; i < request->skip_replies(); ++i) {
     waiters_.push_back({Waiting::kSkip, request, now});
   }
   waiters_.push_back({Waiting::kRequest, request, now});
-  worker_.ScheduleFlush(this);
+  owner_.ScheduleFlush(this);
 }
 
 void Backend::Flush() {
@@ -144,7 +149,7 @@ void Backend::OnWrite(uv_write_t* req, int status) {
 }
 
 void Backend::OnAlloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
-  *buf = static_cast<Backend*>(handle->data)->worker_.ReadBuffer();
+  *buf = static_cast<Backend*>(handle->data)->owner_.ReadBuffer();
 }
 
 void Backend::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
@@ -188,10 +193,11 @@ void Backend::HandleFrames() {
            "); RESP3 clients need Redis 6 or newer");
       return;
     }
-    if (waiter.what == Waiting::kSkip && frame.type == '-' && waiter.request->hint.empty()) {
-      waiter.request->hint.assign(bytes);
+    if (waiter.what == Waiting::kSkip && frame.type == '-' &&
+        waiter.request->Extras().hint.empty()) {
+      waiter.request->Extras().hint.assign(bytes);
     }
-    if (waiter.what == Waiting::kRequest) worker_.OnBackendReply(waiter.request, bytes);
+    if (waiter.what == Waiting::kRequest) owner_.OnBackendReply(waiter.request, bytes);
     if (closing_) return;
   }
   replies_.Consume(consumed);
@@ -201,7 +207,7 @@ void Backend::CheckTimeout(uint64_t now_ms, uint64_t timeout_ms) {
   if (closing_ || waiters_.empty()) return;
   // A blocked command is silent by design; what is queued behind it waits for it, as on Redis.
   const SubRequest* oldest = waiters_.front().request;
-  if (oldest != nullptr && oldest->may_block) return;
+  if (oldest != nullptr && oldest->mode.may_block) return;
   if (now_ms - waiters_.front().queued_ms >= timeout_ms) {
     Fail(connected_ ? "no reply within " + std::to_string(timeout_ms) + "ms"
                     : "connect timed out after " + std::to_string(timeout_ms) + "ms");
@@ -210,8 +216,8 @@ void Backend::CheckTimeout(uint64_t now_ms, uint64_t timeout_ms) {
 
 void Backend::SendUnanswered(std::string_view command) {
   out_ += command;
-  waiters_.push_back({Waiting::kDropReply, nullptr, uv_now(worker_.loop())});
-  worker_.ScheduleFlush(this);
+  waiters_.push_back({Waiting::kDropReply, nullptr, uv_now(owner_.loop())});
+  owner_.ScheduleFlush(this);
 }
 
 bool Backend::HasRequests() const {
@@ -228,12 +234,7 @@ void Backend::Close(std::string why) { CloseWithWaiters(std::move(why), /*failur
 void Backend::CloseWithWaiters(std::string why, bool failure) {
   if (closing_) return;
   closing_ = true;
-  worker_.ForgetBackend(this);
-  if (failure) {
-    if (readonly_) worker_.MarkReplicaDown(host_, port_);
-    worker_.server().stats().backend_failures.fetch_add(1, std::memory_order_relaxed);
-    worker_.server().topology().RequestRefresh();
-  }
+  owner_.OnBackendClosing(this, failure);
   // Requests queued before the connection was up were never written: safe to retry elsewhere.
   const bool never_sent = !connected_;
   const std::string error = "shard " + host_ + ":" + std::to_string(port_) + " " + why;
@@ -241,7 +242,7 @@ void Backend::CloseWithWaiters(std::string why, bool failure) {
   waiters.swap(waiters_);
   for (const Waiter& waiter : waiters) {
     if (waiter.what == Waiting::kRequest) {
-      worker_.OnBackendFailure(waiter.request, error, never_sent);
+      owner_.OnBackendFailure(waiter.request, error, never_sent);
     }
   }
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &Backend::OnClose);

@@ -18,17 +18,44 @@
 
 #include "common/resp.h"
 #include "proxy/request.h"
+#include "proxy/routing.h"
 
 namespace shardctl::proxy {
 
-class Session;
-class Worker;
+class AuthConfig;
+class Backend;
+struct ProxyStats;
 
-class Backend {
+// What a backend connection reports to, and needs from, the worker thread that owns it.
+class BackendHost {
+ public:
+  virtual ~BackendHost() = default;
+  virtual uv_loop_t* loop() = 0;
+  // The thread's read buffer: reads are handled synchronously, so one per loop is enough.
+  virtual uv_buf_t ReadBuffer() = 0;
+  virtual const AuthConfig& auth() const = 0;
+  virtual ProxyStats& stats() = 0;
+  // Write `backend`'s queued requests at the end of this loop turn.
+  virtual void ScheduleFlush(Backend* backend) = 0;
+  // A reply frame for `request`, in the order the requests were written.
+  virtual void OnBackendReply(SubRequest* request, std::string_view frame) = 0;
+  // `request` will get no reply from this connection. `never_sent`: safe to try again elsewhere.
+  virtual void OnBackendFailure(SubRequest* request, std::string_view error, bool never_sent) = 0;
+  // The connection is closing (because it failed, when `failure`): forget it.
+  virtual void OnBackendClosing(Backend* backend, bool failure) = 0;
+  // The slot map may be stale: ask the refresher for a new one soon.
+  virtual void RequestMapRefresh() = 0;
+};
+
+// "host:port/2", "host:port/3" (protocol), "/ro" appended for a READONLY replica connection: the
+// name of a shard connection in a worker's tables.
+std::string BackendKey(const std::string& host, int port, int protocol, bool readonly = false);
+
+class Backend final : public PinnedLink {
  public:
   // `readonly`: a replica connection, opened with READONLY so it serves reads of its primary's
   // slots.
-  Backend(Worker& worker, std::string host, int port, int protocol, std::string key,
+  Backend(BackendHost& owner, std::string host, int port, int protocol, std::string key,
           bool readonly = false);
   Backend(const Backend&) = delete;
   Backend& operator=(const Backend&) = delete;
@@ -52,18 +79,19 @@ class Backend {
   // Queues a command whose reply is dropped (UNWATCH when a pinned connection is given back).
   void SendUnanswered(std::string_view command);
   // True while a request waits on this connection (replies that are dropped do not count).
-  bool HasRequests() const;
+  bool HasRequests() const override;
 
   const std::string& key() const { return key_; }
-  const std::string& host() const { return host_; }
-  int port() const { return port_; }
-  int protocol() const { return protocol_; }
-  bool closing() const { return closing_; }
+  const std::string& host() const override { return host_; }
+  int port() const override { return port_; }
+  int protocol() const override { return protocol_; }
+  bool closing() const override { return closing_; }
   bool readonly() const { return readonly_; }
-  bool flush_scheduled = false;  // owned by Worker::ScheduleFlush
+  void MarkWatched() override { needs_unwatch = true; }
+  bool flush_scheduled = false;  // owned by the worker's ScheduleFlush
   // The client this connection is pinned to (blocking commands, WATCH, WAIT), null for shared
   // connections and for pinned ones idle in the worker's pool.
-  Session* pinned_for = nullptr;
+  ReplySink* pinned_for = nullptr;
   // A pinned connection (never shared by clients at the same time; pooled when idle).
   bool pinned = false;
   // A WATCH went over it: UNWATCH before it is pooled for another client.
@@ -88,7 +116,7 @@ class Backend {
   void StartWrite();
   void CloseWithWaiters(std::string why, bool failure);
 
-  Worker& worker_;
+  BackendHost& owner_;
   const std::string host_;
   const int port_;
   const int protocol_;

@@ -8,10 +8,10 @@
 #include "common/reply_tree.h"
 #include "common/resp.h"
 #include "common/slots.h"
+#include "proxy/auth.h"
+#include "proxy/backend.h"
 #include "proxy/pubsub_frames.h"
-#include "proxy/server.h"
-#include "proxy/session.h"
-#include "proxy/worker.h"
+#include "proxy/stats.h"
 
 namespace shardctl::proxy {
 
@@ -20,11 +20,11 @@ namespace shardctl::proxy {
 // callback, after telling the hub.
 class SubscriberLink {
  public:
-  SubscriberLink(PubSubHub& hub, Worker& worker, std::string host, int port)
-      : hub_(hub), worker_(worker), host_(std::move(host)), port_(port) {
-    uv_tcp_init(worker_.loop(), &tcp_);
+  SubscriberLink(PubSubHub& hub, BackendHost& owner, std::string host, int port)
+      : hub_(hub), owner_(owner), host_(std::move(host)), port_(port) {
+    uv_tcp_init(owner_.loop(), &tcp_);
     tcp_.data = this;
-    out_ = worker_.server().auth().BackendLogin();
+    out_ = owner_.auth().BackendLogin();
     if (!out_.empty()) ++preamble_replies_;
     out_ += "*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n";
     ++preamble_replies_;
@@ -66,7 +66,7 @@ class SubscriberLink {
   }
 
   static void OnAlloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
-    *buf = static_cast<SubscriberLink*>(handle->data)->worker_.ReadBuffer();
+    *buf = static_cast<SubscriberLink*>(handle->data)->owner_.ReadBuffer();
   }
 
   static void OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
@@ -121,7 +121,7 @@ class SubscriberLink {
   }
 
   PubSubHub& hub_;
-  Worker& worker_;
+  BackendHost& owner_;
   const std::string host_;
   const int port_;
   uv_tcp_t tcp_{};
@@ -150,8 +150,8 @@ std::string Command(std::string_view verb, const std::vector<std::string_view>& 
 
 }  // namespace
 
-PubSubHub::PubSubHub(Worker& worker) : worker_(worker) {
-  uv_timer_init(worker_.loop(), &timer_);
+PubSubHub::PubSubHub(BackendHost& owner, RequestRouter& router) : owner_(owner), router_(router) {
+  uv_timer_init(owner_.loop(), &timer_);
   timer_.data = this;
 }
 
@@ -167,17 +167,18 @@ PubSubHub::Subscribers& PubSubHub::Table(SubscriptionKind kind) {
   return shard_channels_;
 }
 
-void PubSubHub::Subscribe(SubscriptionKind kind, const std::string& name, Session* session) {
-  std::vector<Session*>& sessions = Table(kind)[name];
-  sessions.push_back(session);
-  if (sessions.size() == 1) SendSubscribe(kind, name, /*subscribe=*/true);
+void PubSubHub::Subscribe(SubscriptionKind kind, const std::string& name, Subscriber* subscriber) {
+  std::vector<Subscriber*>& subscribers = Table(kind)[name];
+  subscribers.push_back(subscriber);
+  if (subscribers.size() == 1) SendSubscribe(kind, name, /*subscribe=*/true);
 }
 
-void PubSubHub::Unsubscribe(SubscriptionKind kind, const std::string& name, Session* session) {
+void PubSubHub::Unsubscribe(SubscriptionKind kind, const std::string& name,
+                            Subscriber* subscriber) {
   Subscribers& table = Table(kind);
   auto found = table.find(name);
   if (found == table.end()) return;
-  std::erase(found->second, session);
+  std::erase(found->second, subscriber);
   if (!found->second.empty()) return;
   table.erase(found);
   SendSubscribe(kind, name, /*subscribe=*/false);
@@ -215,13 +216,13 @@ void PubSubHub::SendSubscribe(SubscriptionKind kind, const std::string& name, bo
 SubscriberLink* PubSubHub::ClassicLink() {
   if (classic_ != nullptr || shut_down_) return classic_;
   if (channels_.empty() && patterns_.empty()) return nullptr;
-  const auto& backends = worker_.CurrentMap().primaries();
+  const auto& backends = router_.CurrentMap().primaries();
   if (backends.empty()) {
     ScheduleResubscribe();
     return nullptr;
   }
   const common::NodeAddress& node = backends[classic_node_ % backends.size()];
-  classic_ = new SubscriberLink(*this, worker_, node.host, node.port);
+  classic_ = new SubscriberLink(*this, owner_, node.host, node.port);
   std::vector<std::string_view> names;
   for (const auto& [name, sessions] : channels_) names.push_back(name);
   if (!names.empty()) classic_->Send(Command("SUBSCRIBE", names));
@@ -232,13 +233,13 @@ SubscriberLink* PubSubHub::ClassicLink() {
 }
 
 SubscriberLink* PubSubHub::ShardLinkFor(const std::string& channel) {
-  const SlotMap& map = worker_.CurrentMap();
+  const SlotMap& map = router_.CurrentMap();
   const int owner = map.PrimaryFor(common::KeySlot(channel));
   if (owner == SlotMap::kNoNode) return nullptr;
   const common::NodeAddress& node = map.primaries()[static_cast<size_t>(owner)];
-  SubscriberLink*& link = shard_links_[Worker::ConnectionKey(node.host, node.port, 3)];
+  SubscriberLink*& link = shard_links_[BackendKey(node.host, node.port, 3)];
   if (link == nullptr || link->closing()) {
-    link = new SubscriberLink(*this, worker_, node.host, node.port);
+    link = new SubscriberLink(*this, owner_, node.host, node.port);
   }
   return link;
 }
@@ -258,7 +259,7 @@ void PubSubHub::OnPush(SubscriberLink* link, std::string_view frame) {
   if (shard_channels_.find(name) == shard_channels_.end()) return;
   unplaced_.insert(placed->first);
   shard_placement_.erase(placed);
-  worker_.server().topology().RequestRefresh();
+  owner_.RequestMapRefresh();
   ScheduleResubscribe();
 }
 
@@ -267,7 +268,7 @@ void PubSubHub::OnPush(SubscriberLink* link, std::string_view frame) {
 // placed on that link is placed again once the map is fresh (SSUBSCRIBE twice is harmless).
 void PubSubHub::OnLinkError(SubscriberLink* link, std::string_view /*frame*/) {
   UnplaceChannelsOn(link);
-  worker_.server().topology().RequestRefresh();
+  owner_.RequestMapRefresh();
   ScheduleResubscribe();
 }
 
@@ -281,7 +282,7 @@ void PubSubHub::OnLinkClosed(SubscriberLink* link) {
   }
   UnplaceChannelsOn(link);
   if (shut_down_) return;
-  worker_.server().topology().RequestRefresh();
+  owner_.RequestMapRefresh();
   ScheduleResubscribe();
 }
 
@@ -322,16 +323,16 @@ void PubSubHub::Resubscribe() {
 void PubSubHub::Deliver(const Subscribers& table, std::string_view name, std::string_view push) {
   auto found = table.find(name);
   if (found == table.end()) return;
-  // A copy: a session over its buffer limit closes and unsubscribes while we iterate.
-  const std::vector<Session*> sessions = found->second;
+  // A copy: a client over its buffer limit closes and unsubscribes while we iterate.
+  const std::vector<Subscriber*> subscribers = found->second;
   std::string resp2;
-  for (Session* session : sessions) {
-    if (session->protocol() >= 3) {
-      session->PushMessage(push);
+  for (Subscriber* subscriber : subscribers) {
+    if (subscriber->protocol() >= 3) {
+      subscriber->PushMessage(push);
       continue;
     }
     if (resp2.empty()) resp2 = MessageForProtocol(push, 2);  // framed once for all of them
-    session->PushMessage(resp2);
+    subscriber->PushMessage(resp2);
   }
 }
 

@@ -1,8 +1,8 @@
 // PubSubHub: one worker's pub/sub subscriptions to the cluster, shared by its clients.
 //
-//   Session ──Subscribe(kind, name)──▶ refcount per name ──first one──▶ SUBSCRIBE on a link
-//      ▲                                                    last one───▶ UNSUBSCRIBE
-//      └──PushMessage()◀── every session subscribed ◀── message / pmessage / smessage push
+//   Subscriber ──Subscribe(kind, name)──▶ refcount per name ──first one──▶ SUBSCRIBE on a link
+//      ▲                                                       last one───▶ UNSUBSCRIBE
+//      └──PushMessage()◀── every subscriber of the name ◀── message / pmessage / smessage push
 //
 //   classic link: one RESP3 connection to any primary, for channels and patterns (Redis Cluster
 //                 broadcasts PUBLISH over the bus, so one node hears every message)
@@ -23,24 +23,25 @@
 #include <string_view>
 #include <vector>
 
+#include "proxy/subscription_hub.h"
+
 namespace shardctl::proxy {
 
-class Session;
-class Worker;
+class BackendHost;
+class RequestRouter;
 class SubscriberLink;
 
-enum class SubscriptionKind { kChannel, kPattern, kShardChannel };
-
-class PubSubHub {
+class PubSubHub final : public SubscriptionHub {
  public:
-  explicit PubSubHub(Worker& worker);
+  // Links are opened on `owner`'s loop (with its login); shard channels are placed by `router`'s
+  // slot map.
+  PubSubHub(BackendHost& owner, RequestRouter& router);
   PubSubHub(const PubSubHub&) = delete;
   PubSubHub& operator=(const PubSubHub&) = delete;
 
-  // Adds `session` to `name`'s subscribers; subscribes at the cluster if it is the first.
-  void Subscribe(SubscriptionKind kind, const std::string& name, Session* session);
-  // Removes it; unsubscribes at the cluster when it was the last.
-  void Unsubscribe(SubscriptionKind kind, const std::string& name, Session* session);
+  // SubscriptionHub.
+  void Subscribe(SubscriptionKind kind, const std::string& name, Subscriber* subscriber) override;
+  void Unsubscribe(SubscriptionKind kind, const std::string& name, Subscriber* subscriber) override;
 
   // From a link (pubsub.cc).
   void OnPush(SubscriberLink* link, std::string_view frame);
@@ -53,7 +54,7 @@ class PubSubHub {
   size_t names() const { return channels_.size() + patterns_.size() + shard_channels_.size(); }
 
  private:
-  using Subscribers = std::map<std::string, std::vector<Session*>, std::less<>>;
+  using Subscribers = std::map<std::string, std::vector<Subscriber*>, std::less<>>;
 
   static void OnResubscribeTimer(uv_timer_t* timer);
   Subscribers& Table(SubscriptionKind kind);
@@ -66,13 +67,14 @@ class PubSubHub {
   void Resubscribe();
   void Deliver(const Subscribers& table, std::string_view name, std::string_view push);
 
-  Worker& worker_;
+  BackendHost& owner_;
+  RequestRouter& router_;
   uv_timer_t timer_{};
   bool timer_started_ = false;
   bool shut_down_ = false;
   Subscribers channels_, patterns_, shard_channels_;
   SubscriberLink* classic_ = nullptr;
-  std::map<std::string, SubscriberLink*> shard_links_;                   // Worker::ConnectionKey()
+  std::map<std::string, SubscriberLink*> shard_links_;                   // BackendKey()
   std::map<std::string, SubscriberLink*, std::less<>> shard_placement_;  // channel -> its link
   std::set<std::string> unplaced_;  // shard channels to place again
   size_t classic_node_ = 0;         // which primary the classic link uses; moves on after a failure

@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#include <utility>
+
+#include "common/slots.h"
+
 #include "proxy/worker.h"
 
 namespace shardctl::proxy {
@@ -71,80 +75,94 @@ std::optional<std::string> ProxyServer::ScriptBody(std::string_view sha) const {
   return found->second;
 }
 
+void ProxyServer::AppendServerInfo(std::string& out) const {
+  const auto uptime = std::chrono::duration_cast<std::chrono::seconds>(
+      std::chrono::steady_clock::now() - started_);
+  const std::string version = topology_.server_version();
+  out += "# Server\r\n";
+  Line(out, "redis_version", version.empty() ? "unknown" : version);
+  Line(out, "shardproxy_version", std::string(SHARDCTL_VERSION));
+  Line(out, "redis_mode", "proxy");
+  Line(out, "process_id", static_cast<uint64_t>(getpid()));
+  Line(out, "tcp_port", static_cast<uint64_t>(options_.listen.port));
+  Line(out, "uptime_in_seconds", static_cast<uint64_t>(uptime.count()));
+  Line(out, "proxy_threads", static_cast<uint64_t>(workers_.size()));
+}
+
+void ProxyServer::AppendClientsInfo(std::string& out) const {
+  out += "# Clients\r\n";
+  Line(out, "connected_clients", static_cast<uint64_t>(clients_.load(std::memory_order_relaxed)));
+  Line(out, "maxclients", static_cast<uint64_t>(options_.max_clients));
+}
+
+void ProxyServer::AppendStatsInfo(std::string& out) const {
+  out += "# Stats\r\n";
+  Line(out, "total_connections_received", Get(stats_.connections_received));
+  Line(out, "total_commands_processed", Get(stats_.commands));
+  Line(out, "rejected_connections", Get(stats_.rejected_connections));
+}
+
+void ProxyServer::AppendSlotMapInfo(std::string& out) const {
+  const auto map = topology_.Snapshot();
+  Line(out, "slot_map_version", topology_.version());
+  Line(out, "slot_map_primaries", map ? map->primaries().size() : 0);
+  size_t replicas = 0;
+  for (size_t i = 0; map && i < map->primaries().size(); ++i) replicas += map->ReplicasOf(i).size();
+  Line(out, "slot_map_replicas", replicas);
+  Line(out, "slot_map_unassigned_slots",
+       map ? static_cast<uint64_t>(map->Unassigned()) : static_cast<uint64_t>(common::kSlotCount));
+  Line(out, "slot_map_refreshes", topology_.refreshes());
+  Line(out, "slot_map_refresh_failures", topology_.refresh_failures());
+  Line(out, "slot_map_last_error", topology_.last_error());
+}
+
+void ProxyServer::AppendProxyInfo(std::string& out) const {
+  out += "# Proxy\r\n";
+  AppendSlotMapInfo(out);
+  Line(out, "split_commands", Get(stats_.split_commands));
+  Line(out, "local_commands", Get(stats_.local_commands));
+  Line(out, "proxy_error_replies", Get(stats_.error_replies));
+  Line(out, "moved_redirects", Get(stats_.moved));
+  Line(out, "ask_redirects", Get(stats_.ask));
+  Line(out, "retries", Get(stats_.retries));
+  Line(out, "backend_connects", Get(stats_.backend_connects));
+  Line(out, "backend_failures", Get(stats_.backend_failures));
+  Line(out, "protocol_errors", Get(stats_.protocol_errors));
+  Line(out, "paused_reads", Get(stats_.paused_reads));
+  Line(out, "script_reloads", Get(stats_.script_reloads));
+  Line(out, "pinned_connections_opened", Get(stats_.pinned_opened));
+  Line(out, "pinned_connections_reused", Get(stats_.pinned_reused));
+  Line(out, "read_from", std::string(ReadFromName(options_.read_from)));
+  Line(out, "replica_reads", Get(stats_.replica_reads));
+  Line(out, "replica_fallbacks", Get(stats_.replica_fallbacks));
+  Line(out, "pubsub_messages", Get(stats_.pubsub_messages));
+  Line(out, "pubsub_slow_disconnects", Get(stats_.pubsub_slow_disconnects));
+  Line(out, "pinned_connections_idle",
+       static_cast<uint64_t>(std::max<int64_t>(0, stats_.pinned_idle.load())));
+  if (const auto map = topology_.Snapshot()) {
+    for (size_t i = 0; i < map->primaries().size(); ++i) {
+      const common::NodeAddress& primary = map->primaries()[i];
+      Line(out, "primary" + std::to_string(i),
+           "ip=" + primary.host + ",port=" + std::to_string(primary.port));
+    }
+  }
+}
+
 std::string ProxyServer::InfoText(std::string_view section) const {
   const bool all =
       section.empty() || section == "all" || section == "everything" || section == "default";
+  using Appender = void (ProxyServer::*)(std::string&) const;
+  constexpr std::pair<std::string_view, Appender> kSections[] = {
+      {"server", &ProxyServer::AppendServerInfo},
+      {"clients", &ProxyServer::AppendClientsInfo},
+      {"stats", &ProxyServer::AppendStatsInfo},
+      {"proxy", &ProxyServer::AppendProxyInfo}};
   std::string out;
-  if (all || section == "server") {
-    const auto uptime = std::chrono::duration_cast<std::chrono::seconds>(
-        std::chrono::steady_clock::now() - started_);
-    const std::string version = topology_.server_version();
-    out += "# Server\r\n";
-    Line(out, "redis_version", version.empty() ? "unknown" : version);
-    Line(out, "shardproxy_version", std::string(SHARDCTL_VERSION));
-    Line(out, "redis_mode", "proxy");
-    Line(out, "process_id", static_cast<uint64_t>(getpid()));
-    Line(out, "tcp_port", static_cast<uint64_t>(options_.listen.port));
-    Line(out, "uptime_in_seconds", static_cast<uint64_t>(uptime.count()));
-    Line(out, "proxy_threads", static_cast<uint64_t>(workers_.size()));
-    out += "\r\n";
+  for (const auto& [name, append] : kSections) {
+    if (!all && section != name) continue;
+    if (!out.empty()) out += "\r\n";  // a blank line between sections, none after the last
+    (this->*append)(out);
   }
-  if (all || section == "clients") {
-    out += "# Clients\r\n";
-    Line(out, "connected_clients", static_cast<uint64_t>(clients_.load(std::memory_order_relaxed)));
-    Line(out, "maxclients", static_cast<uint64_t>(options_.max_clients));
-    out += "\r\n";
-  }
-  if (all || section == "stats") {
-    out += "# Stats\r\n";
-    Line(out, "total_connections_received", Get(stats_.connections_received));
-    Line(out, "total_commands_processed", Get(stats_.commands));
-    Line(out, "rejected_connections", Get(stats_.rejected_connections));
-    out += "\r\n";
-  }
-  if (all || section == "proxy") {
-    const auto map = topology_.Snapshot();
-    out += "# Proxy\r\n";
-    Line(out, "slot_map_version", topology_.version());
-    Line(out, "slot_map_primaries", map ? map->primaries().size() : 0);
-    size_t replicas = 0;
-    for (size_t i = 0; map && i < map->primaries().size(); ++i)
-      replicas += map->ReplicasOf(i).size();
-    Line(out, "slot_map_replicas", replicas);
-    Line(out, "slot_map_unassigned_slots", map ? static_cast<uint64_t>(map->Unassigned()) : 16384);
-    Line(out, "slot_map_refreshes", topology_.refreshes());
-    Line(out, "slot_map_refresh_failures", topology_.refresh_failures());
-    Line(out, "slot_map_last_error", topology_.last_error());
-    Line(out, "split_commands", Get(stats_.split_commands));
-    Line(out, "local_commands", Get(stats_.local_commands));
-    Line(out, "proxy_error_replies", Get(stats_.error_replies));
-    Line(out, "moved_redirects", Get(stats_.moved));
-    Line(out, "ask_redirects", Get(stats_.ask));
-    Line(out, "retries", Get(stats_.retries));
-    Line(out, "backend_connects", Get(stats_.backend_connects));
-    Line(out, "backend_failures", Get(stats_.backend_failures));
-    Line(out, "protocol_errors", Get(stats_.protocol_errors));
-    Line(out, "paused_reads", Get(stats_.paused_reads));
-    Line(out, "script_reloads", Get(stats_.script_reloads));
-    Line(out, "pinned_connections_opened", Get(stats_.pinned_opened));
-    Line(out, "pinned_connections_reused", Get(stats_.pinned_reused));
-    Line(out, "read_from", std::string(ReadFromName(options_.read_from)));
-    Line(out, "replica_reads", Get(stats_.replica_reads));
-    Line(out, "replica_fallbacks", Get(stats_.replica_fallbacks));
-    Line(out, "pubsub_messages", Get(stats_.pubsub_messages));
-    Line(out, "pubsub_slow_disconnects", Get(stats_.pubsub_slow_disconnects));
-    Line(out, "pinned_connections_idle",
-         static_cast<uint64_t>(std::max<int64_t>(0, stats_.pinned_idle.load())));
-    if (map) {
-      for (size_t i = 0; i < map->primaries().size(); ++i) {
-        const common::NodeAddress& backend = map->primaries()[i];
-        Line(out, "primary" + std::to_string(i),
-             "ip=" + backend.host + ",port=" + std::to_string(backend.port));
-      }
-    }
-    out += "\r\n";
-  }
-  if (out.size() >= 2) out.resize(out.size() - 2);  // no blank line after the last section
   return out;
 }
 

@@ -15,40 +15,15 @@
 #include "common/result.h"
 #include "proxy/auth.h"
 #include "proxy/options.h"
+#include "proxy/services.h"
+#include "proxy/stats.h"
 #include "proxy/topology.h"
 
 namespace shardctl::proxy {
 
 class Worker;
 
-// Counters over all workers (relaxed atomics: INFO reads them, nobody waits on them).
-struct ProxyStats {
-  std::atomic<uint64_t> connections_received{0};
-  std::atomic<uint64_t> rejected_connections{0};
-  std::atomic<uint64_t> commands{0};
-  std::atomic<uint64_t> split_commands{0};
-  std::atomic<uint64_t> local_commands{0};
-  std::atomic<uint64_t> error_replies{0};  // errors made by the proxy (not forwarded ones)
-  std::atomic<uint64_t> moved{0};
-  std::atomic<uint64_t> ask{0};
-  std::atomic<uint64_t> retries{0};
-  std::atomic<uint64_t> backend_connects{0};
-  std::atomic<uint64_t> backend_failures{0};
-  std::atomic<uint64_t> protocol_errors{0};
-  std::atomic<uint64_t> paused_reads{0};    // a client hit --max-pending or --max-client-buffer
-  std::atomic<uint64_t> script_reloads{0};  // NOSCRIPT answered by loading the script again
-  // Pinned connections (blocking commands, WATCH, WAIT): opened, taken from a worker's pool,
-  // and idle in the pools now.
-  std::atomic<uint64_t> pinned_opened{0};
-  std::atomic<uint64_t> pinned_reused{0};
-  std::atomic<int64_t> pinned_idle{0};
-  std::atomic<uint64_t> replica_reads{0};      // reads sent to a replica (--read-from)
-  std::atomic<uint64_t> replica_fallbacks{0};  // reads for a replica sent to the primary instead
-  std::atomic<uint64_t> pubsub_messages{0};    // messages written to subscribers
-  std::atomic<uint64_t> pubsub_slow_disconnects{0};  // past --pubsub-buffer-limit
-};
-
-class ProxyServer {
+class ProxyServer final : public ProxyServices {
  public:
   ProxyServer(const ProxyOptions& options, ClusterTopology& topology, int threads,
               AuthConfig auth = {});
@@ -62,10 +37,15 @@ class ProxyServer {
   // Asks every worker to stop and joins them.
   void Stop();
 
-  const ProxyOptions& options() const { return options_; }
-  const AuthConfig& auth() const { return auth_; }
+  // ProxyServices.
+  const ProxyOptions& options() const override { return options_; }
+  const AuthConfig& auth() const override { return auth_; }
+  ProxyStats& stats() override { return stats_; }
+  void RememberScript(std::string sha, std::string body) override;
+  std::string InfoText(std::string_view section) const override;
+  std::string ServerVersion() const override { return topology_.server_version(); }
+
   ClusterTopology& topology() { return topology_; }
-  ProxyStats& stats() { return stats_; }
   int threads() const { return static_cast<int>(workers_.size()); }
 
   // Counts a new client against --max-clients; false when full.
@@ -73,16 +53,18 @@ class ProxyServer {
   void ReleaseClient();
   uint64_t NextClientId() { return next_client_id_.fetch_add(1, std::memory_order_relaxed); }
 
-  // Scripts loaded through the proxy (SCRIPT LOAD), by sha, so that a shard that lost them (a
-  // restart, a failover to a replica that never saw the load) gets them again on NOSCRIPT.
-  // Thread-safe; bounded (the oldest half is dropped when full). Not on the GET/SET path.
-  void RememberScript(std::string sha, std::string body);
+  // The body of a script loaded through the proxy (RememberScript()), by sha. Scripts are kept
+  // bounded (the oldest half is dropped when full). Thread-safe; not on the GET/SET path.
   std::optional<std::string> ScriptBody(std::string_view sha) const;
 
-  // The text of INFO (all sections, or one: "server", "clients", "stats", "proxy").
-  std::string InfoText(std::string_view section) const;
-
  private:
+  // INFO's sections, appended to `out`.
+  void AppendServerInfo(std::string& out) const;
+  void AppendClientsInfo(std::string& out) const;
+  void AppendStatsInfo(std::string& out) const;
+  void AppendProxyInfo(std::string& out) const;
+  void AppendSlotMapInfo(std::string& out) const;
+
   const ProxyOptions& options_;
   const AuthConfig auth_;
   ClusterTopology& topology_;

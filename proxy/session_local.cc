@@ -1,11 +1,9 @@
 // The commands shardproxy answers itself: connection state (HELLO, AUTH, SELECT, CLIENT, RESET,
 // QUIT), PING/ECHO, COMMAND from the routing table, INFO about the proxy.
-#include <charconv>
-
+#include "common/resp.h"
 #include "proxy/frames.h"
-#include "proxy/server.h"
+#include "proxy/reply_assembly.h"
 #include "proxy/session.h"
-#include "proxy/worker.h"
 
 namespace shardctl::proxy {
 namespace {
@@ -87,14 +85,7 @@ void Session::HandleLocal(std::span<const std::string_view> args) {
     return Reply(out);
   }
   if (EqualsNoCase(name, "QUIT")) return Reply("+OK\r\n", /*close_after=*/true);
-  if (EqualsNoCase(name, "RESET")) {
-    EndWatch();
-    if (subscriptions_) UnsubscribeAll();
-    protocol_ = 2;
-    name_.clear();
-    authenticated_ = !worker_.server().auth().required();
-    return Reply("+RESET\r\n");
-  }
+  if (EqualsNoCase(name, "RESET")) return HandleReset();
   if (EqualsNoCase(name, "SELECT")) {
     if (argc != 2) return ReplyError(WrongArgCountError(name));
     if (args[1] == "0") return Reply("+OK\r\n");
@@ -102,7 +93,7 @@ void Session::HandleLocal(std::span<const std::string_view> args) {
   }
   if (EqualsNoCase(name, "AUTH")) {
     if (argc < 2 || argc > 3) return ReplyError(WrongArgCountError(name));
-    if (argc == 2 && worker_.server().auth().required()) {
+    if (argc == 2 && services_.auth().required()) {
       if (!CheckAuth("default", args[1])) return;
       return Reply("+OK\r\n");
     }
@@ -123,8 +114,17 @@ void Session::HandleLocal(std::span<const std::string_view> args) {
 
 // With users in --auth-file, the password must match. Without, like a Redis whose default user
 // is "nopass": the default user is accepted with any password, other users are refused.
+void Session::HandleReset() {
+  pinned_.EndWatch();
+  subscriptions_.reset();
+  protocol_ = 2;
+  name_.clear();
+  authenticated_ = !services_.auth().required();
+  Reply("+RESET\r\n");
+}
+
 bool Session::CheckAuth(std::string_view user, std::string_view password) {
-  const AuthConfig& auth = worker_.server().auth();
+  const AuthConfig& auth = services_.auth();
   if (auth.required() ? auth.Check(user, password) : user == "default") {
     authenticated_ = true;
     return true;
@@ -170,7 +170,7 @@ void Session::HandleHello(std::span<const std::string_view> args) {
   name_ = name;
   std::string out;
   AppendMapHeader(out, 8, protocol_);
-  const std::string version = worker_.server().topology().server_version();
+  const std::string version = services_.ServerVersion();
   AppendBulk(out, "server");
   AppendBulk(out, "redis");
   AppendBulk(out, "version");
@@ -222,7 +222,7 @@ void Session::HandleClient(std::span<const std::string_view> args) {
   if ((EqualsNoCase(sub, "INFO") || EqualsNoCase(sub, "LIST")) && args.size() == 2) {
     AppendBulk(out, "id=" + std::to_string(id_) + " addr=" + peer_ + " name=" + name_ +
                         " db=0 resp=" + std::to_string(protocol_) +
-                        " proxy-thread=" + std::to_string(worker_.index()) + "\n");
+                        " proxy-thread=" + std::to_string(thread_) + "\n");
     return Reply(out);
   }
   ReplyError("ERR command 'client|" + Lower(sub) +
@@ -279,41 +279,23 @@ void Session::HandleCommandCommand(std::span<const std::string_view> args) {
              "'. Try COMMAND, COMMAND COUNT, COMMAND INFO, COMMAND DOCS or COMMAND LIST.");
 }
 
-std::string Session::InfoReply(std::string_view text) const {
-  std::string out;
-  if (protocol_ >= 3) {
-    // Redis sends INFO as a verbatim string over RESP3.
-    out += '=' + std::to_string(text.size() + 4) + "\r\ntxt:";
-    out += text;
-    out += "\r\n";
-  } else {
-    AppendBulk(out, text);
-  }
-  return out;
-}
-
 void Session::HandleInfo(std::span<const std::string_view> args) {
   const std::string section = args.size() >= 2 ? Lower(args[1]) : "";
   const bool keyspace = section.empty() || section == "all" || section == "everything" ||
                         section == "default" || section == "keyspace";
-  const auto& backends = worker_.CurrentMap().primaries();
-  if (!keyspace || backends.empty()) return Reply(InfoReply(worker_.server().InfoText(section)));
-  // The keyspace is the cluster's: ask every primary and add it up.
-  PendingReply& pending = pending_.emplace_back();
-  pending.fanout = FanOutMerge::kKeyspace;
-  if (section != "keyspace") pending.info_text = worker_.server().InfoText(section) + "\r\n";
-  pending.part_replies.resize(backends.size());
-  pending.parts_left = backends.size();
-  static constexpr std::string_view kInfoKeyspace = "*2\r\n$4\r\nINFO\r\n$8\r\nkeyspace\r\n";
-  for (size_t i = 0; i < backends.size(); ++i) {
-    pending.shard_names.push_back(backends[i].host + ":" + std::to_string(backends[i].port));
-    SubRequest* request = NewSubRequest(pending, -1);
-    request->part = static_cast<int>(i);
-    request->request.assign(kInfoKeyspace);
-    request->host = backends[i].host;
-    request->port = backends[i].port;
-    worker_.Route(request);
+  const auto& primaries = router_.CurrentMap().primaries();
+  if (!keyspace || primaries.empty()) {
+    return Reply(InfoFrame(services_.InfoText(section), protocol_));
   }
+  // The keyspace is the cluster's: ask every primary and add it up.
+  std::vector<std::string> shard_names;
+  for (const common::NodeAddress& primary : primaries) shard_names.push_back(primary.ToString());
+  PendingReply& pending = replies_.Push();
+  pending.assembly =
+      KeyspaceInfoAssembly(section == "keyspace" ? "" : services_.InfoText(section) + "\r\n",
+                           std::move(shard_names), protocol_);
+  static constexpr std::string_view kInfoKeyspace = "*2\r\n$4\r\nINFO\r\n$8\r\nkeyspace\r\n";
+  ForwardToEveryPrimary(pending, kInfoKeyspace);
 }
 
 }  // namespace shardctl::proxy

@@ -1,27 +1,13 @@
-// A client's own connections to shards ("pinned"), for the commands that hold per-connection
-// state in Redis and so cannot share a connection with other clients:
-//
-//   blocking (BLPOP, XREAD BLOCK ...)  the connection is blocked until the reply
-//   WATCH ... EXEC                     the watch lives on one connection: WATCH, the watched
-//                                      slot's commands and EXEC all go over it
-//   WAIT                               counts the replicas that acknowledged the writes made on
-//                                      the connection it runs on
-//
-// Pinned connections come from the worker's pool (worker_pinned.cc) and go back to it once idle
-// and no longer needed: after the blocking reply, after EXEC/UNWATCH/DISCARD (UNWATCH is sent
-// first). A client that has used WAIT keeps its pinned connections until it leaves.
-//
-// WATCH keys must share one slot (the transaction's slot). If the watch connection fails or the
-// slot moves to another shard, the watch is "broken": EXEC answers null, exactly what Redis
-// answers when a watched key changed, and the client runs its optimistic-locking loop again.
+// WATCH, UNWATCH and WAIT: the commands that need a connection of the client's own
+// (PinnedLinks holds those connections and the WATCH).
 #include <algorithm>
 
 #include "common/resp.h"
 #include "common/slots.h"
-#include "proxy/backend.h"
-#include "proxy/server.h"
+#include "proxy/fanout.h"
+#include "proxy/frames.h"
+#include "proxy/reply_assembly.h"
 #include "proxy/session.h"
-#include "proxy/worker.h"
 
 namespace shardctl::proxy {
 namespace {
@@ -38,79 +24,22 @@ std::string CatchUpWrite(int slot) {
   return out;
 }
 
-// The first slot `backend` serves in `map`, -1 when none.
-int FirstSlotOf(const SlotMap& map, size_t backend) {
+// The first slot primaries()[primary] serves in `map`, -1 when none.
+int FirstSlotOf(const SlotMap& map, size_t primary) {
   for (int slot = 0; slot < common::kSlotCount; ++slot) {
-    if (map.PrimaryFor(slot) == static_cast<int>(backend)) return slot;
+    if (map.PrimaryFor(slot) == static_cast<int>(primary)) return slot;
   }
   return -1;
 }
 
+// Where one WAIT part goes, and the write that must run before it there (if any).
+struct WaitTarget {
+  std::string host;
+  int port = 0;
+  std::string preamble;
+};
+
 }  // namespace
-
-Backend* Session::PinnedBackend(const SubRequest& request, const std::string& host, int port) {
-  Backend* backend = nullptr;
-  if (request.watched && watch_ && !watch_->broken && watch_->backend != nullptr) {
-    backend = watch_->backend;  // where the watch lives, even if the map now says otherwise
-  }
-  for (size_t i = 0; backend == nullptr && i < pinned_.size(); ++i) {
-    Backend* candidate = pinned_[i];
-    if (candidate->host() == host && candidate->port() == port &&
-        candidate->protocol() == request.protocol && !candidate->closing()) {
-      backend = candidate;
-    }
-  }
-  if (backend == nullptr) {
-    backend = worker_.AcquirePinned(host, port, request.protocol, this);
-    pinned_.push_back(backend);
-  }
-  if (request.watched) {
-    backend->needs_unwatch = true;
-    if (watch_ && !watch_->broken && watch_->backend == nullptr) watch_->backend = backend;
-  }
-  return backend;
-}
-
-void Session::ForgetPinned(Backend* backend) {
-  std::erase(pinned_, backend);
-  if (watch_ && watch_->backend == backend) {
-    watch_->backend = nullptr;
-    BreakWatch();
-  }
-}
-
-void Session::BreakWatch() {
-  if (watch_) watch_->broken = true;
-}
-
-void Session::PinnedRequestDone() {
-  if (!closed_) ReleaseIdlePinned();
-}
-
-void Session::ReleaseIdlePinned() {
-  if (wait_mode_) return;  // each connection's write offset is what WAIT counts: keep them
-  for (Backend* backend : std::vector<Backend*>(pinned_)) {
-    if (watch_ && watch_->backend == backend) continue;
-    if (backend->closing() || backend->HasRequests()) continue;
-    std::erase(pinned_, backend);
-    worker_.ReleasePinned(backend);
-  }
-}
-
-void Session::ClosePinned() {
-  watch_.reset();
-  for (SubRequest* request : barrier_requests_) {
-    delete request;
-    --inflight_;
-  }
-  barrier_requests_.clear();
-  barrier_pending_ = nullptr;
-  // Idle ones go back to the pool; one still blocked in a command is closed, which is how
-  // Redis learns the client is gone.
-  std::vector<Backend*> pinned;
-  pinned.swap(pinned_);
-  for (Backend* backend : pinned) worker_.ReleasePinned(backend);
-}
 
 // ---- WATCH / UNWATCH ----
 
@@ -118,28 +47,25 @@ void Session::HandleWatch(std::string_view frame, std::span<const std::string_vi
                           const CommandInfo& info) {
   auto slot = RequestSlot(info, args);
   if (!slot) return ReplyError(slot.error().message());
-  if (watch_ && watch_->slot != *slot) {
+  std::optional<PinnedLinks::Watch>& watch = pinned_.watch();
+  if (watch && watch->slot != *slot) {
     // A transaction runs on one shard: its watched keys must share the slot of its keys.
     return ReplyError("CROSSSLOT Keys in request don't hash to the same slot");
   }
-  if (!watch_) watch_.emplace(Watch{*slot});
-  if (watch_->broken) return Reply("+OK\r\n");  // EXEC will answer null whatever is watched
-  Forward(frame, *slot, /*pinned=*/true);       // NewSubRequest() marks it watched
+  if (!watch) watch.emplace(PinnedLinks::Watch{.slot = *slot});
+  if (watch->broken) return Reply("+OK\r\n");  // EXEC will answer null whatever is watched
+  Forward(frame, *slot, /*pinned=*/true);      // NewSubRequest() marks it watched
 }
 
 void Session::HandleUnwatch(std::string_view frame) {
-  if (!watch_) return Reply("+OK\r\n");
-  if (watch_->broken) {
-    EndWatch();
+  std::optional<PinnedLinks::Watch>& watch = pinned_.watch();
+  if (!watch) return Reply("+OK\r\n");
+  if (watch->broken) {
+    pinned_.EndWatch();
     return Reply("+OK\r\n");
   }
-  Forward(frame, watch_->slot, /*pinned=*/true);  // over the watch's connection: Redis says +OK
-  watch_.reset();
-}
-
-void Session::EndWatch() {
-  watch_.reset();
-  ReleaseIdlePinned();  // sends UNWATCH before pooling the connection
+  Forward(frame, watch->slot, /*pinned=*/true);  // over the watch's connection: Redis says +OK
+  watch.reset();
 }
 
 // ---- WAIT ----
@@ -152,25 +78,20 @@ void Session::EndWatch() {
 void Session::ForwardWait(std::string_view frame, std::span<const std::string_view> args) {
   if (args.size() != 3) return ReplyError(WrongArgCountError(args[0]));
   const bool catch_up = shared_keyed_;
-  wait_mode_ = true;
+  pinned_.EnterWaitMode();
   shared_keyed_ = false;
-  struct Target {
-    std::string host;
-    int port = 0;
-    std::string preamble;
-  };
-  std::vector<Target> targets;
+  std::vector<WaitTarget> targets;
   if (!catch_up) {
-    for (Backend* backend : pinned_) {
-      if (backend->protocol() == protocol_ && !backend->closing()) {
-        targets.push_back({backend->host(), backend->port(), {}});
+    for (PinnedLink* link : pinned_.links()) {
+      if (link->protocol() == protocol_ && !link->closing()) {
+        targets.push_back({link->host(), link->port(), {}});
       }
     }
   }
   if (targets.empty()) {
     // Nothing pinned yet: every primary. A fresh connection has written nothing, so a shard
     // answers how many replicas it has in sync, which is what Redis answers such a client.
-    const SlotMap& map = worker_.CurrentMap();
+    const SlotMap& map = router_.CurrentMap();
     for (size_t i = 0; i < map.primaries().size(); ++i) {
       const int slot = FirstSlotOf(map, i);
       if (slot < 0) continue;
@@ -179,10 +100,8 @@ void Session::ForwardWait(std::string_view frame, std::span<const std::string_vi
     }
   }
   if (targets.empty()) return ReplyError("CLUSTERDOWN Hash slot not served");
-  PendingReply& pending = pending_.emplace_back();
-  pending.fanout = FanOutMerge::kMinInteger;
-  pending.part_replies.resize(targets.size());
-  pending.parts_left = targets.size();
+  PendingReply& pending = replies_.Push();
+  pending.assembly = FanOutAssembly(FanOutMerge::kMinInteger, targets.size());
   std::vector<SubRequest*> requests;
   for (size_t i = 0; i < targets.size(); ++i) {
     SubRequest* request = NewSubRequest(pending, -1, /*pinned=*/true);
@@ -190,16 +109,16 @@ void Session::ForwardWait(std::string_view frame, std::span<const std::string_vi
     request->request.assign(frame);
     request->host = std::move(targets[i].host);
     request->port = targets[i].port;
-    request->preamble = std::move(targets[i].preamble);
-    request->may_block = true;  // WAIT has its own timeout (0: forever)
+    if (!targets[i].preamble.empty()) request->Extras().preamble = std::move(targets[i].preamble);
+    request->mode.may_block = true;  // WAIT has its own timeout (0: forever)
     requests.push_back(request);
   }
-  if (catch_up && &pending != &pending_.front()) {
+  if (catch_up && !replies_.IsFront(pending)) {
     barrier_pending_ = &pending;
     barrier_requests_ = std::move(requests);
     return;
   }
-  for (SubRequest* request : requests) worker_.Route(request);
+  for (SubRequest* request : requests) router_.Route(request);
 }
 
 // The replies before a held WAIT are all in: its writes have run on the shards.
@@ -207,7 +126,7 @@ void Session::RunWaitBarrier() {
   barrier_pending_ = nullptr;
   std::vector<SubRequest*> requests;
   requests.swap(barrier_requests_);
-  for (SubRequest* request : requests) worker_.Route(request);
+  for (SubRequest* request : requests) router_.Route(request);
 }
 
 }  // namespace shardctl::proxy

@@ -9,13 +9,11 @@
 #include <cstring>
 
 #include "common/resp.h"
-#include "proxy/backend.h"
 #include "proxy/command_table.h"
 #include "proxy/frames.h"
 #include "proxy/pubsub.h"
 #include "proxy/redirect.h"
 #include "proxy/server.h"
-#include "proxy/session.h"
 
 namespace shardctl::proxy {
 namespace {
@@ -103,10 +101,16 @@ void Worker::Run() {
 
 void Worker::Stop() { uv_async_send(&stop_async_); }
 
-PubSubHub& Worker::pubsub() {
-  if (!pubsub_) pubsub_ = std::make_unique<PubSubHub>(*this);
+SubscriptionHub& Worker::subscriptions() {
+  if (!pubsub_) pubsub_ = std::make_unique<PubSubHub>(*this, *this);
   return *pubsub_;
 }
+
+const AuthConfig& Worker::auth() const { return server_.auth(); }
+
+ProxyStats& Worker::stats() { return server_.stats(); }
+
+void Worker::RequestMapRefresh() { server_.topology().RequestRefresh(); }
 
 void Worker::OnStop(uv_async_t* async) { Owner<Worker>(async->data)->ShutDown(); }
 
@@ -116,7 +120,7 @@ void Worker::ShutDown() {
   auto retries = std::move(retries_);
   retries_.clear();
   for (auto& [due, request] : retries) FinishWithError(request, "ERR shardproxy is shutting down");
-  for (Session* session : std::vector<Session*>(sessions_)) session->Close();
+  for (ClientConnection* client : std::vector<ClientConnection*>(clients_)) client->Close();
   CloseIdlePinned();
   if (pubsub_) pubsub_->ShutDown();
   std::vector<Backend*> backends;
@@ -136,20 +140,20 @@ void Worker::OnConnection(uv_stream_t* server, int status) {
 }
 
 void Worker::Accept() {
-  auto* session = new Session(*this, server_.NextClientId());
+  auto* client = new ClientConnection(*this, *this, server_, server_.NextClientId(), index_);
   if (uv_accept(reinterpret_cast<uv_stream_t*>(&listener_),
-                reinterpret_cast<uv_stream_t*>(session->handle())) != 0) {
-    session->Close();  // deleted in its close callback
+                reinterpret_cast<uv_stream_t*>(client->handle())) != 0) {
+    client->Close();  // deleted in its close callback
     return;
   }
-  sessions_.push_back(session);
+  clients_.push_back(client);
   server_.stats().connections_received.fetch_add(1, std::memory_order_relaxed);
   if (!server_.AdmitClient()) {
     server_.stats().rejected_connections.fetch_add(1, std::memory_order_relaxed);
-    session->Refuse("ERR max number of clients reached");
+    client->Refuse("ERR max number of clients reached");
     return;
   }
-  session->Start();
+  client->Start();
 }
 
 uv_buf_t Worker::ReadBuffer() {
@@ -168,13 +172,8 @@ const SlotMap& Worker::CurrentMap() {
   return *map_;
 }
 
-std::string Worker::ConnectionKey(const std::string& host, int port, int protocol, bool readonly) {
-  return host + ":" + std::to_string(port) + (protocol >= 3 ? "/3" : "/2") +
-         (readonly ? "/ro" : "");
-}
-
 Backend* Worker::BackendFor(const std::string& host, int port, int protocol, bool readonly) {
-  std::string key = ConnectionKey(host, port, protocol, readonly);
+  std::string key = BackendKey(host, port, protocol, readonly);
   auto found = backends_.find(key);
   if (found != backends_.end()) return found->second;
   auto* backend = new Backend(*this, host, port, protocol, key, readonly);
@@ -187,10 +186,13 @@ void Worker::Route(SubRequest* request) {
   if (stopping_) return FinishWithError(request, "ERR shardproxy is shutting down");
   // A retry of a client that has gone: nobody waits for it (and a blocking command would open a
   // pinned connection for a closed session).
-  if (request->session->closed()) return FinishWithError(request, "ERR client gone");
+  ReplySink* sink = request->sink;
+  if (sink->Gone()) return FinishWithError(request, "ERR client gone");
   if (request->port != 0) {
-    if (!request->pinned) return SendTo(request->host, request->port, request, false);
-    Backend* pinned = request->session->PinnedBackend(*request, request->host, request->port);
+    if (!request->mode.pinned) return SendTo(request->host, request->port, request, false);
+    // Pinned links are the Backends AcquirePinned() made.
+    auto* pinned =
+        static_cast<Backend*>(sink->PinnedLinkFor(*request, request->host, request->port));
     return pinned->Send(request, /*asking=*/false);
   }
   const SlotMap& map = CurrentMap();
@@ -205,18 +207,18 @@ void Worker::Route(SubRequest* request) {
     return FinishWithError(request, "CLUSTERDOWN Hash slot not served");
   }
   const size_t at = static_cast<size_t>(index);
-  if (request->read_only) {
+  if (request->mode.read_only) {
     if (Backend* replica = ReplicaFor(map, at, request->protocol)) {
-      if (!request->sequenced && !request->session->EnterSlot(request, replica)) return;
+      if (!request->sequenced && !sink->Admit(request, replica)) return;
       server_.stats().replica_reads.fetch_add(1, std::memory_order_relaxed);
       return replica->Send(request, /*asking=*/false);
     }
     server_.stats().replica_fallbacks.fetch_add(1, std::memory_order_relaxed);
   }
-  if (request->pinned) {
+  if (request->mode.pinned) {
     const common::NodeAddress& address = map.primaries()[at];
-    Backend* pinned = request->session->PinnedBackend(*request, address.host, address.port);
-    if (!request->sequenced && !request->session->EnterSlot(request, pinned)) return;
+    auto* pinned = static_cast<Backend*>(sink->PinnedLinkFor(*request, address.host, address.port));
+    if (!request->sequenced && !sink->Admit(request, pinned)) return;
     return pinned->Send(request, /*asking=*/false);
   }
   Backend*& cached = by_index_[request->protocol >= 3 ? 1 : 0][at];
@@ -225,7 +227,7 @@ void Worker::Route(SubRequest* request) {
     cached = BackendFor(address.host, address.port, request->protocol);
   }
   // Retries were admitted when first routed; a held request is routed again by LeaveSlot().
-  if (request->slot >= 0 && !request->sequenced && !request->session->EnterSlot(request, cached)) {
+  if (request->slot >= 0 && !request->sequenced && !sink->Admit(request, cached)) {
     return;
   }
   cached->Send(request, /*asking=*/false);
@@ -240,18 +242,22 @@ void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
   // Only error replies can be redirects: one byte decides for every other reply.
   if (frame[0] != '-') return Finish(request, frame);
   // A transaction aborted because its commands met a redirect: act on that redirect instead.
-  const bool aborted_by_hint = request->skip_replies > 0 && frame.starts_with("-EXECABORT") &&
-                               ClassifyReply(request->hint).action != ReplyAction::kDeliver;
-  const std::string hint = aborted_by_hint ? std::move(request->hint) : std::string();
-  request->hint.clear();
+  std::string hint;
+  if (request->extras) {
+    hint = std::move(request->extras->hint);
+    request->extras->hint.clear();
+  }
+  const bool aborted_by_hint = request->skip_replies() > 0 && frame.starts_with("-EXECABORT") &&
+                               ClassifyReply(hint).action != ReplyAction::kDeliver;
+  if (!aborted_by_hint) hint.clear();
   const Redirect redirect = ClassifyReply(aborted_by_hint ? std::string_view(hint) : frame);
   // A pinned command must not be redirected onto a shared connection: wait for the new map
   // and route it again over a pinned one. A watched one has lost its watch: the slot moved.
-  if (request->pinned && redirect.action != ReplyAction::kDeliver) {
+  if (request->mode.pinned && redirect.action != ReplyAction::kDeliver) {
     server_.topology().RequestRefresh();
-    if (request->watched) {
-      request->session->BreakWatch();
-      if (request->watched_exec) return Finish(request, NullArray(request->protocol));
+    if (request->mode.watched) {
+      request->sink->BreakWatch();
+      if (request->mode.watched_exec) return Finish(request, NullArray(request->protocol));
     }
     if (request->retries < kMaxRetries) return ScheduleRetry(request);
     return Finish(request, frame);
@@ -268,7 +274,7 @@ void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
       return SendTo(redirect.host, redirect.port, request, /*asking=*/false);
     case ReplyAction::kAsk:
       // ASKING covers one command only: a transaction waits for the migration instead.
-      if (request->skip_replies > 0) {
+      if (request->skip_replies() > 0) {
         if (request->retries >= kMaxRetries) break;
         return ScheduleRetry(request);
       }
@@ -286,7 +292,7 @@ void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
 // EVALSHA met a shard without the script: if it was loaded through the proxy, load it there
 // (on the same connection, just before) and run the EVALSHA again, once.
 bool Worker::ReloadScript(SubRequest* request) {
-  if (request->script_reloaded) return false;
+  if (request->extras && request->extras->script_reloaded) return false;
   auto args = common::ParseCommandArgs(request->request);
   if (!args || args->size() < 2) return false;
   const CommandInfo& info = LookupCommand((*args)[0]);
@@ -294,8 +300,9 @@ bool Worker::ReloadScript(SubRequest* request) {
   auto body = server_.ScriptBody((*args)[1]);
   if (!body) return false;
   const std::string_view load[] = {"SCRIPT", "LOAD", *body};
-  common::AppendCommand(request->preamble, load);
-  request->script_reloaded = true;
+  RequestExtras& extras = request->Extras();
+  common::AppendCommand(extras.preamble, load);
+  extras.script_reloaded = true;
   server_.stats().script_reloads.fetch_add(1, std::memory_order_relaxed);
   Route(request);
   return true;
@@ -303,22 +310,14 @@ bool Worker::ReloadScript(SubRequest* request) {
 
 void Worker::OnBackendFailure(SubRequest* request, std::string_view error, bool never_sent) {
   // A read may run twice; it then goes to another replica or the primary (Route()).
-  if ((never_sent || request->read_only) && !stopping_ && request->retries < kMaxRetries) {
+  if ((never_sent || request->mode.read_only) && !stopping_ && request->retries < kMaxRetries) {
     return ScheduleRetry(request);
   }
   FinishWithError(request, "ERR shardproxy: " + std::string(error));
 }
 
 void Worker::Finish(SubRequest* request, std::string_view frame) {
-  Session* session = request->session;
-  session->Deliver(*request, frame);
-  if (request->pinned) session->PinnedRequestDone();
-  const bool sequenced = request->sequenced;
-  const int slot = request->slot;
-  delete request;
-  // Before Release(): the session may route requests it held for this slot.
-  if (sequenced) session->LeaveSlot(slot);
-  session->Release();
+  request->sink->OnReply(request, frame);
 }
 
 void Worker::FinishWithError(SubRequest* request, std::string_view message) {
@@ -333,7 +332,7 @@ void Worker::FinishWithError(SubRequest* request, std::string_view message) {
 void Worker::ScheduleRetry(SubRequest* request) {
   if (stopping_) return FinishWithError(request, "ERR shardproxy is shutting down");
   server_.stats().retries.fetch_add(1, std::memory_order_relaxed);
-  if (request->sequenced) request->session->HoldSlot(request->slot);
+  if (request->sequenced) request->sink->HoldSlot(request->slot);
   const uint64_t delay = std::min(kRetryBaseMs << request->retries, kRetryMaxMs);
   ++request->retries;
   const uint64_t due = uv_now(&loop_) + delay;
@@ -368,14 +367,15 @@ void Worker::CheckTimeouts() {
   for (auto& [key, backend] : backends_) backends.push_back(backend);
   backends.insert(backends.end(), pinned_all_.begin(), pinned_all_.end());
   for (Backend* backend : backends) backend->CheckTimeout(now, timeout);
+  ExpireIdlePinned(now);
 }
 
 // ---- flushing ----
 
-void Worker::ScheduleFlush(Session* session) {
-  if (session->flush_scheduled || session->closed()) return;
-  session->flush_scheduled = true;
-  flush_sessions_.push_back(session);
+void Worker::ScheduleFlush(ClientConnection* connection) {
+  if (connection->flush_scheduled || connection->closed()) return;
+  connection->flush_scheduled = true;
+  flush_clients_.push_back(connection);
 }
 
 void Worker::ScheduleFlush(Backend* backend) {
@@ -390,28 +390,34 @@ void Worker::OnCheckPhase(uv_check_t* handle) { Owner<Worker>(handle->data)->Flu
 void Worker::FlushAll() {
   // Backends first: requests reach the shards before we spend time writing replies. Flushing
   // can schedule more (a failed backend's requests retried elsewhere), hence the loop.
-  for (int round = 0; round < 4 && !(flush_backends_.empty() && flush_sessions_.empty()); ++round) {
+  for (int round = 0; round < 4 && !(flush_backends_.empty() && flush_clients_.empty()); ++round) {
     std::vector<Backend*> backends;
     backends.swap(flush_backends_);
     for (Backend* backend : backends) {
       backend->flush_scheduled = false;
       backend->Flush();
     }
-    std::vector<Session*> sessions;
-    sessions.swap(flush_sessions_);
-    for (Session* session : sessions) {
-      session->flush_scheduled = false;
-      session->Flush();
+    std::vector<ClientConnection*> clients;
+    clients.swap(flush_clients_);
+    for (ClientConnection* client : clients) {
+      client->flush_scheduled = false;
+      client->Flush();
     }
   }
 }
 
-void Worker::ForgetSession(Session* session) {
-  std::erase(sessions_, session);
-  if (session->flush_scheduled) std::erase(flush_sessions_, session);
+void Worker::OnConnectionClosed(ClientConnection* connection, bool admitted) {
+  std::erase(clients_, connection);
+  if (connection->flush_scheduled) std::erase(flush_clients_, connection);
+  if (admitted) server_.ReleaseClient();
 }
 
-void Worker::ForgetBackend(Backend* backend) {
+void Worker::OnBackendClosing(Backend* backend, bool failure) {
+  if (failure) {
+    if (backend->readonly()) MarkReplicaDown(backend->host(), backend->port());
+    server_.stats().backend_failures.fetch_add(1, std::memory_order_relaxed);
+    server_.topology().RequestRefresh();
+  }
   if (backend->pinned_for) backend->pinned_for->ForgetPinned(backend);
   if (backend->pinned) {
     std::erase(pinned_all_, backend);

@@ -1,17 +1,21 @@
-// Worker: one thread, one libuv loop, its own listener, clients and backend connections.
+// Worker: one thread, one libuv loop, its own listener, client connections and shard
+// connections.
 //
 //   clients ──accept (SO_REUSEPORT: the kernel spreads connections over the workers' listeners)
 //      │
-//   Session ──Route()──▶ Backend (one per shard and protocol, shared by all of this worker's
-//      ▲                    │     clients: requests multiplexed, replies matched in FIFO order)
-//      └──Finish()◀── OnBackendReply(): MOVED → SendTo(new owner) + refresh the map,
-//                                      ASK → SendTo(importing node, ASKING first),
-//                                      TRYAGAIN/CLUSTERDOWN → retry after a backoff,
-//                                      else the reply goes to the client
+//   ClientConnection ─▶ Session ──RequestRouter::Route()──▶ Backend (one per shard and protocol,
+//                          ▲                                 shared by all of this worker's
+//                          │                                 clients: requests multiplexed,
+//                          │                                 replies matched in FIFO order)
+//                          └─ReplySink::OnReply()◀── OnBackendReply(): MOVED → re-send to the new
+//                                 owner + refresh the map, ASK → ASKING + re-send, TRYAGAIN and
+//                                 CLUSTERDOWN → retry after a backoff, else to the session
 //   prepare + check handles: flush every connection written to in this loop turn, one write each
 //
-// Nothing here is shared with other workers except the ProxyServer (atomic counters) and the
-// ClusterTopology (an atomic version and an immutable snapshot), so the data path takes no locks.
+// The worker implements the interfaces its parts talk through: RequestRouter (sessions),
+// BackendHost (shard and subscriber connections), ConnectionHost (client connections). Nothing
+// is shared with other workers except the ProxyServer (atomic counters) and the ClusterTopology
+// (an atomic version and an immutable snapshot), so the data path takes no locks.
 #pragma once
 
 #include <uv.h>
@@ -25,20 +29,22 @@
 #include <vector>
 
 #include "common/result.h"
+#include "proxy/backend.h"
+#include "proxy/client_connection.h"
 #include "proxy/request.h"
+#include "proxy/routing.h"
 #include "proxy/slot_map.h"
 
 namespace shardctl::proxy {
 
-class Backend;
+class ClientConnection;
 class ProxyServer;
 class PubSubHub;
-class Session;
 
-class Worker {
+class Worker final : public RequestRouter, public BackendHost, public ConnectionHost {
  public:
   Worker(ProxyServer& server, int index);
-  ~Worker();
+  ~Worker() override;
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
@@ -49,58 +55,34 @@ class Worker {
   // Any thread: asks the loop to close its listener and connections and return from Run().
   void Stop();
 
-  uv_loop_t* loop() { return &loop_; }
-  ProxyServer& server() { return server_; }
   int index() const { return index_; }
-  bool stopping() const { return stopping_; }
-
-  // Data path, loop thread only.
-  // The slot map this worker routes by (re-read when the refresher published a new one).
-  const SlotMap& CurrentMap();
-  // Sends `request` to the primary serving its slot (any primary for slot -1).
-  void Route(SubRequest* request);
-  // Sends `request` to host:port, preceded by ASKING when `asking`.
-  void SendTo(const std::string& host, int port, SubRequest* request, bool asking);
-  // A backend's reply frame for `request`: follows redirects and retries, else Finish().
-  void OnBackendReply(SubRequest* request, std::string_view frame);
-  // The backend could not deliver `request`. `never_sent`: safe to try again elsewhere.
-  void OnBackendFailure(SubRequest* request, std::string_view error, bool never_sent);
-  // Gives `frame` to the request's session and frees the request.
-  void Finish(SubRequest* request, std::string_view frame);
-  // Finish() with an error reply built from `message` ("ERR ...", "CLUSTERDOWN ...").
-  void FinishWithError(SubRequest* request, std::string_view message);
-
-  // Connections ask to be written at the end of this loop turn.
-  void ScheduleFlush(Session* session);
-  void ScheduleFlush(Backend* backend);
-  // Called by a session or backend whose handle is closing, so the worker forgets it.
-  void ForgetSession(Session* session);
-  void ForgetBackend(Backend* backend);
-
-  // Pinned connections (worker_pinned.cc): one client's own connection to host:port, taken from
-  // this worker's pool of idle ones when there is one, else opened. Owned by the worker; the
-  // session hands it back with ReleasePinned() (or it fails and the session forgets it).
-  Backend* AcquirePinned(const std::string& host, int port, int protocol, Session* session);
-  // Takes a pinned connection back: pooled when nothing waits on it and the pool for its shard
-  // has room (kIdlePinnedPerShard), else closed.
-  void ReleasePinned(Backend* backend);
-  static constexpr size_t kIdlePinnedPerShard = 4;
-  // "host:port/2", "host:port/3" (protocol), "/ro" appended for a READONLY replica connection:
-  // the key of a connection in backends_, the idle pool and the replica health table.
-  static std::string ConnectionKey(const std::string& host, int port, int protocol,
-                                   bool readonly = false);
-
-  // This worker's pub/sub subscriptions (pubsub.h), created on first use. Loop thread only.
-  PubSubHub& pubsub();
-
-  // A replica connection failed: no reads go to host:port for a while.
-  void MarkReplicaDown(const std::string& host, int port);
-
-  // The shared read buffer: reads are handled synchronously, so one per loop is enough.
-  uv_buf_t ReadBuffer();
-
-  size_t session_count() const { return sessions_.size(); }
+  size_t client_count() const { return clients_.size(); }
   size_t backend_count() const { return backends_.size(); }
+
+  // RequestRouter (the sessions). Loop thread only.
+  const SlotMap& CurrentMap() override;
+  void Route(SubRequest* request) override;
+  PinnedLink* AcquirePinned(const std::string& host, int port, int protocol,
+                            ReplySink* owner) override;
+  void ReleasePinned(PinnedLink* link) override;
+  SubscriptionHub& subscriptions() override;
+  uint64_t NowMs() override { return uv_now(&loop_); }
+
+  // BackendHost and ConnectionHost (the connections). Loop thread only.
+  uv_loop_t* loop() override { return &loop_; }
+  uv_buf_t ReadBuffer() override;
+  const AuthConfig& auth() const override;
+  ProxyStats& stats() override;
+  void ScheduleFlush(Backend* backend) override;
+  void OnBackendReply(SubRequest* request, std::string_view frame) override;
+  void OnBackendFailure(SubRequest* request, std::string_view error, bool never_sent) override;
+  void OnBackendClosing(Backend* backend, bool failure) override;
+  void RequestMapRefresh() override;
+  void ScheduleFlush(ClientConnection* connection) override;
+  void OnConnectionClosed(ClientConnection* connection, bool admitted) override;
+
+  // Idle pinned connections kept per shard; more are closed when given back.
+  static constexpr size_t kIdlePinnedPerShard = 64;
 
  private:
   static void OnConnection(uv_stream_t* server, int status);
@@ -114,14 +96,23 @@ class Worker {
   void FlushAll();
   void CheckTimeouts();
   void RunDueRetries();
+  // Sends `request` to host:port, preceded by ASKING when `asking`.
+  void SendTo(const std::string& host, int port, SubRequest* request, bool asking);
+  // Hands `frame` to the request's session, which frees the request.
+  void Finish(SubRequest* request, std::string_view frame);
+  // Finish() with an error reply built from `message` ("ERR ...", "CLUSTERDOWN ...").
+  void FinishWithError(SubRequest* request, std::string_view message);
   void ScheduleRetry(SubRequest* request);
   bool ReloadScript(SubRequest* request);
   void ShutDown();
   Backend* BackendFor(const std::string& host, int port, int protocol, bool readonly = false);
   // A healthy replica of map.primaries()[primary] (round robin), or null (worker_replicas.cc).
   Backend* ReplicaFor(const SlotMap& map, size_t primary, int protocol);
+  // A replica connection failed: no reads go to host:port for a while.
+  void MarkReplicaDown(const std::string& host, int port);
   void ForgetIdlePinned(Backend* backend);
   void CloseIdlePinned();
+  void ExpireIdlePinned(uint64_t now);
 
   ProxyServer& server_;
   const int index_;
@@ -142,15 +133,16 @@ class Worker {
   std::vector<Backend*> by_index_[2];
   size_t any_backend_ = 0;  // round robin for keyless commands
 
-  std::unordered_map<std::string, Backend*> backends_;  // "host:port/protocol"
-  // ConnectionKey(host, port, 2) of a replica -> until when (uv_now ms) reads skip it.
+  std::unordered_map<std::string, Backend*> backends_;  // BackendKey()
+  // BackendKey(host, port, 2) of a replica -> until when (uv_now ms) reads skip it.
   std::unordered_map<std::string, uint64_t> replica_down_until_;
   size_t replica_turn_ = 0;
   std::vector<Backend*> pinned_all_;  // every pinned connection, in use or idle (timeouts)
-  // Idle pinned connections by "host:port/protocol", most recently released last.
-  std::unordered_map<std::string, std::vector<Backend*>> idle_pinned_;
-  std::vector<Session*> sessions_;
-  std::vector<Session*> flush_sessions_;
+  // Idle pinned connections by BackendKey(), most recently released last, with when (uv_now
+  // ms) each was given back.
+  std::unordered_map<std::string, std::vector<std::pair<Backend*, uint64_t>>> idle_pinned_;
+  std::vector<ClientConnection*> clients_;
+  std::vector<ClientConnection*> flush_clients_;
   std::vector<Backend*> flush_backends_;
   std::vector<std::pair<uint64_t, SubRequest*>> retries_;  // due time (uv_now ms), request
   std::unique_ptr<char[]> read_buffer_;

@@ -1,41 +1,51 @@
-// The worker's pinned connections: a client's own connection to one shard, for the commands
-// that hold a connection's state (a blocked BLPOP, a WATCH, the write offset WAIT counts).
+// The worker's pinned connections: a client's own connection to one shard, for the commands that
+// hold a connection's state (a blocked BLPOP, a WATCH, the write offset WAIT counts).
 //
 // Opening one per command would cost a connect and a HELLO/AUTH per BLPOP, so an idle pinned
-// connection goes back to a small per-worker pool and the next client that needs that shard
-// takes it. Only connections in a clean state are pooled: nothing waiting on them, and no
-// WATCH (the session sends UNWATCH first). A shard closing an idle pooled connection fails it,
-// and ForgetBackend() takes it out of the pool.
+// connection goes back to a per-worker pool and the next client that needs that shard takes it.
+// Only connections in a clean state are pooled: nothing waiting on them, and no WATCH (UNWATCH is
+// sent first). The pool keeps what a burst of blocking clients needs (up to kIdlePinnedPerShard
+// per shard) and closes a connection once it has been idle for kPinnedIdleMs: closing on give-back
+// when a small pool was full, then opening again for the next client, made a steady load of N
+// blocking clients open a connection per command. A shard closing an idle pooled connection fails
+// it, and OnBackendClosing() takes it out of the pool.
 #include <algorithm>
 
-#include "proxy/backend.h"
 #include "proxy/server.h"
 #include "proxy/worker.h"
 
 namespace shardctl::proxy {
+namespace {
 
-Backend* Worker::AcquirePinned(const std::string& host, int port, int protocol, Session* session) {
+constexpr uint64_t kPinnedIdleMs = 30'000;
+constexpr std::string_view kUnwatch = "*1\r\n$7\r\nUNWATCH\r\n";
+
+}  // namespace
+
+PinnedLink* Worker::AcquirePinned(const std::string& host, int port, int protocol,
+                                  ReplySink* owner) {
   ProxyStats& stats = server_.stats();
-  const std::string key = ConnectionKey(host, port, protocol);
-  auto found = idle_pinned_.find(key);
+  auto found = idle_pinned_.find(BackendKey(host, port, protocol));
   if (found != idle_pinned_.end() && !found->second.empty()) {
-    Backend* backend = found->second.back();
+    Backend* backend = found->second.back().first;  // the most recently used: warmest
     found->second.pop_back();
     stats.pinned_idle.fetch_sub(1, std::memory_order_relaxed);
     stats.pinned_reused.fetch_add(1, std::memory_order_relaxed);
-    backend->pinned_for = session;
+    backend->pinned_for = owner;
     return backend;
   }
-  auto* backend = new Backend(*this, host, port, protocol, "pinned:" + key);
+  auto* backend =
+      new Backend(*this, host, port, protocol, "pinned:" + BackendKey(host, port, protocol));
   backend->pinned = true;
-  backend->pinned_for = session;
+  backend->pinned_for = owner;
   pinned_all_.push_back(backend);
   stats.pinned_opened.fetch_add(1, std::memory_order_relaxed);
   backend->Connect();
   return backend;
 }
 
-void Worker::ReleasePinned(Backend* backend) {
+void Worker::ReleasePinned(PinnedLink* link) {
+  auto* backend = static_cast<Backend*>(link);  // AcquirePinned() made every pinned link
   backend->pinned_for = nullptr;
   if (backend->closing()) return;
   if (stopping_ || backend->HasRequests()) {
@@ -44,31 +54,39 @@ void Worker::ReleasePinned(Backend* backend) {
     return backend->Close("closed with its client");
   }
   if (backend->needs_unwatch) {
-    backend->SendUnanswered("*1\r\n$7\r\nUNWATCH\r\n");
+    backend->SendUnanswered(kUnwatch);
     backend->needs_unwatch = false;
   }
-  std::vector<Backend*>& idle =
-      idle_pinned_[ConnectionKey(backend->host(), backend->port(), backend->protocol())];
+  auto& idle = idle_pinned_[BackendKey(backend->host(), backend->port(), backend->protocol())];
   if (idle.size() >= kIdlePinnedPerShard) return backend->Close("pinned pool full");
-  idle.push_back(backend);
+  idle.emplace_back(backend, uv_now(&loop_));
   server_.stats().pinned_idle.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Worker::ForgetIdlePinned(Backend* backend) {
-  auto found =
-      idle_pinned_.find(ConnectionKey(backend->host(), backend->port(), backend->protocol()));
+  auto found = idle_pinned_.find(BackendKey(backend->host(), backend->port(), backend->protocol()));
   if (found == idle_pinned_.end()) return;
-  const size_t before = found->second.size();
-  std::erase(found->second, backend);
-  if (found->second.size() != before) {
-    server_.stats().pinned_idle.fetch_sub(1, std::memory_order_relaxed);
+  const size_t removed =
+      std::erase_if(found->second, [&](const auto& entry) { return entry.first == backend; });
+  if (removed > 0) server_.stats().pinned_idle.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Worker::ExpireIdlePinned(uint64_t now) {
+  std::vector<Backend*> expired;
+  for (auto& [key, idle] : idle_pinned_) {
+    for (const auto& [backend, since] : idle) {
+      if (now - since >= kPinnedIdleMs) expired.push_back(backend);
+    }
   }
+  // Close() takes each out of the pool (OnBackendClosing()).
+  for (Backend* backend : expired) backend->Close("idle in the pinned pool");
 }
 
 void Worker::CloseIdlePinned() {
   std::vector<Backend*> idle;
-  for (auto& [key, backends] : idle_pinned_)
-    idle.insert(idle.end(), backends.begin(), backends.end());
+  for (auto& [key, backends] : idle_pinned_) {
+    for (const auto& [backend, since] : backends) idle.push_back(backend);
+  }
   for (Backend* backend : idle) backend->Close("shardproxy is shutting down");
 }
 

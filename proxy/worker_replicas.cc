@@ -19,7 +19,7 @@ Backend* Worker::ReplicaFor(const SlotMap& map, size_t primary, int protocol) {
   const size_t start = replica_turn_++;
   for (size_t i = 0; i < replicas.size(); ++i) {
     const common::NodeAddress& replica = replicas[(start + i) % replicas.size()];
-    auto down = replica_down_until_.find(ConnectionKey(replica.host, replica.port, 2));
+    auto down = replica_down_until_.find(BackendKey(replica.host, replica.port, 2));
     if (down != replica_down_until_.end()) {
       if (down->second > now) continue;
       replica_down_until_.erase(down);
@@ -30,7 +30,7 @@ Backend* Worker::ReplicaFor(const SlotMap& map, size_t primary, int protocol) {
 }
 
 void Worker::MarkReplicaDown(const std::string& host, int port) {
-  replica_down_until_[ConnectionKey(host, port, 2)] = uv_now(&loop_) + kReplicaDownMs;
+  replica_down_until_[BackendKey(host, port, 2)] = uv_now(&loop_) + kReplicaDownMs;
 }
 
 }  // namespace shardctl::proxy

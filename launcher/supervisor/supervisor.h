@@ -1,11 +1,14 @@
 // The supervisor: one process per deployment that owns the shard processes and keeps them alive.
 //
 //   shardctl up ──fork/exec──▶ shardctl supervise ──spawns──▶ shards (pinned, own sessions)
-//        ▲                         │ libuv loop:
-//        │                         │   pidfd per shard (exit) ─▶ restart policy ─▶ timer ─▶ respawn
+//        ▲                         │                  ──spawns──▶ shardproxy (ProxyKeeper)
+//        │                         │ libuv loop:
+//        │                         │   ProcessWatcher per shard (pidfd: exit) ─▶ failover of a
+//        │                         │     dead primary to its replica ─▶ RestartPolicy ─▶ respawn
 //        │                         │   health timer ◀── HealthChecker thread (PING every 250 ms)
-//        │                         │   SIGTERM/SIGINT ─▶ stop all, exit 0
-//        │                         │   control.sock (JSON lines) ◀── status / down / restart
+//        │                         │   ForkScheduler thread: BGSAVE/BGREWRITEAOF under fork-limit
+//        │                         │   SIGTERM/SIGINT ─▶ stop the proxy, then all shards, exit 0
+//        │                         │   control.sock (JSON lines) ◀── status / down / restart / save
 //        └──── events (JSON lines on the ready pipe): progress, ready | failed
 //
 // Shards run in their own sessions and are not killed when the supervisor dies: a crashed
@@ -18,6 +21,8 @@
 //   {"cmd":"status"}                      -> {"ok":true,"pid":N,"shards":[{index,pid,state,...}]}
 //   {"cmd":"restart","shard":I}           -> {"ok":true,"old_pid":P}; the shard is stopped
 //       (SIGTERM) and started again at once; "engine":{kind,path,version} switches its binary
+//   {"cmd":"save"}                        -> {"ok":true,"fork_limit":N}; every shard is saved
+//                                            (BGSAVE, or BGREWRITEAOF with aof) under the limit
 //   {"cmd":"down"}                        -> {"ok":true,"stopped":N} after every shard stopped;
 //                                            the supervisor then exits
 #pragma once

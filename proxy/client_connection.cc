@@ -1,0 +1,195 @@
+#include "proxy/client_connection.h"
+
+#include <netinet/in.h>
+
+#include <utility>
+
+#include "proxy/stats.h"
+
+namespace shardctl::proxy {
+namespace {
+
+common::RespLimits RequestLimits() {
+  common::RespLimits limits;
+  limits.max_depth = 8;  // requests are flat arrays; nesting is a protocol error anyway
+  return limits;
+}
+
+constexpr size_t kMaxInlineBytes = 64 * 1024;  // Redis' PROTO_INLINE_MAX_SIZE
+
+}  // namespace
+
+ClientConnection::ClientConnection(ConnectionHost& host, RequestRouter& router,
+                                   ProxyServices& services, uint64_t id, int thread)
+    : host_(host),
+      services_(services),
+      session_(router, services, *this, id, thread),
+      requests_(RequestLimits()) {
+  uv_tcp_init(host_.loop(), &tcp_);
+  tcp_.data = this;
+}
+
+std::string ClientConnection::PeerName() {
+  sockaddr_storage address{};
+  int length = sizeof address;
+  if (uv_tcp_getpeername(&tcp_, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "";
+  char ip[64] = {};
+  int port = 0;
+  if (address.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&address);
+    uv_ip6_name(v6, ip, sizeof ip);
+    port = ntohs(v6->sin6_port);
+  } else {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&address);
+    uv_ip4_name(v4, ip, sizeof ip);
+    port = ntohs(v4->sin_port);
+  }
+  return std::string(ip) + ":" + std::to_string(port);
+}
+
+void ClientConnection::Start() {
+  admitted_ = true;
+  session_.set_peer(PeerName());
+  uv_tcp_nodelay(&tcp_, 1);
+  UpdateReading();
+}
+
+void ClientConnection::Refuse(std::string_view error) { session_.Refuse(error); }
+
+void ClientConnection::OnAlloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
+  *buf = static_cast<ClientConnection*>(handle->data)->host_.ReadBuffer();
+}
+
+void ClientConnection::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+  auto* self = static_cast<ClientConnection*>(stream->data);
+  if (nread == 0 || self->closed_) return;
+  if (nread < 0) {
+    self->Close();  // EOF or reset: the client is gone
+    return;
+  }
+  self->requests_.Feed(std::string_view(buf->base, static_cast<size_t>(nread)));
+  self->ProcessInput();
+}
+
+// An inline command ("PING\r\n", as telnet, nc and HAProxy's redis-check send): arguments
+// separated by spaces, no quoting. Returns false when the line is not complete yet.
+bool ClientConnection::HandleInlineCommand() {
+  const std::string_view rest = requests_.Unreturned();
+  const size_t newline = rest.find('\n');
+  if (newline == std::string_view::npos) {
+    if (rest.size() > kMaxInlineBytes) session_.ProtocolError("too big inline request");
+    return false;
+  }
+  const std::vector<std::string_view> args = common::SplitInlineArgs(rest.substr(0, newline));
+  std::string request;
+  common::AppendCommand(request, args);
+  requests_.SkipUnreturned(newline + 1);  // the views stay valid until the next Consume()
+  if (!args.empty()) session_.HandleCommand(request, args);
+  return true;
+}
+
+void ClientConnection::ProcessInput() {
+  while (!closed_ && !session_.done_reading() && !session_.OverLimits()) {
+    const std::string_view rest = requests_.Unreturned();
+    if (!rest.empty() && common::IsInlineCommand(rest[0])) {
+      if (!HandleInlineCommand()) break;
+      continue;
+    }
+    const common::ScanResult frame = requests_.Next();
+    if (frame.status == common::ScanStatus::kIncomplete) break;
+    if (frame.status == common::ScanStatus::kError) {
+      session_.ProtocolError(frame.error.substr(frame.error.find(':') + 2));
+      break;
+    }
+    const std::string_view bytes = requests_.FrameBytes(frame);
+    auto args = common::ParseCommandArgs(bytes);
+    if (!args) {
+      session_.ProtocolError(args.error().message());
+      break;
+    }
+    if (!args->empty()) session_.HandleCommand(bytes, *args);
+  }
+  if (!closed_) requests_.Consume(requests_.Buffered().size() - requests_.Unreturned().size());
+  UpdateReading();
+}
+
+void ClientConnection::UpdateReading() {
+  if (closed_) return;
+  const bool want = !session_.done_reading() && !session_.OverLimits();
+  if (want == reading_) return;
+  auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
+  if (want) {
+    reading_ = true;
+    uv_read_start(stream, &ClientConnection::OnAlloc, &ClientConnection::OnRead);
+    // Requests read before the pause are still buffered: serve them first.
+    if (!requests_.Buffered().empty()) ProcessInput();
+  } else {
+    reading_ = false;
+    uv_read_stop(stream);
+    if (!session_.done_reading()) {
+      services_.stats().paused_reads.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+}
+
+void ClientConnection::OutputReady() {
+  if (!closed_) host_.ScheduleFlush(this);
+}
+
+void ClientConnection::Flush() {
+  if (closed_ || writing_) return;
+  std::string& out = session_.output();
+  if (out.empty()) {
+    if (session_.close_after_output()) Close();
+    return;
+  }
+  uv_buf_t buf = uv_buf_init(out.data(), static_cast<unsigned>(out.size()));
+  auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
+  const int written = uv_try_write(stream, &buf, 1);
+  if (written == static_cast<int>(out.size())) {
+    out.clear();
+    if (session_.close_after_output()) return Close();
+    return UpdateReading();
+  }
+  if (written < 0 && written != UV_EAGAIN) return Close();
+  if (written > 0) out.erase(0, static_cast<size_t>(written));
+  std::swap(out, in_write_);
+  out.clear();
+  writing_ = true;
+  write_req_.data = this;
+  buf = uv_buf_init(in_write_.data(), static_cast<unsigned>(in_write_.size()));
+  if (uv_write(&write_req_, stream, &buf, 1, &ClientConnection::OnWrite) != 0) {
+    writing_ = false;
+    Close();
+  }
+}
+
+void ClientConnection::OnWrite(uv_write_t* req, int status) {
+  auto* self = static_cast<ClientConnection*>(req->data);
+  self->writing_ = false;
+  self->in_write_.clear();
+  if (self->closed_) return;
+  if (status != 0) return self->Close();
+  self->Flush();
+  self->UpdateReading();
+}
+
+void ClientConnection::Close() {
+  if (closed_) return;
+  closed_ = true;
+  session_.Close();
+  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &ClientConnection::OnClose);
+}
+
+void ClientConnection::OnClose(uv_handle_t* handle) {
+  auto* self = static_cast<ClientConnection*>(handle->data);
+  self->handle_closed_ = true;
+  self->host_.OnConnectionClosed(self, self->admitted_);
+  self->MaybeDelete();
+}
+
+void ClientConnection::MaybeDelete() {
+  if (handle_closed_ && session_.inflight() == 0) delete this;
+}
+
+}  // namespace shardctl::proxy

@@ -1,0 +1,36 @@
+// The counters INFO shows, summed over every worker thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace shardctl::proxy {
+
+// Counters over all workers (relaxed atomics: INFO reads them, nobody waits on them).
+struct ProxyStats {
+  std::atomic<uint64_t> connections_received{0};
+  std::atomic<uint64_t> rejected_connections{0};
+  std::atomic<uint64_t> commands{0};
+  std::atomic<uint64_t> split_commands{0};
+  std::atomic<uint64_t> local_commands{0};
+  std::atomic<uint64_t> error_replies{0};  // errors made by the proxy (not forwarded ones)
+  std::atomic<uint64_t> moved{0};
+  std::atomic<uint64_t> ask{0};
+  std::atomic<uint64_t> retries{0};
+  std::atomic<uint64_t> backend_connects{0};
+  std::atomic<uint64_t> backend_failures{0};
+  std::atomic<uint64_t> protocol_errors{0};
+  std::atomic<uint64_t> paused_reads{0};    // a client hit --max-pending or --max-client-buffer
+  std::atomic<uint64_t> script_reloads{0};  // NOSCRIPT answered by loading the script again
+  // Pinned connections (blocking commands, WATCH, WAIT): opened, taken from a worker's pool,
+  // and idle in the pools now.
+  std::atomic<uint64_t> pinned_opened{0};
+  std::atomic<uint64_t> pinned_reused{0};
+  std::atomic<int64_t> pinned_idle{0};
+  std::atomic<uint64_t> replica_reads{0};      // reads sent to a replica (--read-from)
+  std::atomic<uint64_t> replica_fallbacks{0};  // reads for a replica sent to the primary instead
+  std::atomic<uint64_t> pubsub_messages{0};    // messages written to subscribers
+  std::atomic<uint64_t> pubsub_slow_disconnects{0};  // past --pubsub-buffer-limit
+};
+
+}  // namespace shardctl::proxy

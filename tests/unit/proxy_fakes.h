@@ -1,0 +1,120 @@
+// Fakes of the interfaces a proxy Session talks through (proxy/routing.h, services.h,
+// subscription_hub.h, session.h), so session logic is unit-tested without sockets or threads:
+// what the session routes is recorded, and the test answers it with Session::OnReply().
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "proxy/routing.h"
+#include "proxy/services.h"
+#include "proxy/session.h"
+#include "proxy/slot_map.h"
+#include "proxy/stats.h"
+#include "proxy/subscription_hub.h"
+
+namespace shardctl::proxy::testing_fakes {
+
+// Two primaries: 127.0.0.1:7000 serves slots 0-8191, 127.0.0.1:7001 serves 8192-16383.
+inline SlotMap TwoPrimaries() {
+  return SlotMap::FromClusterNodes(
+             "aaaa 127.0.0.1:7000@17000 master - 0 0 1 connected 0-8191\n"
+             "bbbb 127.0.0.1:7001@17001 master - 0 0 2 connected 8192-16383\n")
+      .value();
+}
+
+class FakeLink : public PinnedLink {
+ public:
+  FakeLink(std::string host, int port, int protocol)
+      : host_(std::move(host)), port_(port), protocol_(protocol) {}
+  const std::string& host() const override { return host_; }
+  int port() const override { return port_; }
+  int protocol() const override { return protocol_; }
+  bool closing() const override { return closing_; }
+  bool HasRequests() const override { return busy; }
+  void MarkWatched() override { watched = true; }
+  bool busy = false;
+  bool watched = false;
+  bool closing_ = false;
+
+ private:
+  std::string host_;
+  int port_;
+  int protocol_;
+};
+
+class FakeHub : public SubscriptionHub {
+ public:
+  void Subscribe(SubscriptionKind kind, const std::string& name, Subscriber* who) override {
+    subscribers[{kind, name}].push_back(who);
+  }
+  void Unsubscribe(SubscriptionKind kind, const std::string& name, Subscriber* who) override {
+    std::erase(subscribers[{kind, name}], who);
+  }
+  size_t Count(SubscriptionKind kind, const std::string& name) {
+    return subscribers[{kind, name}].size();
+  }
+  std::map<std::pair<SubscriptionKind, std::string>, std::vector<Subscriber*>> subscribers;
+};
+
+class FakeRouter : public RequestRouter {
+ public:
+  const SlotMap& CurrentMap() override { return map; }
+  void Route(SubRequest* request) override { routed.push_back(request); }
+  PinnedLink* AcquirePinned(const std::string& host, int port, int protocol, ReplySink*) override {
+    links.push_back(std::make_unique<FakeLink>(host, port, protocol));
+    return links.back().get();
+  }
+  void ReleasePinned(PinnedLink* link) override { released.push_back(link); }
+  SubscriptionHub& subscriptions() override { return hub; }
+  uint64_t NowMs() override { return now_ms; }
+
+  // The routed requests not yet answered, oldest first; the test takes them out.
+  SubRequest* Take() {
+    if (routed.empty()) return nullptr;
+    SubRequest* request = routed.front();
+    routed.erase(routed.begin());
+    return request;
+  }
+
+  SlotMap map = TwoPrimaries();
+  std::vector<SubRequest*> routed;
+  std::vector<std::unique_ptr<FakeLink>> links;
+  std::vector<PinnedLink*> released;
+  FakeHub hub;
+  uint64_t now_ms = 1000;
+};
+
+class FakeServices : public ProxyServices {
+ public:
+  const ProxyOptions& options() const override { return proxy_options; }
+  const AuthConfig& auth() const override { return users; }
+  ProxyStats& stats() override { return counters; }
+  void RememberScript(std::string sha, std::string body) override { scripts[sha] = body; }
+  std::string InfoText(std::string_view section) const override {
+    return "# Proxy\r\nsection:" + std::string(section) + "\r\n";
+  }
+  std::string ServerVersion() const override { return "7.0.15"; }
+
+  ProxyOptions proxy_options;
+  AuthConfig users;
+  ProxyStats counters;
+  std::map<std::string, std::string> scripts;
+};
+
+class FakeClientLink : public ClientLink {
+ public:
+  void OutputReady() override { ++output_ready; }
+  size_t BytesInFlight() const override { return in_flight; }
+  void CloseNow() override { closed_now = true; }
+  void SessionIdle() override { idle = true; }
+  int output_ready = 0;
+  size_t in_flight = 0;
+  bool closed_now = false;
+  bool idle = false;
+};
+
+}  // namespace shardctl::proxy::testing_fakes

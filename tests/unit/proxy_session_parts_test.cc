@@ -1,0 +1,234 @@
+// The parts a proxy Session is made of, each on its own: ReplyQueue (order), SlotSequencer
+// (per-slot order across map changes), Transaction (MULTI), ReplyAssembly (merges), PinnedLinks
+// (the client's own connections) and ClientSubscriptions (pub/sub counts). No sockets.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/resp.h"
+#include "proxy/client_subscriptions.h"
+#include "proxy/command_table.h"
+#include "proxy/pinned_links.h"
+#include "proxy/reply_assembly.h"
+#include "proxy/reply_queue.h"
+#include "proxy/slot_sequencer.h"
+#include "proxy/transaction.h"
+#include "tests/unit/proxy_fakes.h"
+
+namespace shardctl::proxy {
+namespace {
+
+using namespace testing_fakes;
+
+// ---- ReplyQueue ----
+
+TEST(ReplyQueueTest, OnlyTheReadyPrefixIsWritten) {
+  ReplyQueue queue;
+  std::string out;
+  PendingReply& first = queue.Push();
+  PendingReply& second = queue.Push();
+  PendingReply& third = queue.Push();
+  queue.Fill(third, "3", out);
+  queue.Fill(second, "2", out);
+  EXPECT_EQ(out, "");
+  EXPECT_EQ(queue.size(), 3u);
+  queue.Fill(first, "1", out);
+  EXPECT_EQ(out, "123");
+  EXPECT_TRUE(queue.empty());
+}
+
+TEST(ReplyQueueTest, NothingAfterACloseAfterReplyIsWritten) {
+  ReplyQueue queue;
+  std::string out;
+  PendingReply& before = queue.Push();
+  PendingReply& quit = queue.Push();
+  quit.close_after = true;
+  queue.Push();  // a command after QUIT: never answered
+  queue.Fill(quit, "+OK\r\n", out);
+  EXPECT_FALSE(queue.closing());
+  queue.Fill(before, "A", out);
+  EXPECT_EQ(out, "A+OK\r\n");
+  EXPECT_TRUE(queue.closing());
+  EXPECT_TRUE(queue.empty());
+}
+
+// ---- SlotSequencer ----
+
+TEST(SlotSequencerTest, HoldsWhatWouldOvertakeAndReleasesInOrder) {
+  SlotSequencer sequencer;
+  SubRequest a, b, c, other;
+  a.slot = b.slot = c.slot = 5;
+  other.slot = 6;
+  int old_owner = 0, new_owner = 0;
+  EXPECT_TRUE(sequencer.Admit(&a, &old_owner));
+  EXPECT_TRUE(a.sequenced);
+  EXPECT_TRUE(sequencer.Admit(&other, &new_owner)) << "another slot is not held";
+  EXPECT_FALSE(sequencer.Admit(&b, &new_owner));
+  EXPECT_FALSE(sequencer.Admit(&c, &old_owner)) << "nothing overtakes a held request";
+  EXPECT_EQ(sequencer.Leave(5), (std::vector<SubRequest*>{&b, &c}));
+  EXPECT_TRUE(sequencer.Leave(6).empty());
+  EXPECT_EQ(sequencer.slots_in_flight(), 0u);
+}
+
+TEST(SlotSequencerTest, ARetryHoldsTheSlotsNextRequests) {
+  SlotSequencer sequencer;
+  SubRequest a, b;
+  a.slot = b.slot = 9;
+  int connection = 0;
+  ASSERT_TRUE(sequencer.Admit(&a, &connection));
+  sequencer.Hold(9);  // `a` waits for a TRYAGAIN backoff
+  EXPECT_FALSE(sequencer.Admit(&b, &connection));
+  EXPECT_EQ(sequencer.TakeAllHeld(), std::vector<SubRequest*>{&b});
+  EXPECT_EQ(sequencer.slots_in_flight(), 0u);
+}
+
+// ---- Transaction ----
+
+std::vector<std::string_view> Args(const std::string& frame) {
+  return *common::ParseCommandArgs(frame);
+}
+
+std::string Frame(std::vector<std::string_view> args) {
+  std::string frame;
+  common::AppendCommand(frame, args);
+  return frame;
+}
+
+TEST(TransactionTest, QueuesOneSlotsCommandsIntoOneBatch) {
+  Transaction transaction;
+  const std::string set = Frame({"SET", "{u}a", "1"});
+  const std::string get = Frame({"GET", "{u}b"});
+  const std::string ping = Frame({"PING"});
+  for (const std::string* frame : {&set, &get, &ping}) {
+    auto args = Args(*frame);
+    ASSERT_TRUE(transaction.Queue(*frame, LookupCommand(args[0]), args, -1, 1 << 20));
+  }
+  EXPECT_EQ(transaction.count(), 3u);
+  EXPECT_EQ(transaction.replies_before_exec(), 4u);
+  EXPECT_EQ(transaction.Batch(), Frame({"MULTI"}) + set + get + ping + Frame({"EXEC"}));
+  EXPECT_FALSE(transaction.failed());
+}
+
+TEST(TransactionTest, CrossSlotUnqueueableAndTooBigFailTheTransaction) {
+  struct Case {
+    std::vector<std::string_view> command;
+    int watch_slot;
+    size_t max_bytes;
+    std::string error;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"GET", "b"}, 15495, 1 << 20, "CROSSSLOT Keys in request don't hash to the same slot"},
+           {{"SUBSCRIBE", "x"}, -1, 1 << 20, "ERR command 'SUBSCRIBE' cannot be queued"},
+           {{"SET", "a", "1"}, -1, 4, "ERR transaction too big for shardproxy"}}) {
+    Transaction transaction;
+    const std::string frame = Frame(c.command);
+    auto args = Args(frame);
+    auto queued = transaction.Queue(frame, LookupCommand(args[0]), args, c.watch_slot, c.max_bytes);
+    ASSERT_FALSE(queued) << frame;
+    EXPECT_EQ(queued.error().message().rfind(c.error, 0), 0u) << queued.error().message();
+    EXPECT_TRUE(transaction.failed());
+  }
+}
+
+// ---- ReplyAssembly ----
+
+TEST(ReplyAssemblyTest, PartsArriveInAnyOrder) {
+  auto dbsize = FanOutAssembly(FanOutMerge::kSumIntegers, 3);
+  EXPECT_EQ(dbsize->Add(2, ":1\r\n"), std::nullopt);
+  EXPECT_EQ(dbsize->Add(0, ":2\r\n"), std::nullopt);
+  EXPECT_EQ(dbsize->Add(1, ":3\r\n"), ":6\r\n");
+}
+
+TEST(ReplyAssemblyTest, ShaOfBulkReplyNeedsExactlyFortyHexDigits) {
+  const std::string sha = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
+  EXPECT_EQ(ShaOfBulkReply("$40\r\n" + sha + "\r\n"), sha);
+  EXPECT_EQ(ShaOfBulkReply("-ERR nope\r\n"), std::nullopt);
+  EXPECT_EQ(ShaOfBulkReply("$40\r\n" + std::string(40, 'x') + "\r\n"), std::nullopt);
+  EXPECT_EQ(ShaOfBulkReply("$5\r\nhello\r\n"), std::nullopt);
+}
+
+TEST(ReplyAssemblyTest, ScriptLoadIsRememberedOnlyWhenEveryShardAgrees) {
+  std::vector<std::string> remembered;
+  const std::string sha = "$40\r\ne0e1f9fabfc9d4800c877a703b823ac0578ff8db\r\n";
+  auto agree = ScriptLoadAssembly(2, [&](std::string s) { remembered.push_back(s); });
+  agree->Add(0, sha);
+  EXPECT_EQ(agree->Add(1, sha), sha);
+  EXPECT_EQ(remembered.size(), 1u);
+  auto failed = ScriptLoadAssembly(2, [&](std::string s) { remembered.push_back(s); });
+  failed->Add(0, sha);
+  EXPECT_EQ(failed->Add(1, "-ERR Error compiling script\r\n"), "-ERR Error compiling script\r\n");
+  EXPECT_EQ(remembered.size(), 1u);
+}
+
+TEST(ReplyAssemblyTest, InfoIsVerbatimOverResp3) {
+  EXPECT_EQ(InfoFrame("a:1", 2), "$3\r\na:1\r\n");
+  EXPECT_EQ(InfoFrame("a:1", 3), "=7\r\ntxt:a:1\r\n");
+}
+
+// ---- PinnedLinks ----
+
+TEST(PinnedLinksTest, OneConnectionPerShardReusedThenGivenBack) {
+  FakeRouter router;
+  PinnedLinks pinned(router, nullptr);
+  SubRequest request;
+  request.protocol = 2;
+  PinnedLink* link = pinned.For(request, "127.0.0.1", 7000);
+  EXPECT_EQ(pinned.For(request, "127.0.0.1", 7000), link);
+  EXPECT_NE(pinned.For(request, "127.0.0.1", 7001), link);
+  EXPECT_EQ(router.links.size(), 2u);
+  router.links[0]->busy = true;  // still blocked in a command
+  pinned.ReleaseIdle();
+  EXPECT_EQ(router.released, std::vector<PinnedLink*>{router.links[1].get()});
+  pinned.ReleaseAll();
+  EXPECT_EQ(router.released.size(), 2u);
+}
+
+TEST(PinnedLinksTest, WaitModeKeepsConnectionsAndAWatchKeepsItsOwn) {
+  FakeRouter router;
+  PinnedLinks pinned(router, nullptr);
+  pinned.watch().emplace(PinnedLinks::Watch{.slot = 5});
+  SubRequest watched;
+  watched.mode.watched = true;
+  PinnedLink* link = pinned.For(watched, "127.0.0.1", 7000);
+  EXPECT_TRUE(router.links[0]->watched);
+  pinned.ReleaseIdle();
+  EXPECT_TRUE(router.released.empty()) << "the WATCH connection was given back";
+  pinned.Forget(link);
+  ASSERT_TRUE(pinned.watch());
+  EXPECT_TRUE(pinned.watch()->broken);
+  pinned.EnterWaitMode();
+  SubRequest plain;
+  pinned.For(plain, "127.0.0.1", 7001);
+  pinned.ReleaseIdle();
+  EXPECT_TRUE(router.released.empty()) << "WAIT mode keeps the connections";
+}
+
+// ---- ClientSubscriptions ----
+
+TEST(ClientSubscriptionsTest, CountsAsRedisDoesAndRegistersOncePerName) {
+  FakeHub hub;
+  FakeClientLink link;
+  FakeRouter router;
+  FakeServices services;
+  Session self(router, services, link, 1, 0);
+  ClientSubscriptions subscriptions(hub, &self);
+  const std::vector<std::string_view> names = {"a", "a", "b"};
+  const std::string replies =
+      subscriptions.Subscribe(SubscriptionKind::kChannel, "subscribe", names, 2);
+  EXPECT_NE(replies.find(":2\r\n"), std::string::npos);
+  EXPECT_EQ(hub.Count(SubscriptionKind::kChannel, "a"), 1u);
+  // Shard channels count on their own.
+  const std::vector<std::string_view> shard = {"s"};
+  EXPECT_NE(subscriptions.Subscribe(SubscriptionKind::kShardChannel, "ssubscribe", shard, 2)
+                .find(":1\r\n"),
+            std::string::npos);
+  EXPECT_FALSE(subscriptions.empty());
+  subscriptions.Clear();
+  EXPECT_TRUE(subscriptions.empty());
+  EXPECT_EQ(hub.Count(SubscriptionKind::kChannel, "b"), 0u);
+  EXPECT_EQ(hub.Count(SubscriptionKind::kShardChannel, "s"), 0u);
+}
+
+}  // namespace
+}  // namespace shardctl::proxy

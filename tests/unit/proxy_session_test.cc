@@ -1,0 +1,390 @@
+// The proxy's Session without sockets: commands go in as frames, what the session routes is
+// recorded by a fake router and answered by the test, and the client's output is compared byte
+// for byte. Covers ordering across shards, split and fan-out merges, transactions, WATCH, WAIT,
+// blocking commands, pub/sub, AUTH, QUIT and the session's lifetime.
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/resp.h"
+#include "common/slots.h"
+#include "proxy/session.h"
+#include "tests/unit/proxy_fakes.h"
+
+namespace shardctl::proxy {
+namespace {
+
+using namespace testing_fakes;
+
+std::string Bulk(std::string_view text) {
+  std::string frame;
+  common::AppendBulk(frame, text);
+  return frame;
+}
+
+std::string Frame(std::initializer_list<std::string_view> args) {
+  std::string frame;
+  common::AppendCommand(frame, std::vector<std::string_view>(args));
+  return frame;
+}
+
+class SessionTest : public testing::Test {
+ protected:
+  SessionTest() : session_(router_, services_, link_, /*id=*/7, /*thread=*/1) {
+    session_.set_peer("127.0.0.1:50000");
+  }
+  ~SessionTest() override {
+    // Requests not answered yet are, as the worker would, so none leaks.
+    while (SubRequest* request = router_.Take()) taken_.push_back(request);
+    for (SubRequest* request : std::vector<SubRequest*>(taken_)) Answer(request, "+OK\r\n");
+  }
+
+  void Send(std::initializer_list<std::string_view> args) {
+    const std::string frame = Frame(args);
+    auto parsed = common::ParseCommandArgs(frame);
+    ASSERT_TRUE(parsed.ok());
+    session_.HandleCommand(frame, *parsed);
+  }
+  // Takes the client's output so far.
+  std::string Output() {
+    std::string out;
+    out.swap(session_.output());
+    return out;
+  }
+  SubRequest* Routed() {
+    SubRequest* request = router_.Take();
+    EXPECT_NE(request, nullptr) << "nothing was routed";
+    if (request != nullptr) taken_.push_back(request);
+    return request;
+  }
+  void Answer(SubRequest* request, std::string_view frame) {
+    std::erase(taken_, request);
+    session_.OnReply(request, frame);
+  }
+
+  FakeRouter router_;
+  FakeServices services_;
+  FakeClientLink link_;
+  Session session_;
+  std::vector<SubRequest*> taken_;  // routed, taken by the test, not answered yet
+};
+
+// "b" hashes to slot 3300 (127.0.0.1:7000), "a" to slot 15495 (127.0.0.1:7001).
+TEST_F(SessionTest, KeysOfTheFixtureLiveOnDifferentPrimaries) {
+  EXPECT_EQ(common::KeySlot("b"), 3300);
+  EXPECT_EQ(common::KeySlot("a"), 15495);
+}
+
+TEST_F(SessionTest, RepliesComeBackInTheClientsOrderWhateverOrderShardsAnswer) {
+  Send({"GET", "a"});
+  Send({"GET", "b"});
+  SubRequest* first = Routed();
+  SubRequest* second = Routed();
+  EXPECT_EQ(first->slot, 15495);
+  EXPECT_EQ(second->slot, 3300);
+  EXPECT_EQ(first->request, Frame({"GET", "a"}));  // forwarded as the client sent it
+  Answer(second, "$1\r\nB\r\n");
+  EXPECT_EQ(Output(), "");  // the older reply is still missing
+  Answer(first, "$1\r\nA\r\n");
+  EXPECT_EQ(Output(), "$1\r\nA\r\n$1\r\nB\r\n");
+  EXPECT_EQ(session_.inflight(), 0u);
+}
+
+TEST_F(SessionTest, LocalCommandsAreAnsweredInLineBehindPendingReplies) {
+  Send({"GET", "a"});
+  Send({"PING"});
+  EXPECT_EQ(Output(), "");
+  Answer(Routed(), "$-1\r\n");
+  EXPECT_EQ(Output(), "$-1\r\n+PONG\r\n");
+  Send({"ECHO", "hi"});
+  EXPECT_EQ(Output(), "$2\r\nhi\r\n");
+}
+
+TEST_F(SessionTest, HelloThreeSwitchesTheProtocolOfLaterRequests) {
+  Send({"HELLO", "3"});
+  const std::string hello = Output();
+  EXPECT_TRUE(hello.starts_with("%8\r\n")) << hello;
+  EXPECT_NE(hello.find("7.0.15"), std::string::npos);
+  EXPECT_EQ(session_.protocol(), 3);
+  Send({"GET", "a"});
+  EXPECT_EQ(Routed()->protocol, 3);
+}
+
+TEST_F(SessionTest, MgetAcrossSlotsIsSplitAndMergedInKeyOrder) {
+  Send({"MGET", "a", "b", "a"});
+  SubRequest* one = Routed();
+  SubRequest* two = Routed();
+  EXPECT_EQ(router_.Take(), nullptr);  // one part per slot, not per key
+  SubRequest* for_a = one->slot == 15495 ? one : two;
+  SubRequest* for_b = one->slot == 15495 ? two : one;
+  EXPECT_EQ(for_a->request, Frame({"MGET", "a", "a"}));
+  Answer(for_b, "*1\r\n$2\r\nvb\r\n");
+  Answer(for_a, "*2\r\n$2\r\nva\r\n$2\r\nva\r\n");
+  EXPECT_EQ(Output(), "*3\r\n$2\r\nva\r\n$2\r\nvb\r\n$2\r\nva\r\n");
+}
+
+TEST_F(SessionTest, DbsizeIsSummedOverEveryPrimary) {
+  Send({"DBSIZE"});
+  SubRequest* first = Routed();
+  SubRequest* second = Routed();
+  EXPECT_EQ(first->port, 7000);
+  EXPECT_EQ(second->port, 7001);
+  Answer(second, ":5\r\n");
+  Answer(first, ":3\r\n");
+  EXPECT_EQ(Output(), ":8\r\n");
+}
+
+TEST_F(SessionTest, ScriptLoadIsRememberedOnceEveryShardHasIt) {
+  const std::string sha = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
+  const std::string reply = "$40\r\n" + sha + "\r\n";
+  Send({"SCRIPT", "LOAD", "return 1"});
+  Answer(Routed(), reply);
+  Answer(Routed(), reply);
+  EXPECT_EQ(Output(), reply);
+  ASSERT_EQ(services_.scripts.count(sha), 1u);
+  EXPECT_EQ(services_.scripts[sha], "return 1");
+}
+
+TEST_F(SessionTest, ScanCursorEncodesTheShard) {
+  Send({"SCAN", "0"});
+  SubRequest* scan = Routed();
+  EXPECT_EQ(scan->port, 7000);
+  Answer(scan, "*2\r\n$1\r\n0\r\n*1\r\n$1\r\nb\r\n");
+  // Shard 0 is done: the next cursor starts shard 1.
+  EXPECT_EQ(Output(), "*2\r\n$1\r\n1\r\n*1\r\n$1\r\nb\r\n");
+  Send({"SCAN", "1"});
+  EXPECT_EQ(Routed()->port, 7001);
+}
+
+TEST_F(SessionTest, MultiExecIsQueuedAndSentAsOneBatch) {
+  Send({"MULTI"});
+  Send({"SET", "a", "1"});
+  Send({"INCR", "a"});
+  EXPECT_EQ(Output(), "+OK\r\n+QUEUED\r\n+QUEUED\r\n");
+  EXPECT_EQ(router_.Take(), nullptr);
+  Send({"EXEC"});
+  SubRequest* batch = Routed();
+  EXPECT_EQ(batch->request,
+            Frame({"MULTI"}) + Frame({"SET", "a", "1"}) + Frame({"INCR", "a"}) + Frame({"EXEC"}));
+  EXPECT_EQ(batch->slot, 15495);
+  EXPECT_EQ(batch->skip_replies(), 3u);  // MULTI's +OK and two +QUEUED are dropped
+  Answer(batch, "*2\r\n+OK\r\n:2\r\n");
+  EXPECT_EQ(Output(), "*2\r\n+OK\r\n:2\r\n");
+}
+
+TEST_F(SessionTest, ATransactionAcrossSlotsIsAbortedAsRedisWould) {
+  Send({"MULTI"});
+  Send({"SET", "a", "1"});
+  Send({"SET", "b", "1"});
+  Send({"EXEC"});
+  EXPECT_EQ(Output(),
+            "+OK\r\n+QUEUED\r\n-CROSSSLOT Keys in request don't hash to the same slot\r\n"
+            "-EXECABORT Transaction discarded because of previous errors.\r\n");
+  EXPECT_EQ(router_.Take(), nullptr);
+}
+
+TEST_F(SessionTest, WatchPinsItsSlotAndABrokenWatchMakesExecAnswerNull) {
+  Send({"WATCH", "a"});
+  SubRequest* watch = Routed();
+  EXPECT_TRUE(watch->mode.pinned);
+  EXPECT_TRUE(watch->mode.watched);
+  PinnedLink* link = session_.PinnedLinkFor(*watch, "127.0.0.1", 7001);
+  EXPECT_TRUE(router_.links.back()->watched);
+  Answer(watch, "+OK\r\n");
+  EXPECT_EQ(Output(), "+OK\r\n");
+  EXPECT_TRUE(router_.released.empty()) << "the connection holding the WATCH was given back";
+  Send({"MULTI"});
+  Send({"INCR", "a"});
+  session_.ForgetPinned(link);  // the watch connection failed
+  Send({"EXEC"});
+  EXPECT_EQ(Output(), "+OK\r\n+QUEUED\r\n*-1\r\n");
+  EXPECT_EQ(router_.Take(), nullptr);
+}
+
+TEST_F(SessionTest, ExecUnderWatchGoesOverTheWatchConnectionAndIsMarked) {
+  Send({"WATCH", "a"});
+  SubRequest* watch = Routed();
+  session_.PinnedLinkFor(*watch, "127.0.0.1", 7001);
+  Answer(watch, "+OK\r\n");
+  Send({"MULTI"});
+  Send({"GET", "a"});
+  Send({"EXEC"});
+  SubRequest* exec = Routed();
+  EXPECT_TRUE(exec->mode.watched_exec);
+  EXPECT_EQ(session_.PinnedLinkFor(*exec, "127.0.0.1", 7001), router_.links.back().get());
+  EXPECT_EQ(router_.links.size(), 1u);
+  Answer(exec, "*1\r\n$1\r\n1\r\n");
+  EXPECT_EQ(router_.released.size(), 1u) << "the watch connection goes back after EXEC";
+}
+
+TEST_F(SessionTest, BlockingCommandsGoOverAPinnedConnectionThatIsGivenBack) {
+  Send({"BLPOP", "a", "0"});
+  SubRequest* pop = Routed();
+  EXPECT_TRUE(pop->mode.pinned);
+  EXPECT_TRUE(pop->mode.may_block);
+  session_.PinnedLinkFor(*pop, "127.0.0.1", 7001);
+  ASSERT_EQ(router_.links.size(), 1u);
+  Answer(pop, "*-1\r\n");
+  EXPECT_EQ(Output(), "*-1\r\n");
+  ASSERT_EQ(router_.released.size(), 1u);
+  EXPECT_EQ(router_.released[0], router_.links[0].get());
+}
+
+TEST_F(SessionTest, WaitReturnsTheFewestReplicasAnyShardCounted) {
+  Send({"WAIT", "1", "100"});
+  SubRequest* first = Routed();
+  SubRequest* second = Routed();
+  EXPECT_TRUE(first->mode.pinned && first->mode.may_block);
+  Answer(first, ":1\r\n");
+  Answer(second, ":0\r\n");
+  EXPECT_EQ(Output(), ":0\r\n");
+  // From the first WAIT on, keyed commands stay on the client's own connections.
+  Send({"SET", "a", "1"});
+  EXPECT_TRUE(Routed()->mode.pinned);
+}
+
+TEST_F(SessionTest, AWaitAfterSharedWritesWaitsForThemAndCatchesUp) {
+  Send({"SET", "a", "1"});
+  SubRequest* set = Routed();
+  Send({"WAIT", "1", "0"});
+  EXPECT_EQ(router_.Take(), nullptr) << "WAIT went out before the write it must count";
+  Answer(set, "+OK\r\n");
+  SubRequest* wait = Routed();
+  ASSERT_NE(wait, nullptr);
+  ASSERT_TRUE(wait->extras);
+  EXPECT_NE(wait->extras->preamble.find("__shardproxy:wait:"), std::string::npos);
+}
+
+TEST_F(SessionTest, ASlotsCommandsStayInOrderWhenTheyWouldGoToDifferentConnections) {
+  Send({"SET", "a", "1"});
+  Send({"SET", "a", "2"});
+  SubRequest* first = Routed();
+  SubRequest* second = Routed();
+  int old_owner = 0;
+  int new_owner = 0;
+  EXPECT_TRUE(session_.Admit(first, &old_owner));
+  // The map changed: the second would go to the new owner while the first is in flight.
+  EXPECT_FALSE(session_.Admit(second, &new_owner));
+  EXPECT_EQ(router_.Take(), nullptr);
+  Answer(first, "+OK\r\n");
+  EXPECT_EQ(Routed(), second) << "the held request is routed again once the first is done";
+  EXPECT_TRUE(session_.Admit(second, &new_owner));
+  Answer(second, "+OK\r\n");
+  EXPECT_EQ(Output(), "+OK\r\n+OK\r\n");
+}
+
+TEST_F(SessionTest, SubscribeCountsAndResp2SubscribedMode) {
+  Send({"SUBSCRIBE", "news", "sport"});
+  EXPECT_EQ(Output(),
+            "*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n"
+            "*3\r\n$9\r\nsubscribe\r\n$5\r\nsport\r\n:2\r\n");
+  EXPECT_EQ(router_.hub.Count(SubscriptionKind::kChannel, "news"), 1u);
+  Send({"GET", "a"});
+  EXPECT_TRUE(Output().starts_with("-ERR Can't execute 'get'"));
+  session_.PushMessage("*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n");
+  EXPECT_EQ(Output(), "*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n");
+  Send({"UNSUBSCRIBE"});
+  EXPECT_EQ(router_.hub.Count(SubscriptionKind::kChannel, "news"), 0u);
+  EXPECT_EQ(router_.hub.Count(SubscriptionKind::kChannel, "sport"), 0u);
+}
+
+TEST_F(SessionTest, ASlowSubscriberIsDisconnected) {
+  services_.proxy_options.pubsub_buffer_limit = 10;
+  Send({"SUBSCRIBE", "news"});
+  Output();
+  session_.PushMessage("*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n");
+  EXPECT_TRUE(link_.closed_now);
+}
+
+TEST_F(SessionTest, UsersMustAuthenticateFirst) {
+  services_.users.users["default"] = "s3cret";
+  Session locked(router_, services_, link_, 8, 0);
+  const std::string get = Frame({"GET", "a"});
+  locked.HandleCommand(get, *common::ParseCommandArgs(get));
+  EXPECT_EQ(locked.output(), "-NOAUTH Authentication required.\r\n");
+  locked.output().clear();
+  const std::string auth = Frame({"AUTH", "s3cret"});
+  locked.HandleCommand(auth, *common::ParseCommandArgs(auth));
+  EXPECT_EQ(locked.output(), "+OK\r\n");
+  EXPECT_EQ(router_.Take(), nullptr);
+}
+
+TEST_F(SessionTest, QuitIsTheLastReplyAndNothingAfterItIsRun) {
+  Send({"GET", "a"});
+  Send({"QUIT"});
+  EXPECT_TRUE(session_.done_reading());
+  Send({"GET", "b"});
+  SubRequest* get = Routed();
+  EXPECT_EQ(router_.Take(), nullptr) << "a command after QUIT was forwarded";
+  EXPECT_FALSE(session_.close_after_output());
+  Answer(get, "$1\r\nA\r\n");
+  EXPECT_EQ(Output(), "$1\r\nA\r\n+OK\r\n");
+  EXPECT_TRUE(session_.close_after_output());
+}
+
+TEST_F(SessionTest, AProtocolErrorIsAnsweredAfterTheRepliesOwedThenCloses) {
+  Send({"GET", "a"});
+  session_.ProtocolError("invalid bulk length");
+  Answer(Routed(), "$1\r\nA\r\n");
+  EXPECT_EQ(Output(), "$1\r\nA\r\n-ERR Protocol error: invalid bulk length\r\n");
+  EXPECT_TRUE(session_.close_after_output());
+  EXPECT_EQ(services_.counters.protocol_errors.load(), 1u);
+}
+
+TEST_F(SessionTest, AClosedSessionLivesUntilItsLastRequestIsAnswered) {
+  Send({"GET", "a"});
+  Send({"BLPOP", "b", "0"});
+  SubRequest* get = Routed();
+  SubRequest* pop = Routed();
+  session_.PinnedLinkFor(*pop, "127.0.0.1", 7000);
+  session_.Close();
+  EXPECT_EQ(router_.released.size(), 1u)
+      << "the pinned connection goes back when the client leaves";
+  EXPECT_EQ(session_.inflight(), 2u);
+  Answer(get, "$1\r\nA\r\n");
+  EXPECT_FALSE(link_.idle);
+  Answer(pop, "*-1\r\n");
+  EXPECT_TRUE(link_.idle);
+  EXPECT_EQ(Output(), "") << "a closed client is sent nothing";
+}
+
+TEST_F(SessionTest, BackpressureOnPendingCommands) {
+  services_.proxy_options.max_pending = 2;
+  Send({"GET", "a"});
+  EXPECT_FALSE(session_.OverLimits());
+  Send({"GET", "b"});
+  EXPECT_TRUE(session_.OverLimits());
+  Answer(Routed(), "$1\r\nA\r\n");
+  EXPECT_FALSE(session_.OverLimits());
+}
+
+TEST_F(SessionTest, InfoAddsTheClustersKeyspaceToTheProxysSections) {
+  Send({"INFO"});
+  SubRequest* first = Routed();
+  SubRequest* second = Routed();
+  EXPECT_EQ(first->request, Frame({"INFO", "keyspace"}));
+  Answer(first, Bulk("# Keyspace\r\ndb0:keys=2,expires=0,avg_ttl=0\r\n"));
+  Answer(second, Bulk("# Keyspace\r\ndb0:keys=3,expires=1,avg_ttl=0\r\n"));
+  const std::string info = Output();
+  EXPECT_NE(info.find("# Proxy"), std::string::npos) << info;
+  EXPECT_NE(info.find("db0:keys=5,expires=1"), std::string::npos) << info;
+}
+
+TEST_F(SessionTest, ReadsGoToReplicasWhenAskedExceptRightAfterTheClientWroteTheSlot) {
+  services_.proxy_options.read_from = ReadFrom::kPreferReplica;
+  Send({"GET", "a"});
+  EXPECT_TRUE(Routed()->mode.read_only);
+  Send({"SET", "a", "1"});
+  EXPECT_FALSE(Routed()->mode.read_only);
+  Send({"GET", "a"});
+  EXPECT_FALSE(Routed()->mode.read_only) << "read-your-writes: the primary serves it";
+  router_.now_ms += 1500;
+  Send({"GET", "a"});
+  EXPECT_TRUE(Routed()->mode.read_only);
+}
+
+}  // namespace
+}  // namespace shardctl::proxy
