@@ -5,6 +5,8 @@
 #include <cstring>
 #include <utility>
 
+#include "common/numbers.h"
+
 namespace shardctl::common {
 namespace {
 
@@ -15,24 +17,10 @@ constexpr size_t kMaxIdleCapacity = 1024 * 1024;
 // half the buffer, so the memmove is amortised over the bytes consumed.
 constexpr size_t kCompactThreshold = 4096;
 
-// Redis' string2ll rules: an optional '-', no '+', no leading zeros, no "-0", fits in int64.
 bool ParseDecimal(std::string_view text, int64_t& out) {
-  const bool negative = !text.empty() && text[0] == '-';
-  if (negative) text.remove_prefix(1);
-  if (text.empty() || text.size() > 19) return false;
-  if (text[0] == '0') {
-    out = 0;
-    return text.size() == 1 && !negative;
-  }
-  uint64_t magnitude = 0;  // 19 digits cannot overflow 64 bits
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    magnitude = magnitude * 10 + static_cast<uint64_t>(c - '0');
-  }
-  const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
-  if (magnitude > limit) return false;
-  out = negative ? static_cast<int64_t>(~magnitude + 1) : static_cast<int64_t>(magnitude);
-  return true;
+  std::optional<int64_t> value = ParseRedisInteger(text);
+  if (value) out = *value;
+  return value.has_value();
 }
 
 bool AllDigits(std::string_view text) {

@@ -37,6 +37,17 @@ TEST(ParseIntegerTest, InRange) {
   EXPECT_EQ(ParseIntegerIn("65536", 1, 65535), std::nullopt);
 }
 
+TEST(ParseRedisIntegerTest, FollowsString2ll) {
+  EXPECT_EQ(ParseRedisInteger("0"), 0);
+  EXPECT_EQ(ParseRedisInteger("-12"), -12);
+  EXPECT_EQ(ParseRedisInteger("9223372036854775807"), INT64_MAX);
+  EXPECT_EQ(ParseRedisInteger("-9223372036854775808"), INT64_MIN);
+  for (const char* bad :
+       {"", "-", "-0", "007", "+1", "1 ", "9223372036854775808", "12345678901234567890"}) {
+    EXPECT_EQ(ParseRedisInteger(bad), std::nullopt) << bad;
+  }
+}
+
 struct EndpointCase {
   std::string text;
   std::string host;
