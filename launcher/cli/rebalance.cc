@@ -12,10 +12,10 @@
 namespace shardctl::launcher {
 
 int RunRebalanceRoles(const Invocation& invocation) {
-  auto loaded = LoadTarget(invocation, /*need_supervisor=*/false);
+  auto loaded = LoadTarget(invocation, {.supervisor = false});
   if (auto* code = std::get_if<int>(&loaded)) return *code;
   const auto& [spec, dir, deployment] = std::get<Target>(loaded);
-  const Plan& plan = deployment.plan;
+  const Plan& plan = deployment->plan;
   nlohmann::json moved = nlohmann::json::array();
   for (const auto& shard : plan.shards) {
     if (shard.role != Role::kPrimary) continue;

@@ -58,10 +58,10 @@ Result<json> RestartOne(const DeploymentDir& dir, const Plan& plan, int index, c
 }  // namespace
 
 int RunRestart(const Invocation& invocation) {
-  auto loaded = LoadTarget(invocation, /*need_supervisor=*/true);
+  auto loaded = LoadTarget(invocation, {.supervisor = true});
   if (auto* code = std::get_if<int>(&loaded)) return *code;
   auto& [spec, dir, deployment] = std::get<Target>(loaded);
-  int count = static_cast<int>(deployment.plan.shards.size());
+  int count = static_cast<int>(deployment->plan.shards.size());
   if (invocation.shard && *invocation.shard >= count) {
     PrintError("restart: no shard " + std::to_string(*invocation.shard) + " (shards are 0-" +
                std::to_string(count - 1) + ")");
@@ -86,7 +86,7 @@ int RunRestart(const Invocation& invocation) {
   }
   json results = json::array();
   for (int index : indices) {
-    auto result = RestartOne(dir, deployment.plan, index, engine);
+    auto result = RestartOne(dir, deployment->plan, index, engine);
     if (!result.ok()) {
       PrintError("restart of shard " + std::to_string(index) + ": " + result.error().message());
       return kExitRuntime;

@@ -41,10 +41,10 @@ ForkCount Observe(const std::string& host, int port) {
 }  // namespace
 
 int RunSave(const Invocation& invocation) {
-  auto loaded = LoadTarget(invocation, /*need_supervisor=*/true);
+  auto loaded = LoadTarget(invocation, {.supervisor = true});
   if (auto* code = std::get_if<int>(&loaded)) return *code;
   auto& [spec, dir, deployment] = std::get<Target>(loaded);
-  const Plan& plan = deployment.plan;
+  const Plan& plan = deployment->plan;
   std::vector<ForkCount> before;
   for (const auto& shard : plan.shards) before.push_back(Observe(plan.bind, shard.port));
   auto started = Clock::now();
