@@ -44,74 +44,83 @@ std::string_view MergeText(MergeKind merge) {
   return "";
 }
 
-}  // namespace
-
-std::string RenderCommandDocs() {
+// The table's commands by how the proxy routes them.
+struct CommandGroups {
   std::vector<std::string_view> single, local, fan_out, scan, blocking, pubsub, read_only;
   std::vector<const CommandInfo*> split, one_slot;
-  std::map<std::string_view, std::vector<std::string_view>> unsupported;
+  std::map<std::string_view, std::vector<std::string_view>> unsupported;  // by reason
+};
+
+CommandGroups GroupCommands() {
+  CommandGroups groups;
   for (const CommandInfo& info : AllCommands()) {
-    if (info.read_only) read_only.push_back(info.name);
+    if (info.read_only) groups.read_only.push_back(info.name);
     switch (info.kind) {
       case RouteKind::kSingleKey:
-        single.push_back(info.name);
+        groups.single.push_back(info.name);
         break;
       case RouteKind::kSplitBySlot:
-        split.push_back(&info);
+        groups.split.push_back(&info);
         break;
       case RouteKind::kOneSlot:
-        one_slot.push_back(&info);
+        groups.one_slot.push_back(&info);
         break;
       case RouteKind::kLocal:
-        local.push_back(info.name);
+        groups.local.push_back(info.name);
         break;
       case RouteKind::kFanOut:
-        fan_out.push_back(info.name);
+        groups.fan_out.push_back(info.name);
         break;
       case RouteKind::kScan:
-        scan.push_back(info.name);
+        groups.scan.push_back(info.name);
         break;
       case RouteKind::kBlocking:
-        blocking.push_back(info.name);
+        groups.blocking.push_back(info.name);
         break;
       case RouteKind::kPubSub:
-        pubsub.push_back(info.name);
+        groups.pubsub.push_back(info.name);
         break;
       case RouteKind::kUnsupported:
-        unsupported[info.unsupported_reason].push_back(info.name);
+        groups.unsupported[info.unsupported_reason].push_back(info.name);
         break;
     }
   }
-  std::string out =
-      "# shardproxy commands\n\n"
-      "Generated from `proxy/command_table.cc` by `RenderCommandDocs()` (proxy/command_docs.cc);\n"
-      "the unit test `CommandDocsTest` fails when this page and the table differ. Regenerate with\n"
-      "`SHARDCTL_UPDATE_DOCS=1 build-sanitize/tests/unit_tests --gtest_filter=CommandDocs*`.\n\n"
-      "Commands the table does not know get Redis' own `-ERR unknown command '<name>'`.\n\n";
-  out += "## Routed by key slot (" + std::to_string(single.size()) + ")\n\n";
+  return groups;
+}
+
+std::string Heading(std::string_view title, size_t count) {
+  return "## " + std::string(title) + " (" + std::to_string(count) + ")\n\n";
+}
+
+std::string KeySlotSections(const CommandGroups& groups) {
+  std::string out = Heading("Routed by key slot", groups.single.size());
   out +=
       "Sent to the primary serving the key's slot; MOVED, ASK, TRYAGAIN and CLUSTERDOWN are\n"
       "followed by the proxy.\n\n" +
-      Join(single) + "\n\n";
-  out += "## Split by slot and merged (" + std::to_string(split.size()) + ")\n\n";
+      Join(groups.single) + "\n\n";
+  out += Heading("Split by slot and merged", groups.split.size());
   out +=
       "Keys of one slot stay in one sub-command; all sub-commands for one shard go out in one\n"
       "write; the first error of any part is the reply.\n\n"
       "| command | keys | reply |\n|---|---|---|\n";
-  for (const CommandInfo* info : split) {
+  for (const CommandInfo* info : groups.split) {
     out += "| `" + std::string(info->name) + "` | " + KeysOf(*info) + " | " +
            std::string(MergeText(info->merge)) + " |\n";
   }
-  out += "\n## Keys must share one slot (" + std::to_string(one_slot.size()) + ")\n\n";
+  out += "\n" + Heading("Keys must share one slot", groups.one_slot.size());
   out +=
       "Otherwise `-CROSSSLOT Keys in request don't hash to the same slot`, as Redis Cluster "
       "answers.\nWithout keys (e.g. `EVAL` with numkeys 0) any primary runs it.\n\n"
       "| command | keys |\n|---|---|\n";
-  for (const CommandInfo* info : one_slot) {
+  for (const CommandInfo* info : groups.one_slot) {
     out += "| `" + std::string(info->name) + "` | " + KeysOf(*info) + " |\n";
   }
-  out += "\n## Over the whole keyspace (" + std::to_string(fan_out.size() + scan.size()) + ")\n\n" +
-         Join(fan_out) + ", " + Join(scan) + "\n\n" +
+  return out;
+}
+
+std::string KeyspaceSection(const CommandGroups& groups) {
+  return "\n" + Heading("Over the whole keyspace", groups.fan_out.size() + groups.scan.size()) +
+         Join(groups.fan_out) + ", " + Join(groups.scan) + "\n\n" +
          "- every primary: `DBSIZE` (summed), `KEYS` (joined), `FLUSHALL`/`FLUSHDB`, `SCRIPT "
          "FLUSH`,\n  `FUNCTION FLUSH`/`DELETE` (`+OK` when all are), `SCRIPT LOAD`/`FUNCTION "
          "LOAD` (every shard\n  must answer the same), `SCRIPT EXISTS` (1 only where every "
@@ -122,8 +131,11 @@ std::string RenderCommandDocs() {
          "- `SCAN`: one shard at a time; the cursor's low 10 bits name the shard, the rest is "
          "that\n  shard's cursor. A full iteration returns every key exactly once while the key "
          "set and\n  the slot map stay the same.\n\n";
-  out += "## Blocking, over a connection pinned to the client (" + std::to_string(blocking.size()) +
-         ")\n\n" + Join(blocking) + ", and `XREAD`/`XREADGROUP` with `BLOCK`" +
+}
+
+std::string BlockingSection(const CommandGroups& groups) {
+  return Heading("Blocking, over a connection pinned to the client", groups.blocking.size()) +
+         Join(groups.blocking) + ", and `XREAD`/`XREADGROUP` with `BLOCK`" +
          "\n\nThe keys must share one slot. The command goes to the slot's primary over a "
          "connection\nthat only this client uses, so a blocked command never stalls other "
          "clients. Later\ncommands of the same client for that slot wait for it, as they would "
@@ -139,12 +151,18 @@ std::string RenderCommandDocs() {
          "self-erasing write (`SET` + `DEL` of\n`__shardproxy:wait:{tag}` in one script) that "
          "moves the connection's replication offset past\nthem. Whole-keyspace commands "
          "(`FLUSHALL` ...) are not counted.\n\n";
-  out += "## Read from replicas with `--read-from` (" + std::to_string(read_only.size()) + ")\n\n" +
-         Join(read_only) +
+}
+
+std::string ReplicaSection(const CommandGroups& groups) {
+  return Heading("Read from replicas with `--read-from`", groups.read_only.size()) +
+         Join(groups.read_only) +
          "\n\nRedis' `readonly` commands (and the `_RO` script commands): with `--read-from "
          "replica` they go\nto a replica of the slot; with `prefer-replica` too, unless this "
          "client wrote that slot in the\nlast second. No healthy replica: the primary.\n\n";
-  out += "## Pub/sub (" + std::to_string(pubsub.size()) + ")\n\n" + Join(pubsub) +
+}
+
+std::string PubSubSection(const CommandGroups& groups) {
+  return Heading("Pub/sub", groups.pubsub.size()) + Join(groups.pubsub) +
          "\n\nAnswered by the proxy per client (confirmations and counts as Redis gives them; "
          "RESP2\nclients in subscribed mode may only (un)subscribe, `PING`, `QUIT` and `RESET`). "
          "Each proxy\nthread holds one subscriber connection to one primary for all its "
@@ -155,7 +173,10 @@ std::string RenderCommandDocs() {
          "`PUBLISH` goes to any primary, `SPUBLISH` to the\nchannel's slot, `PUBSUB` to every "
          "primary (names joined, counts added). A subscriber that\nleaves more than "
          "`--pubsub-buffer-limit` bytes of messages unread is disconnected.\n\n";
-  out += "## Answered by the proxy (" + std::to_string(local.size()) + ")\n\n" + Join(local) +
+}
+
+std::string LocalSection(const CommandGroups& groups) {
+  return Heading("Answered by the proxy", groups.local.size()) + Join(groups.local) +
          "\n\n`SELECT` accepts only 0; `HELLO` 2 or 3 with `AUTH` and `SETNAME`; `AUTH`/`HELLO "
          "AUTH` are\n"
          "checked against the users of `--auth-file` (without users: `default` with any password,\n"
@@ -166,13 +187,36 @@ std::string RenderCommandDocs() {
          "connection fails or the slot moves, `EXEC` answers null (aborted) as for a changed key;\n"
          "`CLIENT` ID, GETNAME, SETNAME, SETINFO, INFO, LIST; `COMMAND` (COUNT, INFO, LIST, "
          "DOCS);\n`INFO` with a `proxy` section and the keyspace summed over every primary.\n\n";
-  out +=
+}
+
+std::string UnsupportedSection(const CommandGroups& groups) {
+  std::string out =
       "## Not supported yet\n\nAnswered with `-ERR command '<name>' is not supported by "
       "shardproxy: <reason>`.\n\n| reason | commands |\n|---|---|\n";
-  for (const auto& [reason, names] : unsupported) {
+  for (const auto& [reason, names] : groups.unsupported) {
     if (reason.empty()) continue;
     out += "| " + std::string(reason) + " | " + Join(names) + " |\n";
   }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderCommandDocs() {
+  const CommandGroups groups = GroupCommands();
+  std::string out =
+      "# shardproxy commands\n\n"
+      "Generated from `proxy/command_table.cc` by `RenderCommandDocs()` (proxy/command_docs.cc);\n"
+      "the unit test `CommandDocsTest` fails when this page and the table differ. Regenerate with\n"
+      "`SHARDCTL_UPDATE_DOCS=1 build-sanitize/tests/unit_tests --gtest_filter=CommandDocs*`.\n\n"
+      "Commands the table does not know get Redis' own `-ERR unknown command '<name>'`.\n\n";
+  out += KeySlotSections(groups);
+  out += KeyspaceSection(groups);
+  out += BlockingSection(groups);
+  out += ReplicaSection(groups);
+  out += PubSubSection(groups);
+  out += LocalSection(groups);
+  out += UnsupportedSection(groups);
   return out;
 }
 

@@ -46,72 +46,93 @@ Result<std::chrono::milliseconds> ParsePositiveDuration(std::string_view flag,
   return *duration;
 }
 
-// Applies one flag with its value; `consumed` tells the caller whether `value` was used.
-common::Status ApplyFlag(ProxyOptions& options, std::string_view flag, std::string_view value) {
-  if (flag == "--cluster") {
-    size_t start = 0;
-    while (start <= value.size()) {
-      const size_t comma = std::min(value.find(',', start), value.size());
-      auto endpoint = ParseEndpoint(value.substr(start, comma - start), "127.0.0.1");
-      if (!endpoint) return endpoint.error().Context("--cluster");
-      options.cluster.push_back(*endpoint);
-      start = comma + 1;
-    }
-  } else if (flag == "--listen") {
-    auto endpoint = ParseEndpoint(value, "127.0.0.1");
-    if (!endpoint) return endpoint.error().Context("--listen");
-    options.listen = *endpoint;
-  } else if (flag == "--threads") {
-    auto threads = ParseNumber(flag, value, 1, 256);
-    if (!threads) return threads.error();
-    options.threads = static_cast<int>(*threads);
-  } else if (flag == "--max-clients") {
-    auto clients = ParseNumber(flag, value, 1, 1000000);
-    if (!clients) return clients.error();
-    options.max_clients = static_cast<int>(*clients);
-  } else if (flag == "--max-pending") {
-    auto pending = ParseNumber(flag, value, 1, 1000000);
-    if (!pending) return pending.error();
-    options.max_pending = static_cast<size_t>(*pending);
-  } else if (flag == "--max-client-buffer") {
-    auto bytes = common::ParseSize(value);
-    if (!bytes || *bytes < 1024) {
-      return Error("--max-client-buffer: expected a size of at least 1kb (e.g. 64mb), got \"" +
-                   std::string(value) + "\"");
-    }
-    options.max_client_buffer = *bytes;
-  } else if (flag == "--read-from") {
-    const ReadFrom modes[] = {ReadFrom::kPrimary, ReadFrom::kPreferReplica, ReadFrom::kReplica};
-    const auto* mode = std::find_if(std::begin(modes), std::end(modes),
-                                    [&](ReadFrom m) { return ReadFromName(m) == value; });
-    if (mode == std::end(modes)) {
-      return Error("--read-from: expected primary, prefer-replica or replica, got \"" +
-                   std::string(value) + "\"");
-    }
-    options.read_from = *mode;
-  } else if (flag == "--pubsub-buffer-limit") {
-    auto bytes = common::ParseSize(value);
-    if (!bytes || *bytes < 1024) {
-      return Error("--pubsub-buffer-limit: expected a size of at least 1kb (e.g. 32mb), got \"" +
-                   std::string(value) + "\"");
-    }
-    options.pubsub_buffer_limit = *bytes;
-  } else if (flag == "--timeout") {
-    auto timeout = ParsePositiveDuration(flag, value);
-    if (!timeout) return timeout.error();
-    options.backend_timeout = *timeout;
-  } else if (flag == "--refresh-interval") {
-    auto interval = ParsePositiveDuration(flag, value);
-    if (!interval) return interval.error();
-    options.refresh_interval = *interval;
-  } else if (flag == "--auth-file") {
-    options.auth_file = std::string(value);
-  } else if (flag == "--pidfile") {
-    options.pidfile = std::string(value);
-  } else {
-    return Error("unknown flag " + std::string(flag) + " (see shardproxy --help)");
+// Stores `value`, a number from `low` to `high`, in `field`.
+template <typename Field>
+common::Status SetNumber(Field& field, std::string_view flag, std::string_view value, int64_t low,
+                         int64_t high) {
+  auto number = ParseNumber(flag, value, low, high);
+  if (!number) return number.error();
+  field = static_cast<Field>(*number);
+  return common::Ok();
+}
+
+// Stores `value`, a size of at least 1kb, in `field`; `example` shows one in the error.
+common::Status SetBufferSize(uint64_t& field, std::string_view flag, std::string_view value,
+                             std::string_view example) {
+  auto bytes = common::ParseSize(value);
+  if (!bytes || *bytes < 1024) {
+    return Error(std::string(flag) + ": expected a size of at least 1kb (e.g. " +
+                 std::string(example) + "), got \"" + std::string(value) + "\"");
+  }
+  field = *bytes;
+  return common::Ok();
+}
+
+common::Status SetDuration(std::chrono::milliseconds& field, std::string_view flag,
+                           std::string_view value) {
+  auto duration = ParsePositiveDuration(flag, value);
+  if (!duration) return duration.error();
+  field = *duration;
+  return common::Ok();
+}
+
+// --cluster HOST:PORT[,HOST:PORT...]: adds to the seed nodes (the flag may repeat).
+common::Status AddClusterNodes(ProxyOptions& options, std::string_view value) {
+  size_t start = 0;
+  while (start <= value.size()) {
+    const size_t comma = std::min(value.find(',', start), value.size());
+    auto endpoint = ParseEndpoint(value.substr(start, comma - start), "127.0.0.1");
+    if (!endpoint) return endpoint.error().Context("--cluster");
+    options.cluster.push_back(*endpoint);
+    start = comma + 1;
   }
   return common::Ok();
+}
+
+common::Status SetListen(ProxyOptions& options, std::string_view value) {
+  auto endpoint = ParseEndpoint(value, "127.0.0.1");
+  if (!endpoint) return endpoint.error().Context("--listen");
+  options.listen = *endpoint;
+  return common::Ok();
+}
+
+common::Status SetReadFrom(ProxyOptions& options, std::string_view value) {
+  const ReadFrom modes[] = {ReadFrom::kPrimary, ReadFrom::kPreferReplica, ReadFrom::kReplica};
+  const auto* mode = std::find_if(std::begin(modes), std::end(modes),
+                                  [&](ReadFrom m) { return ReadFromName(m) == value; });
+  if (mode == std::end(modes)) {
+    return Error("--read-from: expected primary, prefer-replica or replica, got \"" +
+                 std::string(value) + "\"");
+  }
+  options.read_from = *mode;
+  return common::Ok();
+}
+
+// Applies one flag that takes a value.
+common::Status ApplyFlag(ProxyOptions& options, std::string_view flag, std::string_view value) {
+  if (flag == "--cluster") return AddClusterNodes(options, value);
+  if (flag == "--listen") return SetListen(options, value);
+  if (flag == "--threads") return SetNumber(options.threads, flag, value, 1, 256);
+  if (flag == "--max-clients") return SetNumber(options.max_clients, flag, value, 1, 1000000);
+  if (flag == "--max-pending") return SetNumber(options.max_pending, flag, value, 1, 1000000);
+  if (flag == "--max-client-buffer") {
+    return SetBufferSize(options.max_client_buffer, flag, value, "64mb");
+  }
+  if (flag == "--read-from") return SetReadFrom(options, value);
+  if (flag == "--pubsub-buffer-limit") {
+    return SetBufferSize(options.pubsub_buffer_limit, flag, value, "32mb");
+  }
+  if (flag == "--timeout") return SetDuration(options.backend_timeout, flag, value);
+  if (flag == "--refresh-interval") return SetDuration(options.refresh_interval, flag, value);
+  if (flag == "--auth-file") {
+    options.auth_file = std::string(value);
+    return common::Ok();
+  }
+  if (flag == "--pidfile") {
+    options.pidfile = std::string(value);
+    return common::Ok();
+  }
+  return Error("unknown flag " + std::string(flag) + " (see shardproxy --help)");
 }
 
 }  // namespace

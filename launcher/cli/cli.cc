@@ -13,26 +13,53 @@
 
 namespace shardctl::launcher {
 
-std::variant<Target, int> LoadTarget(const Invocation& invocation, bool need_supervisor) {
+namespace {
+
+// Reads the record for LoadTarget: nullopt when missing or unreadable and `needs` allow it to be.
+std::variant<std::optional<Deployment>, int> ReadTargetDeployment(const Spec& spec,
+                                                                  const DeploymentDir& dir,
+                                                                  TargetNeeds::IfMissing missing) {
+  using IfMissing = TargetNeeds::IfMissing;
+  const std::string where =
+      "no deployment \"" + spec.name + "\" in " + dir.root().parent_path().string();
+  if (missing == IfMissing::kUnknown && !std::filesystem::exists(dir.DeploymentFile())) {
+    PrintError(where + " (start one with shardctl up, or pass --name / --state-dir)");
+    return kStatusUnknown;
+  }
+  auto deployment = ReadDeployment(dir);
+  if (deployment.ok()) return std::optional<Deployment>(std::move(deployment).value());
+  switch (missing) {
+    case IfMissing::kCarryOn:
+      return std::optional<Deployment>();
+    case IfMissing::kUnknown:
+      PrintError(deployment.error().message());
+      return kStatusUnknown;
+    case IfMissing::kFail:
+      break;
+  }
+  PrintError(where + " (check --name and --state-dir)");
+  return kExitRuntime;
+}
+
+}  // namespace
+
+std::variant<Target, int> LoadTarget(const Invocation& invocation, TargetNeeds needs) {
   auto spec = ResolveSpec(invocation);
   if (!spec.ok()) {
     PrintError(spec.error().message());
     return kExitUsage;
   }
   DeploymentDir dir = DirOf(*spec);
-  auto deployment = ReadDeployment(dir);
-  if (!deployment.ok()) {
-    PrintError("no deployment \"" + spec->name + "\" in " + dir.root().parent_path().string() +
-               " (check --name and --state-dir)");
-    return kExitRuntime;
-  }
-  if (need_supervisor && !SupervisorRunning(dir)) {
+  auto deployment = ReadTargetDeployment(*spec, dir, needs.if_missing);
+  if (auto* code = std::get_if<int>(&deployment)) return *code;
+  if (needs.supervisor && !SupervisorRunning(dir)) {
     PrintError("no supervisor runs deployment \"" + spec->name +
                "\" (start one with shardctl up; it adopts the running shards)");
     return kExitRuntime;
   }
-  return Target{
-      .spec = std::move(spec).value(), .dir = dir, .deployment = std::move(deployment).value()};
+  return Target{.spec = std::move(spec).value(),
+                .dir = dir,
+                .deployment = std::get<std::optional<Deployment>>(std::move(deployment))};
 }
 
 std::string PlanTable(const Plan& plan) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <variant>
 
 #include "launcher/cli/args.h"
@@ -25,12 +26,23 @@ int RunSave(const Invocation& invocation);
 struct Target {
   Spec spec;
   DeploymentDir dir;
-  Deployment deployment;
+  std::optional<Deployment> deployment;  // always set unless the command carries on without one
 };
 
-// Resolves the spec and reads the deployment it names; with `need_supervisor`, also requires a
-// live supervisor. On failure prints the one-line error and returns the exit code instead.
-std::variant<Target, int> LoadTarget(const Invocation& invocation, bool need_supervisor);
+// What a command needs of its deployment.
+struct TargetNeeds {
+  enum class IfMissing {
+    kFail,     // "no deployment …" (check --name and --state-dir), exit 1
+    kUnknown,  // "no deployment …" (start one with shardctl up), exit 3: status' "unknown"
+    kCarryOn,  // no record is fine: down stays idempotent, logs shows what a failed up left
+  };
+  IfMissing if_missing = IfMissing::kFail;
+  bool supervisor = false;  // a live supervisor must run the deployment (exit 1 otherwise)
+};
+
+// Resolves the spec (exit 2 when it is wrong) and reads the deployment record it names, as `needs`
+// says. On failure prints the one-line error and returns the exit code instead.
+std::variant<Target, int> LoadTarget(const Invocation& invocation, TargetNeeds needs);
 
 // Human table of a plan's shards.
 std::string PlanTable(const Plan& plan);

@@ -33,12 +33,10 @@ void PrintAppended(const std::filesystem::path& path, ino_t& inode, std::streamo
 }  // namespace
 
 int RunLogs(const Invocation& invocation) {
-  auto spec = ResolveSpec(invocation);
-  if (!spec.ok()) {
-    PrintError(spec.error().message());
-    return kExitUsage;
-  }
-  DeploymentDir dir = DirOf(*spec);
+  // No record is fine: the logs of an `up` that failed (and removed its record) are still there.
+  auto loaded = LoadTarget(invocation, {.if_missing = TargetNeeds::IfMissing::kCarryOn});
+  if (auto* code = std::get_if<int>(&loaded)) return *code;
+  const DeploymentDir& dir = std::get<Target>(loaded).dir;
   auto path = invocation.shard ? dir.ShardLog(*invocation.shard) : dir.SupervisorLog();
   struct stat info;
   if (stat(path.c_str(), &info) != 0) {

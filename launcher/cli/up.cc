@@ -1,26 +1,16 @@
-// `shardctl up` and `shardctl supervise`.
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/file.h>
-#include <sys/wait.h>
+// `shardctl up` and `shardctl supervise`. The steps of `up` are in ops/launch.h; this file
+// handles the arguments, prints and picks the exit code.
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
-#include <cstring>
 #include <iostream>
-#include <thread>
 #include <variant>
 
-#include "common/size.h"
 #include "launcher/cli/commands.h"
 #include "launcher/engine/engine.h"
-#include "launcher/model/plan_json.h"
 #include "launcher/model/topology.h"
+#include "launcher/ops/launch.h"
 #include "launcher/os/files.h"
-#include "launcher/os/ports.h"
-#include "launcher/supervisor/proxy_keeper.h"
-#include "launcher/supervisor/shards.h"
 #include "launcher/supervisor/supervisor.h"
 #include "launcher/term/output.h"
 
@@ -30,211 +20,103 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-volatile sig_atomic_t g_supervisor_pid = 0;
-
-// Ctrl-C on `up` must not leave a half-started deployment: pass it on to the supervisor, which
-// stops whatever it started and reports "failed".
-void ForwardStop(int) {
-  if (g_supervisor_pid > 0) kill(g_supervisor_pid, SIGTERM);
-}
-
 std::string StateDirHint(const Spec& spec) {
   std::string hint = " --name " + spec.name;
   if (spec.state_dir) hint += " --state-dir " + spec.state_dir->string();
   return hint;
 }
 
-// The proxy part of the deployment record: the binary must exist and the port must not be one
-// the shards use, before anything starts.
-common::Result<ProxyConfig> ResolveProxy(const Spec& spec, const Plan& plan) {
-  ProxyConfig proxy;
-  if (!spec.proxy_port) {
-    if (spec.proxy_threads) {
-      return common::Error("--proxy-threads: needs --proxy-port (the port clients connect to)");
-    }
-    if (spec.proxy_read_from) {
-      return common::Error("--proxy-read-from: needs --proxy-port (the port clients connect to)");
-    }
-    return proxy;
+// Prints a message of the supervisor's start-up (or of `up` itself) as it happens.
+void PrintProgress(const std::string& message) { std::cerr << "shardctl: " << message << "\n"; }
+
+// The deployment record `up` would write: placement, engine, supervision, durability, proxy.
+std::variant<Deployment, int> DecideDeployment(const Spec& spec) {
+  auto topology = ReadTopology("/");
+  if (!topology.ok()) {
+    PrintError(topology.error().message());
+    return kExitRuntime;
   }
-  proxy.port = *spec.proxy_port;
-  proxy.threads = spec.proxy_threads.value_or(0);
-  proxy.read_from = spec.proxy_read_from.value_or("primary");
-  for (const auto& shard : plan.shards) {
-    if (shard.port == proxy.port || shard.bus_port == proxy.port) {
-      return common::Error("--proxy-port " + std::to_string(proxy.port) + ": shard " +
-                           std::to_string(shard.index) + " uses it (pick a port outside " +
-                           std::to_string(plan.shards.front().port) + "-" +
-                           std::to_string(plan.shards.back().port) + " and their bus ports)");
-    }
+  auto plan = MakePlan(*topology, spec);
+  if (!plan.ok()) {
+    PrintError(plan.error().message());
+    return kExitUsage;
   }
-  auto binary = FindProxyBinary();
-  if (!binary.ok()) return binary.error();
-  proxy.binary = *binary;
-  return proxy;
+  auto engine = ResolveEngine(spec.engine);
+  if (!engine.ok()) {
+    PrintError(engine.error().message());
+    return kExitUsage;
+  }
+  auto proxy = ResolveProxy(spec, *plan);
+  if (!proxy.ok()) {
+    PrintError(proxy.error().message());
+    return kExitUsage;
+  }
+  return Deployment{.plan = std::move(plan).value(),
+                    .engine = std::move(engine).value(),
+                    .supervision = spec.supervision,
+                    .durability = spec.durability,
+                    .proxy = std::move(proxy).value()};
 }
 
-// What `up` found in the state dir.
-enum class Existing { kNone, kAdopt };
+// Creates the deployment's directory and takes its up.lock.
+std::variant<UpLock, int> LockStateDir(const DeploymentDir& dir) {
+  if (auto writable = EnsureWritableDir(dir.root()); !writable.ok()) {
+    PrintError(writable.error().message());
+    return kExitRuntime;
+  }
+  auto locked = UpLock::Take(dir, PrintProgress);
+  if (!locked.ok()) {
+    PrintError(locked.error().message());
+    return kExitRuntime;
+  }
+  return std::move(locked).value();
+}
 
-// Handles `up` on a deployment that already has state. Returns an exit code when `up` is done
-// (already running, or refused); otherwise whether a new supervisor must adopt running shards.
-std::variant<int, Existing> CheckExisting(const DeploymentDir& dir, const Spec& spec,
-                                          const Deployment& requested, bool as_json) {
-  if (!std::filesystem::exists(dir.DeploymentFile())) return Existing::kNone;
-  auto running = ReadDeployment(dir);
-  if (!running.ok()) return Existing::kNone;  // unreadable leftovers: start afresh
-  bool supervised = SupervisorRunning(dir);
-  bool live_shards = AnyShardRunning(dir, running->plan);
-  if (!supervised && !live_shards) return Existing::kNone;
-  auto diffs = DiffPlans(running->plan, requested.plan);
-  if (running->engine.path != requested.engine.path) {
-    diffs.push_back("engine binary: " + running->engine.path.string() + " -> " +
-                    requested.engine.path.string());
-  }
-  if (!(running->supervision == requested.supervision)) {
-    diffs.push_back("health-timeout / hang-grace differ");
-  }
-  if (running->proxy.port != requested.proxy.port ||
-      running->proxy.threads != requested.proxy.threads ||
-      running->proxy.read_from != requested.proxy.read_from) {
-    diffs.push_back("proxy-port / proxy-threads: " + std::to_string(running->proxy.port) + " -> " +
-                    std::to_string(requested.proxy.port));
-  }
-  if (!(running->durability == requested.durability)) {
-    diffs.push_back(std::string("persistence / appendfsync / save-interval / fork-limit / "
-                                "cluster-node-timeout differ (running: persistence ") +
-                    PersistenceName(running->durability.persistence) + ")");
-  }
-  if (!diffs.empty()) {
+// `up` of a deployment that already runs: nothing to do with the same spec, refused with another.
+int PrintExisting(const Existing& existing, const Spec& spec, bool as_json) {
+  if (existing.kind == Existing::Kind::kDifferent) {
     std::string message = "deployment \"" + spec.name +
                           "\" is running with a different spec (run shardctl down" +
                           StateDirHint(spec) + " first, or repeat the running spec):";
-    for (const auto& diff : diffs) message += "\n  " + diff;
+    for (const auto& difference : existing.differences) message += "\n  " + difference;
     PrintError(message);
     return kExitUsage;
   }
-  if (!supervised) return Existing::kAdopt;
   if (as_json) {
-    std::cout << json{{"name", spec.name},
-                      {"already_running", true},
-                      {"shards", running->plan.shards.size()}}
-                     .dump(2)
-              << "\n";
+    std::cout
+        << json{{"name", spec.name}, {"already_running", true}, {"shards", existing.shards}}.dump(2)
+        << "\n";
   } else {
     std::cout << "deployment \"" << spec.name << "\" is already running with this spec ("
-              << running->plan.shards.size() << " shards); nothing to do\n";
+              << existing.shards << " shards); nothing to do\n";
   }
   return kExitOk;
 }
 
-// A deployment without persistence starts empty; refusing is better than silently loading (or
-// later overwriting) data an earlier run with persistence left in the shard directories.
-common::Status CheckNoStrayData(const DeploymentDir& dir, const Deployment& deployment) {
-  if (deployment.durability.persistence != Persistence::kNone) return common::Ok();
-  for (const auto& shard : deployment.plan.shards) {
-    for (const char* name : {"dump.rdb", "appendonlydir", "appendonly.aof"}) {
-      auto path = dir.ShardDir(shard.index) / name;
-      if (std::filesystem::exists(path)) {
-        return common::Error(path.string() +
-                             ": data from an earlier run with persistence (start with the same "
-                             "--persistence to keep it, or shardctl down --purge to delete it)");
-      }
-    }
+// What must hold before anything starts; an adoption starts nothing new, so it is not checked.
+int CheckCanStart(const DeploymentDir& dir, const Deployment& deployment, const Spec& spec,
+                  bool adopting) {
+  if (adopting) {
+    PrintWarning("deployment \"" + spec.name +
+                 "\" has running shards but no supervisor: starting one to adopt them");
+    return kExitOk;
   }
-  return common::Ok();
+  if (auto stray = CheckNoStrayData(dir, deployment); !stray.ok()) {
+    PrintError(stray.error().message());
+    return kExitUsage;
+  }
+  if (auto ports = CheckPortsFree(deployment); !ports.ok()) {
+    PrintError(ports.error().message());
+    return kExitRuntime;
+  }
+  return kExitOk;
 }
 
-// Serialises `up`s of one deployment (a retrying script, systemd and an operator at once): the
-// second waits for the first to finish, then finds the deployment running and changes nothing.
-// Returns the locked descriptor: the lock lasts until it is closed or this process exits
-// (SpawnPinned keeps it out of the supervisor).
-common::Result<int> LockUpsOf(const DeploymentDir& dir) {
-  int fd = open((dir.root() / "up.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return common::Error(dir.root().string() + "/up.lock: " + strerror(errno));
-  auto deadline = Clock::now() + std::chrono::minutes(2);
-  bool said = false;
-  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (Clock::now() > deadline) {
-      close(fd);
-      return common::Error(
-          "another shardctl up of this deployment has been running for 2 minutes "
-          "(wait for it, or check shardctl status)");
-    }
-    if (!said) std::cerr << "shardctl: waiting for another shardctl up of this deployment\n";
-    said = true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return fd;
-}
-
-common::Status CheckPortsFree(const Plan& plan) {
-  std::vector<int> ports;
-  for (const auto& shard : plan.shards) ports.push_back(shard.port);
-  for (const auto& shard : plan.shards) ports.push_back(shard.bus_port);
-  auto taken = TakenPorts(plan.bind, ports);
-  if (taken.empty()) return common::Ok();
-  std::string list;
-  for (size_t i = 0; i < taken.size() && i < 8; ++i) {
-    list += (i ? ", " : "") + std::to_string(taken[i]);
-  }
-  if (taken.size() > 8) list += " and " + std::to_string(taken.size() - 8) + " more";
-  return common::Error("port(s) " + list + " on " + plan.bind +
-                       " are in use by another process (choose another --base-port / "
-                       "--bus-base-port, or stop that process)");
-}
-
-// Reads the supervisor's events until it reports ready/failed or closes the pipe.
-json WaitForSupervisor(int read_fd, bool as_json) {
-  FILE* events = fdopen(read_fd, "r");
-  char* line = nullptr;
-  size_t capacity = 0;
-  json last = {{"event", "failed"}, {"error", "the supervisor exited during start-up"}};
-  while (getline(&line, &capacity, events) > 0) {
-    json event = json::parse(line, nullptr, false);
-    if (event.is_discarded()) continue;
-    if (event.value("event", "") == "progress") {
-      if (!as_json) std::cerr << "shardctl: " << event.value("message", "") << "\n";
-      continue;
-    }
-    last = event;
-    break;
-  }
-  free(line);
-  fclose(events);
-  return last;
-}
-
-json StartSupervisorInBackground(const DeploymentDir& dir, const Spec& spec, bool as_json) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return {{"event", "failed"}, {"error", "pipe failed"}};
-  std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string(),
-                                   "supervise",
-                                   "--name",
-                                   spec.name,
-                                   "--state-dir",
-                                   dir.root().parent_path().string(),
-                                   "--ready-fd",
-                                   std::to_string(fds[1])};
-  auto supervisor = SpawnPinned({.argv = argv,
-                                 .output = dir.root() / "supervisor.out",
-                                 .new_session = true,
-                                 .keep_fds = {fds[1]}});
-  close(fds[1]);
-  if (!supervisor.ok()) {
-    close(fds[0]);
-    return {{"event", "failed"}, {"error", supervisor.error().message()}};
-  }
-  g_supervisor_pid = supervisor->pid;
-  signal(SIGINT, ForwardStop);
-  signal(SIGTERM, ForwardStop);
-  json result = WaitForSupervisor(fds[0], as_json);
-  if (result.value("event", "") != "ready") {
-    waitpid(supervisor->pid, nullptr, 0);  // it stops its shards before it exits
-  }
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  return result;
+void PrintDryRun(const DeploymentDir& dir, const Deployment& deployment) {
+  std::cout << "dry run: would start " << deployment.plan.shards.size() << " "
+            << deployment.engine.Name() << " " << deployment.engine.version << " shards ("
+            << deployment.engine.path.string() << ") with state in " << dir.root().string() << "\n"
+            << PlanTable(deployment.plan);
 }
 
 void PrintStarted(const Deployment& deployment, const Spec& spec, const json& ready,
@@ -284,6 +166,37 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
             << "  stop:    shardctl down" << StateDirHint(spec) << "\n";
 }
 
+// `up --foreground`: this process becomes the supervisor; its own lock takes over from up.lock,
+// so another `up` sees it rather than waiting for this one.
+int RunInForeground(const DeploymentDir& dir, const Deployment& deployment, const Spec& spec,
+                    UpLock& lock, Clock::time_point started, bool as_json) {
+  lock.Release();
+  return RunSupervisor(dir, [&](const json& event) {
+    std::string kind = event.value("event", "");
+    if (kind == "progress") PrintProgress(event.value("message", ""));
+    if (kind == "failed") PrintError(event.value("error", "start-up failed"));
+    if (kind == "ready") {
+      PrintStarted(deployment, spec, event, Clock::now() - started, as_json);
+      std::cout << "running in the foreground; Ctrl-C or SIGTERM stops every shard\n" << std::flush;
+    }
+  });
+}
+
+int RunInBackground(const DeploymentDir& dir, const Deployment& deployment, const Spec& spec,
+                    bool adopting, Clock::time_point started, bool as_json) {
+  auto ready = StartSupervisor(dir, spec.name, [as_json](const std::string& message) {
+    if (!as_json) PrintProgress(message);
+  });
+  if (!ready.ok()) {
+    // A failed adoption leaves the running shards as they were.
+    if (!adopting) UndoFailedStart(dir, deployment);
+    PrintError(ready.error().message() + " (supervisor log: " + dir.SupervisorLog().string() + ")");
+    return kExitRuntime;
+  }
+  PrintStarted(deployment, spec, *ready, Clock::now() - started, as_json);
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunUp(const Invocation& invocation) {
@@ -293,107 +206,35 @@ int RunUp(const Invocation& invocation) {
     PrintError(spec.error().message());
     return kExitUsage;
   }
-  auto topology = ReadTopology("/");
-  if (!topology.ok()) {
-    PrintError(topology.error().message());
-    return kExitRuntime;
-  }
-  auto plan = MakePlan(*topology, *spec);
-  if (!plan.ok()) {
-    PrintError(plan.error().message());
-    return kExitUsage;
-  }
-  auto engine = ResolveEngine(spec->engine);
-  if (!engine.ok()) {
-    PrintError(engine.error().message());
-    return kExitUsage;
-  }
-  Deployment deployment{.plan = std::move(plan).value(),
-                        .engine = std::move(engine).value(),
-                        .supervision = spec->supervision,
-                        .durability = spec->durability};
-  if (auto proxy = ResolveProxy(*spec, deployment.plan); !proxy.ok()) {
-    PrintError(proxy.error().message());
-    return kExitUsage;
-  } else {
-    deployment.proxy = *proxy;
-  }
+  auto decided = DecideDeployment(*spec);
+  if (auto* code = std::get_if<int>(&decided)) return *code;
+  const Deployment& deployment = std::get<Deployment>(decided);
   DeploymentDir dir = DirOf(*spec);
-  int up_lock = -1;
+  std::optional<UpLock> lock;
   if (!invocation.dry_run) {
-    if (auto writable = EnsureWritableDir(dir.root()); !writable.ok()) {
-      PrintError(writable.error().message());
-      return kExitRuntime;
-    }
-    auto locked = LockUpsOf(dir);
-    if (!locked.ok()) {
-      PrintError(locked.error().message());
-      return kExitRuntime;
-    }
-    up_lock = *locked;
+    auto locked = LockStateDir(dir);
+    if (auto* code = std::get_if<int>(&locked)) return *code;
+    lock.emplace(std::get<UpLock>(std::move(locked)));
   }
-  auto existing = CheckExisting(dir, *spec, deployment, invocation.json);
-  if (auto* done = std::get_if<int>(&existing)) return *done;
-  bool adopting = std::get<Existing>(existing) == Existing::kAdopt;
+  Existing existing = FindExisting(dir, deployment);
+  if (existing.kind == Existing::Kind::kDifferent || existing.kind == Existing::Kind::kRunning) {
+    return PrintExisting(existing, *spec, invocation.json);
+  }
+  const bool adopting = existing.kind == Existing::Kind::kAdopt;
   PrintPlanWarnings(deployment.plan);
-  if (adopting) {
-    PrintWarning("deployment \"" + spec->name +
-                 "\" has running shards but no supervisor: starting one to adopt them");
-  } else if (auto stray = CheckNoStrayData(dir, deployment); !stray.ok()) {
-    PrintError(stray.error().message());
-    return kExitUsage;
-  } else if (auto ports = CheckPortsFree(deployment.plan); !ports.ok()) {
-    PrintError(ports.error().message());
-    return kExitRuntime;
-  } else if (deployment.proxy.enabled() &&
-             !TakenPorts(deployment.plan.bind, {deployment.proxy.port}).empty()) {
-    PrintError("--proxy-port " + std::to_string(deployment.proxy.port) + " is in use on " +
-               deployment.plan.bind + " (pick another --proxy-port or stop what listens there)");
-    return kExitRuntime;
-  }
+  if (int code = CheckCanStart(dir, deployment, *spec, adopting); code != kExitOk) return code;
   if (invocation.dry_run) {
-    std::cout << "dry run: would start " << deployment.plan.shards.size() << " "
-              << deployment.engine.Name() << " " << deployment.engine.version << " shards ("
-              << deployment.engine.path.string() << ") with state in " << dir.root().string()
-              << "\n"
-              << PlanTable(deployment.plan);
+    PrintDryRun(dir, deployment);
     return kExitOk;
   }
   if (auto written = WriteDeployment(dir, deployment); !written.ok()) {
     PrintError(written.error().message());
     return kExitRuntime;
   }
-  json result;
   if (invocation.foreground) {
-    // The supervisor's own lock takes over; another `up` must see it, not wait for this one.
-    close(up_lock);
-    return RunSupervisor(dir, [&](const json& event) {
-      std::string kind = event.value("event", "");
-      if (kind == "progress") std::cerr << "shardctl: " << event.value("message", "") << "\n";
-      if (kind == "failed") PrintError(event.value("error", "start-up failed"));
-      if (kind == "ready") {
-        PrintStarted(deployment, *spec, event, Clock::now() - started, invocation.json);
-        std::cout << "running in the foreground; Ctrl-C or SIGTERM stops every shard\n"
-                  << std::flush;
-      }
-    });
+    return RunInForeground(dir, deployment, *spec, *lock, started, invocation.json);
   }
-  result = StartSupervisorInBackground(dir, *spec, invocation.json);
-  if (result.value("event", "") != "ready") {
-    // A failed adoption leaves the running shards as they were. Our supervisor has exited by
-    // now, so a held lock means a concurrent `up` won the race: the shards and the deployment
-    // record are its own, not leftovers of ours.
-    if (!adopting && !SupervisorRunning(dir)) {
-      StopProcesses(LiveShards(dir, deployment.plan), std::chrono::seconds(5));
-      std::error_code ignored;
-      std::filesystem::remove(dir.DeploymentFile(), ignored);
-    }
-    PrintError(result.value("error", "start-up failed") +
-               " (supervisor log: " + dir.SupervisorLog().string() + ")");
-    return kExitRuntime;
-  }
-  PrintStarted(deployment, *spec, result, Clock::now() - started, invocation.json);
-  return kExitOk;
+  return RunInBackground(dir, deployment, *spec, adopting, started, invocation.json);
 }
 
 int RunSupervise(const Invocation& invocation) {

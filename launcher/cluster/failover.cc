@@ -8,6 +8,7 @@
 namespace shardctl::launcher {
 
 using common::Error;
+using common::Result;
 
 std::optional<std::string> MyselfId(const std::string& nodes_conf) {
   auto nodes = common::ParseClusterNodes(nodes_conf);
@@ -49,6 +50,28 @@ common::Status PromoteReplica(const std::string& host, int port, FailoverMode mo
   }
   return Error(host + ":" + std::to_string(port) + " did not become primary within " +
                std::to_string(timeout.count()) + " ms");
+}
+
+Result<std::vector<int>> RestorePlannedPrimaries(
+    const Plan& plan, const std::function<void(const ShardPlan&)>& moved) {
+  std::vector<int> indices;
+  for (const auto& shard : plan.shards) {
+    if (shard.role != Role::kPrimary) continue;
+    auto connection = RedisConnection::Connect(plan.bind, shard.port, std::chrono::seconds(2));
+    auto info = connection.ok() ? connection->Run({"INFO", "replication"})
+                                : Result<std::string>(connection.error());
+    if (!info.ok()) {
+      return Error("shard " + std::to_string(shard.index) + ": " + info.error().message() +
+                   " (is it running? see shardctl status)");
+    }
+    if (InfoField(*info, "role") == "master") continue;
+    auto promoted =
+        PromoteReplica(plan.bind, shard.port, FailoverMode::kGraceful, std::chrono::seconds(20));
+    if (!promoted.ok()) return promoted.error().Context("shard " + std::to_string(shard.index));
+    indices.push_back(shard.index);
+    moved(shard);
+  }
+  return indices;
 }
 
 }  // namespace shardctl::launcher

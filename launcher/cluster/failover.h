@@ -8,12 +8,14 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/cluster_text.h"
 #include "common/result.h"
+#include "launcher/model/plan.h"
 
 namespace shardctl::launcher {
 
@@ -31,5 +33,13 @@ enum class FailoverMode { kGraceful, kTakeover };
 // reports role:master, at most `timeout`.
 common::Status PromoteReplica(const std::string& host, int port, FailoverMode mode,
                               std::chrono::milliseconds timeout);
+
+// After failovers, gives the primary role back to every shard the plan made a primary (they sit
+// where the plan spread them over cores and NUMA nodes), one at a time, with a graceful CLUSTER
+// FAILOVER: the old primary pauses writes only while its replica catches up, so no write is
+// refused. `moved` hears of each shard once it is primary again. Returns the shards moved; the
+// error names the shard that could not be asked or promoted (the shards before it stay moved).
+common::Result<std::vector<int>> RestorePlannedPrimaries(
+    const Plan& plan, const std::function<void(const ShardPlan&)>& moved);
 
 }  // namespace shardctl::launcher

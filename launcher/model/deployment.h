@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/numbers.h"
 #include "launcher/model/plan.h"
@@ -47,5 +48,10 @@ struct Deployment {
   Durability durability;
   ProxyConfig proxy{};
 };
+
+// What differs between a running deployment and a requested one, one line a person reads per
+// difference ("shards: 3 -> 4", "engine binary: /a -> /b"); empty when `up` would change nothing.
+// The proxy's binary path is not compared: it is found anew by every `up`.
+std::vector<std::string> DiffDeployments(const Deployment& running, const Deployment& requested);
 
 }  // namespace shardctl::launcher

@@ -320,13 +320,7 @@ int Supervisor::Finish(int code) {
   return code;
 }
 
-int Supervisor::Run() {
-  auto deployment = ReadDeployment(dir_);
-  if (!deployment.ok()) {
-    events_({{"event", "failed"}, {"error", deployment.error().message()}});
-    return 1;
-  }
-  deployment_ = std::move(deployment).value();
+void Supervisor::OpenLogAndLoop() {
   log_ = spdlog::rotating_logger_mt("supervisor-" + deployment_.plan.name,
                                     dir_.SupervisorLog().string(), 10 << 20, 3);
   log_->flush_on(spdlog::level::info);
@@ -336,33 +330,21 @@ int Supervisor::Run() {
     slots_.push_back(std::make_unique<ShardSlot>(*this, &loop_, shard.index));
   }
   InstallSignalsAndTimers();
-  bool adopting = AnyShardRunning(dir_, deployment_.plan);
-  auto fail = [&](const Error& error) {
-    log_->error("start-up failed: {}", error.message());
-    events_({{"event", "failed"}, {"error", error.message()}, {"adopting", adopting}});
-    if (adopting) {
-      for (auto& slot : slots_) slot->watcher.Forget();  // not ours to stop
-    }
-    BeginShutdown();
-    return Finish(1);
-  };
-  if (auto status = TakeLock(); !status.ok()) return fail(status.error());
-  // Recorded as soon as the lock is ours, so `status` can name the supervisor during start-up.
+}
+
+void Supervisor::RecordPid() {
   if (auto id = IdentifyProcess(getpid())) {
     if (auto written = WriteProcessId(dir_.SupervisorPidFile(), *id); !written.ok()) {
       log_->warn("{}", written.error().message());
     }
   }
-  if (auto status = Listen(); !status.ok()) return fail(status.error());
-  log_->info("supervisor {} for {} shards of {} {} ({})", getpid(), slots_.size(),
-             deployment_.engine.Name(), deployment_.engine.version,
-             adopting ? "adopting running shards" : "fresh start");
-  auto ready = adopting ? Adopt() : StartFresh();
-  if (!ready.ok()) return fail(ready.error());
+}
+
+common::Status Supervisor::StartProxyAndChecks(json& ready) {
   if (deployment_.proxy.enabled()) {
     proxy_ = std::make_unique<ProxyKeeper>(&loop_, deployment_, dir_, log_);
-    if (auto started = proxy_->Start(); !started.ok()) return fail(started.error());
-    (*ready)["proxy_port"] = deployment_.proxy.port;
+    if (auto started = proxy_->Start(); !started.ok()) return started;
+    ready["proxy_port"] = deployment_.proxy.port;
   }
   std::vector<int> ports;
   for (const auto& shard : deployment_.plan.shards) ports.push_back(shard.port);
@@ -378,6 +360,37 @@ int Supervisor::Run() {
       &health_timer_,
       [](uv_timer_t* timer) { Of(reinterpret_cast<uv_handle_t*>(timer)).OnHealthTick(); },
       kHealthInterval.count(), kHealthInterval.count());
+  return common::Ok();
+}
+
+int Supervisor::Run() {
+  auto deployment = ReadDeployment(dir_);
+  if (!deployment.ok()) {
+    events_({{"event", "failed"}, {"error", deployment.error().message()}});
+    return 1;
+  }
+  deployment_ = std::move(deployment).value();
+  OpenLogAndLoop();
+  bool adopting = AnyShardRunning(dir_, deployment_.plan);
+  auto fail = [&](const Error& error) {
+    log_->error("start-up failed: {}", error.message());
+    events_({{"event", "failed"}, {"error", error.message()}, {"adopting", adopting}});
+    if (adopting) {
+      for (auto& slot : slots_) slot->watcher.Forget();  // not ours to stop
+    }
+    BeginShutdown();
+    return Finish(1);
+  };
+  if (auto status = TakeLock(); !status.ok()) return fail(status.error());
+  // Recorded as soon as the lock is ours, so `status` can name the supervisor during start-up.
+  RecordPid();
+  if (auto status = Listen(); !status.ok()) return fail(status.error());
+  log_->info("supervisor {} for {} shards of {} {} ({})", getpid(), slots_.size(),
+             deployment_.engine.Name(), deployment_.engine.version,
+             adopting ? "adopting running shards" : "fresh start");
+  auto ready = adopting ? Adopt() : StartFresh();
+  if (!ready.ok()) return fail(ready.error());
+  if (auto started = StartProxyAndChecks(*ready); !started.ok()) return fail(started.error());
   (*ready)["supervisor_pid"] = getpid();
   log_->info("ready: {}", ready->dump());
   events_(*ready);

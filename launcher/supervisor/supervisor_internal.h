@@ -60,8 +60,13 @@ class Supervisor {
  private:
   nlohmann::json StatusReply() const;
   nlohmann::json RestartReply(const nlohmann::json& request);
+  // Start-up (Run), in order: the log, the loop and a slot per shard; the lock; the pid file;
+  // then, once the shards are up, the proxy, health checks, fork scheduler and health timer.
+  void OpenLogAndLoop();
   common::Status TakeLock();
+  void RecordPid();
   void InstallSignalsAndTimers();
+  common::Status StartProxyAndChecks(nlohmann::json& ready);
   common::Result<nlohmann::json> StartFresh();
   common::Result<nlohmann::json> Adopt();
   void Respawn(ShardSlot& slot);

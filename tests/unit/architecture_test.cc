@@ -31,7 +31,8 @@ const std::map<std::string, std::set<std::string>>& LauncherLayers() {
       {"cluster", {"model"}},
       {"supervisor", {"cluster", "engine", "state", "model", "os"}},
       {"bench", {"cluster", "engine", "model", "os", "term"}},
-      {"cli", {"supervisor", "bench", "cluster", "engine", "state", "model", "os", "term"}},
+      {"ops", {"supervisor", "cluster", "engine", "state", "model", "os"}},
+      {"cli", {"ops", "supervisor", "bench", "cluster", "engine", "state", "model", "os", "term"}},
   };
   return layers;
 }

@@ -1,0 +1,28 @@
+#include "launcher/model/deployment.h"
+
+namespace shardctl::launcher {
+
+std::vector<std::string> DiffDeployments(const Deployment& running, const Deployment& requested) {
+  std::vector<std::string> diffs = DiffPlans(running.plan, requested.plan);
+  if (running.engine.path != requested.engine.path) {
+    diffs.push_back("engine binary: " + running.engine.path.string() + " -> " +
+                    requested.engine.path.string());
+  }
+  if (!(running.supervision == requested.supervision)) {
+    diffs.push_back("health-timeout / hang-grace differ");
+  }
+  if (running.proxy.port != requested.proxy.port ||
+      running.proxy.threads != requested.proxy.threads ||
+      running.proxy.read_from != requested.proxy.read_from) {
+    diffs.push_back("proxy-port / proxy-threads: " + std::to_string(running.proxy.port) + " -> " +
+                    std::to_string(requested.proxy.port));
+  }
+  if (!(running.durability == requested.durability)) {
+    diffs.push_back(std::string("persistence / appendfsync / save-interval / fork-limit / "
+                                "cluster-node-timeout differ (running: persistence ") +
+                    PersistenceName(running.durability.persistence) + ")");
+  }
+  return diffs;
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,219 @@
+#include "launcher/ops/launch.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "launcher/os/ports.h"
+#include "launcher/os/process.h"
+#include "launcher/state/deployment_store.h"
+#include "launcher/supervisor/proxy_keeper.h"
+#include "launcher/supervisor/supervisor.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kUpLockWait = std::chrono::minutes(2);
+
+volatile sig_atomic_t g_supervisor_pid = 0;
+
+// Ctrl-C on `up` must not leave a half-started deployment: pass it on to the supervisor, which
+// stops whatever it started and reports "failed".
+void ForwardStop(int) {
+  if (g_supervisor_pid > 0) kill(g_supervisor_pid, SIGTERM);
+}
+
+// Reads the supervisor's events until it reports ready/failed or closes the pipe.
+json ReadStartEvents(int read_fd, const Progress& progress) {
+  FILE* events = fdopen(read_fd, "r");
+  char* line = nullptr;
+  size_t capacity = 0;
+  json last = {{"event", "failed"}, {"error", "the supervisor exited during start-up"}};
+  while (getline(&line, &capacity, events) > 0) {
+    json event = json::parse(line, nullptr, false);
+    if (event.is_discarded()) continue;
+    if (event.value("event", "") == "progress") {
+      progress(event.value("message", ""));
+      continue;
+    }
+    last = event;
+    break;
+  }
+  free(line);
+  fclose(events);
+  return last;
+}
+
+}  // namespace
+
+common::Result<ProxyConfig> ResolveProxy(const Spec& spec, const Plan& plan) {
+  ProxyConfig proxy;
+  if (!spec.proxy_port) {
+    if (spec.proxy_threads) {
+      return Error("--proxy-threads: needs --proxy-port (the port clients connect to)");
+    }
+    if (spec.proxy_read_from) {
+      return Error("--proxy-read-from: needs --proxy-port (the port clients connect to)");
+    }
+    return proxy;
+  }
+  proxy.port = *spec.proxy_port;
+  proxy.threads = spec.proxy_threads.value_or(0);
+  proxy.read_from = spec.proxy_read_from.value_or("primary");
+  for (const auto& shard : plan.shards) {
+    if (shard.port == proxy.port || shard.bus_port == proxy.port) {
+      return Error("--proxy-port " + std::to_string(proxy.port) + ": shard " +
+                   std::to_string(shard.index) + " uses it (pick a port outside " +
+                   std::to_string(plan.shards.front().port) + "-" +
+                   std::to_string(plan.shards.back().port) + " and their bus ports)");
+    }
+  }
+  auto binary = FindProxyBinary();
+  if (!binary.ok()) return binary.error();
+  proxy.binary = *binary;
+  return proxy;
+}
+
+Existing ClassifyExisting(const ExistingFacts& facts, const Deployment& requested) {
+  if (!facts.recorded || (!facts.supervised && !facts.live_shards)) return {};
+  auto differences = DiffDeployments(*facts.recorded, requested);
+  if (!differences.empty()) {
+    return {.kind = Existing::Kind::kDifferent, .differences = std::move(differences)};
+  }
+  if (!facts.supervised) return {.kind = Existing::Kind::kAdopt};
+  return {.kind = Existing::Kind::kRunning, .shards = facts.recorded->plan.shards.size()};
+}
+
+Existing FindExisting(const DeploymentDir& dir, const Deployment& requested) {
+  ExistingFacts facts;
+  if (std::filesystem::exists(dir.DeploymentFile())) {
+    if (auto recorded = ReadDeployment(dir); recorded.ok()) {
+      facts.recorded = std::move(recorded).value();
+      facts.supervised = SupervisorRunning(dir);
+      facts.live_shards = AnyShardRunning(dir, facts.recorded->plan);
+    }
+  }
+  return ClassifyExisting(facts, requested);
+}
+
+common::Status CheckNoStrayData(const DeploymentDir& dir, const Deployment& deployment) {
+  if (deployment.durability.persistence != Persistence::kNone) return common::Ok();
+  for (const auto& shard : deployment.plan.shards) {
+    for (const char* name : {"dump.rdb", "appendonlydir", "appendonly.aof"}) {
+      auto path = dir.ShardDir(shard.index) / name;
+      if (std::filesystem::exists(path)) {
+        return Error(path.string() +
+                     ": data from an earlier run with persistence (start with the same "
+                     "--persistence to keep it, or shardctl down --purge to delete it)");
+      }
+    }
+  }
+  return common::Ok();
+}
+
+common::Status CheckPortsFree(const Deployment& deployment) {
+  const Plan& plan = deployment.plan;
+  std::vector<int> ports;
+  for (const auto& shard : plan.shards) ports.push_back(shard.port);
+  for (const auto& shard : plan.shards) ports.push_back(shard.bus_port);
+  auto taken = TakenPorts(plan.bind, ports);
+  if (!taken.empty()) {
+    std::string list;
+    for (size_t i = 0; i < taken.size() && i < 8; ++i) {
+      list += (i ? ", " : "") + std::to_string(taken[i]);
+    }
+    if (taken.size() > 8) list += " and " + std::to_string(taken.size() - 8) + " more";
+    return Error("port(s) " + list + " on " + plan.bind +
+                 " are in use by another process (choose another --base-port / "
+                 "--bus-base-port, or stop that process)");
+  }
+  if (deployment.proxy.enabled() && !TakenPorts(plan.bind, {deployment.proxy.port}).empty()) {
+    return Error("--proxy-port " + std::to_string(deployment.proxy.port) + " is in use on " +
+                 plan.bind + " (pick another --proxy-port or stop what listens there)");
+  }
+  return common::Ok();
+}
+
+common::Result<UpLock> UpLock::Take(const DeploymentDir& dir, const Progress& progress) {
+  int fd = open(dir.UpLockFile().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Error(dir.UpLockFile().string() + ": " + strerror(errno));
+  auto deadline = Clock::now() + kUpLockWait;
+  bool said = false;
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (Clock::now() > deadline) {
+      close(fd);
+      return Error(
+          "another shardctl up of this deployment has been running for 2 minutes "
+          "(wait for it, or check shardctl status)");
+    }
+    if (!said) progress("waiting for another shardctl up of this deployment");
+    said = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return UpLock(fd);
+}
+
+UpLock& UpLock::operator=(UpLock&& other) noexcept {
+  if (this != &other) {
+    Release();
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+void UpLock::Release() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
+common::Result<json> StartSupervisor(const DeploymentDir& dir, const std::string& name,
+                                     const Progress& progress) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return Error("pipe failed");
+  std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string(),
+                                   "supervise",
+                                   "--name",
+                                   name,
+                                   "--state-dir",
+                                   dir.root().parent_path().string(),
+                                   "--ready-fd",
+                                   std::to_string(fds[1])};
+  auto supervisor = SpawnPinned(
+      {.argv = argv, .output = dir.SupervisorOutput(), .new_session = true, .keep_fds = {fds[1]}});
+  close(fds[1]);
+  if (!supervisor.ok()) {
+    close(fds[0]);
+    return supervisor.error();
+  }
+  g_supervisor_pid = supervisor->pid;
+  signal(SIGINT, ForwardStop);
+  signal(SIGTERM, ForwardStop);
+  json event = ReadStartEvents(fds[0], progress);
+  const bool ready = event.value("event", "") == "ready";
+  if (!ready) waitpid(supervisor->pid, nullptr, 0);  // it stops its shards before it exits
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  if (!ready) return Error(event.value("error", "start-up failed"));
+  return event;
+}
+
+void UndoFailedStart(const DeploymentDir& dir, const Deployment& deployment) {
+  if (SupervisorRunning(dir)) return;
+  StopProcesses(LiveShards(dir, deployment.plan), std::chrono::seconds(5));
+  std::error_code ignored;
+  std::filesystem::remove(dir.DeploymentFile(), ignored);
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,103 @@
+// What `shardctl up` does below the command line, step by step:
+//
+//   ResolveProxy ─▶ UpLock::Take ─▶ FindExisting ─┬─ running, same spec: nothing to do
+//                                                 ├─ running, other spec: refuse (the differences)
+//                                                 └─ none / adopt ─▶ CheckNoStrayData,
+//                                                    CheckPortsFree (fresh starts only)
+//   ─▶ WriteDeployment (state/) ─▶ StartSupervisor: fork `shardctl supervise`, read its events
+//                                   └─ failed ─▶ UndoFailedStart
+//
+// Nothing here prints: progress goes to a callback, results come back as values, and the CLI
+// decides what the user sees and the exit code.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+#include "launcher/model/deployment.h"
+#include "launcher/model/deployment_dir.h"
+#include "launcher/supervisor/shards.h"
+
+namespace shardctl::launcher {
+
+// The proxy part of the deployment record (`--proxy-port`, `--proxy-threads`,
+// `--proxy-read-from`): the port must be none of the shards' and the shardproxy binary must exist.
+// Errors name the flag and the fix (usage errors).
+common::Result<ProxyConfig> ResolveProxy(const Spec& spec, const Plan& plan);
+
+// What the state dir shows about a deployment before `up` starts it.
+struct ExistingFacts {
+  std::optional<Deployment> recorded;  // deployment.json, when present and readable
+  bool supervised = false;             // a live supervisor holds the deployment's lock
+  bool live_shards = false;            // a pid file names a running shard
+};
+
+// What `up` must do about what it found.
+struct Existing {
+  enum class Kind {
+    kNone,       // nothing runs (unreadable leftovers included): start afresh
+    kAdopt,      // the same spec runs without a supervisor: start one to adopt the shards
+    kRunning,    // the same spec runs supervised: nothing to do
+    kDifferent,  // another spec runs: refuse, listing `differences`
+  };
+  Kind kind = Kind::kNone;
+  std::vector<std::string> differences;  // kDifferent: DiffDeployments(recorded, requested)
+  size_t shards = 0;                     // kRunning: shards of the running deployment
+};
+
+// Pure: decides what `up` of `requested` does given the facts.
+Existing ClassifyExisting(const ExistingFacts& facts, const Deployment& requested);
+
+// Reads the facts from `dir` (deployment.json, supervisor lock, pid files) and classifies them.
+Existing FindExisting(const DeploymentDir& dir, const Deployment& requested);
+
+// A deployment without persistence starts empty, so data files an earlier run with persistence
+// left in the shard directories are refused rather than loaded or later overwritten. The error
+// names the file and the fix (a usage error).
+common::Status CheckNoStrayData(const DeploymentDir& dir, const Deployment& deployment);
+
+// Every shard's client and bus port, then the proxy's, must be bindable on the plan's address.
+// The error lists the taken ports and the fix (a runtime error).
+common::Status CheckPortsFree(const Deployment& deployment);
+
+// The deployment's up.lock, held while this object lives (or until Release). It serialises `up`s
+// of one deployment (a retrying script, systemd and an operator at once): the second waits for the
+// first to finish, then finds the deployment running and changes nothing. The descriptor is
+// close-on-exec, so the supervisor never inherits the lock.
+class UpLock {
+ public:
+  // Takes the lock, waiting up to 2 minutes for another `up`; `progress` hears once that it waits.
+  static common::Result<UpLock> Take(const DeploymentDir& dir, const Progress& progress);
+  UpLock(UpLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UpLock& operator=(UpLock&& other) noexcept;
+  UpLock(const UpLock&) = delete;
+  UpLock& operator=(const UpLock&) = delete;
+  ~UpLock() { Release(); }
+
+  // Lets another `up` in (a foreground supervisor's own lock takes over from here).
+  void Release();
+
+ private:
+  explicit UpLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
+// Starts `shardctl supervise` for the deployment `name` recorded in `dir`, in its own session,
+// and reads its start-up events: "progress" messages go to `progress`; returns the "ready" event
+// (timings, supervisor_pid, adopted, restarted, cluster_state, proxy_port) or the "failed" event's
+// error. Until then SIGINT and SIGTERM are passed on to the supervisor, which stops what it started
+// and reports "failed". When this returns an error, the supervisor has exited.
+common::Result<nlohmann::json> StartSupervisor(const DeploymentDir& dir, const std::string& name,
+                                               const Progress& progress);
+
+// After a failed fresh start: stops the shards the pid files still name and removes the
+// deployment record. Does nothing when a supervisor holds the lock: a concurrent `up` won the
+// race, and the shards and the record are its own, not leftovers of ours.
+void UndoFailedStart(const DeploymentDir& dir, const Deployment& deployment);
+
+}  // namespace shardctl::launcher

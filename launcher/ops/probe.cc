@@ -1,0 +1,136 @@
+#include "launcher/ops/probe.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "launcher/cluster/formation.h"
+#include "launcher/cluster/redis_client.h"
+#include "launcher/os/files.h"
+#include "launcher/supervisor/supervisor.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using nlohmann::json;
+
+constexpr auto kProbeTimeout = std::chrono::milliseconds(500);
+constexpr auto kSupervisorTimeout = std::chrono::seconds(2);
+
+// Fills what the seven probe replies say: node ID, CLUSTER INFO, INFO memory / replication /
+// persistence, DBSIZE, CLUSTER NODES.
+void ReadProbeReplies(const std::vector<common::Result<std::string>>& r, ShardStatus& status) {
+  status.reachable = true;
+  status.node_id = *r[0];
+  status.cluster_state = InfoField(*r[1], "cluster_state");
+  status.used_memory = InfoNumber<uint64_t>(*r[2], "used_memory");
+  status.role = InfoField(*r[3], "role") == "slave" ? "replica" : "primary";
+  status.keys = common::ParseInteger<uint64_t>(*r[4]).value_or(0);
+  status.slot_map = NormalizeSlotMap(*r[5]);
+  status.aof = InfoField(*r[6], "aof_enabled") == "1";
+  status.last_save_unix = InfoNumber<int64_t>(*r[6], "rdb_last_save_time");
+  status.last_save_status =
+      InfoField(*r[6], status.aof ? "aof_last_bgrewrite_status" : "rdb_last_bgsave_status");
+  status.health = status.cluster_state == "ok" ? "ok" : "cluster_" + status.cluster_state;
+}
+
+ShardStatus ProbeShard(const DeploymentDir& dir, const Plan& plan, const ShardPlan& shard) {
+  ShardStatus status;
+  status.process = ReadProcessId(dir.ShardPidFile(shard.index));
+  status.running = status.process && IsRunning(*status.process);
+  if (status.running) {
+    if (auto cpus = ReadAllowedCpus(status.process->pid); cpus.ok()) status.pinned_cpus = *cpus;
+    if (auto nodes = ReadBoundNodes(status.process->pid); nodes.ok()) status.bound_nodes = *nodes;
+  }
+  auto connection = RedisConnection::Connect(plan.bind, shard.port, kProbeTimeout);
+  auto replies = connection.ok()
+                     ? connection->Pipeline({{"CLUSTER", "MYID"},
+                                             {"CLUSTER", "INFO"},
+                                             {"INFO", "memory"},
+                                             {"INFO", "replication"},
+                                             {"DBSIZE"},
+                                             {"CLUSTER", "NODES"},
+                                             {"INFO", "persistence"}})
+                     : common::Result<std::vector<common::Result<std::string>>>(connection.error());
+  bool answered = replies.ok() && std::all_of(replies->begin(), replies->end(),
+                                              [](const auto& reply) { return reply.ok(); });
+  if (!answered) {
+    status.health = status.running ? "unreachable" : "down";
+    return status;
+  }
+  ReadProbeReplies(*replies, status);
+  return status;
+}
+
+ProxyStatus ProbeProxy(const DeploymentDir& dir, const Deployment& deployment,
+                       const json& supervised) {
+  ProxyStatus status;
+  auto process = ReadProcessId(dir.ProxyPidFile());
+  if (process && IsRunning(*process)) status.process = process;
+  auto connection =
+      RedisConnection::Connect(deployment.plan.bind, deployment.proxy.port, kProbeTimeout);
+  status.answers = connection.ok() && connection->Run({"PING"}).ok();
+  status.supervised = supervised;
+  return status;
+}
+
+}  // namespace
+
+void MergeSupervisorView(const json& reply, std::vector<ShardStatus>& shards) {
+  if (!reply.value("ok", false) || !reply.contains("shards")) return;
+  for (const auto& shard : reply["shards"]) {
+    int index = shard.value("index", -1);
+    if (index < 0 || index >= static_cast<int>(shards.size())) continue;
+    auto& status = shards[index];
+    status.supervised = shard;
+    std::string state = shard.value("state", "");
+    if (state == "crashloop" || state == "unresponsive" || state == "restarting" ||
+        (state == "starting" && status.health != "ok")) {
+      status.health = state;
+    }
+  }
+}
+
+Summary Summarize(const std::vector<ShardStatus>& shards, bool supervised, bool proxy_answers) {
+  int reachable = 0, healthy = 0, failing = 0;
+  std::string first_map;
+  bool maps_agree = true;
+  for (const auto& shard : shards) {
+    if (!shard.reachable) continue;
+    ++reachable;
+    if (shard.health == "ok") ++healthy;
+    if (shard.cluster_state == "fail") ++failing;
+    if (first_map.empty()) first_map = shard.slot_map;
+    maps_agree = maps_agree && shard.slot_map == first_map;
+  }
+  if (reachable == 0) return {"down", Verdict::kDown};
+  if (healthy == 0 || failing == reachable) return {"fail", Verdict::kDown};
+  if (healthy == static_cast<int>(shards.size()) && maps_agree) {
+    return {"ok", supervised && proxy_answers ? Verdict::kOk : Verdict::kDegraded};
+  }
+  return {"degraded", Verdict::kDegraded};
+}
+
+DeploymentStatus ProbeDeployment(const DeploymentDir& dir, const Deployment& deployment) {
+  DeploymentStatus status;
+  status.supervised = SupervisorRunning(dir);
+  status.supervisor = ReadProcessId(dir.SupervisorPidFile());
+  for (const auto& shard : deployment.plan.shards) {
+    status.shards.push_back(ProbeShard(dir, deployment.plan, shard));
+  }
+  json supervisor_view = json::object();
+  if (status.supervised) {
+    auto reply = AskSupervisor(dir, {{"cmd", "status"}}, kSupervisorTimeout);
+    if (reply.ok()) {
+      MergeSupervisorView(*reply, status.shards);
+      supervisor_view = *reply;
+    }
+  }
+  if (deployment.proxy.enabled()) {
+    status.proxy = ProbeProxy(dir, deployment, supervisor_view.value("proxy", json()));
+  }
+  status.summary =
+      Summarize(status.shards, status.supervised, !status.proxy || status.proxy->answers);
+  return status;
+}
+
+}  // namespace shardctl::launcher

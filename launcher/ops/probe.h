@@ -1,0 +1,82 @@
+// What `shardctl status` learns about a deployment below the command line: every shard probed
+// directly (pid file, /proc, RESP), so it tells the truth when the supervisor is down, merged with
+// what a live supervisor knows (restarts, last exit, crash loop). Nothing here prints.
+//
+//   pid files + /proc ─┐
+//   RESP per shard ────┼─▶ ShardStatus[] ─▶ MergeSupervisorView ─▶ Summarize ─▶ DeploymentStatus
+//   supervisor status ─┘                                             ▲
+//   proxy (pid file, PING) ──────────────────────────────────────────┘
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launcher/model/deployment.h"
+#include "launcher/model/deployment_dir.h"
+#include "launcher/os/process.h"
+
+namespace shardctl::launcher {
+
+// One shard as a probe sees it.
+struct ShardStatus {
+  std::optional<ProcessId> process;  // from the pid file
+  bool running = false;              // that process is alive
+  bool reachable = false;            // it answered every probe command
+  std::string node_id;
+  std::string health;  // ok, down, unreachable, cluster_<state>; or the supervisor's crashloop,
+                       // unresponsive, restarting, starting
+  std::string role;    // primary, replica (when reachable)
+  std::string cluster_state;
+  std::string slot_map;  // NormalizeSlotMap of CLUSTER NODES: equal on nodes that agree
+  uint64_t used_memory = 0;
+  uint64_t keys = 0;
+  std::vector<int> pinned_cpus;
+  std::vector<int> bound_nodes;
+  int64_t last_save_unix = 0;    // rdb_last_save_time (also the start time when never saved)
+  std::string last_save_status;  // "ok" / "err" of the last BGSAVE (BGREWRITEAOF with aof)
+  bool aof = false;
+  nlohmann::json supervised;  // the supervisor's entry for the shard; null without one
+};
+
+// The supervised shardproxy as a probe sees it.
+struct ProxyStatus {
+  std::optional<ProcessId> process;  // set only while that process runs
+  bool answers = false;              // PING on its port answered
+  nlohmann::json supervised;         // the supervisor's "proxy" entry; null without one
+};
+
+// The overall verdict, which `status` turns into its exit code.
+enum class Verdict {
+  kOk,        // every shard healthy, slot maps agree, supervised, proxy answering
+  kDegraded,  // serving, but something needs attention
+  kDown,      // not serving
+};
+
+struct Summary {
+  std::string cluster_state;  // ok, degraded, fail, down
+  Verdict verdict = Verdict::kDown;
+};
+
+struct DeploymentStatus {
+  std::vector<ShardStatus> shards;  // by shard index
+  bool supervised = false;          // a live supervisor holds the lock
+  std::optional<ProcessId> supervisor;
+  std::optional<ProxyStatus> proxy;  // with --proxy-port only
+  Summary summary;
+};
+
+// Probes every shard and the proxy of `deployment` and asks a live supervisor for its view.
+DeploymentStatus ProbeDeployment(const DeploymentDir& dir, const Deployment& deployment);
+
+// Pure: folds the supervisor's status reply into the probed shards: it knows what a probe cannot
+// (a crash loop, a restart under way, how many restarts, why the last exit).
+void MergeSupervisorView(const nlohmann::json& reply, std::vector<ShardStatus>& shards);
+
+// Pure: the cluster state and verdict from the shards' states. Unsupervised or with a proxy that
+// does not answer, a healthy cluster is degraded.
+Summary Summarize(const std::vector<ShardStatus>& shards, bool supervised, bool proxy_answers);
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,34 @@
+// What `shardctl save` watches below the command line: every shard's fork counter, before the
+// supervisor is asked to save every shard and until each has saved. Nothing here prints.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "launcher/model/plan.h"
+
+namespace shardctl::launcher {
+
+// A shard's forks as INFO shows them.
+struct ForkCount {
+  long long forks = -1;     // INFO stats total_forks; -1 when the shard did not answer
+  bool forking = false;     // a BGSAVE or AOF rewrite is in progress
+  std::string last_status;  // "ok" / "err" of the last BGSAVE (BGREWRITEAOF with aof)
+};
+
+// Every shard's fork count, by shard index.
+std::vector<ForkCount> ObserveForks(const Plan& plan);
+
+struct SaveReport {
+  int failed = 0;           // shards whose save did not end "ok"
+  int most_forks_seen = 0;  // the most shards seen forking at once
+};
+
+// Polls every shard until each has forked since `before` and finished, for up to 30 minutes
+// from `started`; the error says how many shards were not saved by then.
+common::Result<SaveReport> WaitForSaves(const Plan& plan, const std::vector<ForkCount>& before,
+                                        std::chrono::steady_clock::time_point started);
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,102 @@
+// What `status` concludes from probed shards: the cluster state and verdict (its exit code), and
+// how the supervisor's view of each shard overrides what a probe saw.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "launcher/ops/probe.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using nlohmann::json;
+
+// A shard as a probe left it: "ok" (healthy, map A), "ok-b" (healthy, another slot map), "fail"
+// (answers, cluster_state:fail), "down" (did not answer), "crashloop" (answers, but the supervisor
+// says it is crash looping).
+ShardStatus Shard(const std::string& kind) {
+  ShardStatus shard;
+  if (kind == "down") {
+    shard.health = "down";
+    return shard;
+  }
+  shard.reachable = true;
+  shard.cluster_state = kind == "fail" ? "fail" : "ok";
+  shard.health = kind == "fail" ? "cluster_fail" : kind == "crashloop" ? "crashloop" : "ok";
+  shard.slot_map = kind == "ok-b" ? "map B" : "map A";
+  return shard;
+}
+
+struct SummaryCase {
+  const char* label;
+  std::vector<std::string> shards;
+  bool supervised;
+  bool proxy_answers;
+  std::string cluster_state;
+  Verdict verdict;
+};
+
+const SummaryCase kSummaryCases[] = {
+    {"all healthy", {"ok", "ok", "ok"}, true, true, "ok", Verdict::kOk},
+    {"all healthy, no supervisor", {"ok", "ok", "ok"}, false, true, "ok", Verdict::kDegraded},
+    {"all healthy, proxy silent", {"ok", "ok", "ok"}, true, false, "ok", Verdict::kDegraded},
+    {"one shard down", {"ok", "down", "ok"}, true, true, "degraded", Verdict::kDegraded},
+    {"slot maps disagree", {"ok", "ok-b", "ok"}, true, true, "degraded", Verdict::kDegraded},
+    {"one crash looping", {"ok", "crashloop", "ok"}, true, true, "degraded", Verdict::kDegraded},
+    {"every shard down", {"down", "down"}, true, true, "down", Verdict::kDown},
+    {"every reachable shard failing", {"fail", "fail", "down"}, true, true, "fail", Verdict::kDown},
+    {"none healthy", {"crashloop", "crashloop"}, true, true, "fail", Verdict::kDown},
+    {"some failing, some healthy", {"ok", "fail"}, true, true, "degraded", Verdict::kDegraded},
+};
+
+TEST(StatusSummaryTest, ClusterStateAndVerdictFromTheShards) {
+  for (const SummaryCase& test : kSummaryCases) {
+    SCOPED_TRACE(test.label);
+    std::vector<ShardStatus> shards;
+    for (const auto& kind : test.shards) shards.push_back(Shard(kind));
+    Summary summary = Summarize(shards, test.supervised, test.proxy_answers);
+    EXPECT_EQ(summary.cluster_state, test.cluster_state);
+    EXPECT_EQ(summary.verdict, test.verdict);
+  }
+}
+
+// A supervisor's status reply naming one shard's state.
+json Reply(bool ok, int index, const std::string& state) {
+  json shard = {{"index", index}, {"state", state}};
+  return {{"ok", ok}, {"shards", json::array({shard})}};
+}
+
+struct MergeCase {
+  const char* label;
+  std::string probed;  // Shard() kind of shard 1
+  json reply;
+  std::string health;  // shard 1's health afterwards
+  bool supervised;     // shard 1 carries the supervisor's entry
+};
+
+const MergeCase kMergeCases[] = {
+    {"crash loop overrides a probe", "ok", Reply(true, 1, "crashloop"), "crashloop", true},
+    {"unresponsive overrides a probe", "ok", Reply(true, 1, "unresponsive"), "unresponsive", true},
+    {"restarting overrides a dead probe", "down", Reply(true, 1, "restarting"), "restarting", true},
+    {"starting overrides a dead probe", "down", Reply(true, 1, "starting"), "starting", true},
+    {"starting but answering is ok", "ok", Reply(true, 1, "starting"), "ok", true},
+    {"the supervisor's ok leaves the probe's view", "fail", Reply(true, 1, "ok"), "cluster_fail",
+     true},
+    {"a failed reply is ignored", "ok", Reply(false, 1, "crashloop"), "ok", false},
+    {"indices out of range are ignored", "ok", Reply(true, 7, "crashloop"), "ok", false},
+};
+
+TEST(StatusSummaryTest, SupervisorViewOverridesWhatAProbeCannotSee) {
+  for (const MergeCase& test : kMergeCases) {
+    SCOPED_TRACE(test.label);
+    std::vector<ShardStatus> shards = {Shard("ok"), Shard(test.probed)};
+    MergeSupervisorView(test.reply, shards);
+    EXPECT_EQ(shards[1].health, test.health);
+    EXPECT_EQ(!shards[1].supervised.is_null(), test.supervised);
+    EXPECT_EQ(shards[0].health, "ok");
+  }
+}
+
+}  // namespace
+}  // namespace shardctl::launcher
