@@ -17,6 +17,15 @@ std::vector<std::string> DiffDeployments(const Deployment& running, const Deploy
     diffs.push_back("proxy-port / proxy-threads: " + std::to_string(running.proxy.port) + " -> " +
                     std::to_string(requested.proxy.port));
   }
+  if (!(running.metrics == requested.metrics) ||
+      running.proxy.metrics_port != requested.proxy.metrics_port) {
+    auto ports = [](const Deployment& d) {
+      return std::to_string(d.metrics.port) + "/" + std::to_string(d.proxy.metrics_port) + " on " +
+             d.metrics.bind;
+    };
+    diffs.push_back("metrics-port / proxy-metrics-port / metrics-bind: " + ports(running) + " -> " +
+                    ports(requested));
+  }
   if (!(running.durability == requested.durability)) {
     diffs.push_back(std::string("persistence / appendfsync / save-interval / fork-limit / "
                                 "cluster-node-timeout differ (running: persistence ") +

@@ -36,8 +36,17 @@ struct ProxyConfig {
   int threads = 0;                    // 0: shardproxy's default
   std::string read_from = "primary";  // shardproxy --read-from
   std::string binary;                 // resolved by `up`
+  int metrics_port = 0;               // shardproxy --metrics-port; 0: no /metrics
   bool enabled() const { return port != 0; }
   friend bool operator==(const ProxyConfig&, const ProxyConfig&) = default;
+};
+
+// Where the Prometheus /metrics endpoints listen (`up --metrics-port`, `--proxy-metrics-port`).
+struct MetricsConfig {
+  int port = 0;                    // the supervisor's /metrics; 0: none
+  std::string bind = "127.0.0.1";  // both endpoints' address
+  bool enabled() const { return port != 0; }
+  friend bool operator==(const MetricsConfig&, const MetricsConfig&) = default;
 };
 
 // What `up` records about a deployment.
@@ -47,6 +56,7 @@ struct Deployment {
   Supervision supervision;
   Durability durability;
   ProxyConfig proxy{};
+  MetricsConfig metrics{};
 };
 
 // What differs between a running deployment and a requested one, one line a person reads per

@@ -100,7 +100,9 @@ json DeploymentToJson(const Deployment& deployment) {
            {{"port", deployment.proxy.port},
             {"threads", deployment.proxy.threads},
             {"read_from", deployment.proxy.read_from},
-            {"binary", deployment.proxy.binary}}}};
+            {"binary", deployment.proxy.binary},
+            {"metrics_port", deployment.proxy.metrics_port}}},
+          {"metrics", {{"port", deployment.metrics.port}, {"bind", deployment.metrics.bind}}}};
 }
 
 Result<Deployment> DeploymentFromJson(const json& in) {
@@ -132,6 +134,12 @@ Result<Deployment> DeploymentFromJson(const json& in) {
       deployment.proxy.threads = proxy.value("threads", 0);
       deployment.proxy.read_from = proxy.value("read_from", "primary");
       deployment.proxy.binary = proxy.value("binary", "");
+      deployment.proxy.metrics_port = proxy.value("metrics_port", 0);
+    }
+    if (in.contains("metrics")) {
+      const auto& metrics = in.at("metrics");
+      deployment.metrics.port = metrics.value("port", 0);
+      deployment.metrics.bind = metrics.value("bind", deployment.metrics.bind);
     }
   } catch (const json::exception& error) {
     return Error(std::string("malformed engine record: ") + error.what());

@@ -44,6 +44,9 @@ const std::vector<std::string_view> kKeys = {
     "proxy-port",
     "proxy-threads",
     "proxy-read-from",
+    "proxy-metrics-port",
+    "metrics-port",
+    "metrics-bind",
 };
 
 const std::vector<std::string_view> kPolicies = {
@@ -60,6 +63,16 @@ Result<int> ParseInt(std::string_view text, int min, int max) {
                  " (got " + std::to_string(value) + ")");
   }
   return value;
+}
+
+// A TCP port; the error names the range and an example.
+Result<int> ParsePort(std::string_view text, std::string_view example) {
+  std::optional<int> port = common::ParseIntegerIn(text, 1, 65535);
+  if (!port) {
+    return Error("\"" + std::string(text) + "\" is not a TCP port (use 1-65535, e.g. " +
+                 std::string(example) + ")");
+  }
+  return *port;
 }
 
 bool IsValidName(std::string_view name) {
@@ -230,6 +243,22 @@ const std::map<std::string_view, Applier>& Appliers() {
          }
          s.proxy_read_from = v;
          return {};
+       }},
+      {"metrics-port",
+       [](const std::string& v, Spec& s) {
+         return AssignOptional(ParsePort(v, "9121"), s.metrics_port);
+       }},
+      {"proxy-metrics-port",
+       [](const std::string& v, Spec& s) {
+         return AssignOptional(ParsePort(v, "9122"), s.proxy_metrics_port);
+       }},
+      {"metrics-bind",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (!IsIpLiteral(v)) {
+           return Error("\"" + v + "\" is not an IP address (use e.g. 127.0.0.1, 0.0.0.0 or ::1)");
+         }
+         s.metrics_bind = v;
+         return common::Ok();
        }},
       {"state-dir",
        [](const std::string& v, Spec& s) -> common::Status {

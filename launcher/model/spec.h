@@ -75,6 +75,9 @@ struct Spec {
   std::optional<int> proxy_port;     // set: the supervisor also runs shardproxy on bind:port
   std::optional<int> proxy_threads;  // shardproxy --threads; unset: its default (its CPUs)
   std::optional<std::string> proxy_read_from;  // shardproxy --read-from
+  std::optional<int> metrics_port;         // set: the supervisor serves Prometheus /metrics on it
+  std::string metrics_bind = "127.0.0.1";  // address of both /metrics endpoints
+  std::optional<int> proxy_metrics_port;   // shardproxy --metrics-port
 
   int BusBasePort() const { return bus_base_port.value_or(base_port + kBusPortOffset); }
   friend bool operator==(const Spec&, const Spec&) = default;

@@ -61,6 +61,17 @@ const DiffCase kDiffCases[] = {
     {"proxy binary alone (found anew by every up)",
      [](Deployment& d) { d.proxy.binary = "/elsewhere/shardproxy"; },
      {}},
+    {"metrics port",
+     [](Deployment& d) { d.metrics.port = 9121; },
+     {"metrics-port / proxy-metrics-port / metrics-bind: 0/0 on 127.0.0.1 -> 9121/0 on "
+      "127.0.0.1"}},
+    {"proxy metrics port and bind",
+     [](Deployment& d) {
+       d.proxy.metrics_port = 9122;
+       d.metrics.bind = "0.0.0.0";
+     },
+     {"metrics-port / proxy-metrics-port / metrics-bind: 0/0 on 127.0.0.1 -> 0/9122 on "
+      "0.0.0.0"}},
     {"persistence",
      [](Deployment& d) { d.durability.persistence = Persistence::kRdb; },
      {"persistence / appendfsync / save-interval / fork-limit / cluster-node-timeout differ "

@@ -449,5 +449,34 @@ TEST(DurabilityJsonTest, DeploymentRecordKeepsDurability) {
   EXPECT_EQ(older->durability, Durability{});
 }
 
+TEST(DeploymentJsonTest, MetricsPortsRoundTripAndDefaultToNone) {
+  Deployment deployment;
+  deployment.plan.name = "watched";
+  deployment.plan.engine = "redis";
+  deployment.plan.bind = "127.0.0.1";
+  deployment.plan.maxmemory_policy = "noeviction";
+  deployment.engine = {
+      .kind = EngineKind::kRedis, .path = "/usr/bin/redis-server", .version = "7.0.15", .major = 7};
+  deployment.metrics = {.port = 9121, .bind = "0.0.0.0"};
+  deployment.proxy.port = 6379;
+  deployment.proxy.metrics_port = 9122;
+  nlohmann::json json = DeploymentToJson(deployment);
+  EXPECT_EQ(json["metrics"], nlohmann::json::parse(R"({"port": 9121, "bind": "0.0.0.0"})"));
+  EXPECT_EQ(json["proxy"]["metrics_port"], 9122);
+  auto back = DeploymentFromJson(nlohmann::json::parse(json.dump()));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->metrics, deployment.metrics);
+  EXPECT_EQ(back->proxy.metrics_port, 9122);
+
+  // A record written before metrics existed: no endpoints, the loopback default.
+  json.erase("metrics");
+  json["proxy"].erase("metrics_port");
+  auto older = DeploymentFromJson(json);
+  ASSERT_TRUE(older.ok()) << older.error().message();
+  EXPECT_EQ(older->metrics, MetricsConfig{});
+  EXPECT_FALSE(older->metrics.enabled());
+  EXPECT_EQ(older->proxy.metrics_port, 0);
+}
+
 }  // namespace
 }  // namespace shardctl::launcher

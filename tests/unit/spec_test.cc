@@ -116,7 +116,10 @@ INSTANTIATE_TEST_SUITE_P(
                     ValidCase{"maxmemory-policy", "volatile-ttl"},
                     ValidCase{"maxmemory-policy", "allkeys-lfu"}, ValidCase{"name", "a.b_c-1"},
                     ValidCase{"health-timeout", "100ms"}, ValidCase{"health-timeout", "3s"},
-                    ValidCase{"hang-grace", "30s"}, ValidCase{"hang-grace", "2m"}),
+                    ValidCase{"hang-grace", "30s"}, ValidCase{"hang-grace", "2m"},
+                    ValidCase{"metrics-port", "9121"}, ValidCase{"metrics-port", "65535"},
+                    ValidCase{"proxy-metrics-port", "1"}, ValidCase{"metrics-bind", "0.0.0.0"},
+                    ValidCase{"metrics-bind", "::1"}),
     [](const testing::TestParamInfo<ValidCase>& case_info) {
       return std::to_string(case_info.index);
     });
@@ -176,6 +179,11 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidCase{"name", ".hidden", "not a valid name"}, InvalidCase{"state-dir", "", "empty"},
         InvalidCase{"health-timeout", "50ms", "at least 100ms"},
         InvalidCase{"health-timeout", "soon", "soon"}, InvalidCase{"hang-grace", "abc", "abc"},
+        InvalidCase{"metrics-port", "0", "is not a TCP port (use 1-65535, e.g. 9121)"},
+        InvalidCase{"metrics-port", "70000", "\"70000\" is not a TCP port"},
+        InvalidCase{"metrics-port", "http", "\"http\" is not a TCP port"},
+        InvalidCase{"proxy-metrics-port", "65536", "use 1-65535, e.g. 9122"},
+        InvalidCase{"metrics-bind", "localhost", "not an IP address"},
         InvalidCase{"no-such-key", "1", "unknown setting"}),
     [](const testing::TestParamInfo<InvalidCase>& case_info) {
       return std::to_string(case_info.index);
