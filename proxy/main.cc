@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "proxy/metrics_http.h"
 #include "proxy/options.h"
 #include "proxy/server.h"
 #include "proxy/topology.h"
@@ -69,6 +70,16 @@ std::vector<std::string> BackendLogin(const AuthConfig& auth) {
 }
 
 int Serve(const ProxyOptions& options, AuthConfig auth) {
+  // Bound first: a taken --metrics-port fails before the cluster is contacted or a client served.
+  MetricsEndpoint metrics;
+  if (options.metrics_port) {
+    if (auto listening = metrics.Listen(options.metrics_bind, *options.metrics_port); !listening) {
+      Fail("--metrics-port " + std::to_string(*options.metrics_port) + ": " +
+           listening.error().message() +
+           " (pick another --metrics-port or stop what listens there)");
+      return kExitRuntime;
+    }
+  }
   ClusterTopology topology(options.cluster, options.refresh_interval, BackendLogin(auth));
   if (auto first = topology.RefreshNow(); !first) {
     Fail(first.error().message() + " (is the cluster up? check --cluster)");
@@ -89,18 +100,25 @@ int Serve(const ProxyOptions& options, AuthConfig auth) {
     return kExitRuntime;
   }
   topology.Start();
+  if (options.metrics_port) metrics.Start([&server] { return server.MetricsText(); });
   if (!options.pidfile.empty()) std::ofstream(options.pidfile) << getpid() << "\n";
   if (!options.quiet) {
     const auto map = topology.Snapshot();
     std::cerr << "shardproxy: listening on " << options.listen.ToString() << " with " << threads
               << " thread(s); " << map->primaries().size() << " primaries, " << map->Unassigned()
               << " unassigned slots" << std::endl;
+    if (options.metrics_port) {
+      std::cerr << "shardproxy: metrics on http://"
+                << shardctl::common::FormatEndpoint(options.metrics_bind, *options.metrics_port)
+                << "/metrics" << std::endl;
+    }
   }
   sigdelset(&signals, SIGPIPE);
   int signal = 0;
   while (sigwait(&signals, &signal) != 0) {
   }
   if (!options.quiet) std::cerr << "shardproxy: signal " << signal << ", shutting down\n";
+  metrics.Stop();
   server.Stop();
   topology.Stop();
   if (!options.pidfile.empty()) unlink(options.pidfile.c_str());

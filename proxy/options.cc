@@ -1,5 +1,7 @@
 #include "proxy/options.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 
 #include "common/duration.h"
@@ -108,6 +110,18 @@ common::Status SetReadFrom(ProxyOptions& options, std::string_view value) {
   return common::Ok();
 }
 
+common::Status SetMetricsBind(ProxyOptions& options, std::string_view value) {
+  const std::string host(value);
+  unsigned char address[sizeof(in6_addr)];
+  if (inet_pton(AF_INET, host.c_str(), address) != 1 &&
+      inet_pton(AF_INET6, host.c_str(), address) != 1) {
+    return Error("--metrics-bind: expected an IP address (e.g. 127.0.0.1 or ::1), got \"" + host +
+                 "\"");
+  }
+  options.metrics_bind = host;
+  return common::Ok();
+}
+
 // Applies one flag that takes a value.
 common::Status ApplyFlag(ProxyOptions& options, std::string_view flag, std::string_view value) {
   if (flag == "--cluster") return AddClusterNodes(options, value);
@@ -128,6 +142,8 @@ common::Status ApplyFlag(ProxyOptions& options, std::string_view flag, std::stri
     options.auth_file = std::string(value);
     return common::Ok();
   }
+  if (flag == "--metrics-port") return SetNumber(options.metrics_port, flag, value, 1, 65535);
+  if (flag == "--metrics-bind") return SetMetricsBind(options, value);
   if (flag == "--pidfile") {
     options.pidfile = std::string(value);
     return common::Ok();
@@ -223,6 +239,10 @@ Options:
                            Without users, clients need no AUTH.
   --allow-no-auth          listen on a non-loopback address without any client password
                            (refused by default)
+  --metrics-port PORT      serve Prometheus metrics at http://ADDR:PORT/metrics: commands and
+                           their duration per command family, client connections, shard
+                           connection errors, redirects, the slot map version (default: off)
+  --metrics-bind ADDR      the address of --metrics-port (default 127.0.0.1)
   --pidfile PATH           write the process id here
   --quiet                  log only errors
   --version, --help

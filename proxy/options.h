@@ -41,6 +41,8 @@ struct ProxyOptions {
   std::chrono::milliseconds backend_timeout{5000};   // --timeout
   std::chrono::milliseconds refresh_interval{5000};  // --refresh-interval
   std::string pidfile;                               // --pidfile
+  std::optional<int> metrics_port;                   // --metrics-port: serve Prometheus /metrics
+  std::string metrics_bind = "127.0.0.1";            // --metrics-bind: the address of /metrics
   std::string auth_file;       // --auth-file: users and the backend password (auth.h)
   bool allow_no_auth = false;  // --allow-no-auth: listen beyond loopback without one
   bool quiet = false;          // --quiet: no log lines but errors

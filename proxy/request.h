@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -17,6 +18,13 @@ namespace shardctl::proxy {
 
 class ReplyAssembly;
 class ReplySink;
+
+// When a command was read (a steady clock in ns) and the family it counts under (metrics.h), for
+// its duration in /metrics. started_ns == 0: not timed (no --metrics-port).
+struct CommandStamp {
+  uint64_t started_ns = 0;
+  uint32_t family = 0;
+};
 
 struct PendingReply {
   PendingReply();
@@ -30,6 +38,7 @@ struct PendingReply {
   // A command answered by several parts (split by slot, fanned out) or whose reply the proxy
   // rewrites (SCAN, INFO): makes the client's reply from the parts' (reply_assembly.h).
   std::unique_ptr<ReplyAssembly> assembly;
+  CommandStamp stamp;  // observed when the reply is complete (Session::Fill)
 };
 
 // How a request travels, decided by the session when it makes the request.

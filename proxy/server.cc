@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "common/slots.h"
-
 #include "proxy/worker.h"
 
 namespace shardctl::proxy {
@@ -31,6 +30,7 @@ uint64_t Get(const std::atomic<uint64_t>& counter) {
 ProxyServer::ProxyServer(const ProxyOptions& options, ClusterTopology& topology, int threads,
                          AuthConfig auth)
     : options_(options), auth_(std::move(auth)), topology_(topology) {
+  if (options.metrics_port) metrics_ = std::make_unique<ProxyMetrics>(threads);
   for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>(*this, i));
 }
 
@@ -68,6 +68,16 @@ void ProxyServer::RememberScript(std::string sha, std::string body) {
   scripts_.insert_or_assign(std::move(sha), std::move(body));
 }
 
+std::string ProxyServer::MetricsText() const {
+  if (!metrics_) return {};
+  ProxyMetricsSnapshot snapshot = metrics_->Snapshot();
+  snapshot.client_connections = static_cast<uint64_t>(clients_.load(std::memory_order_relaxed));
+  snapshot.moved = Get(stats_.moved);
+  snapshot.ask = Get(stats_.ask);
+  snapshot.slot_map_version = topology_.version();
+  return RenderProxyMetrics(snapshot);
+}
+
 std::optional<std::string> ProxyServer::ScriptBody(std::string_view sha) const {
   std::lock_guard lock(scripts_mutex_);
   auto found = scripts_.find(sha);
@@ -76,8 +86,8 @@ std::optional<std::string> ProxyServer::ScriptBody(std::string_view sha) const {
 }
 
 void ProxyServer::AppendServerInfo(std::string& out) const {
-  const auto uptime = std::chrono::duration_cast<std::chrono::seconds>(
-      std::chrono::steady_clock::now() - started_);
+  const auto uptime =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_);
   const std::string version = topology_.server_version();
   out += "# Server\r\n";
   Line(out, "redis_version", version.empty() ? "unknown" : version);

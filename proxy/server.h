@@ -14,6 +14,7 @@
 
 #include "common/result.h"
 #include "proxy/auth.h"
+#include "proxy/metrics.h"
 #include "proxy/options.h"
 #include "proxy/services.h"
 #include "proxy/stats.h"
@@ -44,6 +45,9 @@ class ProxyServer final : public ProxyServices {
   void RememberScript(std::string sha, std::string body) override;
   std::string InfoText(std::string_view section) const override;
   std::string ServerVersion() const override { return topology_.server_version(); }
+  ThreadMetrics* metrics(int thread) override {
+    return metrics_ ? &metrics_->thread(thread) : nullptr;
+  }
 
   ClusterTopology& topology() { return topology_; }
   int threads() const { return static_cast<int>(workers_.size()); }
@@ -52,6 +56,14 @@ class ProxyServer final : public ProxyServices {
   bool AdmitClient();
   void ReleaseClient();
   uint64_t NextClientId() { return next_client_id_.fetch_add(1, std::memory_order_relaxed); }
+
+  // A shard connection failed (any worker thread): counted for /metrics, if it is served.
+  void CountBackendError(const std::string& host, int port) {
+    if (metrics_) metrics_->CountBackendError(host, port);
+  }
+  // The /metrics body (any thread): the workers' counters summed, plus clients, redirects and
+  // the slot map version.
+  std::string MetricsText() const;
 
   // The body of a script loaded through the proxy (RememberScript()), by sha. Scripts are kept
   // bounded (the oldest half is dropped when full). Thread-safe; not on the GET/SET path.
@@ -69,6 +81,7 @@ class ProxyServer final : public ProxyServices {
   const AuthConfig auth_;
   ClusterTopology& topology_;
   ProxyStats stats_;
+  std::unique_ptr<ProxyMetrics> metrics_;  // only with --metrics-port
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
   std::atomic<int> clients_{0};

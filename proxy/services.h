@@ -12,6 +12,7 @@
 namespace shardctl::proxy {
 
 struct ProxyStats;
+class ThreadMetrics;
 
 class ProxyServices {
  public:
@@ -26,6 +27,9 @@ class ProxyServices {
   virtual std::string InfoText(std::string_view section) const = 0;
   // redis_version of the cluster, for HELLO; "" before it is known.
   virtual std::string ServerVersion() const = 0;
+  // The /metrics counters of worker `thread` (metrics.h), written only by that thread; null
+  // without --metrics-port.
+  virtual ThreadMetrics* metrics(int /*thread*/) { return nullptr; }
 };
 
 }  // namespace shardctl::proxy

@@ -16,14 +16,25 @@ Session::Session(RequestRouter& router, ProxyServices& services, ClientLink& lin
       link_(link),
       id_(id),
       thread_(thread),
+      metrics_(services.metrics(thread)),
       pinned_(router, this),
       authenticated_(!services.auth().required()) {}
 
 void Session::HandleCommand(std::string_view frame, std::span<const std::string_view> args) {
   if (done_reading()) return;
+  const CommandInfo& info = LookupCommand(args[0]);
+  if (metrics_ == nullptr) return Dispatch(frame, args, info);
+  // Timed until its reply is complete (Fill); a command answered here and now, at once.
+  stamp_ = metrics_->OnCommand(info);
+  Dispatch(frame, args, info);
+  if (stamp_.started_ns != 0) metrics_->OnReply(stamp_);
+  stamp_ = {};
+}
+
+void Session::Dispatch(std::string_view frame, std::span<const std::string_view> args,
+                       const CommandInfo& info) {
   ProxyStats& stats = services_.stats();
   stats.commands.fetch_add(1, std::memory_order_relaxed);
-  const CommandInfo& info = LookupCommand(args[0]);
   if (!authenticated_ && info.name != "AUTH" && info.name != "HELLO" && info.name != "QUIT" &&
       info.name != "RESET") {
     return ReplyError("NOAUTH Authentication required.");
@@ -78,6 +89,7 @@ SubRequest* Session::NewSubRequest(PendingReply& pending, int slot, bool pinned)
   request->slot = slot;
   request->protocol = protocol_;
   request->mode.pinned = pinned;
+  if (stamp_.started_ns != 0) pending.stamp = std::exchange(stamp_, {});
   if (slot >= 0) {
     request->mode.watched = pinned_.watched_slot(slot);
     if (request->mode.watched || pinned_.wait_mode()) request->mode.pinned = true;
@@ -253,6 +265,7 @@ void Session::ProtocolError(std::string_view what) {
 void Session::Refuse(std::string_view error) { ReplyError(error, /*close_after=*/true); }
 
 void Session::Fill(PendingReply& pending, std::string_view bytes) {
+  if (pending.stamp.started_ns != 0) metrics_->OnReply(std::exchange(pending.stamp, {}));
   replies_.Fill(pending, bytes, out_);
   if (barrier_pending_ != nullptr && replies_.IsFront(*barrier_pending_)) RunWaitBarrier();
   link_.OutputReady();

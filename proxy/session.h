@@ -30,6 +30,7 @@
 
 #include "proxy/client_subscriptions.h"
 #include "proxy/command_table.h"
+#include "proxy/metrics.h"
 #include "proxy/pinned_links.h"
 #include "proxy/reply_queue.h"
 #include "proxy/routing.h"
@@ -102,6 +103,9 @@ class Session final : public ReplySink, public Subscriber {
   void PushMessage(std::string_view frame) override;
 
  private:
+  // The command table's routing (session.cc), once HandleCommand counted the command.
+  void Dispatch(std::string_view frame, std::span<const std::string_view> args,
+                const CommandInfo& info);
   // Routing (session.cc). `pinned`: over this client's own connection (also a watched slot's
   // commands, and every keyed command once the client has used WAIT). `may_block`: exempt from
   // --timeout (it waits by design).
@@ -154,6 +158,9 @@ class Session final : public ReplySink, public Subscriber {
   ClientLink& link_;
   const uint64_t id_;
   const int thread_;
+  ThreadMetrics* const metrics_;  // null without --metrics-port
+  // The command being handled, until a request for it takes it into its PendingReply.
+  CommandStamp stamp_;
   std::string peer_;
   std::string out_;
   ReplyQueue replies_;

@@ -416,6 +416,7 @@ void Worker::OnBackendClosing(Backend* backend, bool failure) {
   if (failure) {
     if (backend->readonly()) MarkReplicaDown(backend->host(), backend->port());
     server_.stats().backend_failures.fetch_add(1, std::memory_order_relaxed);
+    server_.CountBackendError(backend->host(), backend->port());
     server_.topology().RequestRefresh();
   }
   if (backend->pinned_for) backend->pinned_for->ForgetPinned(backend);

@@ -33,6 +33,8 @@ TEST(ProxyOptionsTest, DefaultsNeedOnlyTheCluster) {
   EXPECT_EQ(options.max_client_buffer, 64ull << 20);
   EXPECT_EQ(options.backend_timeout, 5000ms);
   EXPECT_EQ(options.refresh_interval, 5000ms);
+  EXPECT_FALSE(options.metrics_port.has_value());  // no /metrics unless asked
+  EXPECT_EQ(options.metrics_bind, "127.0.0.1");
 }
 
 TEST(ProxyOptionsTest, EveryFlagInBothSpellings) {
@@ -55,6 +57,9 @@ TEST(ProxyOptionsTest, EveryFlagInBothSpellings) {
                                           "--refresh-interval=2s",
                                           "--pidfile",
                                           "/tmp/p.pid",
+                                          "--metrics-port",
+                                          "9122",
+                                          "--metrics-bind=::1",
                                           "--quiet"});
   EXPECT_EQ(options.cluster,
             (std::vector<Endpoint>{{"10.0.0.1", 7000}, {"127.0.0.1", 7001}, {"127.0.0.1", 7002}}));
@@ -69,6 +74,8 @@ TEST(ProxyOptionsTest, EveryFlagInBothSpellings) {
   EXPECT_EQ(options.backend_timeout, 300ms);
   EXPECT_EQ(options.refresh_interval, 2000ms);
   EXPECT_EQ(options.pidfile, "/tmp/p.pid");
+  EXPECT_EQ(options.metrics_port, 9122);
+  EXPECT_EQ(options.metrics_bind, "::1");
   EXPECT_TRUE(options.quiet);
 }
 
@@ -118,6 +125,13 @@ INSTANTIATE_TEST_SUITE_P(
                     "--read-from: expected primary, prefer-replica or replica, got \"replicas\""},
         BadArgsCase{{"--cluster", "1:1", "--timeout", "0"},
                     "--timeout: must be more than 0 (e.g. 5s), got \"0\""},
+        BadArgsCase{{"--cluster", "1:1", "--metrics-port", "70000"},
+                    "--metrics-port: expected a number from 1 to 65535, got \"70000\""},
+        BadArgsCase{{"--cluster", "1:1", "--metrics-port", "0"},
+                    "--metrics-port: expected a number from 1 to 65535, got \"0\""},
+        BadArgsCase{{"--cluster", "1:1", "--metrics-bind", "localhost"},
+                    "--metrics-bind: expected an IP address (e.g. 127.0.0.1 or ::1), got "
+                    "\"localhost\""},
         BadArgsCase{{"--cluster", "1:1", "--bogus", "1"},
                     "unknown flag --bogus (see shardproxy --help)"},
         BadArgsCase{{"--cluster", "1:1", "stray"},

@@ -1,0 +1,216 @@
+#include "proxy/metrics.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/prometheus.h"
+
+namespace shardctl::proxy {
+namespace {
+
+using common::MetricsWriter;
+using common::MetricType;
+
+// Commands counted under their own name: what most workloads are made of.
+constexpr std::string_view kNamedCommands[] = {
+    "GET",           "SET",   "MGET",    "MSET",    "DEL",    "EXISTS",  "INCR",
+    "INCRBY",        "DECR",  "EXPIRE",  "TTL",     "SETEX",  "GETDEL",  "HGET",
+    "HSET",          "HMGET", "HGETALL", "HINCRBY", "HDEL",   "LPUSH",   "RPUSH",
+    "LPOP",          "RPOP",  "LRANGE",  "LLEN",    "SADD",   "SREM",    "SMEMBERS",
+    "SISMEMBER",     "SCARD", "ZADD",    "ZRANGE",  "ZSCORE", "ZINCRBY", "ZREM",
+    "ZRANGEBYSCORE", "XADD",  "XRANGE",  "EVALSHA", "EVAL",   "PUBLISH", "PING",
+};
+
+std::string_view KindFamily(RouteKind kind) {
+  switch (kind) {
+    case RouteKind::kSingleKey:
+      return "kind_single_key";
+    case RouteKind::kSplitBySlot:
+      return "kind_split";
+    case RouteKind::kOneSlot:
+      return "kind_one_slot";
+    case RouteKind::kLocal:
+      return "kind_local";
+    case RouteKind::kFanOut:
+      return "kind_fanout";
+    case RouteKind::kScan:
+      return "kind_scan";
+    case RouteKind::kBlocking:
+      return "kind_blocking";
+    case RouteKind::kPubSub:
+      return "kind_pubsub";
+    case RouteKind::kUnsupported:
+      break;
+  }
+  return "kind_unsupported";
+}
+
+constexpr RouteKind kKinds[] = {
+    RouteKind::kSingleKey, RouteKind::kSplitBySlot, RouteKind::kOneSlot,
+    RouteKind::kLocal,     RouteKind::kFanOut,      RouteKind::kScan,
+    RouteKind::kBlocking,  RouteKind::kPubSub,      RouteKind::kUnsupported};
+
+// The family names and, for every entry of AllCommands(), its family. Built once.
+struct FamilyTable {
+  std::vector<std::string> owned_names;
+  std::vector<std::string_view> names;
+  std::vector<uint32_t> of_command;
+  uint32_t other = 0;
+
+  FamilyTable() {
+    for (std::string_view name : kNamedCommands) owned_names.push_back(LowerCase(name));
+    for (RouteKind kind : kKinds) owned_names.emplace_back(KindFamily(kind));
+    owned_names.emplace_back("other");
+    names.assign(owned_names.begin(), owned_names.end());
+    other = static_cast<uint32_t>(names.size() - 1);
+    for (const CommandInfo& info : AllCommands()) {
+      const auto* named =
+          std::find(std::begin(kNamedCommands), std::end(kNamedCommands), info.name);
+      const size_t kind_index = static_cast<size_t>(
+          std::find(std::begin(kKinds), std::end(kKinds), info.kind) - std::begin(kKinds));
+      of_command.push_back(named != std::end(kNamedCommands)
+                               ? static_cast<uint32_t>(named - std::begin(kNamedCommands))
+                               : static_cast<uint32_t>(std::size(kNamedCommands) + kind_index));
+    }
+  }
+};
+
+const FamilyTable& Families() {
+  static const FamilyTable table;
+  return table;
+}
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// Adds one to a counter only its own thread writes: a plain load and store, no locked add.
+void Bump(std::atomic<uint64_t>& counter, uint64_t by = 1) {
+  counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+}
+
+constexpr std::array<uint64_t, kDurationBounds.size()> BoundsNs() {
+  std::array<uint64_t, kDurationBounds.size()> ns{};
+  for (size_t i = 0; i < ns.size(); ++i) ns[i] = static_cast<uint64_t>(kDurationBounds[i] * 1e9);
+  return ns;
+}
+
+constexpr auto kBoundsNs = BoundsNs();
+
+// The family of `info` from its position in the command table (the unknown-command entry lies
+// outside the table: "other").
+uint32_t FamilyAt(const CommandInfo* table, size_t size, const uint32_t* family_of,
+                  const CommandInfo& info) {
+  const auto at = reinterpret_cast<uintptr_t>(&info);
+  const auto begin = reinterpret_cast<uintptr_t>(table);
+  if (at < begin || (at - begin) / sizeof(CommandInfo) >= size) return Families().other;
+  return family_of[(at - begin) / sizeof(CommandInfo)];
+}
+
+}  // namespace
+
+std::span<const std::string_view> CommandFamilies() { return Families().names; }
+
+uint32_t CommandFamilyOf(const CommandInfo& info) {
+  return FamilyAt(AllCommands().data(), AllCommands().size(), Families().of_command.data(), info);
+}
+
+ThreadMetrics::ThreadMetrics()
+    : table_(AllCommands().data()),
+      table_size_(AllCommands().size()),
+      family_of_(Families().of_command.data()),
+      families_(new Family[Families().names.size()]) {}
+
+CommandStamp ThreadMetrics::OnCommand(const CommandInfo& info) {
+  const uint32_t family = FamilyAt(table_, table_size_, family_of_, info);
+  Bump(families_[family].commands);
+  return {.started_ns = NowNs(), .family = family};
+}
+
+void ThreadMetrics::OnReply(const CommandStamp& stamp) {
+  const uint64_t now = NowNs();
+  const uint64_t took = now > stamp.started_ns ? now - stamp.started_ns : 0;
+  Family& family = families_[stamp.family];
+  size_t bucket = 0;
+  while (bucket < kBoundsNs.size() && took > kBoundsNs[bucket]) ++bucket;
+  Bump(family.buckets[bucket]);
+  Bump(family.sum_ns, took);
+}
+
+uint64_t ThreadMetrics::commands(size_t family) const {
+  return families_[family].commands.load(std::memory_order_relaxed);
+}
+
+uint64_t ThreadMetrics::bucket(size_t family, size_t bucket) const {
+  return families_[family].buckets[bucket].load(std::memory_order_relaxed);
+}
+
+uint64_t ThreadMetrics::duration_sum_ns(size_t family) const {
+  return families_[family].sum_ns.load(std::memory_order_relaxed);
+}
+
+ProxyMetrics::ProxyMetrics(int threads)
+    : threads_(new ThreadMetrics[static_cast<size_t>(threads)]),
+      thread_count_(static_cast<size_t>(threads)) {}
+
+void ProxyMetrics::CountBackendError(const std::string& host, int port) {
+  constexpr size_t kMaxShards = 1024;
+  std::string shard = host + ":" + std::to_string(port);
+  std::lock_guard lock(mutex_);
+  if (backend_errors_.size() >= kMaxShards && !backend_errors_.contains(shard)) shard = "other";
+  ++backend_errors_[shard];
+}
+
+ProxyMetricsSnapshot ProxyMetrics::Snapshot() const {
+  ProxyMetricsSnapshot snapshot;
+  const auto names = CommandFamilies();
+  for (size_t f = 0; f < names.size(); ++f) {
+    ProxyMetricsSnapshot::Family family{.name = names[f]};
+    uint64_t sum_ns = 0;
+    for (size_t t = 0; t < thread_count_; ++t) {
+      const ThreadMetrics& thread = threads_[t];
+      family.commands += thread.commands(f);
+      for (size_t b = 0; b < family.buckets.size(); ++b) family.buckets[b] += thread.bucket(f, b);
+      sum_ns += thread.duration_sum_ns(f);
+    }
+    family.duration_sum_seconds = static_cast<double>(sum_ns) / 1e9;
+    if (family.commands > 0) snapshot.families.push_back(family);
+  }
+  std::lock_guard lock(mutex_);
+  snapshot.backend_errors = backend_errors_;
+  return snapshot;
+}
+
+std::string RenderProxyMetrics(const ProxyMetricsSnapshot& snapshot) {
+  MetricsWriter out;
+  out.Family("shardproxy_commands_total", MetricType::kCounter,
+             "Commands read from clients, by family (the command, or its routing kind).");
+  for (const auto& family : snapshot.families) {
+    out.Sample({{"cmd", std::string(family.name)}}, static_cast<double>(family.commands));
+  }
+  out.Family("shardproxy_command_duration_seconds", MetricType::kHistogram,
+             "From reading a command to its complete reply, by family.");
+  for (const auto& family : snapshot.families) {
+    out.Histogram({{"cmd", std::string(family.name)}}, kDurationBounds, family.buckets,
+                  family.duration_sum_seconds);
+  }
+  out.Family("shardproxy_client_connections", MetricType::kGauge, "Clients connected now.");
+  out.Sample({}, static_cast<double>(snapshot.client_connections));
+  out.Family("shardproxy_backend_errors_total", MetricType::kCounter,
+             "Shard connections that failed (connect, read, write or timeout), by shard.");
+  for (const auto& [shard, errors] : snapshot.backend_errors) {
+    out.Sample({{"shard", shard}}, static_cast<double>(errors));
+  }
+  out.Family("shardproxy_redirects_total", MetricType::kCounter,
+             "MOVED and ASK redirects the proxy followed, by kind.");
+  out.Sample({{"kind", "moved"}}, static_cast<double>(snapshot.moved));
+  out.Sample({{"kind", "ask"}}, static_cast<double>(snapshot.ask));
+  out.Family("shardproxy_slot_map_version", MetricType::kGauge,
+             "Version of the slot map in use; it grows with every change the proxy sees.");
+  out.Sample({}, static_cast<double>(snapshot.slot_map_version));
+  return out.text();
+}
+
+}  // namespace shardctl::proxy
