@@ -76,6 +76,12 @@ Deployment options (each also a key of the TOML file given with --config; flags 
   --proxy-threads N        shardproxy's event-loop threads (default: the CPUs it may run on)
   --proxy-read-from MODE   primary (default), prefer-replica or replica: where shardproxy sends
                            read-only commands (replicas need --replicas; see shardproxy --help)
+  --metrics-port P         the supervisor serves Prometheus metrics at http://ADDR:P/metrics:
+                           every shard under redis_exporter's names (redis_up, redis_memory_*,
+                           ...) plus shardctl_* (restarts, CPU, forks, cluster state), polled
+                           every second (default: no endpoint)
+  --proxy-metrics-port Q   shardproxy serves its own /metrics on Q (needs --proxy-port)
+  --metrics-bind ADDR      address of both metrics endpoints (default: 127.0.0.1)
   --config FILE            read the options above from a TOML file (see configs/)
 Sizes use Redis' units: 100mb, 1.5gb, 1g (= 10^9 bytes), 512kb.
 )";

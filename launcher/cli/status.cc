@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "common/cpu_list.h"
+#include "common/endpoint.h"
 #include "common/size.h"
 #include "launcher/cli/commands.h"
 #include "launcher/model/plan_json.h"
@@ -26,11 +27,19 @@ int ExitCodeOf(Verdict verdict) {
   return kStatusDown;
 }
 
+std::string MetricsUrl(const std::string& bind, int port) {
+  return "http://" + common::FormatEndpoint(bind, port) + "/metrics";
+}
+
 json ProxyJson(const Deployment& deployment, const ProxyStatus& proxy) {
   json out = {{"port", deployment.proxy.port},
               {"pid", proxy.process ? json(proxy.process->pid) : json(nullptr)},
               {"health", proxy.answers ? "ok" : "down"},
               {"read_from", deployment.proxy.read_from}};
+  if (deployment.proxy.metrics_port != 0) {
+    out["metrics_port"] = deployment.proxy.metrics_port;
+    out["metrics_url"] = MetricsUrl(deployment.metrics.bind, deployment.proxy.metrics_port);
+  }
   if (proxy.supervised.is_object()) {
     for (const char* key : {"state", "restarts", "last_exit", "adopted", "log_tail"}) {
       if (proxy.supervised.contains(key)) out[key] = proxy.supervised[key];
@@ -80,6 +89,11 @@ json StatusJson(const Deployment& deployment, const DeploymentStatus& status) {
         {"pid", supervised && status.supervisor ? json(status.supervisor->pid) : json(nullptr)}}},
       {"shards", shards}};
   if (status.proxy) out["proxy"] = ProxyJson(deployment, *status.proxy);
+  if (deployment.metrics.enabled()) {
+    out["metrics"] = {{"port", deployment.metrics.port},
+                      {"bind", deployment.metrics.bind},
+                      {"url", MetricsUrl(deployment.metrics.bind, deployment.metrics.port)}};
+  }
   return out;
 }
 
@@ -135,6 +149,17 @@ void PrintHuman(const Deployment& deployment, const DeploymentStatus& status) {
   std::cout << FormatTable(rows);
   PrintExits(status.shards);
   if (status.proxy) PrintProxy(deployment, *status.proxy);
+  if (deployment.metrics.enabled()) {
+    std::cout << "metrics: " << MetricsUrl(deployment.metrics.bind, deployment.metrics.port);
+    if (deployment.proxy.metrics_port != 0) {
+      std::cout << " (proxy: " << MetricsUrl(deployment.metrics.bind, deployment.proxy.metrics_port)
+                << ")";
+    }
+    std::cout << "\n";
+  } else if (deployment.proxy.metrics_port != 0) {
+    std::cout << "metrics: proxy "
+              << MetricsUrl(deployment.metrics.bind, deployment.proxy.metrics_port) << "\n";
+  }
 }
 
 }  // namespace

@@ -51,11 +51,17 @@ std::variant<Deployment, int> DecideDeployment(const Spec& spec) {
     PrintError(proxy.error().message());
     return kExitUsage;
   }
+  auto metrics = ResolveMetrics(spec, *plan, *proxy);
+  if (!metrics.ok()) {
+    PrintError(metrics.error().message());
+    return kExitUsage;
+  }
   return Deployment{.plan = std::move(plan).value(),
                     .engine = std::move(engine).value(),
                     .supervision = spec.supervision,
                     .durability = spec.durability,
-                    .proxy = std::move(proxy).value()};
+                    .proxy = std::move(proxy).value(),
+                    .metrics = std::move(metrics).value()};
 }
 
 // Creates the deployment's directory and takes its up.lock.

@@ -56,6 +56,25 @@ json ReadStartEvents(int read_fd, const Progress& progress) {
   return last;
 }
 
+// An error naming `flag` when a shard's client or bus port is `port`.
+common::Status ShardPortClash(const Plan& plan, const std::string& flag, int port) {
+  for (const auto& shard : plan.shards) {
+    if (shard.port == port || shard.bus_port == port) {
+      return Error(flag + " " + std::to_string(port) + ": shard " + std::to_string(shard.index) +
+                   " uses it (pick a port outside " + std::to_string(plan.shards.front().port) +
+                   "-" + std::to_string(plan.shards.back().port) + " and their bus ports)");
+    }
+  }
+  return common::Ok();
+}
+
+// An error naming `flag` when `port` (0: none) cannot be bound on `address`.
+common::Status CheckPortFree(const std::string& address, int port, const std::string& flag) {
+  if (port == 0 || TakenPorts(address, {port}).empty()) return common::Ok();
+  return Error(flag + " " + std::to_string(port) + " is in use on " + address + " (pick another " +
+               flag + " or stop what listens there)");
+}
+
 }  // namespace
 
 common::Result<ProxyConfig> ResolveProxy(const Spec& spec, const Plan& plan) {
@@ -67,23 +86,50 @@ common::Result<ProxyConfig> ResolveProxy(const Spec& spec, const Plan& plan) {
     if (spec.proxy_read_from) {
       return Error("--proxy-read-from: needs --proxy-port (the port clients connect to)");
     }
+    if (spec.proxy_metrics_port) {
+      return Error("--proxy-metrics-port: needs --proxy-port (the proxy whose metrics to serve)");
+    }
     return proxy;
   }
   proxy.port = *spec.proxy_port;
   proxy.threads = spec.proxy_threads.value_or(0);
   proxy.read_from = spec.proxy_read_from.value_or("primary");
-  for (const auto& shard : plan.shards) {
-    if (shard.port == proxy.port || shard.bus_port == proxy.port) {
-      return Error("--proxy-port " + std::to_string(proxy.port) + ": shard " +
-                   std::to_string(shard.index) + " uses it (pick a port outside " +
-                   std::to_string(plan.shards.front().port) + "-" +
-                   std::to_string(plan.shards.back().port) + " and their bus ports)");
+  proxy.metrics_port = spec.proxy_metrics_port.value_or(0);
+  if (auto clash = ShardPortClash(plan, "--proxy-port", proxy.port); !clash.ok()) {
+    return clash.error();
+  }
+  if (proxy.metrics_port != 0) {
+    if (auto clash = ShardPortClash(plan, "--proxy-metrics-port", proxy.metrics_port);
+        !clash.ok()) {
+      return clash.error();
+    }
+    if (proxy.metrics_port == proxy.port) {
+      return Error("--proxy-metrics-port " + std::to_string(proxy.metrics_port) +
+                   ": --proxy-port uses it (pick another port for one of them)");
     }
   }
   auto binary = FindProxyBinary();
   if (!binary.ok()) return binary.error();
   proxy.binary = *binary;
   return proxy;
+}
+
+common::Result<MetricsConfig> ResolveMetrics(const Spec& spec, const Plan& plan,
+                                             const ProxyConfig& proxy) {
+  MetricsConfig metrics{.port = spec.metrics_port.value_or(0), .bind = spec.metrics_bind};
+  if (!metrics.enabled()) return metrics;
+  const std::string flag = "--metrics-port " + std::to_string(metrics.port);
+  if (auto clash = ShardPortClash(plan, "--metrics-port", metrics.port); !clash.ok()) {
+    return clash.error();
+  }
+  if (proxy.enabled() && metrics.port == proxy.port) {
+    return Error(flag + ": --proxy-port uses it (pick another port for one of them)");
+  }
+  if (proxy.metrics_port != 0 && metrics.port == proxy.metrics_port) {
+    return Error(flag + ": --proxy-metrics-port uses it (the supervisor and the proxy serve " +
+                 "/metrics on ports of their own: pick two, e.g. 9121 and 9122)");
+  }
+  return metrics;
 }
 
 Existing ClassifyExisting(const ExistingFacts& facts, const Deployment& requested) {
@@ -139,11 +185,15 @@ common::Status CheckPortsFree(const Deployment& deployment) {
                  " are in use by another process (choose another --base-port / "
                  "--bus-base-port, or stop that process)");
   }
-  if (deployment.proxy.enabled() && !TakenPorts(plan.bind, {deployment.proxy.port}).empty()) {
-    return Error("--proxy-port " + std::to_string(deployment.proxy.port) + " is in use on " +
-                 plan.bind + " (pick another --proxy-port or stop what listens there)");
+  const std::string& metrics_bind = deployment.metrics.bind;
+  if (auto used = CheckPortFree(plan.bind, deployment.proxy.port, "--proxy-port"); !used.ok()) {
+    return used;
   }
-  return common::Ok();
+  if (auto used = CheckPortFree(metrics_bind, deployment.metrics.port, "--metrics-port");
+      !used.ok()) {
+    return used;
+  }
+  return CheckPortFree(metrics_bind, deployment.proxy.metrics_port, "--proxy-metrics-port");
 }
 
 common::Result<UpLock> UpLock::Take(const DeploymentDir& dir, const Progress& progress) {

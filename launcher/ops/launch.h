@@ -30,6 +30,12 @@ namespace shardctl::launcher {
 // Errors name the flag and the fix (usage errors).
 common::Result<ProxyConfig> ResolveProxy(const Spec& spec, const Plan& plan);
 
+// The metrics part of the deployment record (`--metrics-port`, `--metrics-bind`): the supervisor's
+// port must be none of the shards', the proxy's or the proxy's metrics port. `proxy` is what
+// ResolveProxy made. Errors name the flag and the fix (usage errors).
+common::Result<MetricsConfig> ResolveMetrics(const Spec& spec, const Plan& plan,
+                                             const ProxyConfig& proxy);
+
 // What the state dir shows about a deployment before `up` starts it.
 struct ExistingFacts {
   std::optional<Deployment> recorded;  // deployment.json, when present and readable
@@ -61,8 +67,9 @@ Existing FindExisting(const DeploymentDir& dir, const Deployment& requested);
 // names the file and the fix (a usage error).
 common::Status CheckNoStrayData(const DeploymentDir& dir, const Deployment& deployment);
 
-// Every shard's client and bus port, then the proxy's, must be bindable on the plan's address.
-// The error lists the taken ports and the fix (a runtime error).
+// Every shard's client and bus port, then the proxy's, must be bindable on the plan's address,
+// and the metrics ports on the metrics address. The error lists the taken ports and the fix (a
+// runtime error).
 common::Status CheckPortsFree(const Deployment& deployment);
 
 // The deployment's up.lock, held while this object lives (or until Release). It serialises `up`s

@@ -92,6 +92,24 @@ std::optional<uint64_t> ReadStartTime(pid_t pid, bool allow_zombie) {
 
 }  // namespace
 
+std::optional<double> ReadCpuSeconds(const ProcessId& process) {
+  std::ifstream in("/proc/" + std::to_string(process.pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  uint64_t ticks = 0;
+  std::optional<uint64_t> start;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 14 || i == 15) ticks += common::ParseInteger<uint64_t>(field).value_or(0);
+    if (i == 22) start = common::ParseInteger<uint64_t>(field);
+  }
+  if (!start || *start != process.start_time) return std::nullopt;
+  return static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 Result<ProcessId> SpawnPinned(const SpawnOptions& options) {
   if (options.argv.empty()) return Error("spawn: no program given");
   PreparedChild child;

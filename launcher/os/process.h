@@ -54,6 +54,10 @@ bool IsRunning(const ProcessId& process);
 // Identity of a live PID (e.g. one we just spawned), or nullopt when it is gone.
 std::optional<ProcessId> IdentifyProcess(pid_t pid);
 
+// CPU time the process has used (user + system, /proc/PID/stat fields 14 and 15) in seconds;
+// nullopt when it is gone or is no longer that process (another start time).
+std::optional<double> ReadCpuSeconds(const ProcessId& process);
+
 // Cpus_allowed_list of /proc/PID/status as ids.
 common::Result<std::vector<int>> ReadAllowedCpus(pid_t pid);
 

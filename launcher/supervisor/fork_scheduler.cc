@@ -46,6 +46,13 @@ std::vector<ForkChoice> ChooseForks(const std::vector<PersistenceView>& shards,
   return chosen;
 }
 
+size_t CountWaiting(const std::vector<PersistenceView>& shards, const Durability& durability,
+                    int64_t now_unix, const std::vector<ForkChoice>& chosen) {
+  size_t due = 0;
+  for (const auto& shard : shards) due += ForkDue(shard, durability, now_unix);
+  return due > chosen.size() ? due - chosen.size() : 0;
+}
+
 uint64_t HostMemoryAvailable() {
   std::ifstream in("/proc/meminfo");
   std::string key;
@@ -124,7 +131,15 @@ void ForkScheduler::Tick(size_t& cursor) {
   auto now = std::chrono::duration_cast<std::chrono::seconds>(
                  std::chrono::system_clock::now().time_since_epoch())
                  .count();
-  for (const auto& choice : ChooseForks(views, durability_, now, HostMemoryAvailable(), cursor)) {
+  auto chosen = ChooseForks(views, durability_, now, HostMemoryAvailable(), cursor);
+  const auto tick = std::chrono::steady_clock::now();
+  if (last_tick_ != std::chrono::steady_clock::time_point{}) {
+    auto waited = std::chrono::duration_cast<std::chrono::microseconds>(tick - last_tick_);
+    fork_wait_us_ += waiting_ * static_cast<uint64_t>(waited.count());
+  }
+  last_tick_ = tick;
+  waiting_ = CountWaiting(views, durability_, now, chosen);
+  for (const auto& choice : chosen) {
     auto connection =
         RedisConnection::Connect(host_, ports_[choice.shard], std::chrono::milliseconds(500));
     if (!connection.ok()) continue;
@@ -135,6 +150,7 @@ void ForkScheduler::Tick(size_t& cursor) {
     if (running + 1 > most_concurrent_) most_concurrent_ = running + 1;
     ++running;
   }
+  forks_running_ = running;
 }
 
 void ForkScheduler::Loop() {

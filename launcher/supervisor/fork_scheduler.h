@@ -56,6 +56,10 @@ std::vector<ForkChoice> ChooseForks(const std::vector<PersistenceView>& shards,
                                     const Durability& durability, int64_t now_unix,
                                     uint64_t memory_available, size_t& cursor);
 
+// How many shards are due (ForkDue) but not among `chosen`: they wait for the limit or memory.
+size_t CountWaiting(const std::vector<PersistenceView>& shards, const Durability& durability,
+                    int64_t now_unix, const std::vector<ForkChoice>& chosen);
+
 // MemAvailable of /proc/meminfo in bytes; UINT64_MAX (no memory limit) when unreadable.
 uint64_t HostMemoryAvailable();
 
@@ -77,6 +81,10 @@ class ForkScheduler {
   // How many forks this scheduler started, and the most it saw running at once.
   int forks_started() const { return forks_started_; }
   int most_concurrent() const { return most_concurrent_; }
+  // Forks running at the last poll, and how long, summed over shards, due shards have waited
+  // for the limit or for memory (for /metrics). Any thread.
+  int forks_running() const { return forks_running_; }
+  double fork_wait_seconds() const { return fork_wait_us_ / 1e6; }
 
  private:
   void Loop();
@@ -89,6 +97,11 @@ class ForkScheduler {
   std::vector<std::atomic<bool>> save_requested_;
   std::atomic<int> forks_started_{0};
   std::atomic<int> most_concurrent_{0};
+  std::atomic<int> forks_running_{0};
+  std::atomic<uint64_t> fork_wait_us_{0};
+  // Due shards left waiting at the last tick, and when it was: the next tick adds their wait.
+  size_t waiting_ = 0;
+  std::chrono::steady_clock::time_point last_tick_{};
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

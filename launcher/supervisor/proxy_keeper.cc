@@ -35,6 +35,10 @@ std::vector<std::string> ProxyArgv(const Deployment& deployment) {
   if (deployment.proxy.read_from != "primary") {
     argv.insert(argv.end(), {"--read-from", deployment.proxy.read_from});
   }
+  if (deployment.proxy.metrics_port != 0) {
+    argv.insert(argv.end(), {"--metrics-port", std::to_string(deployment.proxy.metrics_port),
+                             "--metrics-bind", deployment.metrics.bind});
+  }
   return argv;
 }
 

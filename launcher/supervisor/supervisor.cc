@@ -233,6 +233,7 @@ void Supervisor::StopAll() {
   if (proxy_) proxy_->Stop();  // clients stop before the shards do
   if (health_) health_->Stop();
   if (forks_) forks_->Stop();
+  if (metrics_poller_) metrics_poller_->Stop();
   StopShards();
 }
 
@@ -385,6 +386,7 @@ int Supervisor::Run() {
   // Recorded as soon as the lock is ours, so `status` can name the supervisor during start-up.
   RecordPid();
   if (auto status = Listen(); !status.ok()) return fail(status.error());
+  if (auto status = StartMetrics(); !status.ok()) return fail(status.error());
   log_->info("supervisor {} for {} shards of {} {} ({})", getpid(), slots_.size(),
              deployment_.engine.Name(), deployment_.engine.version,
              adopting ? "adopting running shards" : "fresh start");

@@ -9,6 +9,7 @@
 //        │                         │   ForkScheduler thread: BGSAVE/BGREWRITEAOF under fork-limit
 //        │                         │   SIGTERM/SIGINT ─▶ stop the proxy, then all shards, exit 0
 //        │                         │   control.sock (JSON lines) ◀── status / down / restart / save
+//        │                         │   /metrics (--metrics-port) ◀── MetricsPoller thread's cache
 //        └──── events (JSON lines on the ready pipe): progress, ready | failed
 //
 // Shards run in their own sessions and are not killed when the supervisor dies: a crashed

@@ -12,6 +12,8 @@
 #include "launcher/cluster/failover.h"
 #include "launcher/supervisor/fork_scheduler.h"
 #include "launcher/supervisor/health_checker.h"
+#include "launcher/supervisor/metrics_http.h"
+#include "launcher/supervisor/metrics_poller.h"
 #include "launcher/supervisor/owned_handle.h"
 #include "launcher/supervisor/process_watcher.h"
 #include "launcher/supervisor/proxy_keeper.h"
@@ -67,6 +69,10 @@ class Supervisor {
   void RecordPid();
   void InstallSignalsAndTimers();
   common::Status StartProxyAndChecks(nlohmann::json& ready);
+  // The Prometheus endpoint (supervisor_metrics.cc): binds --metrics-port and starts polling the
+  // shards; nothing when the deployment has no metrics port. MetricsText() is the scrape's body.
+  common::Status StartMetrics();
+  std::string MetricsText() const;
   common::Result<nlohmann::json> StartFresh();
   common::Result<nlohmann::json> Adopt();
   void Respawn(ShardSlot& slot);
@@ -84,8 +90,10 @@ class Supervisor {
   Deployment deployment_;
   std::vector<std::unique_ptr<ShardSlot>> slots_;
   std::unique_ptr<HealthChecker> health_;
-  std::unique_ptr<ForkScheduler> forks_;  // only with persistence
-  std::unique_ptr<ProxyKeeper> proxy_;    // only with --proxy-port
+  std::unique_ptr<ForkScheduler> forks_;           // only with persistence
+  std::unique_ptr<ProxyKeeper> proxy_;             // only with --proxy-port
+  std::unique_ptr<MetricsPoller> metrics_poller_;  // only with --metrics-port
+  std::unique_ptr<MetricsServer> metrics_server_;  // only with --metrics-port
   std::shared_ptr<spdlog::logger> log_;
   int lock_fd_ = -1;
   // Value-initialized: data must start as nullptr, which BeginShutdown() reads to pick the close

@@ -2,6 +2,7 @@
 // to do, refuse), decided from facts alone.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,55 @@ TEST(ExistingDeploymentTest, ClassifiesWhatUpFinds) {
     EXPECT_EQ(existing.differences, test.differences);
     EXPECT_EQ(existing.shards, test.shards);
   }
+}
+
+// ResolveMetrics: the supervisor's metrics port must collide with nothing else `up` starts.
+struct MetricsCase {
+  const char* label;
+  std::optional<int> metrics_port;
+  int proxy_port;
+  int proxy_metrics_port;
+  std::string error;  // "" when accepted
+};
+
+const MetricsCase kMetricsCases[] = {
+    {"no metrics port", std::nullopt, 0, 0, ""},
+    {"a free port", 9121, 0, 0, ""},
+    {"next to a proxy", 9121, 6379, 9122, ""},
+    {"a shard's port", 7001, 0, 0,
+     "--metrics-port 7001: shard 1 uses it (pick a port outside 7000-7002 and their bus ports)"},
+    {"a shard's bus port", 17002, 0, 0, "--metrics-port 17002: shard 2 uses it"},
+    {"the proxy's port", 6379, 6379, 0,
+     "--metrics-port 6379: --proxy-port uses it (pick another port for one of them)"},
+    {"the proxy's metrics port", 9122, 6379, 9122,
+     "--metrics-port 9122: --proxy-metrics-port uses it"},
+};
+
+TEST(ResolveMetricsTest, RefusesPortsOtherPartsUse) {
+  for (const MetricsCase& test : kMetricsCases) {
+    SCOPED_TRACE(test.label);
+    Spec spec;
+    spec.metrics_port = test.metrics_port;
+    ProxyConfig proxy{.port = test.proxy_port, .metrics_port = test.proxy_metrics_port};
+    auto metrics = ResolveMetrics(spec, Requested(3).plan, proxy);
+    if (test.error.empty()) {
+      ASSERT_TRUE(metrics.ok()) << metrics.error().message();
+      EXPECT_EQ(metrics->port, test.metrics_port.value_or(0));
+      EXPECT_EQ(metrics->bind, "127.0.0.1");
+    } else {
+      ASSERT_FALSE(metrics.ok());
+      EXPECT_EQ(metrics.error().message().rfind(test.error, 0), 0u) << metrics.error().message();
+    }
+  }
+}
+
+TEST(ResolveProxyTest, ProxyMetricsPortNeedsTheProxy) {
+  Spec spec;
+  spec.proxy_metrics_port = 9122;
+  auto proxy = ResolveProxy(spec, Requested(3).plan);
+  ASSERT_FALSE(proxy.ok());
+  EXPECT_EQ(proxy.error().message(),
+            "--proxy-metrics-port: needs --proxy-port (the proxy whose metrics to serve)");
 }
 
 }  // namespace

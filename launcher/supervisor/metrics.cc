@@ -1,0 +1,141 @@
+#include "launcher/supervisor/metrics.h"
+
+#include <functional>
+#include <set>
+
+#include "common/prometheus.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using common::MetricLabels;
+using common::MetricsWriter;
+using common::MetricType;
+
+// A shard's value for one family; nullopt leaves the shard out (it did not answer).
+using ShardValue = std::function<std::optional<double>(const ShardMetrics&)>;
+
+MetricLabels ShardLabels(const ShardMetrics& shard) {
+  return {{"shard", std::to_string(shard.index)},
+          {"port", std::to_string(shard.port)},
+          {"role", shard.info.up ? shard.info.role : shard.planned_role},
+          {"numa_node", std::to_string(shard.numa_node)}};
+}
+
+void PerShard(MetricsWriter& out, const DeploymentMetrics& metrics, std::string_view name,
+              MetricType type, std::string_view help, const ShardValue& value) {
+  out.Family(name, type, help);
+  for (const auto& shard : metrics.shards) {
+    if (auto sample = value(shard)) out.Sample(ShardLabels(shard), *sample);
+  }
+}
+
+// The INFO field `field` of an answering shard.
+ShardValue Answered(uint64_t ShardInfo::*field) {
+  return [field](const ShardMetrics& shard) -> std::optional<double> {
+    if (!shard.info.up) return std::nullopt;
+    return static_cast<double>(shard.info.*field);
+  };
+}
+
+void WriteRedisExporterFamilies(MetricsWriter& out, const DeploymentMetrics& metrics) {
+  PerShard(out, metrics, "redis_up", MetricType::kGauge,
+           "1 when the shard answered the supervisor's last poll, else 0.",
+           [](const ShardMetrics& shard) { return shard.info.up ? 1.0 : 0.0; });
+  struct Field {
+    std::string_view name;
+    MetricType type;
+    std::string_view help;
+    uint64_t ShardInfo::*field;
+  };
+  const Field fields[] = {
+      {"redis_memory_used_bytes", MetricType::kGauge, "INFO used_memory.", &ShardInfo::used_memory},
+      {"redis_memory_max_bytes", MetricType::kGauge, "INFO maxmemory (the shard's cap).",
+       &ShardInfo::maxmemory},
+      {"redis_connected_clients", MetricType::kGauge, "INFO connected_clients.",
+       &ShardInfo::connected_clients},
+      {"redis_commands_processed_total", MetricType::kCounter, "INFO total_commands_processed.",
+       &ShardInfo::total_commands_processed},
+      {"redis_keyspace_hits_total", MetricType::kCounter, "INFO keyspace_hits.",
+       &ShardInfo::keyspace_hits},
+      {"redis_keyspace_misses_total", MetricType::kCounter, "INFO keyspace_misses.",
+       &ShardInfo::keyspace_misses},
+      {"redis_evicted_keys_total", MetricType::kCounter, "INFO evicted_keys.",
+       &ShardInfo::evicted_keys},
+      {"redis_rdb_last_cow_size_bytes", MetricType::kGauge,
+       "INFO rdb_last_cow_size: bytes copied on write during the last RDB fork.",
+       &ShardInfo::rdb_last_cow_size},
+  };
+  for (const Field& field : fields) {
+    PerShard(out, metrics, field.name, field.type, field.help, Answered(field.field));
+  }
+  out.Family("redis_db_keys", MetricType::kGauge, "Keys per database (INFO keyspace).");
+  for (const auto& shard : metrics.shards) {
+    if (!shard.info.up) continue;
+    auto dbs = shard.info.db_keys;
+    // Redis lists only databases with keys; an empty shard still has db0, with none.
+    if (dbs.empty()) dbs.emplace_back("db0", 0);
+    for (const auto& [db, keys] : dbs) {
+      MetricLabels labels = ShardLabels(shard);
+      labels.emplace_back("db", db);
+      out.Sample(labels, static_cast<double>(keys));
+    }
+  }
+  out.Family("redis_connected_slave_lag_seconds", MetricType::kGauge,
+             "Replication lag of each replica, as its primary reports it (INFO replication).");
+  for (const auto& shard : metrics.shards) {
+    for (const auto& replica : shard.info.replicas) {
+      MetricLabels labels = ShardLabels(shard);
+      labels.emplace_back("slave_ip", replica.ip);
+      labels.emplace_back("slave_port", std::to_string(replica.port));
+      labels.emplace_back("slave_state", replica.state);
+      out.Sample(labels, static_cast<double>(replica.lag_seconds));
+    }
+  }
+}
+
+void WriteDeploymentFamilies(MetricsWriter& out, const DeploymentMetrics& metrics) {
+  PerShard(out, metrics, "shardctl_shard_restarts_total", MetricType::kCounter,
+           "Times the supervisor restarted the shard since it started.",
+           [](const ShardMetrics& shard) { return static_cast<double>(shard.restarts); });
+  PerShard(out, metrics, "shardctl_shard_cpu_seconds_total", MetricType::kCounter,
+           "CPU time (user + system) of the shard's current process, from /proc.",
+           [](const ShardMetrics& shard) { return shard.cpu_seconds; });
+  int forking = 0;
+  bool cluster_ok = !metrics.shards.empty();
+  std::set<int> moving;
+  for (const auto& shard : metrics.shards) {
+    forking += shard.info.forking;
+    cluster_ok = cluster_ok && shard.info.up && shard.info.cluster_ok;
+    moving.insert(shard.info.moving_slots.begin(), shard.info.moving_slots.end());
+  }
+  out.Family("shardctl_forks_in_progress", MetricType::kGauge,
+             "BGSAVE / AOF rewrite forks running now on the deployment's shards.");
+  out.Sample({}, metrics.forks_in_progress.value_or(forking));
+  out.Family("shardctl_fork_wait_seconds_total", MetricType::kCounter,
+             "Time shards due for a save waited for the fork limit or for free memory.");
+  out.Sample({}, metrics.fork_wait_seconds);
+  out.Family("shardctl_cluster_state_ok", MetricType::kGauge,
+             "1 when every shard answers and reports cluster_state:ok, else 0.");
+  out.Sample({}, cluster_ok ? 1 : 0);
+  out.Family("shardctl_slot_moves_in_progress", MetricType::kGauge,
+             "Slots in MIGRATING or IMPORTING state on any shard.");
+  out.Sample({}, static_cast<double>(moving.size()));
+  out.Family("shardctl_deployment_info", MetricType::kGauge,
+             "Always 1; the labels name the deployment and its engine.");
+  out.Sample({{"name", metrics.name},
+              {"engine", metrics.engine},
+              {"engine_version", metrics.engine_version}},
+             1);
+}
+
+}  // namespace
+
+std::string RenderSupervisorMetrics(const DeploymentMetrics& metrics) {
+  MetricsWriter out;
+  WriteRedisExporterFamilies(out, metrics);
+  WriteDeploymentFamilies(out, metrics);
+  return out.text();
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,45 @@
+// What the supervisor's Prometheus /metrics says, as text. Pure: the numbers come in, the
+// exposition text comes out (unit-tested against promtool's rules).
+//
+//   MetricsPoller (thread: INFO, CLUSTER INFO/NODES, /proc every second) ─┐
+//   the loop (restarts per shard) ─────────────────────────────────────────┼─▶ DeploymentMetrics
+//   ForkScheduler (forks running, time due shards waited) ────────────────┘        │
+//                                                        RenderSupervisorMetrics ◀─┘
+//
+// Every shard's series carry the labels shard, port, role and numa_node. The redis_* names and
+// meanings are redis_exporter's, so dashboards built for it work unchanged; shardctl_* are ours.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launcher/cluster/shard_info.h"
+
+namespace shardctl::launcher {
+
+// One shard: where the plan put it, what the last poll saw, what the supervisor did to it.
+struct ShardMetrics {
+  int index = 0;
+  int port = 0;
+  int numa_node = 0;
+  std::string planned_role = "primary";  // the label while the shard does not answer
+  ShardInfo info;                        // the last poll; info.up == false: no answer
+  std::optional<double> cpu_seconds;     // /proc of the running process; nullopt: none runs
+  int restarts = 0;
+};
+
+struct DeploymentMetrics {
+  std::string name;
+  std::string engine;  // "redis" / "valkey"
+  std::string engine_version;
+  std::vector<ShardMetrics> shards;  // by index
+  // From the fork scheduler (persistence rdb/aof); without one, the shards forking now.
+  std::optional<int> forks_in_progress;
+  double fork_wait_seconds = 0;  // time due shards waited for the fork limit or memory
+};
+
+// The whole /metrics body.
+std::string RenderSupervisorMetrics(const DeploymentMetrics& metrics);
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,155 @@
+#include "launcher/supervisor/metrics_http.h"
+
+#include <algorithm>
+
+#include "common/endpoint.h"
+#include "common/http.h"
+#include "launcher/supervisor/owned_handle.h"
+
+namespace shardctl::launcher {
+namespace {
+
+constexpr uint64_t kMaxConnectionAgeMs = 5000;
+constexpr uint64_t kSweepIntervalMs = 1000;
+constexpr size_t kMaxConnections = 32;
+
+}  // namespace
+
+struct MetricsServer::Listener : OwnedHandle {
+  ~Listener() override {
+    if (server != nullptr) server->listener_ = nullptr;
+  }
+  uv_tcp_t tcp{};
+  MetricsServer* server = nullptr;
+};
+
+struct MetricsServer::Sweeper : OwnedHandle {
+  ~Sweeper() override {
+    if (server != nullptr) server->sweeper_ = nullptr;
+  }
+  uv_timer_t timer{};
+  MetricsServer* server = nullptr;
+};
+
+struct MetricsServer::Connection : OwnedHandle {
+  ~Connection() override {
+    if (server != nullptr) server->Forget(this);
+  }
+  uv_tcp_t tcp{};
+  uv_write_t write{};
+  char buffer[1024];
+  common::MetricsRequest request;
+  std::string response;
+  uint64_t opened_ms = 0;
+  MetricsServer* server = nullptr;
+
+  uv_handle_t* handle() { return reinterpret_cast<uv_handle_t*>(&tcp); }
+  uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&tcp); }
+  void Close() { CloseOwnedHandle(handle()); }
+  void Answer();
+};
+
+void MetricsServer::Connection::Answer() {
+  uv_read_stop(stream());
+  response = common::MetricsResponse(request, server->body_);
+  uv_buf_t buf = uv_buf_init(response.data(), static_cast<unsigned>(response.size()));
+  write.data = this;
+  auto done = [](uv_write_t* written, int) {
+    static_cast<Connection*>(written->data)->Close();  // one request per connection
+  };
+  if (uv_write(&write, stream(), &buf, 1, done) != 0) Close();
+}
+
+MetricsServer::MetricsServer(uv_loop_t* loop, Body body) : loop_(loop), body_(std::move(body)) {}
+
+MetricsServer::~MetricsServer() {
+  for (Connection* connection : std::vector<Connection*>(connections_)) {
+    connection->server = nullptr;
+    connection->Close();
+  }
+  connections_.clear();
+  if (listener_ != nullptr) {
+    listener_->server = nullptr;
+    CloseOwnedHandle(reinterpret_cast<uv_handle_t*>(&listener_->tcp));
+  }
+  if (sweeper_ != nullptr) {
+    sweeper_->server = nullptr;
+    CloseOwnedHandle(reinterpret_cast<uv_handle_t*>(&sweeper_->timer));
+  }
+}
+
+common::Status MetricsServer::Listen(const std::string& host, int port) {
+  const std::string where = common::FormatEndpoint(host, port);
+  sockaddr_storage address{};
+  if (uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in*>(&address)) != 0 &&
+      uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6*>(&address)) != 0) {
+    return common::Error(where + ": not an IP address");
+  }
+  listener_ = new Listener();
+  listener_->server = this;
+  uv_tcp_init(loop_, &listener_->tcp);
+  listener_->tcp.data = listener_;
+  int error = uv_tcp_bind(&listener_->tcp, reinterpret_cast<sockaddr*>(&address), 0);
+  if (error == 0) {
+    error = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_->tcp), 64,
+                      [](uv_stream_t* stream, int status) {
+                        auto* listener = static_cast<Listener*>(stream->data);
+                        if (status == 0 && listener->server != nullptr) listener->server->Accept();
+                      });
+  }
+  if (error != 0) {
+    listener_->server = nullptr;
+    CloseOwnedHandle(reinterpret_cast<uv_handle_t*>(&listener_->tcp));
+    listener_ = nullptr;
+    return common::Error(where + ": " + uv_strerror(error));
+  }
+  sweeper_ = new Sweeper();
+  sweeper_->server = this;
+  uv_timer_init(loop_, &sweeper_->timer);
+  sweeper_->timer.data = sweeper_;
+  uv_timer_start(
+      &sweeper_->timer,
+      [](uv_timer_t* timer) {
+        auto* sweeper = static_cast<Sweeper*>(timer->data);
+        if (sweeper->server != nullptr) sweeper->server->Sweep();
+      },
+      kSweepIntervalMs, kSweepIntervalMs);
+  return common::Ok();
+}
+
+void MetricsServer::Accept() {
+  auto* connection = new Connection();
+  uv_tcp_init(loop_, &connection->tcp);
+  connection->tcp.data = connection;
+  if (uv_accept(reinterpret_cast<uv_stream_t*>(&listener_->tcp), connection->stream()) != 0 ||
+      connections_.size() >= kMaxConnections) {
+    connection->Close();  // never tracked: its destructor has no server to tell
+    return;
+  }
+  connection->server = this;
+  connection->opened_ms = uv_now(loop_);
+  connections_.push_back(connection);
+  uv_read_start(
+      connection->stream(),
+      [](uv_handle_t* handle, size_t, uv_buf_t* buf) {
+        auto* owner = static_cast<Connection*>(handle->data);
+        *buf = uv_buf_init(owner->buffer, sizeof owner->buffer);
+      },
+      [](uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+        auto* owner = static_cast<Connection*>(stream->data);
+        if (nread < 0 || owner->server == nullptr) return owner->Close();
+        auto state = owner->request.Feed(std::string_view(buf->base, static_cast<size_t>(nread)));
+        if (state != common::MetricsRequest::State::kIncomplete) owner->Answer();
+      });
+}
+
+void MetricsServer::Sweep() {
+  const uint64_t now = uv_now(loop_);
+  for (Connection* connection : std::vector<Connection*>(connections_)) {
+    if (now - connection->opened_ms >= kMaxConnectionAgeMs) connection->Close();
+  }
+}
+
+void MetricsServer::Forget(Connection* connection) { std::erase(connections_, connection); }
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,57 @@
+// Polls every shard for the supervisor's /metrics on a thread of its own, so a scrape never waits
+// for a shard: each `interval` it asks every shard for INFO, CLUSTER INFO and CLUSTER NODES (one
+// round trip over a kept connection, bounded by `timeout`) and reads the CPU time of the process
+// its pid file names from /proc, then publishes the whole round at once. The loop's HTTP handler
+// only copies the latest round (Latest()) and formats it.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "launcher/cluster/shard_info.h"
+#include "launcher/model/deployment.h"
+#include "launcher/model/deployment_dir.h"
+
+namespace shardctl::launcher {
+
+class MetricsPoller {
+ public:
+  struct Sample {
+    ShardInfo info;                     // info.up == false: the shard did not answer
+    std::optional<double> cpu_seconds;  // nullopt: no live process in the pid file
+  };
+
+  MetricsPoller(const Plan& plan, DeploymentDir dir, std::chrono::milliseconds interval,
+                std::chrono::milliseconds timeout);
+  ~MetricsPoller();  // stops and joins the thread
+  MetricsPoller(const MetricsPoller&) = delete;
+  MetricsPoller& operator=(const MetricsPoller&) = delete;
+
+  void Start();
+  void Stop();
+
+  // The last complete round, by shard index (all down before the first round ends). Any thread.
+  std::vector<Sample> Latest() const;
+
+ private:
+  void Loop();
+  std::vector<Sample> PollAll(std::vector<std::optional<RedisConnection>>& connections);
+
+  std::string host_;
+  std::vector<int> ports_;
+  DeploymentDir dir_;
+  std::chrono::milliseconds interval_;
+  std::chrono::milliseconds timeout_;
+  mutable std::mutex mutex_;  // guards latest_ and stopping_
+  std::vector<Sample> latest_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,59 @@
+// The supervisor's Prometheus endpoint: what Supervisor::StartMetrics sets up and what a scrape
+// returns. The numbers come from the MetricsPoller thread (the shards), the loop (restarts) and
+// the ForkScheduler; formatting them is metrics.h. See metrics_http.h for the HTTP side.
+#include "common/endpoint.h"
+#include "launcher/supervisor/metrics.h"
+#include "launcher/supervisor/supervisor_internal.h"
+
+namespace shardctl::launcher {
+namespace {
+
+constexpr auto kMetricsPollInterval = std::chrono::seconds(1);
+constexpr auto kMetricsPollTimeout = std::chrono::milliseconds(500);
+
+}  // namespace
+
+common::Status Supervisor::StartMetrics() {
+  const MetricsConfig& config = deployment_.metrics;
+  if (!config.enabled()) return common::Ok();
+  metrics_server_ = std::make_unique<MetricsServer>(&loop_, [this] { return MetricsText(); });
+  if (auto listening = metrics_server_->Listen(config.bind, config.port); !listening.ok()) {
+    return listening.error().Context("--metrics-port " + std::to_string(config.port) +
+                                     ": cannot listen (pick another --metrics-port or stop what "
+                                     "listens there)");
+  }
+  metrics_poller_ = std::make_unique<MetricsPoller>(deployment_.plan, dir_, kMetricsPollInterval,
+                                                    kMetricsPollTimeout);
+  metrics_poller_->Start();
+  log_->info("Prometheus metrics on http://{}/metrics",
+             common::FormatEndpoint(config.bind, config.port));
+  return common::Ok();
+}
+
+std::string Supervisor::MetricsText() const {
+  DeploymentMetrics metrics{.name = deployment_.plan.name,
+                            .engine = deployment_.engine.Name(),
+                            .engine_version = deployment_.engine.version};
+  std::vector<MetricsPoller::Sample> samples;
+  if (metrics_poller_) samples = metrics_poller_->Latest();
+  for (const auto& slot : slots_) {
+    const ShardPlan& shard = deployment_.plan.shards[slot->index];
+    ShardMetrics entry{.index = shard.index,
+                       .port = shard.port,
+                       .numa_node = shard.numa_node,
+                       .planned_role = RoleName(shard.role),
+                       .restarts = slot->watcher.restarts()};
+    if (static_cast<size_t>(slot->index) < samples.size()) {
+      entry.info = samples[slot->index].info;
+      entry.cpu_seconds = samples[slot->index].cpu_seconds;
+    }
+    metrics.shards.push_back(std::move(entry));
+  }
+  if (forks_) {
+    metrics.forks_in_progress = forks_->forks_running();
+    metrics.fork_wait_seconds = forks_->fork_wait_seconds();
+  }
+  return RenderSupervisorMetrics(metrics);
+}
+
+}  // namespace shardctl::launcher
