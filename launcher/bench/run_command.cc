@@ -17,6 +17,7 @@
 #include "launcher/cluster/redis_client.h"
 #include "launcher/term/exit_codes.h"
 #include "launcher/term/output.h"
+#include "launcher/term/progress.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -137,7 +138,8 @@ int RunBench(const std::vector<std::string>& args) {
   auto slots = ProbeTarget(*options);
   if (!slots.ok()) return Fail(slots.error().message(), kExitRuntime);
   const SlotTable* table = slots->has_value() ? &**slots : nullptr;
-  bool terminal = isatty(STDERR_FILENO) == 1;
+  // The in-place progress line: on a terminal, and never under --json.
+  bool terminal = ProgressAllowed(options->json);
   std::signal(SIGINT, OnStopSignal);
   std::signal(SIGTERM, OnStopSignal);
   if (options->workload.populate) {
@@ -148,7 +150,7 @@ int RunBench(const std::vector<std::string>& args) {
   }
   auto result =
       MeasureLoad(*options, table, &g_stop_requested, ProgressPrinter(*options, terminal, ""));
-  if (terminal && !options->json) std::fprintf(stderr, "\n");
+  if (terminal) std::fprintf(stderr, "\n");
   if (!result.ok()) return Fail(result.error().message(), kExitRuntime);
   if (options->json) {
     std::cout << BenchJson(*options, *result).dump(2) << "\n";

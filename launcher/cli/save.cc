@@ -8,6 +8,7 @@
 #include "launcher/cli/commands.h"
 #include "launcher/supervisor/supervisor.h"
 #include "launcher/term/output.h"
+#include "launcher/term/progress.h"
 
 namespace shardctl::launcher {
 
@@ -23,7 +24,13 @@ int RunSave(const Invocation& invocation) {
     PrintError(reply.ok() ? reply->value("error", "save refused") : reply.error().message());
     return reply.ok() ? kExitUsage : kExitRuntime;
   }
-  auto saved = WaitForSaves(plan, before, started);
+  ProgressDisplay progress(ProgressAllowed(invocation.json));
+  auto saved = WaitForSaves(plan, before, started, [&](size_t done, size_t total, int forking) {
+    progress.Show("saving: " + std::to_string(forking) + " forking now, fork limit " +
+                      std::to_string(reply->value("fork_limit", 1)) + ", saved",
+                  done, total);
+  });
+  progress.Clear();
   if (!saved.ok()) {
     PrintError(saved.error().message());
     return kExitRuntime;

@@ -13,6 +13,7 @@
 #include "launcher/os/files.h"
 #include "launcher/supervisor/supervisor.h"
 #include "launcher/term/output.h"
+#include "launcher/term/progress.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -26,7 +27,7 @@ std::string StateDirHint(const Spec& spec) {
   return hint;
 }
 
-// Prints a message of the supervisor's start-up (or of `up` itself) as it happens.
+// Prints a notice of `up` itself (waiting for another `up`) as one line.
 void PrintProgress(const std::string& message) { std::cerr << "shardctl: " << message << "\n"; }
 
 // The deployment record `up` would write: placement, engine, supervision, durability, proxy.
@@ -177,9 +178,11 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
 int RunInForeground(const DeploymentDir& dir, const Deployment& deployment, const Spec& spec,
                     UpLock& lock, Clock::time_point started, bool as_json) {
   lock.Release();
+  ProgressDisplay progress(ProgressAllowed(as_json));
   return RunSupervisor(dir, [&](const json& event) {
     std::string kind = event.value("event", "");
-    if (kind == "progress") PrintProgress(event.value("message", ""));
+    if (kind == "progress") return progress.Show(event.value("message", ""));
+    progress.Clear();
     if (kind == "failed") PrintError(event.value("error", "start-up failed"));
     if (kind == "ready") {
       PrintStarted(deployment, spec, event, Clock::now() - started, as_json);
@@ -190,9 +193,12 @@ int RunInForeground(const DeploymentDir& dir, const Deployment& deployment, cons
 
 int RunInBackground(const DeploymentDir& dir, const Deployment& deployment, const Spec& spec,
                     bool adopting, Clock::time_point started, bool as_json) {
-  auto ready = StartSupervisor(dir, spec.name, [as_json](const std::string& message) {
-    if (!as_json) PrintProgress(message);
-  });
+  ProgressDisplay progress(ProgressAllowed(as_json));
+  progress.Show("starting " + std::to_string(deployment.plan.shards.size()) + " shards");
+  auto ready = StartSupervisor(
+      dir, spec.name, [&progress](const std::string& message) { progress.Show(message); },
+      [&progress] { progress.Tick(); });
+  progress.Clear();
   if (!ready.ok()) {
     // A failed adoption leaves the running shards as they were.
     if (!adopting) UndoFailedStart(dir, deployment);

@@ -1,11 +1,13 @@
 #include "launcher/ops/launch.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -35,25 +37,32 @@ void ForwardStop(int) {
   if (g_supervisor_pid > 0) kill(g_supervisor_pid, SIGTERM);
 }
 
-// Reads the supervisor's events until it reports ready/failed or closes the pipe.
-json ReadStartEvents(int read_fd, const Progress& progress) {
-  FILE* events = fdopen(read_fd, "r");
-  char* line = nullptr;
-  size_t capacity = 0;
+// Reads the supervisor's events until it reports ready/failed or closes the pipe; `waiting` is
+// called every 200 ms while no event comes.
+json ReadStartEvents(int read_fd, const Progress& progress, const std::function<void()>& waiting) {
   json last = {{"event", "failed"}, {"error", "the supervisor exited during start-up"}};
-  while (getline(&line, &capacity, events) > 0) {
-    json event = json::parse(line, nullptr, false);
-    if (event.is_discarded()) continue;
-    if (event.value("event", "") == "progress") {
+  std::string buffer;
+  char chunk[4096];
+  for (;;) {
+    size_t newline;
+    while ((newline = buffer.find('\n')) != std::string::npos) {
+      json event = json::parse(buffer.substr(0, newline), nullptr, false);
+      buffer.erase(0, newline + 1);
+      if (event.is_discarded()) continue;
+      if (event.value("event", "") != "progress") return event;
       progress(event.value("message", ""));
+    }
+    pollfd readable{.fd = read_fd, .events = POLLIN, .revents = 0};
+    int ready = poll(&readable, 1, 200);
+    if (ready == 0 || (ready < 0 && errno == EINTR)) {
+      if (waiting) waiting();
       continue;
     }
-    last = event;
-    break;
+    ssize_t n = ready > 0 ? read(read_fd, chunk, sizeof chunk) : -1;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return last;
+    buffer.append(chunk, static_cast<size_t>(n));
   }
-  free(line);
-  fclose(events);
-  return last;
 }
 
 // An error naming `flag` when a shard's client or bus port is `port`.
@@ -229,7 +238,8 @@ void UpLock::Release() {
 }
 
 common::Result<json> StartSupervisor(const DeploymentDir& dir, const std::string& name,
-                                     const Progress& progress) {
+                                     const Progress& progress,
+                                     const std::function<void()>& waiting) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return Error("pipe failed");
   std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string(),
@@ -250,7 +260,8 @@ common::Result<json> StartSupervisor(const DeploymentDir& dir, const std::string
   g_supervisor_pid = supervisor->pid;
   signal(SIGINT, ForwardStop);
   signal(SIGTERM, ForwardStop);
-  json event = ReadStartEvents(fds[0], progress);
+  json event = ReadStartEvents(fds[0], progress, waiting);
+  close(fds[0]);
   const bool ready = event.value("event", "") == "ready";
   if (!ready) waitpid(supervisor->pid, nullptr, 0);  // it stops its shards before it exits
   signal(SIGINT, SIG_DFL);

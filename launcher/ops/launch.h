@@ -95,12 +95,14 @@ class UpLock {
 };
 
 // Starts `shardctl supervise` for the deployment `name` recorded in `dir`, in its own session,
-// and reads its start-up events: "progress" messages go to `progress`; returns the "ready" event
+// and reads its start-up events: "progress" messages go to `progress`, and `waiting` (if set) is
+// called every 200 ms between events (to redraw a progress line); returns the "ready" event
 // (timings, supervisor_pid, adopted, restarted, cluster_state, proxy_port) or the "failed" event's
 // error. Until then SIGINT and SIGTERM are passed on to the supervisor, which stops what it started
 // and reports "failed". When this returns an error, the supervisor has exited.
 common::Result<nlohmann::json> StartSupervisor(const DeploymentDir& dir, const std::string& name,
-                                               const Progress& progress);
+                                               const Progress& progress,
+                                               const std::function<void()>& waiting = {});
 
 // After a failed fresh start: stops the shards the pid files still name and removes the
 // deployment record. Does nothing when a supervisor holds the lock: a concurrent `up` won the

@@ -36,7 +36,8 @@ std::vector<ForkCount> ObserveForks(const Plan& plan) {
 }
 
 common::Result<SaveReport> WaitForSaves(const Plan& plan, const std::vector<ForkCount>& before,
-                                        std::chrono::steady_clock::time_point started) {
+                                        std::chrono::steady_clock::time_point started,
+                                        const SaveProgress& progress) {
   SaveReport report;
   std::vector<std::string> statuses(plan.shards.size());
   for (;;) {
@@ -51,6 +52,7 @@ common::Result<SaveReport> WaitForSaves(const Plan& plan, const std::vector<Fork
       }
     }
     report.most_forks_seen = std::max(report.most_forks_seen, forking);
+    if (progress) progress(done, plan.shards.size(), forking);
     if (done == plan.shards.size()) break;
     if (std::chrono::steady_clock::now() - started > kSaveTimeout) {
       return common::Error("save: " + std::to_string(plan.shards.size() - done) +

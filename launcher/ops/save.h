@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,14 @@ struct SaveReport {
   int most_forks_seen = 0;  // the most shards seen forking at once
 };
 
+// How a save is going, after every poll: shards saved so far, of `total`, and forking now.
+using SaveProgress = std::function<void(size_t saved, size_t total, int forking)>;
+
 // Polls every shard until each has forked since `before` and finished, for up to 30 minutes
-// from `started`; the error says how many shards were not saved by then.
+// from `started`; the error says how many shards were not saved by then. `progress` (if set)
+// hears after each poll.
 common::Result<SaveReport> WaitForSaves(const Plan& plan, const std::vector<ForkCount>& before,
-                                        std::chrono::steady_clock::time_point started);
+                                        std::chrono::steady_clock::time_point started,
+                                        const SaveProgress& progress = {});
 
 }  // namespace shardctl::launcher

@@ -118,6 +118,7 @@ Result<StartReport> StartDeployment(const Deployment& deployment, const Deployme
     }
     return error;
   };
+  progress("spawning " + std::to_string(deployment.plan.shards.size()) + " shards");
   for (const auto& shard : deployment.plan.shards) {
     auto process = SpawnShard(deployment, dir, shard, /*fresh=*/!*resume);
     if (!process.ok()) return fail(process.error().Context(ShardName(shard)));
@@ -125,12 +126,14 @@ Result<StartReport> StartDeployment(const Deployment& deployment, const Deployme
   }
   report.spawn = Since(started_at);
   progress("spawned " + std::to_string(report.shards.size()) + " shards in " +
-           std::to_string(report.spawn.count()) + " ms");
+           std::to_string(report.spawn.count()) + " ms; waiting for them to answer PING");
   auto watcher = ExitWatcher(deployment, dir, report.shards, abort_check);
   auto nodes = ClusterNodesOf(deployment.plan);
   if (auto status = WaitForPing(nodes, deadline, watcher); !status.ok())
     return fail(status.error());
   report.first_ping = Since(started_at);
+  progress("all " + std::to_string(report.shards.size()) + " shards answer PING; " +
+           (*resume ? "resuming" : "forming") + " the cluster");
   for (size_t i = 0; i < report.shards.size(); ++i) {
     const auto& shard = deployment.plan.shards[i];
     if (auto status = VerifyPinning(shard, report.shards[i].pid); !status.ok()) {
