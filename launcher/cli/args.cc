@@ -4,7 +4,9 @@
 #include <map>
 #include <set>
 
+#include "common/duration.h"
 #include "common/numbers.h"
+#include "launcher/ops/top.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -12,9 +14,9 @@ namespace {
 using common::Error;
 using common::Result;
 
-const std::vector<std::string> kCommands = {
-    "plan", "up",        "status", "down", "restart", "logs", "rebalance-roles",
-    "save", "supervise", "help",   "bench"};
+const std::vector<std::string> kCommands = {"plan",      "up",   "status",          "down",
+                                            "restart",   "logs", "rebalance-roles", "save",
+                                            "supervise", "help", "bench",           "top"};
 
 // Spec keys a command accepts besides the shared --name/--state-dir/--config.
 bool TakesFullSpec(const std::string& command) { return command == "plan" || command == "up"; }
@@ -35,10 +37,14 @@ const std::map<std::string, std::set<std::string>> kSwitches = {
 // Flags with a value that are not spec settings.
 const std::map<std::string, std::set<std::string>> kValueFlags = {
     {"config",
-     {"plan", "up", "status", "down", "restart", "logs", "rebalance-roles", "save", "supervise"}},
+     {"plan", "up", "status", "down", "restart", "logs", "rebalance-roles", "save", "supervise",
+      "top"}},
     {"sysfs-root", {"plan"}},
     {"lines", {"logs"}},
     {"ready-fd", {"supervise"}},
+    {"interval", {"top"}},
+    {"sort", {"top"}},
+    {"count", {"top"}},
 };
 
 std::vector<std::string_view> KnownFlags() {
@@ -66,6 +72,29 @@ bool Applies(const std::string& flag, const std::string& command) {
   return false;
 }
 
+// `top`'s own flags: how often, in which order, how many times.
+common::Status ApplyTopFlag(const std::string& flag, const std::string& value,
+                            Invocation& invocation) {
+  if (flag == "interval") {
+    auto interval = common::ParseDuration(value);
+    if (!interval.ok() || interval->count() < 100) {
+      return Error("--interval: \"" + value + "\" is not a duration of at least 100ms (e.g. 1s)");
+    }
+    invocation.interval = *interval;
+  } else if (flag == "sort") {
+    if (!ParseTopSort(value)) {
+      return Error("--sort: \"" + value +
+                   "\" is not a sort key (use shard, ops, mem, cpu, clients or hits)");
+    }
+    invocation.sort = value;
+  } else {
+    std::optional<int> count = common::ParseIntegerIn(value, 1, 1000000);
+    if (!count) return Error("--count: \"" + value + "\" is not a number of refreshes (e.g. 5)");
+    invocation.count = *count;
+  }
+  return common::Ok();
+}
+
 common::Status ApplyValueFlag(const std::string& flag, const std::string& value,
                               Invocation& invocation) {
   if (IsSpecKey(flag)) {
@@ -78,6 +107,8 @@ common::Status ApplyValueFlag(const std::string& flag, const std::string& value,
     std::optional<int> lines = common::ParseInteger<int>(value);
     if (!lines || *lines < 0) return Error("--lines: \"" + value + "\" is not a number of lines");
     invocation.lines = *lines;
+  } else if (flag == "interval" || flag == "sort" || flag == "count") {
+    return ApplyTopFlag(flag, value, invocation);
   } else if (flag == "ready-fd") {
     std::optional<int> fd = common::ParseInteger<int>(value);
     if (!fd || *fd < 0) {
@@ -126,7 +157,8 @@ Result<Invocation> ParseCommand(const std::vector<std::string>& args) {
     if (!known) {
       return Error(
           "help: no command \"" + *invocation.help_topic +
-          "\" (commands: plan, up, status, down, restart, logs, rebalance-roles, save, bench)");
+          "\" (commands: plan, up, status, top, down, restart, logs, rebalance-roles, save, "
+          "bench)");
     }
   }
   return invocation;

@@ -1,6 +1,7 @@
 // Command-line parsing for shardctl. Pure: argv in, an Invocation or a usage error out.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,7 +13,7 @@
 namespace shardctl::launcher {
 
 struct Invocation {
-  std::string command;            // plan, up, status, down, restart, logs, supervise, help, version
+  std::string command;  // plan, up, status, top, down, restart, logs, supervise, help, version
   std::vector<Setting> settings;  // spec flags, in the order given
   std::optional<std::string> config_file;
   std::optional<std::string> sysfs_root;
@@ -26,6 +27,9 @@ struct Invocation {
   int lines = 50;            // logs --lines
   std::optional<int> shard;  // restart SHARD, logs SHARD
   int ready_fd = -1;
+  std::chrono::milliseconds interval{1000};  // top --interval
+  std::string sort = "ops";                  // top --sort
+  int count = 0;                             // top --count: refreshes before exiting; 0: no end
 };
 
 // Parses argv (without argv[0]). Errors are usage errors naming the flag and the fix.

@@ -144,6 +144,7 @@ int RunCli(int argc, char** argv) {
   if (command == "logs") return RunLogs(*invocation);
   if (command == "rebalance-roles") return RunRebalanceRoles(*invocation);
   if (command == "save") return RunSave(*invocation);
+  if (command == "top") return RunTop(*invocation);
   PrintError("unknown command " + command);
   return kExitUsage;
 }

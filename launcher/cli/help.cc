@@ -17,6 +17,7 @@ Commands:
   plan      print where each shard would live (CPU, NUMA node, memory, ports); starts nothing
   up        start the shards, form the cluster, return when it is healthy (idempotent)
   status    one row per shard; exit 0 healthy, 1 degraded, 2 down, 3 unknown deployment
+  top       live per-shard table: ops/s, hit ratio, memory, clients, CPU, role, last fork
   down      stop every shard gracefully (--purge also deletes the data)
   restart   restart one shard, or all one at a time (--rolling), e.g. to switch --engine
   logs      show the supervisor's log, or a shard's (logs 3), -f to follow
@@ -187,6 +188,23 @@ only when the host's available memory covers its used memory (what copy-on-write
 Returns when every shard has saved; exit 1 if any save failed.
 )";
 
+constexpr const char* kTop =
+    R"(Usage: shardctl top [--name NAME] [--state-dir DIR] [--interval 1s] [--sort KEY] [--count N]
+
+A live table of the deployment's shards, one row each: ops/s, keyspace hit ratio, used memory
+against the cap (maxmemory), clients, CPU% (of one CPU, from /proc), role, and the last fork (how
+long fork() took, and how long ago the last save finished). Shards are probed directly, so it
+works without a supervisor.
+
+On a terminal the table is redrawn in place; keys change the sort (o ops/s, m memory, c CPU,
+l clients, h hit ratio, s shard number) and q, Ctrl-C or SIGTERM quit. When stdout is not a
+terminal it prints the table as plain lines at every refresh.
+
+  --interval TIME          time between refreshes (default: 1s; at least 100ms)
+  --sort KEY               ops (default), mem, cpu, clients, hits or shard
+  --count N                stop after N refreshes (default: run until quit)
+)";
+
 constexpr const char* kSupervise = R"(Usage: shardctl supervise --name NAME [--state-dir DIR]
 
 Runs the supervisor of a deployment recorded by `shardctl up` in the foreground. `up` starts it in
@@ -205,6 +223,7 @@ std::string HelpText(const std::string& command) {
   if (command == "logs") return kLogs;
   if (command == "rebalance-roles") return kRebalance;
   if (command == "save") return kSave;
+  if (command == "top") return kTop;
   if (command == "bench" || command == "bench compare") return BenchHelpText(command);
   return kOverview;
 }

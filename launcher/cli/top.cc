@@ -1,0 +1,122 @@
+// `shardctl top`: a live per-shard table (ops/s, hit ratio, memory against the cap, clients, CPU,
+// role, last fork) from ops/top.h, drawn by top_view.h.
+//
+//   stdout a terminal: the alternate screen, redrawn in place every --interval; keys change the
+//                      sort (o m c l h s), q, Ctrl-C or SIGTERM end it and restore the screen
+//   otherwise:         the table as plain lines every --interval, until --count or a signal
+#include "launcher/ops/top.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+
+#include "launcher/cli/commands.h"
+#include "launcher/cli/top_view.h"
+#include "launcher/term/terminal.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kShardTimeout = std::chrono::milliseconds(300);
+
+volatile sig_atomic_t g_stop = 0;
+
+// SIGINT and SIGTERM end the loop (and interrupt its waits) instead of the process, so the
+// terminal is always restored.
+void CatchStopSignals() {
+  struct sigaction action {};
+  action.sa_handler = [](int) { g_stop = 1; };
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;  // no SA_RESTART: a signal ends poll() at once
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// One refresh: a sample, its rows against the previous one.
+class TopFeed {
+ public:
+  TopFeed(const DeploymentDir& dir, const Deployment& deployment)
+      : deployment_(deployment), sampler_(dir, deployment, kShardTimeout) {}
+
+  std::vector<TopRow> Next() {
+    TopSample sample = sampler_.Sample();
+    auto rows = TopRows(deployment_, previous_ ? &*previous_ : nullptr, sample);
+    previous_ = std::move(sample);
+    return rows;
+  }
+
+ private:
+  const Deployment& deployment_;
+  TopSampler sampler_;
+  std::optional<TopSample> previous_;
+};
+
+void Draw(const std::string& name, std::vector<TopRow>& rows, TopSort sort) {
+  SortTopRows(rows, sort);
+  std::vector<std::string> lines = {TopHeadline(name, rows, sort, /*keys=*/true), ""};
+  for (auto& line : TopTable(rows)) lines.push_back(std::move(line));
+  std::fputs(FullScreenFrame(lines, TerminalSizeOf(STDOUT_FILENO)).c_str(), stdout);
+  std::fflush(stdout);
+}
+
+int RunLive(const Target& target, TopSort sort, const Invocation& invocation) {
+  TopFeed feed(target.dir, *target.deployment);
+  FullScreen screen;
+  const std::string& name = target.deployment->plan.name;
+  for (int refreshes = 0; !g_stop;) {
+    std::vector<TopRow> rows = feed.Next();
+    Draw(name, rows, sort);
+    if (invocation.count > 0 && ++refreshes >= invocation.count) break;
+    const auto next = Clock::now() + invocation.interval;
+    while (!g_stop && Clock::now() < next) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
+      std::optional<char> key = screen.ReadKey(static_cast<int>(left.count()) + 1);
+      if (!key) continue;
+      if (*key == 'q' || *key == 'Q') return kExitOk;
+      if (auto chosen = TopSortForKey(*key)) {
+        sort = *chosen;
+        Draw(name, rows, sort);
+      }
+    }
+  }
+  return kExitOk;
+}
+
+int RunPlain(const Target& target, TopSort sort, const Invocation& invocation) {
+  TopFeed feed(target.dir, *target.deployment);
+  for (int refreshes = 0; !g_stop;) {
+    std::vector<TopRow> rows = feed.Next();
+    SortTopRows(rows, sort);
+    const std::time_t now = std::time(nullptr);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
+    std::cout << stamp << "  "
+              << TopHeadline(target.deployment->plan.name, rows, sort, /*keys=*/false) << "\n";
+    for (const auto& line : TopTable(rows)) std::cout << line << "\n";
+    std::cout << std::endl;
+    if (invocation.count > 0 && ++refreshes >= invocation.count) break;
+    // Interrupted by SIGINT/SIGTERM, which end the loop.
+    poll(nullptr, 0, static_cast<int>(invocation.interval.count()));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunTop(const Invocation& invocation) {
+  auto loaded = LoadTarget(invocation, {.if_missing = TargetNeeds::IfMissing::kFail});
+  if (auto* code = std::get_if<int>(&loaded)) return *code;
+  const Target& target = std::get<Target>(loaded);
+  const TopSort sort = ParseTopSort(invocation.sort).value_or(TopSort::kOps);
+  CatchStopSignals();
+  if (IsTerminal(STDOUT_FILENO)) return RunLive(target, sort, invocation);
+  return RunPlain(target, sort, invocation);
+}
+
+}  // namespace shardctl::launcher
