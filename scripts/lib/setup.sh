@@ -8,6 +8,7 @@ APT_PACKAGES=(
   libhiredis-dev libuv1-dev libtomlplusplus-dev libspdlog-dev libnuma-dev numactl
   libgtest-dev nlohmann-json3-dev clang libclang-rt-14-dev
   redis-server redis-tools python3 python3-venv python3-pip gnuplot-nox
+  tmux prometheus
 )
 
 log() { printf '==> %s\n' "$*" >&2; }
@@ -39,7 +40,9 @@ ensure_apt_packages() {
   log "installing Debian packages: ${missing[*]}"
   step "apt-get update" as_root apt-get update -qq
   # Debian's redis-server package starts a service on 6379 where an init system runs; shardctl
-  # does not use it and its ports never collide with it.
+  # does not use it and its ports never collide with it. The same holds for prometheus (9090),
+  # installed for its promtool, which the metrics tests run on both /metrics endpoints; tmux gives
+  # `shardctl top` and the progress line a terminal in the tests.
   step "apt-get install" as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
     --no-install-recommends "${missing[@]}"
 }
