@@ -140,7 +140,7 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
                 {"already_running", false},
                 {"up_ms", up_ms}};
     for (const char* key : {"spawn_ms", "ping_ms", "formation_ms", "total_ms", "supervisor_pid",
-                            "adopted", "restarted", "cluster_state", "proxy_port"}) {
+                            "adopted", "restarted", "resumed", "cluster_state", "proxy_port"}) {
       if (ready.contains(key)) out[key] = ready[key];
     }
     std::cout << out.dump(2) << "\n";
@@ -155,10 +155,13 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
               << " missing ones) with a new supervisor, pid " << ready.value("supervisor_pid", 0)
               << "; cluster " << ready.value("cluster_state", std::string("?")) << "\n";
   } else {
-    std::cout << "started \"" << plan.name << "\": " << plan.shards.size() << " "
-              << deployment.engine.Name() << " " << deployment.engine.version
-              << " shards, cluster healthy in " << seconds(ready.value("total_ms", 0))
-              << " s (spawn " << seconds(ready.value("spawn_ms", 0)) << " s, all answering PING "
+    // Resumed: the shards came back with their data and the cluster their nodes.conf recorded.
+    const bool resumed = ready.value("resumed", false);
+    std::cout << (resumed ? "resumed \"" : "started \"") << plan.name
+              << "\": " << plan.shards.size() << " " << deployment.engine.Name() << " "
+              << deployment.engine.version << " shards" << (resumed ? " with their data" : "")
+              << ", cluster healthy in " << seconds(ready.value("total_ms", 0)) << " s (spawn "
+              << seconds(ready.value("spawn_ms", 0)) << " s, all answering PING "
               << seconds(ready.value("ping_ms", 0)) << " s, formation "
               << seconds(ready.value("formation_ms", 0)) << " s; whole command "
               << seconds(json(up_ms)) << " s)\n";

@@ -270,6 +270,7 @@ Result<json> Supervisor::StartFresh() {
               {"formation_ms", report->formation.count()},
               {"total_ms", report->total.count()},
               {"node_ids", report->node_ids},
+              {"resumed", report->resumed},
               {"adopted", 0}};
 }
 

@@ -139,7 +139,7 @@ TEST_P(PersistenceTest, DataSurvivesDownAndUp) {
   ASSERT_EQ(down.exit_code, 0) << down.Describe();
   auto up = Up(3, spec);
   ASSERT_EQ(up.exit_code, 0) << up.Describe();
-  EXPECT_NE(up.err.find("resuming"), std::string::npos) << up.Describe();
+  EXPECT_NE(up.out.find("resumed \"" + name() + "\": 3 redis"), std::string::npos) << up.Describe();
   int code = -1;
   json after = Status(&code);
   EXPECT_EQ(code, 0) << after.dump(2);
