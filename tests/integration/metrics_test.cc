@@ -37,6 +37,28 @@ std::string HttpExchange(int port, const std::string& request) {
   return response;
 }
 
+// A connection to 127.0.0.1:port that sends nothing; -1 when it cannot connect.
+int ConnectIdle(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) return fd;
+  if (fd >= 0) close(fd);
+  return -1;
+}
+
+// True when the server closes `fd` (end of file) within 15 s.
+bool ClosedByServer(int fd) {
+  timeval timeout{.tv_sec = 15, .tv_usec = 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  char byte;
+  const bool closed = recv(fd, &byte, 1, 0) == 0;
+  close(fd);
+  return closed;
+}
+
 // The body of GET /metrics, or "" unless the answer was 200.
 std::string Scrape(int port) {
   std::string response = HttpExchange(port, "GET /metrics HTTP/1.1\r\nHost: test\r\n\r\n");
@@ -71,6 +93,63 @@ class MetricsTest : public ShardctlTest {
     return RunCommand(
         {"/bin/sh", "-c", "exec promtool check metrics < \"$1\"", "sh", file.string()}, 30s);
   }
+
+  // The supervisor's scrape of a healthy 3-shard deployment: every family, every shard up,
+  // and promtool's approval.
+  void CheckSupervisorMetrics() {
+    // The poller answers within a second or so: every shard up, the cluster ok.
+    std::string shards;
+    const std::string labels0 = R"({shard="0",port=")" + std::to_string(base_port()) + R"(")";
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          shards = Scrape(MetricsPort());
+          return HasLine(shards, "shardctl_cluster_state_ok 1");
+        },
+        15s, 100ms))
+        << shards;
+    for (int i = 0; i < 3; ++i) {
+      const std::string port = std::to_string(base_port() + i);
+      EXPECT_TRUE(HasLine(shards, "redis_up{shard=\"" + std::to_string(i) + "\",port=\"" + port +
+                                      "\",role=\"primary\",numa_node=\"0\"} 1"))
+          << shards;
+    }
+    for (const char* family :
+         {"redis_memory_used_bytes", "redis_memory_max_bytes", "redis_connected_clients",
+          "redis_commands_processed_total", "redis_keyspace_hits_total",
+          "redis_keyspace_misses_total", "redis_evicted_keys_total", "redis_db_keys",
+          "redis_rdb_last_cow_size_bytes", "redis_connected_slave_lag_seconds",
+          "shardctl_shard_restarts_total", "shardctl_shard_cpu_seconds_total",
+          "shardctl_forks_in_progress", "shardctl_fork_wait_seconds_total",
+          "shardctl_cluster_state_ok", "shardctl_slot_moves_in_progress"}) {
+      EXPECT_NE(shards.find("# TYPE " + std::string(family) + " "), std::string::npos) << family;
+    }
+    EXPECT_GT(ValueOf(shards, "redis_memory_max_bytes" + labels0), 0) << shards;
+    EXPECT_TRUE(HasLine(shards, "shardctl_slot_moves_in_progress 0")) << shards;
+    auto lint = Promtool(shards, "supervisor");
+    EXPECT_EQ(lint.exit_code, 0) << lint.Describe() << "\n" << shards;
+  }
+
+  // Commands through the proxy show up in its own metrics, which promtool accepts too.
+  void CheckProxyMetrics() {
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_TRUE(QueryRedis(ProxyPort(), {"SET", "key" + std::to_string(i), "v"}));
+      ASSERT_TRUE(QueryRedis(ProxyPort(), {"GET", "key" + std::to_string(i)}));
+    }
+    ASSERT_TRUE(QueryRedis(ProxyPort(), {"MGET", "key1", "key2", "key3", "key4"}));
+    std::string proxy = Scrape(ProxyMetricsPort());
+    EXPECT_EQ(ValueOf(proxy, "shardproxy_commands_total{cmd=\"get\"}"), 20) << proxy;
+    EXPECT_EQ(ValueOf(proxy, "shardproxy_commands_total{cmd=\"set\"}"), 20) << proxy;
+    EXPECT_EQ(ValueOf(proxy, "shardproxy_command_duration_seconds_count{cmd=\"get\"}"), 20)
+        << proxy;
+    EXPECT_EQ(
+        ValueOf(proxy, "shardproxy_command_duration_seconds_bucket{cmd=\"mget\",le=\"+Inf\"}"), 1)
+        << proxy;
+    EXPECT_TRUE(HasLine(proxy, "shardproxy_redirects_total{kind=\"moved\"} 0")) << proxy;
+    EXPECT_GE(ValueOf(proxy, "shardproxy_slot_map_version"), 1) << proxy;
+    EXPECT_NE(proxy.find("# TYPE shardproxy_client_connections gauge"), std::string::npos);
+    auto lint = Promtool(proxy, "proxy");
+    EXPECT_EQ(lint.exit_code, 0) << lint.Describe() << "\n" << proxy;
+  }
 };
 
 TEST_F(MetricsTest, SupervisorAndProxyServeMetricsPromtoolAccepts) {
@@ -80,61 +159,19 @@ TEST_F(MetricsTest, SupervisorAndProxyServeMetricsPromtoolAccepts) {
   ASSERT_EQ(up.exit_code, 0) << up.Describe();
   // Not a terminal: no progress lines among what `up` printed.
   EXPECT_EQ(up.err.find("PING"), std::string::npos) << up.err;
+  // Connections that never send a request are closed after 5 s.
+  const int idle_supervisor = ConnectIdle(MetricsPort());
+  const int idle_proxy = ConnectIdle(ProxyMetricsPort());
+  ASSERT_GE(idle_supervisor, 0);
+  ASSERT_GE(idle_proxy, 0);
   json status = Status();
   EXPECT_EQ(status["metrics"]["url"],
             "http://127.0.0.1:" + std::to_string(MetricsPort()) + "/metrics")
       << status.dump(2);
   EXPECT_EQ(status["proxy"]["metrics_port"], ProxyMetricsPort()) << status.dump(2);
 
-  // The poller answers within a second or so: every shard up, the cluster ok.
-  std::string shards;
-  const std::string labels0 = R"({shard="0",port=")" + std::to_string(base_port()) + R"(")";
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        shards = Scrape(MetricsPort());
-        return HasLine(shards, "shardctl_cluster_state_ok 1");
-      },
-      15s, 100ms))
-      << shards;
-  for (int i = 0; i < 3; ++i) {
-    const std::string port = std::to_string(base_port() + i);
-    EXPECT_TRUE(HasLine(shards, "redis_up{shard=\"" + std::to_string(i) + "\",port=\"" + port +
-                                    "\",role=\"primary\",numa_node=\"0\"} 1"))
-        << shards;
-  }
-  for (const char* family :
-       {"redis_memory_used_bytes", "redis_memory_max_bytes", "redis_connected_clients",
-        "redis_commands_processed_total", "redis_keyspace_hits_total",
-        "redis_keyspace_misses_total", "redis_evicted_keys_total", "redis_db_keys",
-        "redis_rdb_last_cow_size_bytes", "redis_connected_slave_lag_seconds",
-        "shardctl_shard_restarts_total", "shardctl_shard_cpu_seconds_total",
-        "shardctl_forks_in_progress", "shardctl_fork_wait_seconds_total",
-        "shardctl_cluster_state_ok", "shardctl_slot_moves_in_progress"}) {
-    EXPECT_NE(shards.find("# TYPE " + std::string(family) + " "), std::string::npos) << family;
-  }
-  EXPECT_GT(ValueOf(shards, "redis_memory_max_bytes" + labels0), 0) << shards;
-  EXPECT_TRUE(HasLine(shards, "shardctl_slot_moves_in_progress 0")) << shards;
-  auto lint = Promtool(shards, "supervisor");
-  EXPECT_EQ(lint.exit_code, 0) << lint.Describe() << "\n" << shards;
-
-  // Commands through the proxy show up in its own metrics.
-  for (int i = 0; i < 20; ++i) {
-    ASSERT_TRUE(QueryRedis(ProxyPort(), {"SET", "key" + std::to_string(i), "v"}));
-    ASSERT_TRUE(QueryRedis(ProxyPort(), {"GET", "key" + std::to_string(i)}));
-  }
-  ASSERT_TRUE(QueryRedis(ProxyPort(), {"MGET", "key1", "key2", "key3", "key4"}));
-  std::string proxy = Scrape(ProxyMetricsPort());
-  EXPECT_EQ(ValueOf(proxy, "shardproxy_commands_total{cmd=\"get\"}"), 20) << proxy;
-  EXPECT_EQ(ValueOf(proxy, "shardproxy_commands_total{cmd=\"set\"}"), 20) << proxy;
-  EXPECT_EQ(ValueOf(proxy, "shardproxy_command_duration_seconds_count{cmd=\"get\"}"), 20) << proxy;
-  EXPECT_EQ(ValueOf(proxy, "shardproxy_command_duration_seconds_bucket{cmd=\"mget\",le=\"+Inf\"}"),
-            1)
-      << proxy;
-  EXPECT_TRUE(HasLine(proxy, "shardproxy_redirects_total{kind=\"moved\"} 0")) << proxy;
-  EXPECT_GE(ValueOf(proxy, "shardproxy_slot_map_version"), 1) << proxy;
-  EXPECT_NE(proxy.find("# TYPE shardproxy_client_connections gauge"), std::string::npos);
-  lint = Promtool(proxy, "proxy");
-  EXPECT_EQ(lint.exit_code, 0) << lint.Describe() << "\n" << proxy;
+  CheckSupervisorMetrics();
+  CheckProxyMetrics();
 
   // Strict HTTP: only GET /metrics.
   for (int port : {MetricsPort(), ProxyMetricsPort()}) {
@@ -143,6 +180,14 @@ TEST_F(MetricsTest, SupervisorAndProxyServeMetricsPromtoolAccepts) {
                     .starts_with("HTTP/1.1 405 "));
     EXPECT_TRUE(HttpExchange(port, "not http\r\n\r\n").starts_with("HTTP/1.1 400 "));
   }
+  EXPECT_TRUE(ClosedByServer(idle_supervisor));
+  EXPECT_TRUE(ClosedByServer(idle_proxy));
+
+  // The endpoint's handles close with the supervisor's loop.
+  ASSERT_EQ(OnDeployment("down").exit_code, 0);
+  const std::string log = ReadFileText(deployment_dir() / "supervisor.log");
+  EXPECT_NE(log.find("supervisor exits"), std::string::npos) << log;
+  EXPECT_EQ(log.find("open libuv handles"), std::string::npos) << log;
 }
 
 TEST_F(MetricsTest, RestartsAndCpuOfAShard) {
