@@ -158,6 +158,7 @@ class Session final : public ReplySink, public Subscriber {
   ClientLink& link_;
   const uint64_t id_;
   const int thread_;
+  const ProxyOptions& options_;   // fixed for the proxy's life: read on every command
   ThreadMetrics* const metrics_;  // null without --metrics-port
   // The command being handled, until a request for it takes it into its PendingReply.
   CommandStamp stamp_;
