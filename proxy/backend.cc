@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "proxy/auth.h"
+#include "proxy/metrics.h"
 #include "proxy/stats.h"
 
 namespace shardctl::proxy {
@@ -161,6 +162,7 @@ void Backend::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
                    : std::string("read failed: ") + uv_strerror(static_cast<int>(nread)));
     return;
   }
+  const ThreadMetrics::ReadBatch batch(self->owner_.metrics());
   self->replies_.Feed(std::string_view(buf->base, static_cast<size_t>(nread)));
   self->HandleFrames();
 }

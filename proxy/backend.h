@@ -25,6 +25,7 @@ namespace shardctl::proxy {
 class AuthConfig;
 class Backend;
 struct ProxyStats;
+class ThreadMetrics;
 
 // What a backend connection reports to, and needs from, the worker thread that owns it.
 class BackendHost {
@@ -35,6 +36,8 @@ class BackendHost {
   virtual uv_buf_t ReadBuffer() = 0;
   virtual const AuthConfig& auth() const = 0;
   virtual ProxyStats& stats() = 0;
+  // The thread's /metrics counters (metrics.h); null without --metrics-port.
+  virtual ThreadMetrics* metrics() { return nullptr; }
   // Write `backend`'s queued requests at the end of this loop turn.
   virtual void ScheduleFlush(Backend* backend) = 0;
   // A reply frame for `request`, in the order the requests were written.

@@ -73,6 +73,7 @@ void ClientConnection::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t
     self->Close();  // EOF or reset: the client is gone
     return;
   }
+  const ThreadMetrics::ReadBatch batch(self->session_.metrics());
   self->requests_.Feed(std::string_view(buf->base, static_cast<size_t>(nread)));
   self->ProcessInput();
 }

@@ -80,63 +80,31 @@ const FamilyTable& Families() {
   return table;
 }
 
-uint64_t NowNs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
-
-// Adds one to a counter only its own thread writes: a plain load and store, no locked add.
-void Bump(std::atomic<uint64_t>& counter, uint64_t by = 1) {
-  counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
-}
-
-constexpr std::array<uint64_t, kDurationBounds.size()> BoundsNs() {
-  std::array<uint64_t, kDurationBounds.size()> ns{};
-  for (size_t i = 0; i < ns.size(); ++i) ns[i] = static_cast<uint64_t>(kDurationBounds[i] * 1e9);
-  return ns;
-}
-
-constexpr auto kBoundsNs = BoundsNs();
-
-// The family of `info` from its position in the command table (the unknown-command entry lies
-// outside the table: "other").
-uint32_t FamilyAt(const CommandInfo* table, size_t size, const uint32_t* family_of,
-                  const CommandInfo& info) {
-  const auto at = reinterpret_cast<uintptr_t>(&info);
-  const auto begin = reinterpret_cast<uintptr_t>(table);
-  if (at < begin || (at - begin) / sizeof(CommandInfo) >= size) return Families().other;
-  return family_of[(at - begin) / sizeof(CommandInfo)];
-}
-
 }  // namespace
 
 std::span<const std::string_view> CommandFamilies() { return Families().names; }
 
 uint32_t CommandFamilyOf(const CommandInfo& info) {
-  return FamilyAt(AllCommands().data(), AllCommands().size(), Families().of_command.data(), info);
+  const auto at = reinterpret_cast<uintptr_t>(&info);
+  const auto begin = reinterpret_cast<uintptr_t>(AllCommands().data());
+  if (at < begin || (at - begin) / sizeof(CommandInfo) >= AllCommands().size()) {
+    return Families().other;
+  }
+  return Families().of_command[(at - begin) / sizeof(CommandInfo)];
 }
 
 ThreadMetrics::ThreadMetrics()
     : table_(AllCommands().data()),
       table_size_(AllCommands().size()),
       family_of_(Families().of_command.data()),
+      other_(Families().other),
       families_(new Family[Families().names.size()]) {}
 
-CommandStamp ThreadMetrics::OnCommand(const CommandInfo& info) {
-  const uint32_t family = FamilyAt(table_, table_size_, family_of_, info);
-  Bump(families_[family].commands);
-  return {.started_ns = NowNs(), .family = family};
-}
-
-void ThreadMetrics::OnReply(const CommandStamp& stamp) {
-  const uint64_t now = NowNs();
-  const uint64_t took = now > stamp.started_ns ? now - stamp.started_ns : 0;
-  Family& family = families_[stamp.family];
-  size_t bucket = 0;
-  while (bucket < kBoundsNs.size() && took > kBoundsNs[bucket]) ++bucket;
-  Bump(family.buckets[bucket]);
-  Bump(family.sum_ns, took);
+uint64_t ThreadMetrics::ClockNs() {
+  const auto since_epoch = std::chrono::steady_clock::now().time_since_epoch();
+  return static_cast<uint64_t>(
+             std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch).count()) |
+         1;  // never 0, which means "not timed" in a CommandStamp
 }
 
 uint64_t ThreadMetrics::commands(size_t family) const {

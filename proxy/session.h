@@ -86,6 +86,8 @@ class Session final : public ReplySink, public Subscriber {
   // The last reply (QUIT's, a protocol error's) is in output(): close once it is written.
   bool close_after_output() const { return replies_.closing(); }
   bool closed() const { return closed_; }
+  // This thread's /metrics counters; null without --metrics-port.
+  ThreadMetrics* metrics() const { return metrics_; }
   // SubRequests that point at this session.
   size_t inflight() const { return inflight_; }
 

@@ -33,7 +33,10 @@ T* Owner(void* data) {
 }  // namespace
 
 Worker::Worker(ProxyServer& server, int index)
-    : server_(server), index_(index), read_buffer_(new char[kReadBufferSize]) {
+    : server_(server),
+      index_(index),
+      metrics_(server.metrics(index)),
+      read_buffer_(new char[kReadBufferSize]) {
   uv_loop_init(&loop_);
   // Initialised here so Stop() works from the moment the worker exists.
   uv_async_init(&loop_, &stop_async_, &Worker::OnStop);

@@ -75,6 +75,7 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
   uv_buf_t ReadBuffer() override;
   const AuthConfig& auth() const override;
   ProxyStats& stats() override;
+  ThreadMetrics* metrics() override { return metrics_; }
   void ScheduleFlush(Backend* backend) override;
   void OnBackendReply(SubRequest* request, std::string_view frame) override;
   void OnBackendFailure(SubRequest* request, std::string_view error, bool never_sent) override;
@@ -118,6 +119,7 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
 
   ProxyServer& server_;
   const int index_;
+  ThreadMetrics* const metrics_;  // null without --metrics-port
   uv_loop_t loop_{};
   uv_tcp_t listener_{};
   uv_prepare_t prepare_{};

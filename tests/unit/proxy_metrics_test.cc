@@ -3,6 +3,7 @@
 // its request to its complete reply.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -73,6 +74,57 @@ TEST(ThreadMetricsTest, CountsOnCommandObservesOnReply) {
   ancient.started_ns -= 60'000'000'000ull;
   metrics.OnReply(ancient);
   EXPECT_EQ(metrics.bucket(get, kDurationBounds.size()), 1u);
+}
+
+TEST(ThreadMetricsTest, BucketIsTheFirstBoundNotExceeded) {
+  const std::vector<std::pair<uint64_t, size_t>> cases = {
+      {0, 0},
+      {100'000, 0},  // exactly 100 µs: le="0.0001"
+      {100'001, 1},
+      {3'000'000, 5},  // (2.5 ms, 5 ms]
+      {10'000'000'000ull, 15},
+      {10'000'000'001ull, 16},  // +Inf
+  };
+  for (const auto& [ns, bucket] : cases) EXPECT_EQ(ThreadMetrics::BucketOf(ns), bucket) << ns;
+  // The table lookup agrees with a search of the bounds around every bound and power of two.
+  std::vector<uint64_t> probes = {~uint64_t{0}};
+  for (uint64_t bound : kDurationBoundsNs)
+    probes.insert(probes.end(), {bound - 1, bound, bound + 1});
+  for (int bit = 0; bit < 64; ++bit) {
+    const uint64_t power = uint64_t{1} << bit;
+    probes.insert(probes.end(), {power - 1, power, power + 1});
+  }
+  for (uint64_t ns : probes) {
+    const auto searched = static_cast<size_t>(
+        std::lower_bound(kDurationBoundsNs.begin(), kDurationBoundsNs.end(), ns) -
+        kDurationBoundsNs.begin());
+    EXPECT_EQ(ThreadMetrics::BucketOf(ns), searched) << ns;
+  }
+}
+
+TEST(ThreadMetricsTest, ReadBatchStampsWhatItHandlesWithOneClockRead) {
+  ThreadMetrics metrics;
+  const uint32_t get = CommandFamilyOf(LookupCommand("GET"));
+  CommandStamp first;
+  {
+    const ThreadMetrics::ReadBatch batch(&metrics);
+    first = metrics.OnCommand(LookupCommand("GET"));
+    EXPECT_NE(first.started_ns, 0u);
+    EXPECT_EQ(metrics.OnCommand(LookupCommand("SET")).started_ns, first.started_ns);
+    {
+      const ThreadMetrics::ReadBatch nested(&metrics);  // keeps the outer batch's time
+      EXPECT_EQ(metrics.OnCommand(LookupCommand("GET")).started_ns, first.started_ns);
+    }
+    EXPECT_EQ(metrics.OnCommand(LookupCommand("GET")).started_ns, first.started_ns);
+    metrics.OnReply(first);  // answered within the same read: no time at all
+    EXPECT_EQ(metrics.bucket(get, 0), 1u);
+    EXPECT_EQ(metrics.duration_sum_ns(get), 0u);
+  }
+  // Outside a batch the clock is read again.
+  uint64_t later = ThreadMetrics::ClockNs();
+  while (later <= first.started_ns) later = ThreadMetrics::ClockNs();
+  EXPECT_GE(metrics.OnCommand(LookupCommand("GET")).started_ns, later);
+  const ThreadMetrics::ReadBatch without_metrics(nullptr);  // no --metrics-port: nothing to do
 }
 
 TEST(ProxyMetricsTest, SnapshotSumsThreadsAndNamesBackendErrors) {
