@@ -13,8 +13,8 @@ using common::Error;
 using common::Result;
 
 const std::vector<std::string> kCommands = {
-    "plan", "up",        "status", "down", "restart", "logs", "rebalance-roles",
-    "save", "supervise", "help",   "bench"};
+    "plan",      "up",         "status", "down",      "restart", "logs", "rebalance-roles",
+    "rebalance", "move-slots", "save",   "supervise", "help",    "bench"};
 
 // Spec keys a command accepts besides the shared --name/--state-dir/--config.
 bool TakesFullSpec(const std::string& command) { return command == "plan" || command == "up"; }
@@ -24,8 +24,10 @@ bool TakesShard(const std::string& command) { return command == "restart" || com
 
 // Flags without a value, and the commands that accept them.
 const std::map<std::string, std::set<std::string>> kSwitches = {
-    {"json", {"plan", "up", "status", "down", "restart", "rebalance-roles", "save"}},
-    {"dry-run", {"up"}},
+    {"json",
+     {"plan", "up", "status", "down", "restart", "rebalance-roles", "rebalance", "move-slots",
+      "save"}},
+    {"dry-run", {"up", "rebalance", "move-slots"}},
     {"foreground", {"up"}},
     {"purge", {"down"}},
     {"rolling", {"restart"}},
@@ -35,7 +37,12 @@ const std::map<std::string, std::set<std::string>> kSwitches = {
 // Flags with a value that are not spec settings.
 const std::map<std::string, std::set<std::string>> kValueFlags = {
     {"config",
-     {"plan", "up", "status", "down", "restart", "logs", "rebalance-roles", "save", "supervise"}},
+     {"plan", "up", "status", "down", "restart", "logs", "rebalance-roles", "rebalance",
+      "move-slots", "save", "supervise"}},
+    {"by", {"rebalance"}},
+    {"threshold", {"rebalance"}},
+    {"to", {"move-slots"}},
+    {"migration", {"rebalance", "move-slots"}},
     {"sysfs-root", {"plan"}},
     {"lines", {"logs"}},
     {"ready-fd", {"supervise"}},
@@ -78,6 +85,18 @@ common::Status ApplyValueFlag(const std::string& flag, const std::string& value,
     std::optional<int> lines = common::ParseInteger<int>(value);
     if (!lines || *lines < 0) return Error("--lines: \"" + value + "\" is not a number of lines");
     invocation.lines = *lines;
+  } else if (flag == "by") {
+    invocation.balance_by = value;
+  } else if (flag == "threshold") {
+    invocation.threshold = value;
+  } else if (flag == "migration") {
+    invocation.migration = value;
+  } else if (flag == "to") {
+    std::optional<int> shard = common::ParseInteger<int>(value);
+    if (!shard || *shard < 0) {
+      return Error("--to: \"" + value + "\" is not a shard index (shards are numbered 0, 1, ...)");
+    }
+    invocation.to_shard = *shard;
   } else if (flag == "ready-fd") {
     std::optional<int> fd = common::ParseInteger<int>(value);
     if (!fd || *fd < 0) {
@@ -126,7 +145,8 @@ Result<Invocation> ParseCommand(const std::vector<std::string>& args) {
     if (!known) {
       return Error(
           "help: no command \"" + *invocation.help_topic +
-          "\" (commands: plan, up, status, down, restart, logs, rebalance-roles, save, bench)");
+          "\" (commands: plan, up, status, down, restart, logs, rebalance-roles, rebalance, "
+          "move-slots, save, bench)");
     }
   }
   return invocation;
@@ -156,6 +176,10 @@ Result<Invocation> ParseArgs(const std::vector<std::string>& args) {
                      "\" is not a shard index (shards are numbered 0, 1, ...)");
       }
       invocation.shard = shard;
+      continue;
+    }
+    if (command == "move-slots" && !arg.empty() && arg[0] != '-' && !invocation.slot_ranges) {
+      invocation.slot_ranges = arg;
       continue;
     }
     if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
@@ -189,6 +213,11 @@ Result<Invocation> ParseArgs(const std::vector<std::string>& args) {
     }
     std::string value = inline_value ? *inline_value : args[++i];
     if (auto status = ApplyValueFlag(flag, value, invocation); !status.ok()) return status.error();
+  }
+  if (command == "move-slots" && (!invocation.slot_ranges || !invocation.to_shard)) {
+    return Error(
+        "move-slots: give the slots and the shard to move them to (e.g. shardctl "
+        "move-slots 100-200 --to 3)");
   }
   if (command == "restart" && invocation.rolling == invocation.shard.has_value()) {
     return Error("restart: give either a shard index or --rolling (e.g. shardctl restart 3)");

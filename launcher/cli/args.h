@@ -25,6 +25,12 @@ struct Invocation {
   bool follow = false;       // logs -f
   int lines = 50;            // logs --lines
   std::optional<int> shard;  // restart SHARD, logs SHARD
+  // rebalance / move-slots / scale
+  std::string balance_by = "slots";        // --by
+  std::string threshold = "2%";            // --threshold
+  std::optional<int> to_shard;             // move-slots --to
+  std::optional<std::string> slot_ranges;  // move-slots RANGE
+  std::string migration = "auto";          // --migration auto|migrate|atomic
   int ready_fd = -1;
 };
 

@@ -144,6 +144,8 @@ int RunCli(int argc, char** argv) {
   if (command == "logs") return RunLogs(*invocation);
   if (command == "rebalance-roles") return RunRebalanceRoles(*invocation);
   if (command == "save") return RunSave(*invocation);
+  if (command == "rebalance") return RunRebalance(*invocation);
+  if (command == "move-slots") return RunMoveSlots(*invocation);
   PrintError("unknown command " + command);
   return kExitUsage;
 }

@@ -22,6 +22,8 @@ int RunRestart(const Invocation& invocation);
 int RunLogs(const Invocation& invocation);
 int RunRebalanceRoles(const Invocation& invocation);
 int RunSave(const Invocation& invocation);
+int RunRebalance(const Invocation& invocation);
+int RunMoveSlots(const Invocation& invocation);
 // What commands acting on an existing deployment start from.
 struct Target {
   Spec spec;

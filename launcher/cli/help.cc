@@ -21,6 +21,8 @@ Commands:
   restart   restart one shard, or all one at a time (--rolling), e.g. to switch --engine
   logs      show the supervisor's log, or a shard's (logs 3), -f to follow
   rebalance-roles  make the planned primaries primary again after failovers
+  rebalance even out slots (or keys, or memory) across primaries, live, keys and all
+  move-slots  move slot ranges to one shard, live (move-slots 100-200 --to 3)
   save      save every shard now, at most --fork-limit forks at once on the host
   supervise run a deployment's supervisor in the foreground (what `up` starts in the background)
   bench compare  single instance vs cluster vs proxy on the same cores: report, CSV, plots
@@ -173,6 +175,43 @@ that is now a replica gets a graceful CLUSTER FAILOVER, one at a time. The old p
 only until its replica has caught up; no write is refused and none is lost.
 )";
 
+constexpr const char* kRebalanceSlots =
+    R"(Usage: shardctl rebalance [--by slots|keys|memory] [--threshold 2%] [--migration auto|migrate|atomic]
+                          [--dry-run] [--json] [--name NAME] [--state-dir DIR]
+
+Moves slots between the running primaries, with their keys, while clients keep reading and
+writing, until each primary holds its share:
+  --by slots     the same number of slots each (default)
+  --by keys      the same number of keys each (CLUSTER COUNTKEYSINSLOT per slot)
+  --by memory    the same estimated bytes each (keys times the primary's bytes per key)
+  --threshold P  do nothing unless some primary is more than P% off its share (default 2%)
+  --dry-run      print the moves, change nothing
+  --migration    auto (default): Valkey 9+ atomic slot migration when both nodes have it, else
+                 MIGRATE; migrate or atomic to force one
+
+Moves between disjoint pairs of primaries run in parallel; each one pipelines many keys per MIGRATE
+and several MIGRATEs at once. A progress line shows slots, keys, MB/s and ETA on a terminal; with
+--json every second brings a {"event":"progress"} line and the last line is {"event":"done"}.
+Ctrl-C stops after the slots in hand, leaving none half-moved; a crash can leave some open, and the
+next rebalance, move-slots or up finishes them first.
+
+Exit codes: 0 balanced (or moved), 1 a node failed or the move stopped, 2 bad flags.
+)";
+
+constexpr const char* kMoveSlots =
+    R"(Usage: shardctl move-slots RANGES --to SHARD [--migration auto|migrate|atomic] [--dry-run] [--json]
+                           [--name NAME] [--state-dir DIR]
+
+Moves the slots in RANGES (e.g. 100-200, or 0-99,500) to shard SHARD, a primary, with their keys,
+live. Slots already on SHARD stay; running the same command again changes nothing. Overlapping
+ranges and shards that do not exist are refused before anything moves.
+
+  shardctl move-slots 0-1000 --to 3 --dry-run     # which shards would give what
+  shardctl move-slots 0-1000 --to 3               # move them
+
+Exit codes: 0 moved (or nothing to move), 1 a node failed or the move stopped, 2 bad input.
+)";
+
 constexpr const char* kSave = R"(Usage: shardctl save [--name NAME] [--state-dir DIR] [--json]
 
 Saves every shard once (BGSAVE with --persistence rdb, BGREWRITEAOF with aof) through the
@@ -198,6 +237,8 @@ std::string HelpText(const std::string& command) {
   if (command == "restart") return kRestart;
   if (command == "logs") return kLogs;
   if (command == "rebalance-roles") return kRebalance;
+  if (command == "rebalance") return kRebalanceSlots;
+  if (command == "move-slots") return kMoveSlots;
   if (command == "save") return kSave;
   if (command == "bench" || command == "bench compare") return BenchHelpText(command);
   return kOverview;
