@@ -13,8 +13,8 @@ using common::Error;
 using common::Result;
 
 const std::vector<std::string> kCommands = {
-    "plan",      "up",         "status", "down",      "restart", "logs", "rebalance-roles",
-    "rebalance", "move-slots", "save",   "supervise", "help",    "bench"};
+    "plan",      "up",         "status", "down", "restart",   "logs", "rebalance-roles",
+    "rebalance", "move-slots", "scale",  "save", "supervise", "help", "bench"};
 
 // Spec keys a command accepts besides the shared --name/--state-dir/--config.
 bool TakesFullSpec(const std::string& command) { return command == "plan" || command == "up"; }
@@ -26,8 +26,8 @@ bool TakesShard(const std::string& command) { return command == "restart" || com
 const std::map<std::string, std::set<std::string>> kSwitches = {
     {"json",
      {"plan", "up", "status", "down", "restart", "rebalance-roles", "rebalance", "move-slots",
-      "save"}},
-    {"dry-run", {"up", "rebalance", "move-slots"}},
+      "scale", "save"}},
+    {"dry-run", {"up", "rebalance", "move-slots", "scale"}},
     {"foreground", {"up"}},
     {"purge", {"down"}},
     {"rolling", {"restart"}},
@@ -38,11 +38,11 @@ const std::map<std::string, std::set<std::string>> kSwitches = {
 const std::map<std::string, std::set<std::string>> kValueFlags = {
     {"config",
      {"plan", "up", "status", "down", "restart", "logs", "rebalance-roles", "rebalance",
-      "move-slots", "save", "supervise"}},
+      "move-slots", "scale", "save", "supervise"}},
     {"by", {"rebalance"}},
     {"threshold", {"rebalance"}},
     {"to", {"move-slots"}},
-    {"migration", {"rebalance", "move-slots"}},
+    {"migration", {"rebalance", "move-slots", "scale"}},
     {"sysfs-root", {"plan"}},
     {"lines", {"logs"}},
     {"ready-fd", {"supervise"}},
@@ -66,7 +66,8 @@ std::string UnknownFlag(const std::string& flag) {
 bool Applies(const std::string& flag, const std::string& command) {
   if (IsSpecKey(flag)) {
     return TakesFullSpec(command) || flag == "name" || flag == "state-dir" ||
-           (command == "restart" && flag == "engine");
+           (command == "restart" && flag == "engine") ||
+           (command == "scale" && (flag == "shards" || flag == "cpus" || flag == "reserve-cpus"));
   }
   if (auto it = kSwitches.find(flag); it != kSwitches.end()) return it->second.count(command);
   if (auto it = kValueFlags.find(flag); it != kValueFlags.end()) return it->second.count(command);
@@ -146,7 +147,7 @@ Result<Invocation> ParseCommand(const std::vector<std::string>& args) {
       return Error(
           "help: no command \"" + *invocation.help_topic +
           "\" (commands: plan, up, status, down, restart, logs, rebalance-roles, rebalance, "
-          "move-slots, save, bench)");
+          "move-slots, scale, save, bench)");
     }
   }
   return invocation;
@@ -213,6 +214,11 @@ Result<Invocation> ParseArgs(const std::vector<std::string>& args) {
     }
     std::string value = inline_value ? *inline_value : args[++i];
     if (auto status = ApplyValueFlag(flag, value, invocation); !status.ok()) return status.error();
+  }
+  if (command == "scale" &&
+      std::none_of(invocation.settings.begin(), invocation.settings.end(),
+                   [](const Setting& setting) { return setting.key == "shards"; })) {
+    return Error("scale: give the number of primaries wanted (e.g. shardctl scale --shards 8)");
   }
   if (command == "move-slots" && (!invocation.slot_ranges || !invocation.to_shard)) {
     return Error(

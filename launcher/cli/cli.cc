@@ -146,6 +146,7 @@ int RunCli(int argc, char** argv) {
   if (command == "save") return RunSave(*invocation);
   if (command == "rebalance") return RunRebalance(*invocation);
   if (command == "move-slots") return RunMoveSlots(*invocation);
+  if (command == "scale") return RunScale(*invocation);
   PrintError("unknown command " + command);
   return kExitUsage;
 }

@@ -24,6 +24,7 @@ int RunRebalanceRoles(const Invocation& invocation);
 int RunSave(const Invocation& invocation);
 int RunRebalance(const Invocation& invocation);
 int RunMoveSlots(const Invocation& invocation);
+int RunScale(const Invocation& invocation);
 // What commands acting on an existing deployment start from.
 struct Target {
   Spec spec;

@@ -23,6 +23,7 @@ Commands:
   rebalance-roles  make the planned primaries primary again after failovers
   rebalance even out slots (or keys, or memory) across primaries, live, keys and all
   move-slots  move slot ranges to one shard, live (move-slots 100-200 --to 3)
+  scale     add or remove primaries (and their replicas) live: scale --shards 48
   save      save every shard now, at most --fork-limit forks at once on the host
   supervise run a deployment's supervisor in the foreground (what `up` starts in the background)
   bench compare  single instance vs cluster vs proxy on the same cores: report, CSV, plots
@@ -198,6 +199,31 @@ next rebalance, move-slots or up finishes them first.
 Exit codes: 0 balanced (or moved), 1 a node failed or the move stopped, 2 bad flags.
 )";
 
+constexpr const char* kScale =
+    R"(Usage: shardctl scale --shards N [--cpus LIST] [--reserve-cpus LIST] [--migration auto|migrate|atomic]
+                      [--dry-run] [--json] [--name NAME] [--state-dir DIR]
+
+Changes the number of primaries of a running deployment while clients keep working.
+
+Up (N above today's count): the new shards are placed by the same rules as `up` (free physical
+cores first, NUMA nodes kept even, replicas away from their primary), started by the supervisor,
+joined to the cluster, and only then given slots: a rebalance moves slots and keys onto them.
+Down (N below): the most recently added primaries (highest indices) give all their slots and keys
+to the others, are checked empty, stopped, deleted, and forgotten by every node (CLUSTER FORGET).
+Each primary keeps as many replicas as the others have. Shards keep their index, port and data
+directory for life, so indices may have gaps after scaling down.
+
+  shardctl scale --shards 48 --dry-run     # the new shards' placement and the slot moves
+  shardctl scale --shards 48
+  shardctl scale --shards 32
+
+Interrupted (Ctrl-C, a crash), the cluster keeps serving; running scale again continues, and
+open slot moves are finished first. `up` with the old spec afterwards reports how the running
+shape differs instead of changing it back.
+
+Exit codes: 0 done (or nothing to do), 1 a step failed (named), 2 the count does not fit the host.
+)";
+
 constexpr const char* kMoveSlots =
     R"(Usage: shardctl move-slots RANGES --to SHARD [--migration auto|migrate|atomic] [--dry-run] [--json]
                            [--name NAME] [--state-dir DIR]
@@ -239,6 +265,7 @@ std::string HelpText(const std::string& command) {
   if (command == "rebalance-roles") return kRebalance;
   if (command == "rebalance") return kRebalanceSlots;
   if (command == "move-slots") return kMoveSlots;
+  if (command == "scale") return kScale;
   if (command == "save") return kSave;
   if (command == "bench" || command == "bench compare") return BenchHelpText(command);
   return kOverview;

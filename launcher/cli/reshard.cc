@@ -12,6 +12,8 @@
 #include "common/endpoint.h"
 #include "common/numbers.h"
 #include "launcher/cli/commands.h"
+#include "launcher/model/topology.h"
+#include "launcher/ops/scale.h"
 #include "launcher/term/output.h"
 
 namespace shardctl::launcher {
@@ -187,6 +189,71 @@ int RunRebalance(const Invocation& invocation) {
     return kExitUsage;
   }
   return RunReshard(invocation, {.by = *by, .threshold = *threshold});
+}
+
+int RunScale(const Invocation& invocation) {
+  auto path = ParseMigration(invocation.migration);
+  if (!path.ok()) {
+    PrintError(path.error().message());
+    return kExitUsage;
+  }
+  auto loaded = LoadTarget(invocation, {.supervisor = true});
+  if (auto* code = std::get_if<int>(&loaded)) return *code;
+  const auto& [spec, dir, deployment] = std::get<Target>(loaded);
+  auto topology = ReadTopology("/");
+  if (!topology.ok()) {
+    PrintError(topology.error().message());
+    return kExitRuntime;
+  }
+  CatchInterrupt();
+  const bool terminal = isatty(STDERR_FILENO);
+  ScaleRequest request{
+      .primaries = spec.shards.value_or(0),
+      .dry_run = invocation.dry_run,
+      .path = *path,
+      .on_step =
+          [&](const std::string& step) {
+            if (invocation.json) {
+              std::cout << json{{"event", "step"}, {"step", step}}.dump() << std::endl;
+            } else if (terminal) {
+              std::cerr << step << "\n";
+            }
+          },
+      .on_progress = ProgressReporter(invocation.json),
+      .stop = &stop_requested};
+  auto scaled = Scale(dir, *deployment, *topology, spec, request);
+  if (!scaled.ok()) {
+    const std::string& message = scaled.error().message();
+    const bool usage = message.rfind("usage: ", 0) == 0;
+    PrintError("scale: " + (usage ? message.substr(7) : message));
+    return usage ? kExitUsage : kExitRuntime;
+  }
+  if (invocation.json) {
+    std::cout << json{{"event", "done"},
+                      {"dry_run", invocation.dry_run},
+                      {"from_shards", scaled->from_primaries},
+                      {"to_shards", scaled->to_primaries},
+                      {"added", scaled->added},
+                      {"removed", scaled->removed},
+                      {"moves", MovesJson(scaled->reshard.moves)}}
+                     .dump()
+              << "\n";
+    return kExitOk;
+  }
+  if (scaled->added.empty() && scaled->removed.empty()) {
+    std::cout << "already " << scaled->to_primaries << " primaries"
+              << (scaled->reshard.moves.empty() ? ": nothing to do\n" : "; evened out slots:\n")
+              << (scaled->reshard.moves.empty() ? "" : MovesTable(scaled->reshard.moves));
+    return kExitOk;
+  }
+  std::cout << (invocation.dry_run ? "would scale " : "scaled ") << "from "
+            << scaled->from_primaries << " to " << scaled->to_primaries << " primaries ("
+            << (scaled->added.empty() ? "removing " : "adding ")
+            << (scaled->added.empty() ? scaled->removed.size() : scaled->added.size())
+            << " shard(s))\n";
+  if (invocation.dry_run) std::cout << PlanTable(scaled->plan);
+  if (!scaled->reshard.moves.empty()) std::cout << MovesTable(scaled->reshard.moves);
+  return kExitOk;
 }
 
 int RunMoveSlots(const Invocation& invocation) {

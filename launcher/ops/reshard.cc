@@ -14,6 +14,14 @@ using common::Result;
 
 constexpr std::chrono::milliseconds kQueryTimeout{5000};
 
+// True when the node at host:port calls itself a primary (ROLE).
+bool SaysPrimary(const std::string& host, int port, std::chrono::milliseconds timeout) {
+  auto connection = RedisConnection::Connect(host, port, timeout);
+  if (!connection.ok()) return false;
+  auto role = connection->Run({"ROLE"});
+  return role.ok() && role->rfind("master", 0) == 0;
+}
+
 // Each slot's weight for `by`: its key count, or its keys times its owner's bytes per key.
 Result<std::vector<double>> SlotWeights(const LivePrimaries& primaries, BalanceBy by) {
   if (by == BalanceBy::kSlots) return std::vector<double>{};
@@ -95,6 +103,11 @@ Result<LivePrimaries> ReadLivePrimaries(const Plan& plan, std::chrono::milliseco
     LivePrimaries primaries;
     for (const auto& line : *lines) {
       if (!line.IsPrimary() || line.Failing() || line.address.port == 0) continue;
+      // One node's view lags gossip (a new replica still listed as a primary): ask the node.
+      if (!SaysPrimary(line.address.host.empty() ? plan.bind : line.address.host, line.address.port,
+                       timeout)) {
+        continue;
+      }
       auto index = shard_of_port.find(line.address.port);
       primaries.owners.push_back({.id = line.id,
                                   .shard = index == shard_of_port.end() ? -1 : index->second,

@@ -141,6 +141,51 @@ TEST_F(ReshardTest, ValkeyUsesAtomicSlotMigrationUnderLoad) {
   MoveUnderLoad("atomic");
 }
 
+TEST_F(ReshardTest, ScalesOutAndInUnderLoadWithReplicasLosingNoAckedWrite) {
+  const std::vector<std::string> proxy = {"--proxy-port", std::to_string(ProxyPort()),
+                                          "--proxy-threads", "1"};
+  std::vector<std::string> spec = {"--replicas", "1"};
+  spec.insert(spec.end(), proxy.begin(), proxy.end());
+  ASSERT_EQ(Up(2, spec).exit_code, 0);
+  Writer cluster = StartWriter("--cluster", base_port(), "c");
+  Writer proxied = StartWriter("--plain", ProxyPort(), "p");
+  WaitForWrites(base_port(), 200);
+
+  // Out: primary 4 with its replica 5 (0-1 primaries, 2-3 replicas), started, joined, given slots.
+  auto out = OnDeployment("scale", {"--shards", "3", "--json"});
+  ASSERT_EQ(out.exit_code, 0) << out.Describe();
+  json grown = DoneEvent(out);
+  EXPECT_EQ(grown["added"], json({4, 5})) << grown.dump();
+  EXPECT_FALSE(grown["moves"].empty()) << grown.dump();
+  int code = -1;
+  json status = Status(&code);
+  EXPECT_EQ(code, 0) << status.dump(2);
+  EXPECT_EQ(status["shards"].size(), 6u);
+  auto role = QueryRedis(base_port() + 5, {"ROLE"});
+  ASSERT_TRUE(role && !role->elements.empty());
+  EXPECT_EQ(role->elements[0].text, "slave") << "shard 5 replicates shard 4";
+  // The old spec no longer matches: up says how, and changes nothing.
+  auto again = Up(2, spec);
+  EXPECT_EQ(again.exit_code, 2) << again.Describe();
+  EXPECT_NE(again.err.find("shards: 6 -> 4"), std::string::npos) << again.Describe();
+
+  // In: shards 4 and 5 give their slots back, are stopped, deleted and forgotten.
+  auto in = OnDeployment("scale", {"--shards", "2", "--json"});
+  ASSERT_EQ(in.exit_code, 0) << in.Describe();
+  EXPECT_EQ(DoneEvent(in)["removed"], json({4, 5})) << in.out;
+  ExpectNoLoss(Verdict(cluster), "cluster client");
+  ExpectNoLoss(Verdict(proxied), "client through shardproxy");
+  status = Status(&code);
+  EXPECT_EQ(code, 0) << status.dump(2);
+  EXPECT_EQ(status["shards"].size(), 4u);
+  EXPECT_FALSE(std::filesystem::exists(deployment_dir() / "shards" / "4"));
+  auto nodes = QueryRedis(base_port(), {"CLUSTER", "NODES"});
+  ASSERT_TRUE(nodes);
+  EXPECT_EQ(SplitLines(nodes->text).size(), 4u) << "forgotten everywhere:\n" << nodes->text;
+  auto back = Up(2, spec);
+  EXPECT_EQ(back.exit_code, 0) << "the original shape again: " << back.Describe();
+}
+
 TEST_F(ReshardTest, DryRunAndBadInputChangeNothing) {
   ASSERT_EQ(Up(3).exit_code, 0);
   const std::string before = AgreedSlotMap(3);
@@ -155,7 +200,9 @@ TEST_F(ReshardTest, DryRunAndBadInputChangeNothing) {
            {{"move-slots", "0-16384", "--to", "1"}, "within 0-16383"},
            {{"move-slots", "0-99"}, "--to"},
            {{"rebalance", "--by", "cpu"}, "slots, keys or memory"},
-           {{"rebalance", "--threshold", "200%"}, "percentage"}}) {
+           {{"rebalance", "--threshold", "200%"}, "percentage"},
+           {{"scale", "--shards", "5000"}, "between 1 and 1000"},
+           {{"scale"}, "--shards"}}) {
     std::vector<std::string> rest(args.begin() + 1, args.end());
     auto bad = OnDeployment(args[0], rest);
     EXPECT_EQ(bad.exit_code, 2) << bad.Describe();
