@@ -20,6 +20,9 @@ namespace {
 
 constexpr size_t kReadBufferSize = 64 * 1024;
 constexpr int kMaxRedirects = 5;
+// MOVED hops followed at once; past them the nodes disagree for a moment (a slot handed over
+// atomically bounces between old and new owner until both know): wait for the refreshed map.
+constexpr int kImmediateMovedHops = 2;
 constexpr int kMaxRetries = 6;  // 10+20+40+80+160+200 ms: ~0.5 s, then the client gets it
 constexpr uint64_t kRetryBaseMs = 10;
 constexpr uint64_t kRetryMaxMs = 200;
@@ -290,9 +293,12 @@ void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
       break;
     case ReplyAction::kMoved:
       server_.topology().RequestRefresh();
-      if (++request->redirects > kMaxRedirects) break;
       stats.moved.fetch_add(1, std::memory_order_relaxed);
-      return SendTo(redirect.host, redirect.port, request, /*asking=*/false);
+      if (++request->redirects <= kImmediateMovedHops) {
+        return SendTo(redirect.host, redirect.port, request, /*asking=*/false);
+      }
+      if (request->retries >= kMaxRetries) break;
+      return ScheduleRetry(request);
     case ReplyAction::kAsk:
       // ASKING covers one command only: a transaction waits for the migration instead.
       if (request->skip_replies() > 0) {

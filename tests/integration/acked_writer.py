@@ -9,9 +9,11 @@
 value "<prefix>:<i>". The writer writes until the stop file exists (or --max-seconds pass), then
 reads every key it was told was written and prints one JSON line:
 
-    {"acked": N, "lost": M, "wrong": K, "errors": E, "first_error": "..."}
+    {"acked": N, "lost": M, "wrong": K, "errors": E, "client_exceptions": X, "first_error": "..."}
 
-errors counts write replies that were errors (a redirect the client had to see, a refused write).
+errors counts write replies that were errors (a redirect the client had to see, a refused write);
+client_exceptions counts failures inside the client library itself (redis-py's cluster client can
+trip over its own node table while nodes are removed), after which a new client is made.
 Exit 0 when it could run at all; the C++ test judges the counts. A missing redis module exits 1.
 """
 import argparse
@@ -38,7 +40,7 @@ def connect(args):
 
 
 def write_until_stopped(client, args):
-    acked, errors, first_error = [], 0, ""
+    acked, errors, exceptions, first_error = [], 0, 0, ""
     deadline = time.monotonic() + args.max_seconds
     i = 0
     while not os.path.exists(args.stop_file) and time.monotonic() < deadline:
@@ -49,8 +51,12 @@ def write_until_stopped(client, args):
         except redis.RedisError as error:
             errors += 1
             first_error = first_error or f"SET {key}: {error}"
+        except Exception as error:  # a bug in the client library, not an answer from the server
+            exceptions += 1
+            first_error = first_error or f"SET {key}: client library: {error!r}"
+            client = connect(args)
         i += 1
-    return acked, errors, first_error
+    return acked, errors, exceptions, first_error, client
 
 
 def read_back(client, args, acked):
@@ -80,10 +86,10 @@ def main():
     parser.add_argument("--max-seconds", type=float, default=120)
     args = parser.parse_args()
     client = connect(args)
-    acked, errors, first_error = write_until_stopped(client, args)
+    acked, errors, exceptions, first_error, client = write_until_stopped(client, args)
     lost, wrong = read_back(client, args, acked)
     print(json.dumps({"acked": len(acked), "lost": lost, "wrong": wrong, "errors": errors,
-                      "first_error": first_error}))
+                      "client_exceptions": exceptions, "first_error": first_error}))
 
 
 if __name__ == "__main__":

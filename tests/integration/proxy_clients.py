@@ -102,7 +102,7 @@ def pipeline(args):
     expect("number of replies", len(results), len(expected))
     for index, ((what, want), got) in enumerate(zip(expected, results)):
         if isinstance(got, Exception):
-            raise Mismatch(f"reply {index} ({what}): error {got!r}")
+            raise Mismatch(f"reply {index} ({what}): error {got!r}: {got}")
         if want is not None:
             expect(f"reply {index} ({what})", got, want)
     print(f"pipeline: {len(results)} replies checked (protocol {args.protocol})")
