@@ -115,7 +115,7 @@ int RunPlan(const Invocation& invocation) {
   return kExitOk;
 }
 
-int RunCli(int argc, char** argv) {
+int RunCli(int argc, char** argv, std::string_view git_revision) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() > 1 && args[0] == "bench" && args[1] == "compare") {
     return RunBenchCompare({args.begin() + 1, args.end()});
@@ -126,13 +126,15 @@ int RunCli(int argc, char** argv) {
     PrintError(invocation.error().message());
     return kExitUsage;
   }
+  const std::string version_line =
+      std::string("shardctl ") + SHARDCTL_VERSION + " (git " + std::string(git_revision) + ")";
   if (invocation->help_topic) {
     std::cout << HelpText(*invocation->help_topic);
     return kExitOk;
   }
   const std::string& command = invocation->command;
   if (command == "version") {
-    std::cout << "shardctl " << SHARDCTL_VERSION << "\n";
+    std::cout << version_line << "\n";
     return kExitOk;
   }
   if (command == "plan") return RunPlan(*invocation);
