@@ -20,6 +20,8 @@
 namespace {
 
 using namespace shardctl::proxy;
+using shardctl::common::Complete;
+using shardctl::common::FormatCompletion;
 
 constexpr int kExitRuntime = 1;
 constexpr int kExitUsage = 2;
@@ -125,6 +127,14 @@ int main(int argc, char** argv) {
       std::string("shardproxy ") + SHARDCTL_VERSION + " (git " + SHARDCTL_GIT_REVISION + ")";
   if (options->version) {
     std::cout << version_line << "\n";
+    return 0;
+  }
+  if (options->man_page) {
+    std::cout << ProxyManPage(version_line);
+    return 0;
+  }
+  if (options->complete) {
+    std::cout << FormatCompletion(Complete({.flags = ProxyFlags()}, *options->complete, nullptr));
     return 0;
   }
   auto auth = LoadAuth(*options);

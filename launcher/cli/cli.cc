@@ -6,6 +6,7 @@
 #include "common/size.h"
 #include "launcher/bench/commands.h"
 #include "launcher/cli/commands.h"
+#include "launcher/cli/completion.h"
 #include "launcher/model/plan_json.h"
 #include "launcher/model/topology.h"
 #include "launcher/supervisor/supervisor.h"
@@ -132,6 +133,11 @@ int RunCli(int argc, char** argv, std::string_view git_revision) {
     std::cout << HelpText(*invocation->help_topic);
     return kExitOk;
   }
+  if (invocation->man_page) {
+    std::cout << ManPage(version_line);
+    return kExitOk;
+  }
+  if (invocation->complete) return RunComplete(*invocation->complete);
   const std::string& command = invocation->command;
   if (command == "version") {
     std::cout << version_line << "\n";
