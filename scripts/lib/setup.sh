@@ -3,8 +3,9 @@
 
 SHARDCTL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
-# dpkg-dev: cpack's dpkg-shlibdeps; groff-base and zsh: the tests of the man pages and of zsh
-# completion.
+# Every command and library the scripts, the build and the tests use comes from one of these or
+# their dependencies: scripts/lib/check-packages proves it on every scripts/test run. dpkg-dev:
+# cpack's dpkg-shlibdeps; groff-base and zsh: the tests of the man pages and zsh completion.
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libhiredis-dev libuv1-dev libtomlplusplus-dev libspdlog-dev libnuma-dev numactl
