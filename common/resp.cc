@@ -152,11 +152,12 @@ std::string_view RespScanner::Unreturned() const {
   return std::string_view(buffer_).substr(frame_start_);
 }
 
+bool RespScanner::AtFrameStart() const {
+  return error_.empty() && pos_ == frame_start_ && stack_.empty() && bulk_end_ == 0;
+}
+
 bool RespScanner::SkipUnreturned(size_t bytes) {
-  if (!error_.empty() || pos_ != frame_start_ || !stack_.empty() || bulk_end_ != 0 ||
-      bytes > buffer_.size() - frame_start_) {
-    return false;
-  }
+  if (!AtFrameStart() || bytes > buffer_.size() - frame_start_) return false;
   frame_start_ += bytes;
   pos_ = frame_start_;
   line_search_ = frame_start_;
@@ -361,7 +362,8 @@ RespScanner::Step RespScanner::FinishElement(size_t next) {
   return Step::kFrame;
 }
 
-Result<std::vector<std::string_view>> ParseCommandArgs(std::string_view frame) {
+Status ParseCommandArgsInto(std::string_view frame, std::vector<std::string_view>& args) {
+  args.clear();
   if (frame.empty() || frame[0] != '*') {
     return Error("Protocol error: expected '*', got '" +
                  (frame.empty() ? std::string() : Printable(frame[0])) + "'");
@@ -373,7 +375,6 @@ Result<std::vector<std::string_view>> ParseCommandArgs(std::string_view frame) {
   if (!ParseDecimal(line, count) || count < -1) {
     return Error("Protocol error: invalid multibulk length");
   }
-  std::vector<std::string_view> args;
   args.reserve(static_cast<size_t>(std::clamp<int64_t>(count, 0, int64_t(frame.size() / 4))));
   for (int64_t i = 0; i < count; ++i) {
     if (pos >= frame.size()) return Error("Protocol error: incomplete command");
@@ -398,6 +399,71 @@ Result<std::vector<std::string_view>> ParseCommandArgs(std::string_view frame) {
     return Error("Protocol error: " + std::to_string(frame.size() - pos) +
                  " bytes after the end of the command");
   }
+  return Ok();
+}
+
+namespace {
+
+// A length line after its type byte at `pos`: digits by string2ll's rules, then "\r\n". Returns
+// the position after the line, 0 when the bytes end first, or npos when it is not a valid length
+// (the slow path then names the problem).
+size_t ReadLength(std::string_view bytes, size_t pos, size_t max_line, int64_t& value) {
+  const size_t start = pos;
+  uint64_t number = 0;
+  while (pos < bytes.size() && bytes[pos] >= '0' && bytes[pos] <= '9') {
+    number = number * 10 + static_cast<uint64_t>(bytes[pos] - '0');
+    ++pos;
+    if (pos - start > 18) return std::string_view::npos;  // far beyond any limit
+  }
+  if (pos - start > max_line) return std::string_view::npos;
+  if (pos == bytes.size()) return 0;
+  const size_t digits = pos - start;
+  if (digits == 0 || (digits > 1 && bytes[start] == '0') || bytes[pos] != '\r') {
+    return std::string_view::npos;
+  }
+  if (pos + 1 == bytes.size()) return 0;
+  if (bytes[pos + 1] != '\n') return std::string_view::npos;
+  value = static_cast<int64_t>(number);
+  return pos + 2;
+}
+
+}  // namespace
+
+FastRequest ScanRequest(std::string_view bytes, const RespLimits& limits,
+                        std::vector<std::string_view>& args) {
+  using Kind = FastRequest::Kind;
+  args.clear();
+  if (bytes.empty()) return {Kind::kIncomplete, 0};
+  if (bytes[0] != '*' || limits.max_depth == 0) return {Kind::kSlowPath, 0};
+  int64_t count = 0;
+  size_t pos = ReadLength(bytes, 1, limits.max_line_length, count);
+  if (pos == 0) return {Kind::kIncomplete, 0};
+  if (pos == std::string_view::npos || count > limits.max_aggregate_count) {
+    return {Kind::kSlowPath, 0};
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    if (pos == bytes.size()) return {Kind::kIncomplete, 0};
+    if (bytes[pos] != '$') return {Kind::kSlowPath, 0};
+    int64_t length = 0;
+    const size_t body = ReadLength(bytes, pos + 1, limits.max_line_length, length);
+    if (body == 0) return {Kind::kIncomplete, 0};
+    if (body == std::string_view::npos || length > limits.max_bulk_length) {
+      return {Kind::kSlowPath, 0};
+    }
+    const auto size = static_cast<size_t>(length);
+    if (bytes.size() - body < size + 2) return {Kind::kIncomplete, 0};
+    if (bytes[body + size] != '\r' || bytes[body + size + 1] != '\n') {
+      return {Kind::kSlowPath, 0};
+    }
+    args.push_back(bytes.substr(body, size));
+    pos = body + size + 2;
+  }
+  return {Kind::kRequest, pos};
+}
+
+Result<std::vector<std::string_view>> ParseCommandArgs(std::string_view frame) {
+  std::vector<std::string_view> args;
+  if (auto parsed = ParseCommandArgsInto(frame, args); !parsed) return parsed.error();
   return args;
 }
 

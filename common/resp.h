@@ -95,6 +95,9 @@ class RespScanner {
   // partly scanned (Next() has not started on these bytes) and no error is pending; returns false
   // and changes nothing otherwise. The skipped bytes are released by the next Consume().
   bool SkipUnreturned(size_t bytes);
+  // True when no frame is partly scanned and no error is pending: the caller may parse the
+  // Unreturned() bytes itself (and SkipUnreturned() them).
+  bool AtFrameStart() const;
 
   // Forgets all bytes and any error, keeping the limits.
   void Reset();
@@ -142,6 +145,24 @@ std::vector<std::string_view> SplitInlineArgs(std::string_view line);
 // arguments (Redis ignores such requests). Anything else — another type, a non-bulk element,
 // bytes after the frame, a truncated frame — is an error naming the problem.
 Result<std::vector<std::string_view>> ParseCommandArgs(std::string_view frame);
+// The same into `args` (cleared first), so a caller parsing many requests reuses one vector.
+Status ParseCommandArgsInto(std::string_view frame, std::vector<std::string_view>& args);
+
+// The request fast path: one pass over the start of `bytes` for a complete request made the usual
+// way (an array of bulk strings), framing it and splitting its arguments at once. Strict: it takes
+// only what RespScanner followed by ParseCommandArgs would take with the same limits, so the
+// caller can fall back to them for everything else and get their canonical errors.
+struct FastRequest {
+  enum class Kind {
+    kRequest,     // a complete request of `length` bytes; `args` holds views into `bytes`
+    kIncomplete,  // a well-formed start: more bytes are needed
+    kSlowPath,    // anything else (another type, a null or malformed header, over a limit)
+  };
+  Kind kind = Kind::kSlowPath;
+  size_t length = 0;
+};
+FastRequest ScanRequest(std::string_view bytes, const RespLimits& limits,
+                        std::vector<std::string_view>& args);
 
 // Writers. Each appends one complete frame to `out`.
 // An array of bulk strings: the request encoding.

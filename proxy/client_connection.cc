@@ -9,13 +9,19 @@
 namespace shardctl::proxy {
 namespace {
 
-common::RespLimits RequestLimits() {
-  common::RespLimits limits;
-  limits.max_depth = 8;  // requests are flat arrays; nesting is a protocol error anyway
+const common::RespLimits& RequestLimits() {
+  static const common::RespLimits limits = [] {
+    common::RespLimits request_limits;
+    request_limits.max_depth = 8;  // requests are flat arrays; nesting is a protocol error anyway
+    return request_limits;
+  }();
   return limits;
 }
 
 constexpr size_t kMaxInlineBytes = 64 * 1024;  // Redis' PROTO_INLINE_MAX_SIZE
+// An incomplete request is left to the fast path again (parsed from its start when more bytes
+// come) while it is this small; a bigger one goes to the resumable scanner.
+constexpr size_t kFastPathBytes = 16 * 1024;
 
 }  // namespace
 
@@ -95,6 +101,17 @@ void ClientConnection::ProcessInput() {
       if (!HandleInlineCommand()) break;
       continue;
     }
+    // The usual request in one pass; the resumable scanner for the rest (a big request arriving
+    // in pieces, whose header would otherwise be parsed again on every read) and for errors.
+    const common::FastRequest fast = common::ScanRequest(rest, RequestLimits(), args_);
+    if (fast.kind == common::FastRequest::Kind::kRequest && requests_.SkipUnreturned(fast.length)) {
+      if (!args_.empty()) session_.HandleCommand(rest.substr(0, fast.length), args_);
+      continue;
+    }
+    if (fast.kind == common::FastRequest::Kind::kIncomplete && rest.size() < kFastPathBytes &&
+        requests_.AtFrameStart()) {
+      break;
+    }
     const common::ScanResult frame = requests_.Next();
     if (frame.status == common::ScanStatus::kIncomplete) break;
     if (frame.status == common::ScanStatus::kError) {
@@ -102,12 +119,11 @@ void ClientConnection::ProcessInput() {
       break;
     }
     const std::string_view bytes = requests_.FrameBytes(frame);
-    auto args = common::ParseCommandArgs(bytes);
-    if (!args) {
-      session_.ProtocolError(args.error().message());
+    if (auto parsed = common::ParseCommandArgsInto(bytes, args_); !parsed) {
+      session_.ProtocolError(parsed.error().message());
       break;
     }
-    if (!args->empty()) session_.HandleCommand(bytes, *args);
+    if (!args_.empty()) session_.HandleCommand(bytes, args_);
   }
   if (!closed_) requests_.Consume(requests_.Buffered().size() - requests_.Unreturned().size());
   UpdateReading();

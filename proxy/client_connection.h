@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/resp.h"
 #include "proxy/routing.h"
@@ -84,7 +85,8 @@ class ClientConnection final : public ClientLink {
   uv_tcp_t tcp_{};
   uv_write_t write_req_{};
   common::RespScanner requests_;
-  std::string in_write_;  // the buffer of the write in progress
+  std::vector<std::string_view> args_;  // the current request's arguments, reused
+  std::string in_write_;                // the buffer of the write in progress
   bool reading_ = false;
   bool writing_ = false;
   bool closed_ = false;

@@ -309,6 +309,51 @@ const std::vector<CommandInfo>& Table() {
   return table;
 }
 
+// An open-addressing index over Table() by upper-case name, so a lookup on the request path is
+// one hash and, almost always, one comparison (a binary search made ~8 string comparisons).
+class CommandIndex {
+ public:
+  explicit CommandIndex(const std::vector<CommandInfo>& table) : table_(table) {
+    size_t size = 1;
+    while (size < table.size() * 4) size <<= 1;  // at most a quarter full: short probes
+    slots_.assign(size, kEmpty);
+    mask_ = size - 1;
+    for (size_t i = 0; i < table.size(); ++i) {
+      size_t at = Hash(table[i].name) & mask_;
+      while (slots_[at] != kEmpty) at = (at + 1) & mask_;
+      slots_[at] = static_cast<int32_t>(i);
+    }
+  }
+
+  // The entry named `upper` (already upper case), or nullptr.
+  const CommandInfo* Find(std::string_view upper) const {
+    for (size_t at = Hash(upper) & mask_; slots_[at] != kEmpty; at = (at + 1) & mask_) {
+      const CommandInfo& info = table_[static_cast<size_t>(slots_[at])];
+      if (info.name == upper) return &info;
+    }
+    return nullptr;
+  }
+
+ private:
+  static constexpr int32_t kEmpty = -1;
+
+  // FNV-1a: command names are short, and the table is fixed.
+  static uint64_t Hash(std::string_view name) {
+    uint64_t hash = 14695981039346656037ull;
+    for (char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    return hash;
+  }
+
+  const std::vector<CommandInfo>& table_;
+  std::vector<int32_t> slots_;
+  size_t mask_ = 0;
+};
+
+const CommandIndex& Index() {
+  static const CommandIndex index(Table());
+  return index;
+}
+
 bool EqualsIgnoringCase(std::string_view text, std::string_view upper) {
   if (text.size() != upper.size()) return false;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -345,11 +390,7 @@ const CommandInfo& LookupCommand(std::string_view name) {
       upper[i] = c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c;
     }
     const std::string_view key(upper.data(), name.size());
-    const auto& table = Table();
-    auto it =
-        std::lower_bound(table.begin(), table.end(), key,
-                         [](const CommandInfo& info, std::string_view k) { return info.name < k; });
-    if (it != table.end() && it->name == key) return *it;
+    if (const CommandInfo* info = Index().Find(key)) return *info;
   }
   thread_local std::string unknown_name;
   thread_local CommandInfo unknown;

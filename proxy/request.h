@@ -77,6 +77,22 @@ struct SubRequest {
     return *extras;
   }
   size_t skip_replies() const { return extras ? extras->skip_replies : 0; }
+  // Back to a new request's state for reuse, keeping the request buffer's capacity.
+  void Reset() {
+    sink = nullptr;
+    pending = nullptr;
+    part = -1;
+    request.clear();
+    slot = -1;
+    host.clear();
+    port = 0;
+    protocol = 2;
+    mode = {};
+    redirects = 0;
+    retries = 0;
+    sequenced = false;
+    extras.reset();
+  }
 };
 
 }  // namespace shardctl::proxy

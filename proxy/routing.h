@@ -65,6 +65,11 @@ class RequestRouter {
   virtual ~RequestRouter() = default;
   // The slot map requests are routed by (re-read when the refresher published a new one).
   virtual const SlotMap& CurrentMap() = 0;
+  // A request to fill in and Route(): reused from this thread's free list, so a warm proxy
+  // allocates nothing per request.
+  virtual SubRequest* NewRequest() = 0;
+  // Takes back a request that is done (answered, or never sent).
+  virtual void FreeRequest(SubRequest* request) = 0;
   // Sends `request` to its node (request->host:port), or to the primary (or, for a read, a
   // replica) serving its slot; the reply comes back to request->sink.
   virtual void Route(SubRequest* request) = 0;

@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "common/slots.h"
-
 #include "proxy/worker.h"
 
 namespace shardctl::proxy {
@@ -76,8 +75,8 @@ std::optional<std::string> ProxyServer::ScriptBody(std::string_view sha) const {
 }
 
 void ProxyServer::AppendServerInfo(std::string& out) const {
-  const auto uptime = std::chrono::duration_cast<std::chrono::seconds>(
-      std::chrono::steady_clock::now() - started_);
+  const auto uptime =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_);
   const std::string version = topology_.server_version();
   out += "# Server\r\n";
   Line(out, "redis_version", version.empty() ? "unknown" : version);

@@ -16,6 +16,7 @@ Session::Session(RequestRouter& router, ProxyServices& services, ClientLink& lin
       link_(link),
       id_(id),
       thread_(thread),
+      options_(services.options()),
       pinned_(router, this),
       authenticated_(!services.auth().required()) {}
 
@@ -72,7 +73,7 @@ void Session::HandleCommand(std::string_view frame, std::span<const std::string_
 // ---- requests ----
 
 SubRequest* Session::NewSubRequest(PendingReply& pending, int slot, bool pinned) {
-  auto* request = new SubRequest;
+  SubRequest* request = router_.NewRequest();
   request->sink = this;
   request->pending = &pending;
   request->slot = slot;
@@ -99,7 +100,7 @@ void Session::Forward(std::string_view frame, int slot, bool pinned, bool may_bl
 }
 
 bool Session::ReadsFromReplica(const CommandInfo& info, int slot) {
-  const ReadFrom mode = services_.options().read_from;
+  const ReadFrom mode = options_.read_from;
   if (mode == ReadFrom::kPrimary || slot < 0) return false;
   constexpr uint64_t kReadYourWritesMs = 1000;
   constexpr size_t kMaxRememberedWrites = 1024;
@@ -199,7 +200,7 @@ void Session::OnReply(SubRequest* request, std::string_view frame) {
   if (request->mode.pinned && !closed_) pinned_.ReleaseIdle();
   const bool sequenced = request->sequenced;
   const int slot = request->slot;
-  delete request;
+  router_.FreeRequest(request);
   // Before this request stops counting: the requests it held are routed, and may be answered.
   if (sequenced) {
     for (SubRequest* held : sequencer_.Leave(slot)) router_.Route(held);
@@ -261,8 +262,7 @@ void Session::Fill(PendingReply& pending, std::string_view bytes) {
 void Session::PushMessage(std::string_view frame) {
   if (closed_ || replies_.closing()) return;
   ProxyStats& stats = services_.stats();
-  if (out_.size() + link_.BytesInFlight() + frame.size() >
-      services_.options().pubsub_buffer_limit) {
+  if (out_.size() + link_.BytesInFlight() + frame.size() > options_.pubsub_buffer_limit) {
     // A subscriber that does not read would make the proxy hold every message for it.
     stats.pubsub_slow_disconnects.fetch_add(1, std::memory_order_relaxed);
     return link_.CloseNow();
@@ -273,12 +273,11 @@ void Session::PushMessage(std::string_view frame) {
 }
 
 bool Session::OverLimits() const {
-  const ProxyOptions& options = services_.options();
-  return replies_.size() >= options.max_pending || out_.size() >= options.max_client_buffer;
+  return replies_.size() >= options_.max_pending || out_.size() >= options_.max_client_buffer;
 }
 
 void Session::Discard(SubRequest* request) {
-  delete request;
+  router_.FreeRequest(request);
   --inflight_;
 }
 

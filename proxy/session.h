@@ -154,6 +154,7 @@ class Session final : public ReplySink, public Subscriber {
   ClientLink& link_;
   const uint64_t id_;
   const int thread_;
+  const ProxyOptions& options_;  // fixed for the proxy's life: read on every command
   std::string peer_;
   std::string out_;
   ReplyQueue replies_;

@@ -42,8 +42,7 @@ bool Session::HandleTransaction(std::string_view frame, std::span<const std::str
     ExecTransaction();
   } else {
     const int watch_slot = pinned_.watch() ? pinned_.watch()->slot : -1;
-    auto queued =
-        transaction_->Queue(frame, info, args, watch_slot, services_.options().max_client_buffer);
+    auto queued = transaction_->Queue(frame, info, args, watch_slot, options_.max_client_buffer);
     if (!queued) {
       ReplyError(queued.error().message());
     } else {

@@ -12,8 +12,6 @@
 #pragma once
 
 #include <cstddef>
-#include <deque>
-#include <unordered_map>
 #include <vector>
 
 #include "proxy/request.h"
@@ -38,11 +36,16 @@ class SlotSequencer {
 
  private:
   struct Flight {
+    int slot = 0;
     const void* connection = nullptr;  // where the in-flight requests of the slot were sent
     size_t count = 0;
-    std::deque<SubRequest*> held;  // waiting for `count` to reach 0, in the client's order
+    std::vector<SubRequest*> held;  // waiting for `count` to reach 0, in the client's order
   };
-  std::unordered_map<int, Flight> flights_;
+  // A flat list, searched from the back: a client has few slots in flight at once (one per
+  // pipelined key at most), and a map's node per request cost more than the search.
+  Flight* Find(int slot);
+
+  std::vector<Flight> flights_;
 };
 
 }  // namespace shardctl::proxy

@@ -182,6 +182,27 @@ Backend* Worker::BackendFor(const std::string& host, int port, int protocol, boo
   return backend;
 }
 
+SubRequest* Worker::NewRequest() {
+  if (free_requests_.empty()) return new SubRequest;
+  SubRequest* request = free_requests_.back().release();
+  free_requests_.pop_back();
+  return request;
+}
+
+void Worker::FreeRequest(SubRequest* request) {
+  // Enough for every request in flight at a deep pipeline; a burst beyond it is freed.
+  constexpr size_t kMaxFreeRequests = 16384;
+  // A buffer grown by one huge request is not kept for the small ones that follow.
+  constexpr size_t kMaxKeptRequestBytes = 64 * 1024;
+  if (free_requests_.size() >= kMaxFreeRequests ||
+      request->request.capacity() > kMaxKeptRequestBytes) {
+    delete request;
+    return;
+  }
+  request->Reset();
+  free_requests_.emplace_back(request);
+}
+
 void Worker::Route(SubRequest* request) {
   if (stopping_) return FinishWithError(request, "ERR shardproxy is shutting down");
   // A retry of a client that has gone: nobody waits for it (and a blocking command would open a

@@ -61,6 +61,8 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
 
   // RequestRouter (the sessions). Loop thread only.
   const SlotMap& CurrentMap() override;
+  SubRequest* NewRequest() override;
+  void FreeRequest(SubRequest* request) override;
   void Route(SubRequest* request) override;
   PinnedLink* AcquirePinned(const std::string& host, int port, int protocol,
                             ReplySink* owner) override;
@@ -144,7 +146,8 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
   std::vector<ClientConnection*> clients_;
   std::vector<ClientConnection*> flush_clients_;
   std::vector<Backend*> flush_backends_;
-  std::vector<std::pair<uint64_t, SubRequest*>> retries_;  // due time (uv_now ms), request
+  std::vector<std::pair<uint64_t, SubRequest*>> retries_;   // due time (uv_now ms), request
+  std::vector<std::unique_ptr<SubRequest>> free_requests_;  // done, ready for reuse
   std::unique_ptr<char[]> read_buffer_;
   std::unique_ptr<PubSubHub> pubsub_;
 };

@@ -2,7 +2,9 @@
 //
 // Checks that the scanner never crashes or reads out of bounds (ASan/UBSan), never returns a span
 // outside its buffer, finds the same frames and the same final error however the bytes are split,
-// and that ParseCommandArgs + AppendCommand reproduce every request frame they accept.
+// that ParseCommandArgs + AppendCommand reproduce every request frame they accept, and that the
+// request fast path (ScanRequest) agrees with the scanner + ParseCommandArgs on every request it
+// takes, and takes no more than they do.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -17,9 +19,11 @@
 namespace {
 
 using shardctl::common::AppendCommand;
+using shardctl::common::FastRequest;
 using shardctl::common::ParseCommandArgs;
 using shardctl::common::RespLimits;
 using shardctl::common::RespScanner;
+using shardctl::common::ScanRequest;
 using shardctl::common::ScanResult;
 using shardctl::common::ScanStatus;
 
@@ -99,6 +103,24 @@ void CheckCommandRoundTrip(std::string_view frame) {
   Check(rebuilt == frame, "AppendCommand(ParseCommandArgs(frame)) != frame");
 }
 
+// ScanRequest on the start of `input` against the slow path: a request it frames is the first
+// frame the scanner finds, with the arguments ParseCommandArgs gives; an incomplete start is one
+// the scanner also finds incomplete (or one it would take further).
+void CheckFastPath(std::string_view input, const Outcome& whole) {
+  std::vector<std::string_view> args;
+  const FastRequest fast = ScanRequest(input, FuzzLimits(), args);
+  if (fast.kind == FastRequest::Kind::kSlowPath) return;
+  if (fast.kind == FastRequest::Kind::kIncomplete) {
+    Check(whole.frames.empty() && whole.last == ScanStatus::kIncomplete,
+          "ScanRequest says incomplete where the scanner found a frame or an error");
+    return;
+  }
+  Check(!whole.frames.empty() && whole.frames[0].begin == 0 && whole.frames[0].end == fast.length,
+        "ScanRequest framed a request the scanner did not");
+  const auto slow = ParseCommandArgs(input.substr(0, fast.length));
+  Check(slow.ok() && *slow == args, "ScanRequest's arguments differ from ParseCommandArgs'");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -122,5 +144,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       CheckCommandRoundTrip(input.substr(frame.begin, frame.end - frame.begin));
   }
   (void)ParseCommandArgs(input);  // arbitrary bytes must not crash the request parser either
+  CheckFastPath(input, whole);
   return 0;
 }

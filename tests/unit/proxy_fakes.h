@@ -63,6 +63,14 @@ class FakeHub : public SubscriptionHub {
 class FakeRouter : public RequestRouter {
  public:
   const SlotMap& CurrentMap() override { return map; }
+  SubRequest* NewRequest() override {
+    ++made;
+    return new SubRequest;
+  }
+  void FreeRequest(SubRequest* request) override {
+    ++freed;
+    delete request;
+  }
   void Route(SubRequest* request) override { routed.push_back(request); }
   PinnedLink* AcquirePinned(const std::string& host, int port, int protocol, ReplySink*) override {
     links.push_back(std::make_unique<FakeLink>(host, port, protocol));
@@ -86,6 +94,8 @@ class FakeRouter : public RequestRouter {
   std::vector<PinnedLink*> released;
   FakeHub hub;
   uint64_t now_ms = 1000;
+  int made = 0;
+  int freed = 0;
 };
 
 class FakeServices : public ProxyServices {

@@ -40,6 +40,8 @@ class SessionTest : public testing::Test {
     // Requests not answered yet are, as the worker would, so none leaks.
     while (SubRequest* request = router_.Take()) taken_.push_back(request);
     for (SubRequest* request : std::vector<SubRequest*>(taken_)) Answer(request, "+OK\r\n");
+    session_.Close();  // frees what it still holds
+    EXPECT_EQ(router_.made, router_.freed) << "a request was not given back";
   }
 
   void Send(std::initializer_list<std::string_view> args) {

@@ -557,3 +557,45 @@ TEST(RespScannerSkipTest, CannotSkipPastTheBufferOrAfterAnError) {
 
 }  // namespace
 }  // namespace shardctl::common
+
+// ---------------------------------------------------------------------------------------------
+// ScanRequest: the proxy's one-pass request path
+
+namespace shardctl::common {
+namespace {
+
+TEST(ScanRequestTest, FramesAndSplitsAUsualRequestInOnePass) {
+  std::vector<std::string_view> args;
+  const std::string bytes = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n*1\r\n$4\r\nPING\r\n";
+  const FastRequest first = ScanRequest(bytes, RespLimits{}, args);
+  ASSERT_EQ(first.kind, FastRequest::Kind::kRequest);
+  EXPECT_EQ(first.length, bytes.find("*1"));
+  EXPECT_EQ(args, (std::vector<std::string_view>{"SET", "k", ""}));
+  const FastRequest second = ScanRequest(std::string_view(bytes).substr(first.length), {}, args);
+  ASSERT_EQ(second.kind, FastRequest::Kind::kRequest);
+  EXPECT_EQ(args, std::vector<std::string_view>{"PING"});
+}
+
+TEST(ScanRequestTest, EveryPrefixIsIncomplete) {
+  const std::string bytes = "*2\r\n$3\r\nGET\r\n$10\r\n0123456789\r\n";
+  std::vector<std::string_view> args;
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    EXPECT_EQ(ScanRequest(bytes.substr(0, cut), RespLimits{}, args).kind,
+              FastRequest::Kind::kIncomplete)
+        << cut;
+  }
+}
+
+TEST(ScanRequestTest, LeavesEverythingUnusualToTheScanner) {
+  RespLimits limits;
+  limits.max_bulk_length = 4;
+  std::vector<std::string_view> args;
+  for (const char* bytes : {"PING\r\n", "*-1\r\n", "*01\r\n", "*1\r\n:1\r\n", "*1\r\n$-1\r\n",
+                            "*1\r\n$1\r\nab\r\n", "*1\r\n$5\r\nabcde\r\n", "*x\r\n", "*1\n",
+                            "*1\r\n$1\r\na\n\n", "*1\r\n*1\r\n$1\r\na\r\n"}) {
+    EXPECT_EQ(ScanRequest(bytes, limits, args).kind, FastRequest::Kind::kSlowPath) << bytes;
+  }
+}
+
+}  // namespace
+}  // namespace shardctl::common
