@@ -115,7 +115,7 @@ INSTANTIATE_TEST_SUITE_P(
                      {"frob", "--"},
                      Completion::Kind::kWords,
                      {"--help", "--version"}}),
-    [](const testing::TestParamInfo<CompleteCase>& info) { return info.param.name; });
+    [](const testing::TestParamInfo<CompleteCase>& case_info) { return case_info.param.name; });
 
 TEST(CompleteTest, DeploymentsComeFromTheStateDirOnTheLine) {
   FakeDeployments deployments;
@@ -201,7 +201,9 @@ TEST(CompletionFlagsTest, EveryShardctlCommandIsOfferedAndInTheOverview) {
   for (const auto& command : tree.commands) offered.insert(command.name);
   for (const auto& command : launcher::CommandNames()) {
     EXPECT_TRUE(offered.contains(command)) << command;
-    if (command != "help") EXPECT_NE(overview.find("\n  " + command), std::string::npos) << command;
+    if (command != "help") {
+      EXPECT_NE(overview.find("\n  " + command), std::string::npos) << command;
+    }
   }
   EXPECT_TRUE(offered.contains("version"));
 }
