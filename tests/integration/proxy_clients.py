@@ -254,6 +254,18 @@ def watch(args):
     print(f"watch: 200 increments, {sum(conflicts)} WatchError retries (protocol {args.protocol})")
 
 
+def wait_for_blocked_client(args, r, timeout=10):
+    """Returns once a primary behind the proxy (INFO proxy's primaryN) holds a client blocked."""
+    primaries = [v for k, v in r.info("proxy").items() if k.startswith("primary")]
+    nodes = [redis.Redis(host=p["ip"], port=p["port"], socket_timeout=10) for p in primaries]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(node.info("clients")["blocked_clients"] > 0 for node in nodes):
+            return
+        time.sleep(0.02)
+    raise Mismatch(f"no client blocked on {primaries} within {timeout} s")
+
+
 def streams(args):
     """XREAD BLOCK through the proxy: a reader blocked on one stream gets the entry another
     client adds, and commands of other clients are not held up meanwhile."""
@@ -264,7 +276,7 @@ def streams(args):
     got = []
     reader = threading.Thread(target=lambda: got.append(client(args).xread({key: "$"}, block=5000)))
     reader.start()
-    time.sleep(0.3)  # let the reader block first
+    wait_for_blocked_client(args, r)
     started = time.monotonic()
     for i in range(50):
         r.set(f"{{stream}}:other{i}", i)  # same slot, same shard as the blocked reader
