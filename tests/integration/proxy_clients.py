@@ -31,6 +31,12 @@ def expect(what, got, want):
         raise Mismatch(f"{what}: got {got!r}, want {want!r}")
 
 
+def error_text(error):
+    """An error reply as "ResponseError: <the server's text>" (redis-py 8's repr leaves the text
+    out)."""
+    return f"{type(error).__name__}: {error}"
+
+
 def client(args, **extra):
     return redis.Redis(host="127.0.0.1", port=args.port, protocol=args.protocol,
                        decode_responses=True, socket_timeout=10, **extra)
@@ -102,7 +108,7 @@ def pipeline(args):
     expect("number of replies", len(results), len(expected))
     for index, ((what, want), got) in enumerate(zip(expected, results)):
         if isinstance(got, Exception):
-            raise Mismatch(f"reply {index} ({what}): error {got!r}")
+            raise Mismatch(f"reply {index} ({what}): {error_text(got)}")
         if want is not None:
             expect(f"reply {index} ({what})", got, want)
     print(f"pipeline: {len(results)} replies checked (protocol {args.protocol})")
@@ -190,7 +196,7 @@ def churn(args):
         expect("number of replies", len(results), len(expected))
         for (what, want), got in zip(expected, results):
             if isinstance(got, Exception):
-                raise Mismatch(f"batch {batch} {what}: error {got!r}")
+                raise Mismatch(f"batch {batch} {what}: {error_text(got)}")
             if want is not None:
                 expect(f"batch {batch} {what}", got, want)
         replies += len(results)
@@ -417,7 +423,7 @@ def main():
         return 1
     except redis.exceptions.RedisError as error:
         print(f"proxy_clients.py {args.scenario} (protocol {args.protocol}): "
-              f"{type(error).__name__}: {error}", file=sys.stderr)
+              f"{error_text(error)}", file=sys.stderr)
         return 1
     return 0
 
