@@ -385,9 +385,12 @@ void Worker::RunDueRetries() {
   }
 }
 
-void Worker::OnTimeoutTick(uv_timer_t* timer) { Owner<Worker>(timer->data)->CheckTimeouts(); }
+// The tick runs before this loop turn reads the sockets: the timeouts are judged in the check
+// phase, after the replies that have come in are read (a busy proxy must not blame the shards).
+void Worker::OnTimeoutTick(uv_timer_t* timer) { Owner<Worker>(timer->data)->timeouts_due_ = true; }
 
 void Worker::CheckTimeouts() {
+  uv_update_time(&loop_);
   const uint64_t now = uv_now(&loop_);
   const auto timeout = static_cast<uint64_t>(server_.options().backend_timeout.count());
   std::vector<Backend*> backends;
@@ -412,7 +415,14 @@ void Worker::ScheduleFlush(Backend* backend) {
 }
 
 void Worker::OnFlushPhase(uv_prepare_t* handle) { Owner<Worker>(handle->data)->FlushAll(); }
-void Worker::OnCheckPhase(uv_check_t* handle) { Owner<Worker>(handle->data)->FlushAll(); }
+void Worker::OnCheckPhase(uv_check_t* handle) {
+  Worker* worker = Owner<Worker>(handle->data);
+  worker->FlushAll();
+  if (worker->timeouts_due_) {
+    worker->timeouts_due_ = false;
+    worker->CheckTimeouts();
+  }
+}
 
 void Worker::FlushAll() {
   // Backends first: requests reach the shards before we spend time writing replies. Flushing

@@ -48,6 +48,16 @@ const std::map<std::string, std::set<std::string>> kValueFlags = {
     {"ready-fd", {"supervise"}},
 };
 
+// Flags nobody types: `up` passes --ready-fd to the supervisor it starts.
+bool IsInternalFlag(std::string_view flag) { return flag == "ready-fd"; }
+
+common::FlagValue ValueOf(std::string_view flag) {
+  if (flag == "config") return common::FlagValue::kFile;
+  if (flag == "state-dir" || flag == "sysfs-root") return common::FlagValue::kDirectory;
+  if (flag == "name") return common::FlagValue::kDynamic;
+  return common::FlagValue::kAny;
+}
+
 std::vector<std::string_view> KnownFlags() {
   std::vector<std::string_view> flags(SpecKeys().begin(), SpecKeys().end());
   for (const auto& [flag, commands] : kSwitches) flags.push_back(flag);
@@ -138,6 +148,14 @@ Result<Invocation> ParseCommand(const std::vector<std::string>& args) {
                  "; commands: plan, up, status, down (see shardctl --help)");
   }
   invocation.command = first;
+  if (first == "help" && args.size() > 1 && args[1] == "--man") {
+    invocation.man_page = true;
+    return invocation;
+  }
+  if (first == "help" && args.size() > 1 && args[1] == "--complete") {
+    invocation.complete = std::vector<std::string>(args.begin() + 2, args.end());
+    return invocation;
+  }
   if (first == "help") {
     invocation.help_topic = args.size() > 1 ? args[1] : "";
     bool known =
@@ -154,6 +172,25 @@ Result<Invocation> ParseCommand(const std::vector<std::string>& args) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& CommandNames() { return kCommands; }
+
+std::vector<common::CompletionFlag> CommandFlags(const std::string& command) {
+  std::vector<common::CompletionFlag> flags;
+  if (command != "help" && command != "bench") {
+    for (std::string_view key : SpecKeys()) {
+      if (Applies(std::string(key), command)) flags.push_back({std::string(key), ValueOf(key)});
+    }
+    for (const auto& [flag, commands] : kValueFlags) {
+      if (commands.count(command) && !IsInternalFlag(flag)) flags.push_back({flag, ValueOf(flag)});
+    }
+    for (const auto& [flag, commands] : kSwitches) {
+      if (commands.count(command)) flags.push_back({flag, common::FlagValue::kNone});
+    }
+  }
+  flags.push_back({"help", common::FlagValue::kNone});
+  return flags;
+}
 
 Result<Invocation> ParseArgs(const std::vector<std::string>& args) {
   auto parsed = ParseCommand(args);

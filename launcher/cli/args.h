@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/completion.h"
 #include "common/result.h"
 #include "launcher/model/spec.h"
 #include "launcher/term/exit_codes.h"
@@ -17,6 +18,8 @@ struct Invocation {
   std::optional<std::string> config_file;
   std::optional<std::string> sysfs_root;
   std::optional<std::string> help_topic;  // set by --help or `help CMD`
+  bool man_page = false;                  // `help --man`: the man page (the build runs it)
+  std::optional<std::vector<std::string>> complete;  // `help --complete WORDS...`: completion
   bool json = false;
   bool dry_run = false;
   bool foreground = false;
@@ -42,5 +45,17 @@ common::Result<Spec> ResolveSpec(const Invocation& invocation);
 
 // The help text for a command ("" for the overview).
 std::string HelpText(const std::string& command);
+
+// shardctl(1) in roff: the overview, every command's help text and the deployment options, as
+// --help prints them. `version_line` ("shardctl 0.1.0 (git 3265a9b)") goes in the footer.
+std::string ManPage(const std::string& version_line);
+
+// The subcommands, in the overview's order ("bench" stands for bench run and bench compare).
+const std::vector<std::string>& CommandNames();
+
+// The flags `command` accepts, from the same tables ParseArgs uses, with what their values are
+// for completion (--config a file, --state-dir a directory, --name a deployment); "help" included,
+// internal flags (`supervise --ready-fd`) left out. Only "help" for `help` and `bench`.
+std::vector<common::CompletionFlag> CommandFlags(const std::string& command);
 
 }  // namespace shardctl::launcher

@@ -2,6 +2,7 @@
 // and the exit codes scripts can rely on.
 #include "launcher/bench/help.h"
 
+#include "common/man_page.h"
 #include "launcher/cli/args.h"
 
 namespace shardctl::launcher {
@@ -111,7 +112,8 @@ refuses and lists what differs. If anything fails, everything started is stopped
   --json                   print the result as JSON
 )";
 
-constexpr const char* kStatus = R"(Usage: shardctl status [--name NAME] [--state-dir DIR] [--json]
+constexpr const char* kStatus =
+    R"(Usage: shardctl status [--name NAME] [--state-dir DIR] [--config FILE] [--json]
 
 Probes every shard of the deployment and prints one row per shard: pid, port, CPUs, NUMA node,
 maxmemory, used memory, keys, role and health, plus the cluster state.
@@ -127,7 +129,7 @@ Exit codes (monitoring-plugin convention, usable from cron and Nagios-style chec
 )";
 
 constexpr const char* kDown =
-    R"(Usage: shardctl down [--name NAME] [--state-dir DIR] [--purge] [--json]
+    R"(Usage: shardctl down [--name NAME] [--state-dir DIR] [--config FILE] [--purge] [--json]
 
 Stops every shard (SIGTERM, which Redis handles as a clean shutdown; SIGKILL after 10 s) and the
 supervisor. Works without a supervisor too, from the pid files. Stopping a deployment that is not
@@ -138,7 +140,8 @@ running succeeds. Only processes shardctl started are ever signalled (pid and st
 )";
 
 constexpr const char* kRestart =
-    R"(Usage: shardctl restart SHARD | --rolling [--engine E] [--name NAME] [--state-dir DIR] [--json]
+    R"(Usage: shardctl restart SHARD | --rolling [--engine E] [--name NAME] [--state-dir DIR]
+                        [--config FILE] [--json]
 
 Restarts shards through the supervisor: each is stopped with SIGTERM (a clean shutdown; SIGKILL
 after 10 s) and started again at once on the same CPU, NUMA node, port and data directory, with
@@ -157,7 +160,7 @@ Needs a running supervisor (start one with shardctl up, which adopts running sha
 )";
 
 constexpr const char* kLogs =
-    R"(Usage: shardctl logs [SHARD] [-f] [--lines N] [--name NAME] [--state-dir DIR]
+    R"(Usage: shardctl logs [SHARD] [-f] [--lines N] [--name NAME] [--state-dir DIR] [--config FILE]
 
 Prints the last lines of the supervisor's log, or of shard SHARD's server log.
 
@@ -168,7 +171,7 @@ Prints the last lines of the supervisor's log, or of shard SHARD's server log.
 )";
 
 constexpr const char* kRebalance =
-    R"(Usage: shardctl rebalance-roles [--name NAME] [--state-dir DIR] [--json]
+    R"(Usage: shardctl rebalance-roles [--name NAME] [--state-dir DIR] [--config FILE] [--json]
 
 After failovers (a primary died and its replica took over) the primaries are no longer where the
 plan put them, spread over cores and NUMA nodes. This moves the role back: each planned primary
@@ -178,7 +181,7 @@ only until its replica has caught up; no write is refused and none is lost.
 
 constexpr const char* kRebalanceSlots =
     R"(Usage: shardctl rebalance [--by slots|keys|memory] [--threshold 2%] [--migration auto|migrate|atomic]
-                          [--dry-run] [--json] [--name NAME] [--state-dir DIR]
+                          [--dry-run] [--json] [--name NAME] [--state-dir DIR] [--config FILE]
 
 Moves slots between the running primaries, with their keys, while clients keep reading and
 writing, until each primary holds its share:
@@ -201,7 +204,7 @@ Exit codes: 0 balanced (or moved), 1 a node failed or the move stopped, 2 bad fl
 
 constexpr const char* kScale =
     R"(Usage: shardctl scale --shards N [--cpus LIST] [--reserve-cpus LIST] [--migration auto|migrate|atomic]
-                      [--dry-run] [--json] [--name NAME] [--state-dir DIR]
+                      [--dry-run] [--json] [--name NAME] [--state-dir DIR] [--config FILE]
 
 Changes the number of primaries of a running deployment while clients keep working.
 
@@ -226,7 +229,7 @@ Exit codes: 0 done (or nothing to do), 1 a step failed (named), 2 the count does
 
 constexpr const char* kMoveSlots =
     R"(Usage: shardctl move-slots RANGES --to SHARD [--migration auto|migrate|atomic] [--dry-run] [--json]
-                           [--name NAME] [--state-dir DIR]
+                           [--name NAME] [--state-dir DIR] [--config FILE]
 
 Moves the slots in RANGES (e.g. 100-200, or 0-99,500) to shard SHARD, a primary, with their keys,
 live. Slots already on SHARD stay; running the same command again changes nothing. Overlapping
@@ -238,7 +241,8 @@ ranges and shards that do not exist are refused before anything moves.
 Exit codes: 0 moved (or nothing to move), 1 a node failed or the move stopped, 2 bad input.
 )";
 
-constexpr const char* kSave = R"(Usage: shardctl save [--name NAME] [--state-dir DIR] [--json]
+constexpr const char* kSave =
+    R"(Usage: shardctl save [--name NAME] [--state-dir DIR] [--config FILE] [--json]
 
 Saves every shard once (BGSAVE with --persistence rdb, BGREWRITEAOF with aof) through the
 supervisor's fork scheduler: at most fork-limit shards fork at once on the host, and a shard forks
@@ -246,7 +250,8 @@ only when the host's available memory covers its used memory (what copy-on-write
 Returns when every shard has saved; exit 1 if any save failed.
 )";
 
-constexpr const char* kSupervise = R"(Usage: shardctl supervise --name NAME [--state-dir DIR]
+constexpr const char* kSupervise =
+    R"(Usage: shardctl supervise --name NAME [--state-dir DIR] [--config FILE]
 
 Runs the supervisor of a deployment recorded by `shardctl up` in the foreground. `up` starts it in
 the background; you rarely need this directly. SIGTERM or SIGINT stops the shards and exits 0.
@@ -269,6 +274,24 @@ std::string HelpText(const std::string& command) {
   if (command == "save") return kSave;
   if (command == "bench" || command == "bench compare") return BenchHelpText(command);
   return kOverview;
+}
+
+std::string ManPage(const std::string& version_line) {
+  common::ManSection commands{.title = "Commands"};
+  for (const auto& command : CommandNames()) {
+    if (command == "help") continue;
+    if (command == "bench") {
+      commands.subsections.emplace_back("shardctl bench run", HelpText("bench"));
+      commands.subsections.emplace_back("shardctl bench compare", HelpText("bench compare"));
+      continue;
+    }
+    commands.subsections.emplace_back("shardctl " + command, HelpText(command));
+  }
+  return common::RenderManPage({.program = "shardctl",
+                                .source = version_line,
+                                .help = common::SplitHelp(kOverview, "shardctl"),
+                                .sections = {commands},
+                                .see_also = {"shardproxy(1)", "redis-server(1)", "redis-cli(1)"}});
 }
 
 }  // namespace shardctl::launcher

@@ -402,11 +402,11 @@ TEST_F(ProxyTest, SlowReaderGetsEveryByteWhileReadingFromItPauses) {
       std::this_thread::sleep_for(10ms);
     }
   });
-  std::this_thread::sleep_for(500ms);  // the client does not read yet (not an assertion)
-  const long long paused = ProxyCounter("paused_reads");
+  // The client reads nothing until the proxy has paused it, however long that takes.
+  const bool paused = WaitUntil([&] { return ProxyCounter("paused_reads") > 0; }, 30s);
   const std::string all = raw.ReadUntil(expected.size(), 30s);
   sender.join();
-  EXPECT_GT(paused, 0) << "the proxy kept reading from a client that did not read";
+  EXPECT_TRUE(paused) << "the proxy kept reading from a client that did not read";
   ASSERT_EQ(all.size(), expected.size());
   EXPECT_TRUE(all == expected) << "reply bytes differ";
 }
