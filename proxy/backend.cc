@@ -40,18 +40,19 @@ Backend::Backend(BackendHost& owner, std::string host, int port, int protocol, s
   uv_tcp_init(owner_.loop(), &tcp_);
   tcp_.data = this;
   out_ = owner_.auth().BackendLogin();
-  if (!out_.empty()) waiters_.push_back({Waiting::kAuth, nullptr, uv_now(owner_.loop())});
+  if (!out_.empty()) Expect(Waiting::kAuth, nullptr);
   if (protocol_ == 3) {
     out_ += kHello3Command;
-    waiters_.push_back({Waiting::kHello, nullptr, uv_now(owner_.loop())});
+    Expect(Waiting::kHello, nullptr);
   }
   if (readonly_) {
     out_ += "*1\r\n$8\r\nREADONLY\r\n";
-    waiters_.push_back({Waiting::kDropReply, nullptr, uv_now(owner_.loop())});  // +OK, dropped
+    Expect(Waiting::kDropReply, nullptr);  // +OK, dropped
   }
 }
 
 void Backend::Connect() {
+  connect_started_ms_ = uv_now(owner_.loop());
   sockaddr_storage address{};
   if (uv_ip4_addr(host_.c_str(), port_, reinterpret_cast<sockaddr_in*>(&address)) != 0 &&
       uv_ip6_addr(host_.c_str(), port_, reinterpret_cast<sockaddr_in6*>(&address)) != 0) {
@@ -84,22 +85,36 @@ void Backend::OnConnect(uv_connect_t* req, int status) {
 }
 
 void Backend::Send(SubRequest* request, bool asking) {
-  const uint64_t now = uv_now(owner_.loop());
   if (asking) {
     out_ += kAskingCommand;
-    waiters_.push_back({Waiting::kDropReply, nullptr, now});
+    Expect(Waiting::kDropReply, nullptr);
   }
   if (request->extras && !request->extras->preamble.empty()) {
     out_ += request->extras->preamble;
-    waiters_.push_back({Waiting::kDropReply, nullptr, now});
+    Expect(Waiting::kDropReply, nullptr);
     request->extras->preamble.clear();
   }
   out_ += request->request;
-  for (size_t i = 0; i < request->skip_replies(); ++i) {
-    waiters_.push_back({Waiting::kSkip, request, now});
-  }
-  waiters_.push_back({Waiting::kRequest, request, now});
+  for (size_t i = 0; i < request->skip_replies(); ++i) Expect(Waiting::kSkip, request);
+  Expect(Waiting::kRequest, request);
   owner_.ScheduleFlush(this);
+}
+
+void Backend::Expect(Waiting what, SubRequest* request) {
+  waiters_.push_back({what, request, 0});
+  ++unwritten_;
+}
+
+void Backend::StampWritten() {
+  if (unwritten_ == 0) return;
+  // The loop's cached time can be a long turn old: a shard is timed from when it was written to.
+  uv_update_time(owner_.loop());
+  const uint64_t now = uv_now(owner_.loop());
+  for (auto waiter = waiters_.end() - static_cast<std::ptrdiff_t>(unwritten_);
+       waiter != waiters_.end(); ++waiter) {
+    waiter->written_ms = now;
+  }
+  unwritten_ = 0;
 }
 
 void Backend::Flush() {
@@ -113,6 +128,7 @@ void Backend::Flush() {
   const int written = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
   if (written == static_cast<int>(out_.size())) {
     out_.clear();
+    StampWritten();
     return;
   }
   if (written < 0 && written != UV_EAGAIN) {
@@ -134,7 +150,9 @@ void Backend::StartWrite() {
   if (rc != 0) {
     writing_ = false;
     Fail(std::string("write failed: ") + uv_strerror(rc));
+    return;
   }
+  StampWritten();
 }
 
 void Backend::OnWrite(uv_write_t* req, int status) {
@@ -207,18 +225,25 @@ void Backend::HandleFrames() {
 
 void Backend::CheckTimeout(uint64_t now_ms, uint64_t timeout_ms) {
   if (closing_ || waiters_.empty()) return;
+  if (!connected_) {
+    if (now_ms - connect_started_ms_ >= timeout_ms) {
+      Fail("connect timed out after " + std::to_string(timeout_ms) + "ms");
+    }
+    return;
+  }
+  // Only what the shard was sent can be late; the rest goes out at the end of this loop turn.
+  if (unwritten_ == waiters_.size()) return;
   // A blocked command is silent by design; what is queued behind it waits for it, as on Redis.
-  const SubRequest* oldest = waiters_.front().request;
-  if (oldest != nullptr && oldest->mode.may_block) return;
-  if (now_ms - waiters_.front().queued_ms >= timeout_ms) {
-    Fail(connected_ ? "no reply within " + std::to_string(timeout_ms) + "ms"
-                    : "connect timed out after " + std::to_string(timeout_ms) + "ms");
+  const Waiter& oldest = waiters_.front();
+  if (oldest.request != nullptr && oldest.request->mode.may_block) return;
+  if (now_ms > oldest.written_ms && now_ms - oldest.written_ms >= timeout_ms) {
+    Fail("no reply within " + std::to_string(timeout_ms) + "ms");
   }
 }
 
 void Backend::SendUnanswered(std::string_view command) {
   out_ += command;
-  waiters_.push_back({Waiting::kDropReply, nullptr, uv_now(owner_.loop())});
+  Expect(Waiting::kDropReply, nullptr);
   owner_.ScheduleFlush(this);
 }
 
@@ -242,6 +267,7 @@ void Backend::CloseWithWaiters(std::string why, bool failure) {
   const std::string error = "shard " + host_ + ":" + std::to_string(port_) + " " + why;
   std::deque<Waiter> waiters;
   waiters.swap(waiters_);
+  unwritten_ = 0;
   for (const Waiter& waiter : waiters) {
     if (waiter.what == Waiting::kRequest) {
       owner_.OnBackendFailure(waiter.request, error, never_sent);

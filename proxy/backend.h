@@ -71,8 +71,10 @@ class Backend final : public PinnedLink {
   void Send(SubRequest* request, bool asking);
   // Writes what was queued, if connected and no write is in progress.
   void Flush();
-  // Fails the connection when its oldest request has waited longer than `timeout_ms`, unless
-  // that request blocks by design (SubRequest::may_block).
+  // Fails the connection when its oldest request was written to the shard more than
+  // `timeout_ms` ago and is still unanswered, unless that request blocks by design
+  // (SubRequest::may_block), or when connecting takes longer than that. The worker calls it
+  // after reading what the shards sent in this loop turn, so a reply already here is not late.
   void CheckTimeout(uint64_t now_ms, uint64_t timeout_ms);
   // Fails every waiter with `why` and closes.
   void Fail(std::string why);
@@ -106,7 +108,7 @@ class Backend final : public PinnedLink {
   struct Waiter {
     Waiting what;
     SubRequest* request;  // kRequest only
-    uint64_t queued_ms;
+    uint64_t written_ms;  // when it was handed to the socket (0 until then)
   };
 
   static void OnConnect(uv_connect_t* req, int status);
@@ -117,6 +119,10 @@ class Backend final : public PinnedLink {
 
   void HandleFrames();
   void StartWrite();
+  // Queues the wait for one reply, unwritten until the next write stamps it.
+  void Expect(Waiting what, SubRequest* request);
+  // Stamps the waiters queued since the last write with the time it was written.
+  void StampWritten();
   void CloseWithWaiters(std::string why, bool failure);
 
   BackendHost& owner_;
@@ -135,6 +141,8 @@ class Backend final : public PinnedLink {
   std::string out_;            // queued, not yet handed to a write
   std::string in_write_;       // the buffer of the write in progress
   std::deque<Waiter> waiters_;
+  size_t unwritten_ = 0;  // the last waiters_, whose commands are not written yet
+  uint64_t connect_started_ms_ = 0;
   common::RespScanner replies_;
 };
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "git_revision.h"  // generated at build time: SHARDCTL_GIT_REVISION
 #include "proxy/metrics_http.h"
 #include "proxy/options.h"
 #include "proxy/server.h"
@@ -20,6 +21,8 @@
 namespace {
 
 using namespace shardctl::proxy;
+using shardctl::common::Complete;
+using shardctl::common::FormatCompletion;
 
 constexpr int kExitRuntime = 1;
 constexpr int kExitUsage = 2;
@@ -138,8 +141,18 @@ int main(int argc, char** argv) {
     std::cout << ProxyHelpText();
     return 0;
   }
+  const std::string version_line =
+      std::string("shardproxy ") + SHARDCTL_VERSION + " (git " + SHARDCTL_GIT_REVISION + ")";
   if (options->version) {
-    std::cout << "shardproxy " << SHARDCTL_VERSION << "\n";
+    std::cout << version_line << "\n";
+    return 0;
+  }
+  if (options->man_page) {
+    std::cout << ProxyManPage(version_line);
+    return 0;
+  }
+  if (options->complete) {
+    std::cout << FormatCompletion(Complete({.flags = ProxyFlags()}, *options->complete, nullptr));
     return 0;
   }
   auto auth = LoadAuth(*options);

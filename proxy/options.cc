@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/duration.h"
+#include "common/man_page.h"
 #include "common/numbers.h"
 #include "common/size.h"
 
@@ -153,8 +154,29 @@ common::Status ApplyFlag(ProxyOptions& options, std::string_view flag, std::stri
 
 }  // namespace
 
+std::vector<common::CompletionFlag> ProxyFlags() {
+  using common::FlagValue;
+  std::vector<common::CompletionFlag> flags = {{"auth-file", FlagValue::kFile},
+                                               {"pidfile", FlagValue::kFile}};
+  for (const char* flag : {"cluster", "listen", "threads", "max-clients", "max-pending",
+                           "max-client-buffer", "read-from", "pubsub-buffer-limit", "timeout",
+                           "refresh-interval", "metrics-port", "metrics-bind"}) {
+    flags.push_back({flag, FlagValue::kAny});
+  }
+  for (const char* flag : {"quiet", "allow-no-auth", "version", "help"}) flags.push_back({flag});
+  return flags;
+}
+
 Result<ProxyOptions> ParseProxyArgs(std::span<const std::string> args) {
   ProxyOptions options;
+  if (!args.empty() && args[0] == "--help-man") {
+    options.man_page = true;
+    return options;
+  }
+  if (!args.empty() && args[0] == "--help-complete") {
+    options.complete = std::vector<std::string>(args.begin() + 1, args.end());
+    return options;
+  }
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
     if (arg == "--help" || arg == "-h") {
@@ -255,6 +277,13 @@ connection per thread, SSUBSCRIBE at the channel's shard, PUBLISH/SPUBLISH route
 command: docs/proxy-commands.md. Exit codes: 0 clean shutdown (SIGINT/SIGTERM), 1 runtime
 failure (cannot reach the cluster, cannot listen), 2 bad arguments.
 )";
+}
+
+std::string ProxyManPage(const std::string& version_line) {
+  return common::RenderManPage({.program = "shardproxy",
+                                .source = version_line,
+                                .help = common::SplitHelp(ProxyHelpText(), "shardproxy"),
+                                .see_also = {"shardctl(1)", "redis-cli(1)"}});
 }
 
 }  // namespace shardctl::proxy

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/completion.h"
 #include "common/endpoint.h"
 #include "common/result.h"
 
@@ -48,6 +49,8 @@ struct ProxyOptions {
   bool quiet = false;          // --quiet: no log lines but errors
   bool help = false;
   bool version = false;
+  bool man_page = false;  // --help-man (hidden): the man page; the build runs it
+  std::optional<std::vector<std::string>> complete;  // --help-complete WORDS... (hidden)
 };
 
 // Parses shardproxy's arguments (without argv[0]). Errors are one line naming the flag and the
@@ -56,5 +59,11 @@ common::Result<ProxyOptions> ParseProxyArgs(std::span<const std::string> args);
 
 // The --help text.
 std::string ProxyHelpText();
+
+// shardproxy(1) in roff, the --help text as it is; `version_line` goes in the footer.
+std::string ProxyManPage(const std::string& version_line);
+
+// Every flag ParseProxyArgs accepts, with what its value is (for shell completion).
+std::vector<common::CompletionFlag> ProxyFlags();
 
 }  // namespace shardctl::proxy

@@ -20,6 +20,9 @@ namespace {
 
 constexpr size_t kReadBufferSize = 64 * 1024;
 constexpr int kMaxRedirects = 5;
+// MOVED hops followed at once; past them the nodes disagree for a moment (a slot handed over
+// atomically bounces between old and new owner until both know): wait for the refreshed map.
+constexpr int kImmediateMovedHops = 2;
 constexpr int kMaxRetries = 6;  // 10+20+40+80+160+200 ms: ~0.5 s, then the client gets it
 constexpr uint64_t kRetryBaseMs = 10;
 constexpr uint64_t kRetryMaxMs = 200;
@@ -293,9 +296,12 @@ void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
       break;
     case ReplyAction::kMoved:
       server_.topology().RequestRefresh();
-      if (++request->redirects > kMaxRedirects) break;
       stats.moved.fetch_add(1, std::memory_order_relaxed);
-      return SendTo(redirect.host, redirect.port, request, /*asking=*/false);
+      if (++request->redirects <= kImmediateMovedHops) {
+        return SendTo(redirect.host, redirect.port, request, /*asking=*/false);
+      }
+      if (request->retries >= kMaxRetries) break;
+      return ScheduleRetry(request);
     case ReplyAction::kAsk:
       // ASKING covers one command only: a transaction waits for the migration instead.
       if (request->skip_replies() > 0) {
@@ -382,9 +388,12 @@ void Worker::RunDueRetries() {
   }
 }
 
-void Worker::OnTimeoutTick(uv_timer_t* timer) { Owner<Worker>(timer->data)->CheckTimeouts(); }
+// The tick runs before this loop turn reads the sockets: the timeouts are judged in the check
+// phase, after the replies that have come in are read (a busy proxy must not blame the shards).
+void Worker::OnTimeoutTick(uv_timer_t* timer) { Owner<Worker>(timer->data)->timeouts_due_ = true; }
 
 void Worker::CheckTimeouts() {
+  uv_update_time(&loop_);
   const uint64_t now = uv_now(&loop_);
   const auto timeout = static_cast<uint64_t>(server_.options().backend_timeout.count());
   std::vector<Backend*> backends;
@@ -409,7 +418,14 @@ void Worker::ScheduleFlush(Backend* backend) {
 }
 
 void Worker::OnFlushPhase(uv_prepare_t* handle) { Owner<Worker>(handle->data)->FlushAll(); }
-void Worker::OnCheckPhase(uv_check_t* handle) { Owner<Worker>(handle->data)->FlushAll(); }
+void Worker::OnCheckPhase(uv_check_t* handle) {
+  Worker* worker = Owner<Worker>(handle->data);
+  worker->FlushAll();
+  if (worker->timeouts_due_) {
+    worker->timeouts_due_ = false;
+    worker->CheckTimeouts();
+  }
+}
 
 void Worker::FlushAll() {
   // Backends first: requests reach the shards before we spend time writing replies. Flushing

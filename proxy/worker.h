@@ -125,6 +125,7 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
   uv_prepare_t prepare_{};
   uv_check_t check_{};
   uv_timer_t timeout_timer_{};
+  bool timeouts_due_ = false;  // set by the tick, judged in the check phase
   uv_timer_t retry_timer_{};
   uv_async_t stop_async_{};
   int listen_fd_ = -1;

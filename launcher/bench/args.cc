@@ -1,5 +1,6 @@
 #include "launcher/bench/args.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -171,8 +172,10 @@ const ValueHandler* FindValueFlag(const std::string& flag) {
   return nullptr;
 }
 
+constexpr std::string_view kSwitches[] = {"json", "progress", "populate"};
+
 bool IsSwitch(const std::string& flag) {
-  return flag == "json" || flag == "progress" || flag == "populate";
+  return std::find(std::begin(kSwitches), std::end(kSwitches), flag) != std::end(kSwitches);
 }
 
 void ApplySwitch(const std::string& flag, RawBench& raw) {
@@ -218,6 +221,16 @@ Status ParseFlags(const std::vector<std::string>& args, RawBench& raw) {
 }
 
 }  // namespace
+
+std::vector<common::CompletionFlag> BenchRunFlags() {
+  std::vector<common::CompletionFlag> flags;
+  for (const auto* table : {&TargetFlags(), &WorkloadFlags(), &PaceFlags()}) {
+    for (const auto& [name, handler] : *table) flags.push_back({name, common::FlagValue::kAny});
+  }
+  for (std::string_view name : kSwitches) flags.push_back({std::string(name)});
+  flags.push_back({"help"});
+  return flags;
+}
 
 Result<BenchOptions> ParseBenchArgs(const std::vector<std::string>& args) {
   RawBench raw;

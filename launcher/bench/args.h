@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/completion.h"
 #include "common/result.h"
 #include "launcher/bench/rate.h"
 #include "launcher/bench/workload.h"
@@ -36,6 +37,9 @@ struct BenchOptions {
 
 // The default bound when neither --duration, --requests nor --rate-profile gives one.
 inline constexpr std::chrono::milliseconds kDefaultBenchDuration{10000};
+
+// Every flag `bench run` accepts, from the tables ParseBenchArgs uses (for shell completion).
+std::vector<common::CompletionFlag> BenchRunFlags();
 
 // Parses the arguments after "bench" ("run" first). Errors are usage errors.
 common::Result<BenchOptions> ParseBenchArgs(const std::vector<std::string>& args);

@@ -208,6 +208,19 @@ void AddRuns(const CompareOptions& options, ComparePlan& plan) {
 
 }  // namespace
 
+std::vector<common::CompletionFlag> BenchCompareFlags() {
+  using common::FlagValue;
+  std::vector<common::CompletionFlag> flags = {
+      {"cpus", FlagValue::kAny},      {"loadgen-cpus", FlagValue::kAny},
+      {"engines", FlagValue::kAny},   {"io-threads", FlagValue::kAny},
+      {"steps", FlagValue::kAny},     {"shards", FlagValue::kAny},
+      {"base-port", FlagValue::kAny}, {"out", FlagValue::kDirectory},
+      {"json", FlagValue::kNone},     {"dry-run", FlagValue::kNone},
+      {"help", FlagValue::kNone}};
+  for (const auto& flag : PassThroughFlags()) flags.push_back({flag, FlagValue::kAny});
+  return flags;
+}
+
 std::string StepName(CompareStep step) {
   switch (step) {
     case CompareStep::kSingle:

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/completion.h"
 #include "common/result.h"
 
 namespace shardctl::launcher {
@@ -36,6 +37,10 @@ struct CompareOptions {
   // Flags handed to every `bench run` as given (--workload, --scale, --duration, --rate, ...).
   std::vector<std::string> bench_flags;
 };
+
+// Every flag `bench compare` accepts, its own and those it hands to `bench run` (for shell
+// completion).
+std::vector<common::CompletionFlag> BenchCompareFlags();
 
 // Parses the words after "bench" ("compare" first). Pass-through flags are checked by the
 // `bench run` parser, so a bad --scale fails here, before anything starts.

@@ -14,9 +14,10 @@ namespace {
 using common::Error;
 using common::Result;
 
-const std::vector<std::string> kCommands = {"plan",      "up",   "status",          "down",
-                                            "restart",   "logs", "rebalance-roles", "save",
-                                            "supervise", "help", "bench",           "top"};
+const std::vector<std::string> kCommands = {
+    "plan",      "up",         "status", "down", "restart",   "logs", "rebalance-roles",
+    "rebalance", "move-slots", "scale",  "save", "supervise", "help", "bench",
+    "top"};
 
 // Spec keys a command accepts besides the shared --name/--state-dir/--config.
 bool TakesFullSpec(const std::string& command) { return command == "plan" || command == "up"; }
@@ -26,8 +27,10 @@ bool TakesShard(const std::string& command) { return command == "restart" || com
 
 // Flags without a value, and the commands that accept them.
 const std::map<std::string, std::set<std::string>> kSwitches = {
-    {"json", {"plan", "up", "status", "down", "restart", "rebalance-roles", "save"}},
-    {"dry-run", {"up"}},
+    {"json",
+     {"plan", "up", "status", "down", "restart", "rebalance-roles", "rebalance", "move-slots",
+      "scale", "save"}},
+    {"dry-run", {"up", "rebalance", "move-slots", "scale"}},
     {"foreground", {"up"}},
     {"purge", {"down"}},
     {"rolling", {"restart"}},
@@ -37,8 +40,12 @@ const std::map<std::string, std::set<std::string>> kSwitches = {
 // Flags with a value that are not spec settings.
 const std::map<std::string, std::set<std::string>> kValueFlags = {
     {"config",
-     {"plan", "up", "status", "down", "restart", "logs", "rebalance-roles", "save", "supervise",
-      "top"}},
+     {"plan", "up", "status", "down", "restart", "logs", "rebalance-roles", "rebalance",
+      "move-slots", "scale", "save", "supervise", "top"}},
+    {"by", {"rebalance"}},
+    {"threshold", {"rebalance"}},
+    {"to", {"move-slots"}},
+    {"migration", {"rebalance", "move-slots", "scale"}},
     {"sysfs-root", {"plan"}},
     {"lines", {"logs"}},
     {"ready-fd", {"supervise"}},
@@ -46,6 +53,16 @@ const std::map<std::string, std::set<std::string>> kValueFlags = {
     {"sort", {"top"}},
     {"count", {"top"}},
 };
+
+// Flags nobody types: `up` passes --ready-fd to the supervisor it starts.
+bool IsInternalFlag(std::string_view flag) { return flag == "ready-fd"; }
+
+common::FlagValue ValueOf(std::string_view flag) {
+  if (flag == "config") return common::FlagValue::kFile;
+  if (flag == "state-dir" || flag == "sysfs-root") return common::FlagValue::kDirectory;
+  if (flag == "name") return common::FlagValue::kDynamic;
+  return common::FlagValue::kAny;
+}
 
 std::vector<std::string_view> KnownFlags() {
   std::vector<std::string_view> flags(SpecKeys().begin(), SpecKeys().end());
@@ -65,7 +82,8 @@ std::string UnknownFlag(const std::string& flag) {
 bool Applies(const std::string& flag, const std::string& command) {
   if (IsSpecKey(flag)) {
     return TakesFullSpec(command) || flag == "name" || flag == "state-dir" ||
-           (command == "restart" && flag == "engine");
+           (command == "restart" && flag == "engine") ||
+           (command == "scale" && (flag == "shards" || flag == "cpus" || flag == "reserve-cpus"));
   }
   if (auto it = kSwitches.find(flag); it != kSwitches.end()) return it->second.count(command);
   if (auto it = kValueFlags.find(flag); it != kValueFlags.end()) return it->second.count(command);
@@ -109,6 +127,18 @@ common::Status ApplyValueFlag(const std::string& flag, const std::string& value,
     invocation.lines = *lines;
   } else if (flag == "interval" || flag == "sort" || flag == "count") {
     return ApplyTopFlag(flag, value, invocation);
+  } else if (flag == "by") {
+    invocation.balance_by = value;
+  } else if (flag == "threshold") {
+    invocation.threshold = value;
+  } else if (flag == "migration") {
+    invocation.migration = value;
+  } else if (flag == "to") {
+    std::optional<int> shard = common::ParseInteger<int>(value);
+    if (!shard || *shard < 0) {
+      return Error("--to: \"" + value + "\" is not a shard index (shards are numbered 0, 1, ...)");
+    }
+    invocation.to_shard = *shard;
   } else if (flag == "ready-fd") {
     std::optional<int> fd = common::ParseInteger<int>(value);
     if (!fd || *fd < 0) {
@@ -149,6 +179,14 @@ Result<Invocation> ParseCommand(const std::vector<std::string>& args) {
                  "; commands: plan, up, status, down (see shardctl --help)");
   }
   invocation.command = first;
+  if (first == "help" && args.size() > 1 && args[1] == "--man") {
+    invocation.man_page = true;
+    return invocation;
+  }
+  if (first == "help" && args.size() > 1 && args[1] == "--complete") {
+    invocation.complete = std::vector<std::string>(args.begin() + 2, args.end());
+    return invocation;
+  }
   if (first == "help") {
     invocation.help_topic = args.size() > 1 ? args[1] : "";
     bool known =
@@ -157,14 +195,33 @@ Result<Invocation> ParseCommand(const std::vector<std::string>& args) {
     if (!known) {
       return Error(
           "help: no command \"" + *invocation.help_topic +
-          "\" (commands: plan, up, status, top, down, restart, logs, rebalance-roles, save, "
-          "bench)");
+          "\" (commands: plan, up, status, top, down, restart, logs, rebalance-roles, rebalance, "
+          "move-slots, scale, save, bench)");
     }
   }
   return invocation;
 }
 
 }  // namespace
+
+const std::vector<std::string>& CommandNames() { return kCommands; }
+
+std::vector<common::CompletionFlag> CommandFlags(const std::string& command) {
+  std::vector<common::CompletionFlag> flags;
+  if (command != "help" && command != "bench") {
+    for (std::string_view key : SpecKeys()) {
+      if (Applies(std::string(key), command)) flags.push_back({std::string(key), ValueOf(key)});
+    }
+    for (const auto& [flag, commands] : kValueFlags) {
+      if (commands.count(command) && !IsInternalFlag(flag)) flags.push_back({flag, ValueOf(flag)});
+    }
+    for (const auto& [flag, commands] : kSwitches) {
+      if (commands.count(command)) flags.push_back({flag, common::FlagValue::kNone});
+    }
+  }
+  flags.push_back({"help", common::FlagValue::kNone});
+  return flags;
+}
 
 Result<Invocation> ParseArgs(const std::vector<std::string>& args) {
   auto parsed = ParseCommand(args);
@@ -188,6 +245,10 @@ Result<Invocation> ParseArgs(const std::vector<std::string>& args) {
                      "\" is not a shard index (shards are numbered 0, 1, ...)");
       }
       invocation.shard = shard;
+      continue;
+    }
+    if (command == "move-slots" && !arg.empty() && arg[0] != '-' && !invocation.slot_ranges) {
+      invocation.slot_ranges = arg;
       continue;
     }
     if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
@@ -221,6 +282,16 @@ Result<Invocation> ParseArgs(const std::vector<std::string>& args) {
     }
     std::string value = inline_value ? *inline_value : args[++i];
     if (auto status = ApplyValueFlag(flag, value, invocation); !status.ok()) return status.error();
+  }
+  if (command == "scale" &&
+      std::none_of(invocation.settings.begin(), invocation.settings.end(),
+                   [](const Setting& setting) { return setting.key == "shards"; })) {
+    return Error("scale: give the number of primaries wanted (e.g. shardctl scale --shards 8)");
+  }
+  if (command == "move-slots" && (!invocation.slot_ranges || !invocation.to_shard)) {
+    return Error(
+        "move-slots: give the slots and the shard to move them to (e.g. shardctl "
+        "move-slots 100-200 --to 3)");
   }
   if (command == "restart" && invocation.rolling == invocation.shard.has_value()) {
     return Error("restart: give either a shard index or --rolling (e.g. shardctl restart 3)");

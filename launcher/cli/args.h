@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/completion.h"
 #include "common/result.h"
 #include "launcher/model/spec.h"
 #include "launcher/term/exit_codes.h"
@@ -18,6 +19,8 @@ struct Invocation {
   std::optional<std::string> config_file;
   std::optional<std::string> sysfs_root;
   std::optional<std::string> help_topic;  // set by --help or `help CMD`
+  bool man_page = false;                  // `help --man`: the man page (the build runs it)
+  std::optional<std::vector<std::string>> complete;  // `help --complete WORDS...`: completion
   bool json = false;
   bool dry_run = false;
   bool foreground = false;
@@ -26,6 +29,12 @@ struct Invocation {
   bool follow = false;       // logs -f
   int lines = 50;            // logs --lines
   std::optional<int> shard;  // restart SHARD, logs SHARD
+  // rebalance / move-slots / scale
+  std::string balance_by = "slots";        // --by
+  std::string threshold = "2%";            // --threshold
+  std::optional<int> to_shard;             // move-slots --to
+  std::optional<std::string> slot_ranges;  // move-slots RANGE
+  std::string migration = "auto";          // --migration auto|migrate|atomic
   int ready_fd = -1;
   std::chrono::milliseconds interval{1000};  // top --interval
   std::string sort = "ops";                  // top --sort
@@ -40,5 +49,17 @@ common::Result<Spec> ResolveSpec(const Invocation& invocation);
 
 // The help text for a command ("" for the overview).
 std::string HelpText(const std::string& command);
+
+// shardctl(1) in roff: the overview, every command's help text and the deployment options, as
+// --help prints them. `version_line` ("shardctl 0.1.0 (git 3265a9b)") goes in the footer.
+std::string ManPage(const std::string& version_line);
+
+// The subcommands, in the overview's order ("bench" stands for bench run and bench compare).
+const std::vector<std::string>& CommandNames();
+
+// The flags `command` accepts, from the same tables ParseArgs uses, with what their values are
+// for completion (--config a file, --state-dir a directory, --name a deployment); "help" included,
+// internal flags (`supervise --ready-fd`) left out. Only "help" for `help` and `bench`.
+std::vector<common::CompletionFlag> CommandFlags(const std::string& command);
 
 }  // namespace shardctl::launcher

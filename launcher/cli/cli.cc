@@ -6,6 +6,7 @@
 #include "common/size.h"
 #include "launcher/bench/commands.h"
 #include "launcher/cli/commands.h"
+#include "launcher/cli/completion.h"
 #include "launcher/model/plan_json.h"
 #include "launcher/model/topology.h"
 #include "launcher/supervisor/supervisor.h"
@@ -115,7 +116,7 @@ int RunPlan(const Invocation& invocation) {
   return kExitOk;
 }
 
-int RunCli(int argc, char** argv) {
+int RunCli(int argc, char** argv, std::string_view git_revision) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() > 1 && args[0] == "bench" && args[1] == "compare") {
     return RunBenchCompare({args.begin() + 1, args.end()});
@@ -126,13 +127,20 @@ int RunCli(int argc, char** argv) {
     PrintError(invocation.error().message());
     return kExitUsage;
   }
+  const std::string version_line =
+      std::string("shardctl ") + SHARDCTL_VERSION + " (git " + std::string(git_revision) + ")";
   if (invocation->help_topic) {
     std::cout << HelpText(*invocation->help_topic);
     return kExitOk;
   }
+  if (invocation->man_page) {
+    std::cout << ManPage(version_line);
+    return kExitOk;
+  }
+  if (invocation->complete) return RunComplete(*invocation->complete);
   const std::string& command = invocation->command;
   if (command == "version") {
-    std::cout << "shardctl " << SHARDCTL_VERSION << "\n";
+    std::cout << version_line << "\n";
     return kExitOk;
   }
   if (command == "plan") return RunPlan(*invocation);
@@ -144,6 +152,9 @@ int RunCli(int argc, char** argv) {
   if (command == "logs") return RunLogs(*invocation);
   if (command == "rebalance-roles") return RunRebalanceRoles(*invocation);
   if (command == "save") return RunSave(*invocation);
+  if (command == "rebalance") return RunRebalance(*invocation);
+  if (command == "move-slots") return RunMoveSlots(*invocation);
+  if (command == "scale") return RunScale(*invocation);
   if (command == "top") return RunTop(*invocation);
   PrintError("unknown command " + command);
   return kExitUsage;

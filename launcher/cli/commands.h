@@ -22,6 +22,9 @@ int RunRestart(const Invocation& invocation);
 int RunLogs(const Invocation& invocation);
 int RunRebalanceRoles(const Invocation& invocation);
 int RunSave(const Invocation& invocation);
+int RunRebalance(const Invocation& invocation);
+int RunMoveSlots(const Invocation& invocation);
+int RunScale(const Invocation& invocation);
 int RunTop(const Invocation& invocation);
 // What commands acting on an existing deployment start from.
 struct Target {

@@ -2,6 +2,7 @@
 // and the exit codes scripts can rely on.
 #include "launcher/bench/help.h"
 
+#include "common/man_page.h"
 #include "launcher/cli/args.h"
 
 namespace shardctl::launcher {
@@ -22,6 +23,9 @@ Commands:
   restart   restart one shard, or all one at a time (--rolling), e.g. to switch --engine
   logs      show the supervisor's log, or a shard's (logs 3), -f to follow
   rebalance-roles  make the planned primaries primary again after failovers
+  rebalance even out slots (or keys, or memory) across primaries, live, keys and all
+  move-slots  move slot ranges to one shard, live (move-slots 100-200 --to 3)
+  scale     add or remove primaries (and their replicas) live: scale --shards 48
   save      save every shard now, at most --fork-limit forks at once on the host
   supervise run a deployment's supervisor in the foreground (what `up` starts in the background)
   bench compare  single instance vs cluster vs proxy on the same cores: report, CSV, plots
@@ -115,7 +119,8 @@ refuses and lists what differs. If anything fails, everything started is stopped
   --json                   print the result as JSON
 )";
 
-constexpr const char* kStatus = R"(Usage: shardctl status [--name NAME] [--state-dir DIR] [--json]
+constexpr const char* kStatus =
+    R"(Usage: shardctl status [--name NAME] [--state-dir DIR] [--config FILE] [--json]
 
 Probes every shard of the deployment and prints one row per shard: pid, port, CPUs, NUMA node,
 maxmemory, used memory, keys, role and health, plus the cluster state.
@@ -131,7 +136,7 @@ Exit codes (monitoring-plugin convention, usable from cron and Nagios-style chec
 )";
 
 constexpr const char* kDown =
-    R"(Usage: shardctl down [--name NAME] [--state-dir DIR] [--purge] [--json]
+    R"(Usage: shardctl down [--name NAME] [--state-dir DIR] [--config FILE] [--purge] [--json]
 
 Stops every shard (SIGTERM, which Redis handles as a clean shutdown; SIGKILL after 10 s) and the
 supervisor. Works without a supervisor too, from the pid files. Stopping a deployment that is not
@@ -142,7 +147,8 @@ running succeeds. Only processes shardctl started are ever signalled (pid and st
 )";
 
 constexpr const char* kRestart =
-    R"(Usage: shardctl restart SHARD | --rolling [--engine E] [--name NAME] [--state-dir DIR] [--json]
+    R"(Usage: shardctl restart SHARD | --rolling [--engine E] [--name NAME] [--state-dir DIR]
+                        [--config FILE] [--json]
 
 Restarts shards through the supervisor: each is stopped with SIGTERM (a clean shutdown; SIGKILL
 after 10 s) and started again at once on the same CPU, NUMA node, port and data directory, with
@@ -161,7 +167,7 @@ Needs a running supervisor (start one with shardctl up, which adopts running sha
 )";
 
 constexpr const char* kLogs =
-    R"(Usage: shardctl logs [SHARD] [-f] [--lines N] [--name NAME] [--state-dir DIR]
+    R"(Usage: shardctl logs [SHARD] [-f] [--lines N] [--name NAME] [--state-dir DIR] [--config FILE]
 
 Prints the last lines of the supervisor's log, or of shard SHARD's server log.
 
@@ -172,7 +178,7 @@ Prints the last lines of the supervisor's log, or of shard SHARD's server log.
 )";
 
 constexpr const char* kRebalance =
-    R"(Usage: shardctl rebalance-roles [--name NAME] [--state-dir DIR] [--json]
+    R"(Usage: shardctl rebalance-roles [--name NAME] [--state-dir DIR] [--config FILE] [--json]
 
 After failovers (a primary died and its replica took over) the primaries are no longer where the
 plan put them, spread over cores and NUMA nodes. This moves the role back: each planned primary
@@ -180,7 +186,70 @@ that is now a replica gets a graceful CLUSTER FAILOVER, one at a time. The old p
 only until its replica has caught up; no write is refused and none is lost.
 )";
 
-constexpr const char* kSave = R"(Usage: shardctl save [--name NAME] [--state-dir DIR] [--json]
+constexpr const char* kRebalanceSlots =
+    R"(Usage: shardctl rebalance [--by slots|keys|memory] [--threshold 2%] [--migration auto|migrate|atomic]
+                          [--dry-run] [--json] [--name NAME] [--state-dir DIR] [--config FILE]
+
+Moves slots between the running primaries, with their keys, while clients keep reading and
+writing, until each primary holds its share:
+  --by slots     the same number of slots each (default)
+  --by keys      the same number of keys each (CLUSTER COUNTKEYSINSLOT per slot)
+  --by memory    the same estimated bytes each (keys times the primary's bytes per key)
+  --threshold P  do nothing unless some primary is more than P% off its share (default 2%)
+  --dry-run      print the moves, change nothing
+  --migration    auto (default): Valkey 9+ atomic slot migration when both nodes have it, else
+                 MIGRATE; migrate or atomic to force one
+
+Moves between disjoint pairs of primaries run in parallel; each one pipelines many keys per MIGRATE
+and several MIGRATEs at once. A progress line shows slots, keys, MB/s and ETA on a terminal; with
+--json every second brings a {"event":"progress"} line and the last line is {"event":"done"}.
+Ctrl-C stops after the slots in hand, leaving none half-moved; a crash can leave some open, and the
+next rebalance, move-slots or up finishes them first.
+
+Exit codes: 0 balanced (or moved), 1 a node failed or the move stopped, 2 bad flags.
+)";
+
+constexpr const char* kScale =
+    R"(Usage: shardctl scale --shards N [--cpus LIST] [--reserve-cpus LIST] [--migration auto|migrate|atomic]
+                      [--dry-run] [--json] [--name NAME] [--state-dir DIR] [--config FILE]
+
+Changes the number of primaries of a running deployment while clients keep working.
+
+Up (N above today's count): the new shards are placed by the same rules as `up` (free physical
+cores first, NUMA nodes kept even, replicas away from their primary), started by the supervisor,
+joined to the cluster, and only then given slots: a rebalance moves slots and keys onto them.
+Down (N below): the most recently added primaries (highest indices) give all their slots and keys
+to the others, are checked empty, stopped, deleted, and forgotten by every node (CLUSTER FORGET).
+Each primary keeps as many replicas as the others have. Shards keep their index, port and data
+directory for life, so indices may have gaps after scaling down.
+
+  shardctl scale --shards 48 --dry-run     # the new shards' placement and the slot moves
+  shardctl scale --shards 48
+  shardctl scale --shards 32
+
+Interrupted (Ctrl-C, a crash), the cluster keeps serving; running scale again continues, and
+open slot moves are finished first. `up` with the old spec afterwards reports how the running
+shape differs instead of changing it back.
+
+Exit codes: 0 done (or nothing to do), 1 a step failed (named), 2 the count does not fit the host.
+)";
+
+constexpr const char* kMoveSlots =
+    R"(Usage: shardctl move-slots RANGES --to SHARD [--migration auto|migrate|atomic] [--dry-run] [--json]
+                           [--name NAME] [--state-dir DIR] [--config FILE]
+
+Moves the slots in RANGES (e.g. 100-200, or 0-99,500) to shard SHARD, a primary, with their keys,
+live. Slots already on SHARD stay; running the same command again changes nothing. Overlapping
+ranges and shards that do not exist are refused before anything moves.
+
+  shardctl move-slots 0-1000 --to 3 --dry-run     # which shards would give what
+  shardctl move-slots 0-1000 --to 3               # move them
+
+Exit codes: 0 moved (or nothing to move), 1 a node failed or the move stopped, 2 bad input.
+)";
+
+constexpr const char* kSave =
+    R"(Usage: shardctl save [--name NAME] [--state-dir DIR] [--config FILE] [--json]
 
 Saves every shard once (BGSAVE with --persistence rdb, BGREWRITEAOF with aof) through the
 supervisor's fork scheduler: at most fork-limit shards fork at once on the host, and a shard forks
@@ -189,7 +258,8 @@ Returns when every shard has saved; exit 1 if any save failed.
 )";
 
 constexpr const char* kTop =
-    R"(Usage: shardctl top [--name NAME] [--state-dir DIR] [--interval 1s] [--sort KEY] [--count N]
+    R"(Usage: shardctl top [--interval 1s] [--sort KEY] [--count N] [--name NAME] [--state-dir DIR]
+                    [--config FILE]
 
 A live table of the deployment's shards, one row each: ops/s, keyspace hit ratio, used memory
 against the cap (maxmemory), clients, CPU% (of one CPU, from /proc), role, and the last fork (how
@@ -205,7 +275,8 @@ terminal it prints the table as plain lines at every refresh.
   --count N                stop after N refreshes (default: run until quit)
 )";
 
-constexpr const char* kSupervise = R"(Usage: shardctl supervise --name NAME [--state-dir DIR]
+constexpr const char* kSupervise =
+    R"(Usage: shardctl supervise --name NAME [--state-dir DIR] [--config FILE]
 
 Runs the supervisor of a deployment recorded by `shardctl up` in the foreground. `up` starts it in
 the background; you rarely need this directly. SIGTERM or SIGINT stops the shards and exits 0.
@@ -222,10 +293,31 @@ std::string HelpText(const std::string& command) {
   if (command == "restart") return kRestart;
   if (command == "logs") return kLogs;
   if (command == "rebalance-roles") return kRebalance;
+  if (command == "rebalance") return kRebalanceSlots;
+  if (command == "move-slots") return kMoveSlots;
+  if (command == "scale") return kScale;
   if (command == "save") return kSave;
   if (command == "top") return kTop;
   if (command == "bench" || command == "bench compare") return BenchHelpText(command);
   return kOverview;
+}
+
+std::string ManPage(const std::string& version_line) {
+  common::ManSection commands{.title = "Commands"};
+  for (const auto& command : CommandNames()) {
+    if (command == "help") continue;
+    if (command == "bench") {
+      commands.subsections.emplace_back("shardctl bench run", HelpText("bench"));
+      commands.subsections.emplace_back("shardctl bench compare", HelpText("bench compare"));
+      continue;
+    }
+    commands.subsections.emplace_back("shardctl " + command, HelpText(command));
+  }
+  return common::RenderManPage({.program = "shardctl",
+                                .source = version_line,
+                                .help = common::SplitHelp(kOverview, "shardctl"),
+                                .sections = {commands},
+                                .see_also = {"shardproxy(1)", "redis-server(1)", "redis-cli(1)"}});
 }
 
 }  // namespace shardctl::launcher

@@ -41,16 +41,19 @@ int RunRestart(const Invocation& invocation) {
   auto loaded = LoadTarget(invocation, {.supervisor = true});
   if (auto* code = std::get_if<int>(&loaded)) return *code;
   const auto& [spec, dir, deployment] = std::get<Target>(loaded);
-  int count = static_cast<int>(deployment->plan.shards.size());
-  if (invocation.shard && *invocation.shard >= count) {
+  const auto& shards = deployment->plan.shards;
+  if (invocation.shard && std::none_of(shards.begin(), shards.end(), [&](const ShardPlan& s) {
+        return s.index == *invocation.shard;
+      })) {
     PrintError("restart: no shard " + std::to_string(*invocation.shard) + " (shards are 0-" +
-               std::to_string(count - 1) + ")");
+               std::to_string(shards.back().index) + "; shardctl status lists them)");
     return kExitUsage;
   }
   auto engine = RequestedEngine(invocation, spec);
   if (auto* code = std::get_if<int>(&engine)) return *code;
   json results = json::array();
-  for (int index = 0; index < count; ++index) {
+  for (const auto& planned : shards) {
+    const int index = planned.index;
     if (!invocation.rolling && index != *invocation.shard) continue;
     auto restart =
         RestartShard(dir, deployment->plan, index, std::get<std::optional<Engine>>(engine));

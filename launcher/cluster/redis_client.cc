@@ -33,6 +33,18 @@ Result<std::string> ReplyText(const redisReply* reply) {
   }
 }
 
+// A flat array reply's elements as they are; an error reply stays an error.
+Result<std::vector<std::string>> ReplyList(const redisReply* reply) {
+  if (reply->type == REDIS_REPLY_ERROR) return Error(std::string(reply->str, reply->len));
+  std::vector<std::string> elements;
+  if (reply->type != REDIS_REPLY_ARRAY) return elements;
+  for (size_t i = 0; i < reply->elements; ++i) {
+    const redisReply* element = reply->element[i];
+    if (element->str != nullptr) elements.emplace_back(element->str, element->len);
+  }
+  return elements;
+}
+
 std::vector<const char*> ArgvPointers(const Command& command, std::vector<size_t>& lengths) {
   std::vector<const char*> argv;
   lengths.clear();
@@ -69,8 +81,9 @@ Result<std::string> RedisConnection::Run(const Command& command) {
   return std::move(replies->front());
 }
 
-Result<std::vector<Result<std::string>>> RedisConnection::Pipeline(
-    const std::vector<Command>& commands) {
+template <typename Convert>
+auto RedisConnection::PipelineWith(const std::vector<Command>& commands, Convert convert)
+    -> Result<std::vector<decltype(convert(nullptr))>> {
   std::vector<size_t> lengths;
   for (const auto& command : commands) {
     auto argv = ArgvPointers(command, lengths);
@@ -79,17 +92,27 @@ Result<std::vector<Result<std::string>>> RedisConnection::Pipeline(
       return Error(address_ + ": " + context_->errstr);
     }
   }
-  std::vector<Result<std::string>> replies;
+  std::vector<decltype(convert(nullptr))> replies;
   for (size_t i = 0; i < commands.size(); ++i) {
     void* raw = nullptr;
     if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) {
       return Error(address_ + ": " + (context_->err ? context_->errstr : "connection lost"));
     }
     auto* reply = static_cast<redisReply*>(raw);
-    replies.push_back(ReplyText(reply));
+    replies.push_back(convert(reply));
     freeReplyObject(reply);
   }
   return replies;
+}
+
+Result<std::vector<Result<std::string>>> RedisConnection::Pipeline(
+    const std::vector<Command>& commands) {
+  return PipelineWith(commands, [](const redisReply* reply) { return ReplyText(reply); });
+}
+
+Result<std::vector<Result<std::vector<std::string>>>> RedisConnection::PipelineLists(
+    const std::vector<Command>& commands) {
+  return PipelineWith(commands, [](const redisReply* reply) { return ReplyList(reply); });
 }
 
 std::string InfoField(const std::string& info, const std::string& field) {

@@ -33,12 +33,22 @@ class RedisConnection {
   common::Result<std::vector<common::Result<std::string>>> Pipeline(
       const std::vector<Command>& commands);
 
+  // As Pipeline, for commands whose replies are flat arrays of bulk strings (GETKEYSINSLOT):
+  // each reply's elements, binary-safe, without joining them into one text.
+  common::Result<std::vector<common::Result<std::vector<std::string>>>> PipelineLists(
+      const std::vector<Command>& commands);
+
   const std::string& address() const { return address_; }
 
  private:
   struct Free {
     void operator()(redisContext* context) const;
   };
+  // Sends `commands` in one write and turns each reply with `convert`.
+  template <typename Convert>
+  auto PipelineWith(const std::vector<Command>& commands, Convert convert)
+      -> common::Result<std::vector<decltype(convert(nullptr))>>;
+
   RedisConnection(redisContext* context, std::string address)
       : context_(context), address_(std::move(address)) {}
 

@@ -26,41 +26,6 @@ struct NodeCpus {
   int shard_count = 0;  // filled by DistributeShards
 };
 
-Result<std::vector<int>> UsableCpus(const Topology& topology, const Spec& spec) {
-  std::set<int> online;
-  for (const auto& cpu : topology.cpus) online.insert(cpu.id);
-  std::string problems;
-  auto check_online = [&](const std::vector<int>& cpus, const char* flag) {
-    std::vector<int> offline;
-    for (int id : cpus) {
-      if (!online.count(id)) offline.push_back(id);
-    }
-    if (!offline.empty()) {
-      problems +=
-          std::string(flag) + ": CPUs " + FormatCpuList(offline) +
-          " are not online on this host (online: " + FormatCpuList({online.begin(), online.end()}) +
-          ")\n";
-    }
-  };
-  std::vector<int> wanted = spec.cpus.value_or(std::vector<int>(online.begin(), online.end()));
-  if (spec.cpus) check_online(*spec.cpus, "--cpus");
-  check_online(spec.reserve_cpus, "--reserve-cpus");
-  if (!problems.empty()) {
-    problems.pop_back();
-    return Error(problems);
-  }
-  std::set<int> reserved(spec.reserve_cpus.begin(), spec.reserve_cpus.end());
-  std::vector<int> usable;
-  for (int id : wanted) {
-    if (!reserved.count(id)) usable.push_back(id);
-  }
-  if (usable.empty()) {
-    return Error("--reserve-cpus: every CPU in " + FormatCpuList(wanted) +
-                 " is reserved, so no shard has a CPU (reserve fewer CPUs or widen --cpus)");
-  }
-  return usable;
-}
-
 std::vector<NodeCpus> GroupByNode(const Topology& topology, const std::vector<int>& usable) {
   // node -> (first sibling of the core) -> usable threads of that core
   std::map<int, std::map<int, std::vector<int>>> cores;
@@ -128,11 +93,7 @@ std::vector<ShardPlan> PlaceShards(const std::vector<NodeCpus>& nodes) {
   return shards;
 }
 
-// The physical core of a CPU, named by its first sibling.
-int CoreOf(const Topology& topology, int cpu) {
-  const Cpu* found = topology.FindCpu(cpu);
-  return found && !found->siblings.empty() ? found->siblings.front() : cpu;
-}
+int CoreOf(const Topology& topology, int cpu) { return PhysicalCoreOf(topology, cpu); }
 
 // How bad a seat is for a replica of `primary`: another NUMA node first (when there is more than
 // one), then another physical core than the primary and its other replicas. Compared
@@ -298,6 +259,46 @@ common::Status AssignMemory(const Spec& spec, const Topology& topology,
 }
 
 }  // namespace
+
+Result<std::vector<int>> UsableCpus(const Topology& topology, const Spec& spec) {
+  std::set<int> online;
+  for (const auto& cpu : topology.cpus) online.insert(cpu.id);
+  std::string problems;
+  auto check_online = [&](const std::vector<int>& cpus, const char* flag) {
+    std::vector<int> offline;
+    for (int id : cpus) {
+      if (!online.count(id)) offline.push_back(id);
+    }
+    if (!offline.empty()) {
+      problems +=
+          std::string(flag) + ": CPUs " + FormatCpuList(offline) +
+          " are not online on this host (online: " + FormatCpuList({online.begin(), online.end()}) +
+          ")\n";
+    }
+  };
+  std::vector<int> wanted = spec.cpus.value_or(std::vector<int>(online.begin(), online.end()));
+  if (spec.cpus) check_online(*spec.cpus, "--cpus");
+  check_online(spec.reserve_cpus, "--reserve-cpus");
+  if (!problems.empty()) {
+    problems.pop_back();
+    return Error(problems);
+  }
+  std::set<int> reserved(spec.reserve_cpus.begin(), spec.reserve_cpus.end());
+  std::vector<int> usable;
+  for (int id : wanted) {
+    if (!reserved.count(id)) usable.push_back(id);
+  }
+  if (usable.empty()) {
+    return Error("--reserve-cpus: every CPU in " + FormatCpuList(wanted) +
+                 " is reserved, so no shard has a CPU (reserve fewer CPUs or widen --cpus)");
+  }
+  return usable;
+}
+
+int PhysicalCoreOf(const Topology& topology, int cpu) {
+  const Cpu* found = topology.FindCpu(cpu);
+  return found && !found->siblings.empty() ? found->siblings.front() : cpu;
+}
 
 const char* RoleName(Role role) { return role == Role::kPrimary ? "primary" : "replica"; }
 

@@ -56,6 +56,13 @@ struct Plan {
   int usable_cores = 0;               // physical cores among them
 };
 
+// The CPUs shards may use: --cpus (default: every online CPU) less --reserve-cpus. Errors name
+// offline CPUs and an empty result.
+common::Result<std::vector<int>> UsableCpus(const Topology& topology, const Spec& spec);
+
+// The physical core of a CPU, named by its first SMT sibling.
+int PhysicalCoreOf(const Topology& topology, int cpu);
+
 // Computes the placement. Errors (one line per problem) say which flag to change and how.
 common::Result<Plan> MakePlan(const Topology& topology, const Spec& spec);
 

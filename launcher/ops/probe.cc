@@ -35,6 +35,7 @@ void ReadProbeReplies(const std::vector<common::Result<std::string>>& r, ShardSt
 
 ShardStatus ProbeShard(const DeploymentDir& dir, const Plan& plan, const ShardPlan& shard) {
   ShardStatus status;
+  status.index = shard.index;
   status.process = ReadProcessId(dir.ShardPidFile(shard.index));
   status.running = status.process && IsRunning(*status.process);
   if (status.running) {
@@ -78,9 +79,11 @@ ProxyStatus ProbeProxy(const DeploymentDir& dir, const Deployment& deployment,
 void MergeSupervisorView(const json& reply, std::vector<ShardStatus>& shards) {
   if (!reply.value("ok", false) || !reply.contains("shards")) return;
   for (const auto& shard : reply["shards"]) {
-    int index = shard.value("index", -1);
-    if (index < 0 || index >= static_cast<int>(shards.size())) continue;
-    auto& status = shards[index];
+    const int index = shard.value("index", -1);
+    auto found = std::find_if(shards.begin(), shards.end(),
+                              [&](const ShardStatus& status) { return status.index == index; });
+    if (found == shards.end()) continue;
+    auto& status = *found;
     status.supervised = shard;
     std::string state = shard.value("state", "");
     if (state == "crashloop" || state == "unresponsive" || state == "restarting" ||

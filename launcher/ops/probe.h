@@ -22,6 +22,7 @@ namespace shardctl::launcher {
 
 // One shard as a probe sees it.
 struct ShardStatus {
+  int index = 0;                     // the plan's shard index (indices may have gaps after scale)
   std::optional<ProcessId> process;  // from the pid file
   bool running = false;              // that process is alive
   bool reachable = false;            // it answered every probe command

@@ -23,8 +23,12 @@ Result<pid_t> WaitForNewProcess(const DeploymentDir& dir, int index, const json&
   while (Clock::now() < deadline) {
     auto reply = AskSupervisor(dir, {{"cmd", "status"}}, kRequestTimeout);
     if (!reply.ok()) return reply.error();
-    const json& shard = (*reply)["shards"][index];
-    if (shard["pid"].is_number() && shard["pid"] != old_pid && shard.value("state", "") == "ok") {
+    json shard = json::object();
+    for (const auto& listed : reply->value("shards", json::array())) {
+      if (listed.value("index", -1) == index) shard = listed;
+    }
+    if (shard.contains("pid") && shard["pid"].is_number() && shard["pid"] != old_pid &&
+        shard.value("state", "") == "ok") {
       return shard["pid"].get<pid_t>();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -1,5 +1,7 @@
 #include "launcher/state/deployment_store.h"
 
+#include <algorithm>
+
 #include "launcher/model/plan_json.h"
 #include "launcher/os/files.h"
 
@@ -18,6 +20,22 @@ Result<Deployment> ReadDeployment(const DeploymentDir& dir) {
   auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return Error(dir.DeploymentFile().string() + ": not valid JSON");
   return DeploymentFromJson(json).Context(dir.DeploymentFile().string());
+}
+
+std::vector<std::string> ListDeployments(const std::filesystem::path& state_root) {
+  std::vector<std::string> names;
+  std::error_code error;
+  // increment(error), not ++: a directory vanishing mid-walk must not throw.
+  for (std::filesystem::directory_iterator it(state_root, error), end; !error && it != end;
+       it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    std::error_code unreadable;
+    if (std::filesystem::exists(DeploymentDir(state_root, name).DeploymentFile(), unreadable)) {
+      names.push_back(name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 std::vector<ProcessId> LiveShards(const DeploymentDir& dir, const Plan& plan) {

@@ -1,6 +1,8 @@
 // A deployment on disk: deployment.json and the shards' pid files in its DeploymentDir.
 #pragma once
 
+#include <filesystem>
+#include <string>
 #include <vector>
 
 #include "common/result.h"
@@ -13,6 +15,10 @@ namespace shardctl::launcher {
 common::Status WriteDeployment(const DeploymentDir& dir, const Deployment& deployment);
 // Errors name the file: missing, not JSON, or not a deployment record.
 common::Result<Deployment> ReadDeployment(const DeploymentDir& dir);
+
+// The names of the deployments under `state_root` (directories holding a deployment.json),
+// sorted; none when the directory is missing or unreadable.
+std::vector<std::string> ListDeployments(const std::filesystem::path& state_root);
 
 // The shards of `plan` whose pid file names a process still running (same pid and start time).
 std::vector<ProcessId> LiveShards(const DeploymentDir& dir, const Plan& plan);

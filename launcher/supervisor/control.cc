@@ -22,7 +22,8 @@ using common::Error;
 using common::Result;
 using nlohmann::json;
 
-constexpr size_t kMaxRequestBytes = 64 * 1024;
+// A reshape request carries a whole plan: ~200 bytes per shard, up to 1000 shards.
+constexpr size_t kMaxRequestBytes = 1024 * 1024;
 constexpr auto kRestartStopGrace = std::chrono::seconds(10);
 
 struct PendingWrite {
@@ -136,10 +137,9 @@ json Supervisor::RestartReply(const json& request) {
     return {{"ok", false}, {"error", "restart needs \"shard\": <index>"}};
   }
   int index = request["shard"].get<int>();
-  if (index < 0 || index >= static_cast<int>(slots_.size())) {
+  if (SlotOf(index) == nullptr) {
     return {{"ok", false},
-            {"error", "no shard " + std::to_string(index) + " (the deployment has shards 0-" +
-                          std::to_string(slots_.size() - 1) + ")"}};
+            {"error", "no shard " + std::to_string(index) + " (shardctl status lists the shards)"}};
   }
   if (request.contains("engine")) {
     const auto& engine = request["engine"];
@@ -152,7 +152,7 @@ json Supervisor::RestartReply(const json& request) {
       return {{"ok", false}, {"error", written.error().message()}};
     }
   }
-  ShardSlot& slot = *slots_[index];
+  ShardSlot& slot = *SlotOf(index);
   json reply = {{"ok", true}, {"shard", index}};
   if (!slot.watcher.running()) {  // waiting for a backoff timer: start it now
     slot.watcher.CancelRestart();
@@ -183,6 +183,7 @@ json Supervisor::Handle(const std::string& line, bool& stop_after) {
   if (command == "ping") return {{"ok", true}, {"pid", getpid()}};
   if (command == "status") return StatusReply();
   if (command == "restart") return RestartReply(request);
+  if (command == "reshape") return ReshapeReply(request);
   if (command == "save") {
     if (!forks_) {
       return {{"ok", false},
@@ -203,9 +204,9 @@ json Supervisor::Handle(const std::string& line, bool& stop_after) {
     stop_after = true;
     return {{"ok", true}, {"stopped", count}};
   }
-  return {
-      {"ok", false},
-      {"error", "unknown command \"" + command + "\" (known: ping, status, restart, save, down)"}};
+  return {{"ok", false},
+          {"error", "unknown command \"" + command +
+                        "\" (known: ping, status, restart, reshape, save, down)"}};
 }
 
 bool SupervisorRunning(const DeploymentDir& dir) {

@@ -113,7 +113,7 @@ bool Supervisor::HandOverPrimary(const ShardSlot& slot, FailoverMode mode) {
   const std::string& host = deployment_.plan.bind;
   for (const auto& other : slots_) {  // any live peer knows who replicates whom
     if (other.get() == &slot || !other->watcher.running()) continue;
-    int port = deployment_.plan.shards[other->index].port;
+    int port = deployment_.plan.shards[other->position].port;
     auto connection = RedisConnection::Connect(host, port, std::chrono::milliseconds(300));
     auto listing = connection.ok() ? connection->Run({"CLUSTER", "NODES"})
                                    : Result<std::string>(connection.error());
@@ -142,7 +142,7 @@ void Supervisor::OnRestartDue(ShardSlot& slot) {
 }
 
 void Supervisor::Respawn(ShardSlot& slot) {
-  const ShardPlan& shard = deployment_.plan.shards[slot.index];
+  const ShardPlan& shard = deployment_.plan.shards[slot.position];
   auto process = SpawnShard(deployment_, dir_, shard, /*fresh=*/false);
   if (!process.ok()) {
     log_->error("shard {}: {}", slot.index, process.error().message());
@@ -151,7 +151,7 @@ void Supervisor::Respawn(ShardSlot& slot) {
   }
   slot.state = "starting";
   slot.hung_kill_sent = false;
-  health_->MarkFresh(slot.index, SteadyClock::now());
+  health_->MarkFresh(slot.position, SteadyClock::now());
   log_->info("shard {} started again as pid {} (restart #{})", slot.index, process->pid,
              slot.watcher.restarts() + 1);
   slot.watcher.Watch(*process, /*is_child=*/true, /*restarted=*/true);
@@ -165,7 +165,7 @@ void Supervisor::OnHealthTick() {
     if (!slot.watcher.running()) continue;
     const pid_t pid = slot.watcher.process().pid;
     const SteadyClock::time_point started = slot.watcher.started();
-    auto last = std::max(health_->LastAnswer(slot.index), started);
+    auto last = std::max(health_->LastAnswer(slot.position), started);
     auto silent = now - last;
     if (slot.restart_requested && now > slot.restart_kill_deadline && !slot.hung_kill_sent) {
       log_->warn("shard {} did not stop within {}: SIGKILL", slot.index, Ms(kStopGrace));
@@ -173,7 +173,7 @@ void Supervisor::OnHealthTick() {
       slot.hung_kill_sent = true;
     }
     if (silent < timeout) {
-      if (health_->LastAnswer(slot.index) > started && slot.state != "ok") {
+      if (health_->LastAnswer(slot.position) > started && slot.state != "ok") {
         if (slot.state == "unresponsive") log_->info("shard {} answers again", slot.index);
         slot.state = "ok";
       }
@@ -262,7 +262,7 @@ Result<json> Supervisor::StartFresh() {
   auto report = StartDeployment(deployment_, dir_, progress, stop_check);
   if (!report.ok()) return report.error();
   for (auto& slot : slots_) {
-    slot->watcher.Watch(report->shards[slot->index], /*is_child=*/true, /*restarted=*/false);
+    slot->watcher.Watch(report->shards[slot->position], /*is_child=*/true, /*restarted=*/false);
   }
   return json{{"event", "ready"},
               {"spawn_ms", report->spawn.count()},
@@ -290,7 +290,7 @@ Result<json> Supervisor::Adopt() {
     }
   }
   for (ShardSlot* slot : missing) {
-    auto process = SpawnShard(deployment_, dir_, deployment_.plan.shards[slot->index], false);
+    auto process = SpawnShard(deployment_, dir_, deployment_.plan.shards[slot->position], false);
     if (!process.ok()) return process.error().Context("shard " + std::to_string(slot->index));
     slot->watcher.Watch(*process, /*is_child=*/true, /*restarted=*/false);
     ++restarted;
@@ -330,8 +330,36 @@ void Supervisor::OpenLogAndLoop() {
   loop_.data = this;
   for (const auto& shard : deployment_.plan.shards) {
     slots_.push_back(std::make_unique<ShardSlot>(*this, &loop_, shard.index));
+    slots_.back()->position = static_cast<int>(slots_.size()) - 1;
   }
   InstallSignalsAndTimers();
+}
+
+void Supervisor::RestartChecks() {
+  if (health_) health_->Stop();
+  if (forks_) forks_->Stop();
+  std::vector<int> ports;
+  for (const auto& shard : deployment_.plan.shards) ports.push_back(shard.port);
+  for (auto& slot : slots_) {
+    for (size_t i = 0; i < deployment_.plan.shards.size(); ++i) {
+      if (deployment_.plan.shards[i].index == slot->index) slot->position = static_cast<int>(i);
+    }
+  }
+  health_ =
+      std::make_unique<HealthChecker>(deployment_.plan.bind, ports, kHealthInterval, kPingTimeout);
+  for (auto& slot : slots_) health_->MarkFresh(slot->position, slot->watcher.started());
+  health_->Start();
+  if (deployment_.durability.persistence != Persistence::kNone) {
+    forks_ = std::make_unique<ForkScheduler>(deployment_.plan.bind, ports, deployment_.durability);
+    forks_->Start();
+  }
+}
+
+ShardSlot* Supervisor::SlotOf(int index) {
+  for (auto& slot : slots_) {
+    if (slot->index == index) return slot.get();
+  }
+  return nullptr;
 }
 
 void Supervisor::RecordPid() {
@@ -348,16 +376,7 @@ common::Status Supervisor::StartProxyAndChecks(json& ready) {
     if (auto started = proxy_->Start(); !started.ok()) return started;
     ready["proxy_port"] = deployment_.proxy.port;
   }
-  std::vector<int> ports;
-  for (const auto& shard : deployment_.plan.shards) ports.push_back(shard.port);
-  health_ =
-      std::make_unique<HealthChecker>(deployment_.plan.bind, ports, kHealthInterval, kPingTimeout);
-  for (auto& slot : slots_) health_->MarkFresh(slot->index, slot->watcher.started());
-  health_->Start();
-  if (deployment_.durability.persistence != Persistence::kNone) {
-    forks_ = std::make_unique<ForkScheduler>(deployment_.plan.bind, ports, deployment_.durability);
-    forks_->Start();
-  }
+  RestartChecks();
   uv_timer_start(
       &health_timer_,
       [](uv_timer_t* timer) { Of(reinterpret_cast<uv_handle_t*>(timer)).OnHealthTick(); },

@@ -29,7 +29,8 @@ class Supervisor;
 // the health checks and the operator's restarts have made of it.
 struct ShardSlot {
   ShardSlot(Supervisor& supervisor, uv_loop_t* loop, int shard_index);
-  int index = 0;
+  int index = 0;     // the shard's name: its port, data directory and log follow from it
+  int position = 0;  // its place in the plan's shard list and the health checker's port list
   ProcessWatcher watcher;
   std::string state = "starting";  // starting, ok, unresponsive, restarting, stopped
   bool restart_requested = false;  // an operator's restart: respawn at once when it exits
@@ -62,6 +63,13 @@ class Supervisor {
  private:
   nlohmann::json StatusReply() const;
   nlohmann::json RestartReply(const nlohmann::json& request);
+  // `scale`: takes a new plan whose kept shards are unchanged; stops and deletes the removed
+  // shards (emptied and forgotten by the caller), starts the added ones fresh, records the plan.
+  nlohmann::json ReshapeReply(const nlohmann::json& request);
+  ShardSlot* SlotOf(int index);
+  // Numbers the slots in plan order and points the health checks and fork scheduler at the
+  // plan's ports.
+  void RestartChecks();
   // Start-up (Run), in order: the log, the loop and a slot per shard; the lock; the pid file;
   // then, once the shards are up, the proxy, health checks, fork scheduler and health timer.
   void OpenLogAndLoop();

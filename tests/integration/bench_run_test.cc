@@ -3,8 +3,6 @@
 // reads the servers back over RESP, not only what the generator reports.
 #include <signal.h>
 
-#include <thread>
-
 #include "common/slots.h"
 #include "tests/integration/harness.h"
 
@@ -42,6 +40,28 @@ class BenchRunTest : public ShardctlTest {
     json parsed = json::parse(result.out, nullptr, /*allow_exceptions=*/false);
     EXPECT_TRUE(parsed.is_object()) << result.Describe();
     return parsed.is_object() ? parsed : json::object();
+  }
+
+  // A field of `INFO section` on `port` as a number; -1 when it is missing.
+  long long InfoNumber(int port, const std::string& section, const std::string& field) {
+    auto reply = QueryRedis(port, {"INFO", section});
+    if (!reply) return -1;
+    const std::string& text = reply->text;
+    auto at = text.find("\n" + field);
+    if (at == std::string::npos) return -1;
+    at += 1 + field.size();
+    return std::atoll(text.c_str() + at);
+  }
+
+  // The GETs and SETs `port` has run (INFO commandstats): the generator's requests, not ours.
+  long long GetsAndSets(int port) {
+    return std::max(0LL, InfoNumber(port, "commandstats", "cmdstat_get:calls=")) +
+           std::max(0LL, InfoNumber(port, "commandstats", "cmdstat_set:calls="));
+  }
+
+  // How many -ASK or -MOVED redirects `port` has answered (INFO errorstats).
+  long long Redirects(int port, const std::string& kind) {
+    return std::max(0LL, InfoNumber(port, "errorstats", "errorstat_" + kind + ":count="));
   }
 
   long long Integer(int port, const std::vector<std::string>& command) {
@@ -155,8 +175,9 @@ TEST_F(BenchRunTest, InterruptStopsEarlyAndStillReports) {
       {ShardctlBinary(), "bench", "run", "--json", "--port", std::to_string(base_port()),
        "--duration", "60s", "--rate", "2000", "--connections", "4"},
       scratch_dir() / "bench.out", scratch_dir() / "bench.err");
-  ASSERT_TRUE(WaitUntil([&] { return Integer(base_port(), {"DBSIZE"}) > 0; }, 10s));
-  std::this_thread::sleep_for(500ms);
+  // Interrupted once the server has answered a few hundred of its requests, however slow the
+  // machine, so the report has something to count.
+  ASSERT_TRUE(WaitUntil([&] { return GetsAndSets(base_port()) > 300; }, 20s));
   kill(bench.pid(), SIGINT);
   auto exit_code = bench.WaitForExit(10s);
   ASSERT_EQ(exit_code, 0) << ReadFileText(scratch_dir() / "bench.err");
@@ -219,7 +240,7 @@ TEST_F(BenchRunTest, ClusterFollowsAskAndMovedDuringMigration) {
   BackgroundCommand bench(
       {ShardctlBinary(), "bench", "run", "--json", "--cluster",
        "127.0.0.1:" + std::to_string(base_port()), "--ratio", "1:1", "--keyspace", "50", "--rate",
-       "3000", "--duration", "3s", "--connections", "4"},
+       "3000", "--duration", "60s", "--connections", "4"},
       scratch_dir() / "bench.out", scratch_dir() / "bench.err");
   ASSERT_TRUE(WaitUntil([&] { return Integer(source, {"EXISTS", hot_key}) == 1; }, 5s));
   std::string slot_text = std::to_string(slot);
@@ -234,10 +255,15 @@ TEST_F(BenchRunTest, ClusterFollowsAskAndMovedDuringMigration) {
     for (const auto& key : keys->elements) migrate.push_back(key.text);
     Text(source, migrate);
   }
-  std::this_thread::sleep_for(400ms);  // requests for moved keys now get ASK
+  // Each phase lasts until the generator has met it: requests for moved keys get ASK, then
+  // (the slot handed over) MOVED; then Ctrl-C ends the run.
+  EXPECT_TRUE(WaitUntil([&] { return Redirects(source, "ASK") > 0; }, 20s)) << "no ASK answered";
   for (int port : {target, source, base_port() + (owner + 2) % 3}) {
     Text(port, {"CLUSTER", "SETSLOT", slot_text, "NODE", target_id});
   }
+  EXPECT_TRUE(WaitUntil([&] { return Redirects(source, "MOVED") > 0; }, 20s))
+      << "no MOVED answered";
+  kill(bench.pid(), SIGINT);
   auto exit_code = bench.WaitForExit(20s);
   ASSERT_EQ(exit_code, 0) << ReadFileText(scratch_dir() / "bench.err");
   json report = json::parse(ReadFileText(scratch_dir() / "bench.out"), nullptr, false);

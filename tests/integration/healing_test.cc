@@ -236,12 +236,14 @@ TEST_F(HealingTest, LogsShowSupervisorAndShardLogs) {
   auto missing = OnDeployment("logs", {"9"});
   EXPECT_EQ(missing.exit_code, 1) << missing.Describe();
 
-  // -f keeps printing what is appended: a restart writes new supervisor lines.
+  // -f keeps printing what is appended: a restart writes new supervisor lines. It follows from
+  // the end it saw before printing the last line, so once that line is out nothing new is missed.
   auto followed = scratch_dir() / "follow.out";
-  BackgroundCommand follow({ShardctlBinary(), "logs", "-f", "--lines", "0", "--name", name(),
+  BackgroundCommand follow({ShardctlBinary(), "logs", "-f", "--lines", "1", "--name", name(),
                             "--state-dir", state_root().string()},
                            followed, scratch_dir() / "follow.err");
-  std::this_thread::sleep_for(300ms);
+  ASSERT_TRUE(WaitUntil([&] { return !ReadFileText(followed).empty(); }, 10s))
+      << ReadFileText(scratch_dir() / "follow.err");
   auto restart = OnDeployment("restart", {"0"});
   ASSERT_EQ(restart.exit_code, 0) << restart.Describe();
   EXPECT_TRUE(WaitUntil(

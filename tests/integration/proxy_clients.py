@@ -31,6 +31,12 @@ def expect(what, got, want):
         raise Mismatch(f"{what}: got {got!r}, want {want!r}")
 
 
+def error_text(error):
+    """An error reply as "ResponseError: <the server's text>" (redis-py 8's repr leaves the text
+    out)."""
+    return f"{type(error).__name__}: {error}"
+
+
 def client(args, **extra):
     return redis.Redis(host="127.0.0.1", port=args.port, protocol=args.protocol,
                        decode_responses=True, socket_timeout=10, **extra)
@@ -102,7 +108,7 @@ def pipeline(args):
     expect("number of replies", len(results), len(expected))
     for index, ((what, want), got) in enumerate(zip(expected, results)):
         if isinstance(got, Exception):
-            raise Mismatch(f"reply {index} ({what}): error {got!r}")
+            raise Mismatch(f"reply {index} ({what}): {error_text(got)}")
         if want is not None:
             expect(f"reply {index} ({what})", got, want)
     print(f"pipeline: {len(results)} replies checked (protocol {args.protocol})")
@@ -190,7 +196,7 @@ def churn(args):
         expect("number of replies", len(results), len(expected))
         for (what, want), got in zip(expected, results):
             if isinstance(got, Exception):
-                raise Mismatch(f"batch {batch} {what}: error {got!r}")
+                raise Mismatch(f"batch {batch} {what}: {error_text(got)}")
             if want is not None:
                 expect(f"batch {batch} {what}", got, want)
         replies += len(results)
@@ -254,6 +260,18 @@ def watch(args):
     print(f"watch: 200 increments, {sum(conflicts)} WatchError retries (protocol {args.protocol})")
 
 
+def wait_for_blocked_client(args, r, timeout=10):
+    """Returns once a primary behind the proxy (INFO proxy's primaryN) holds a client blocked."""
+    primaries = [v for k, v in r.info("proxy").items() if k.startswith("primary")]
+    nodes = [redis.Redis(host=p["ip"], port=p["port"], socket_timeout=10) for p in primaries]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(node.info("clients")["blocked_clients"] > 0 for node in nodes):
+            return
+        time.sleep(0.02)
+    raise Mismatch(f"no client blocked on {primaries} within {timeout} s")
+
+
 def streams(args):
     """XREAD BLOCK through the proxy: a reader blocked on one stream gets the entry another
     client adds, and commands of other clients are not held up meanwhile."""
@@ -264,7 +282,7 @@ def streams(args):
     got = []
     reader = threading.Thread(target=lambda: got.append(client(args).xread({key: "$"}, block=5000)))
     reader.start()
-    time.sleep(0.3)  # let the reader block first
+    wait_for_blocked_client(args, r)
     started = time.monotonic()
     for i in range(50):
         r.set(f"{{stream}}:other{i}", i)  # same slot, same shard as the blocked reader
@@ -405,7 +423,7 @@ def main():
         return 1
     except redis.exceptions.RedisError as error:
         print(f"proxy_clients.py {args.scenario} (protocol {args.protocol}): "
-              f"{type(error).__name__}: {error}", file=sys.stderr)
+              f"{error_text(error)}", file=sys.stderr)
         return 1
     return 0
 

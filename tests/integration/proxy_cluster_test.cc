@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -392,21 +393,38 @@ TEST_F(ProxyTest, SlowReaderGetsEveryByteWhileReadingFromItPauses) {
       expected += "*2\r\n" + bulk + bulk;
     }
   }
+  // The shards' GET and MGET calls: 30 per chunk (an MGET is split in two).
+  auto shard_reads = [&] {
+    long long calls = 0;
+    for (int shard = 0; shard < 3; ++shard) {
+      auto info = QueryRedis(shard_port(shard), {"INFO", "commandstats"});
+      for (const char* command : {"cmdstat_get:calls=", "cmdstat_mget:calls="}) {
+        const size_t at = info ? info->text.find(command) : std::string::npos;
+        if (at != std::string::npos) calls += std::atoll(info->text.c_str() + at + strlen(command));
+      }
+    }
+    return calls;
+  };
+  const long long reads_before = shard_reads();
   RawConnection raw(proxy_port());
   ASSERT_TRUE(raw.connected());
   // ~29 MB of replies to a client that sends for a while before it reads anything: once the
-  // replies held for it pass 64kb the proxy must stop reading its requests.
+  // replies held for it pass 64kb the proxy must stop reading its requests. Each chunk goes out
+  // once the shards have answered the one before, so replies pile up while requests still come
+  // (sent at once, a busy proxy could read them all before the first reply and never pause).
   std::thread sender([&] {
-    for (const std::string& chunk : chunks) {
-      raw.Send(chunk);
-      std::this_thread::sleep_for(10ms);
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      raw.Send(chunks[i]);
+      const long long answered = reads_before + 30 * static_cast<long long>(i + 1);
+      WaitUntil([&] { return shard_reads() >= answered || ProxyCounter("paused_reads") > 0; }, 30s,
+                5ms);
     }
   });
-  std::this_thread::sleep_for(500ms);  // the client does not read yet (not an assertion)
-  const long long paused = ProxyCounter("paused_reads");
+  // The client reads nothing until the proxy has paused it, however long that takes.
+  const bool paused = WaitUntil([&] { return ProxyCounter("paused_reads") > 0; }, 60s);
   const std::string all = raw.ReadUntil(expected.size(), 30s);
   sender.join();
-  EXPECT_GT(paused, 0) << "the proxy kept reading from a client that did not read";
+  EXPECT_TRUE(paused) << "the proxy kept reading from a client that did not read";
   ASSERT_EQ(all.size(), expected.size());
   EXPECT_TRUE(all == expected) << "reply bytes differ";
 }

@@ -70,6 +70,18 @@ class ProxyReplicaTest : public ShardctlTest {
     return total;
   }
 
+  // Every replica has applied all its primary has written (INFO replication offsets).
+  bool ReplicasCaughtUp() const {
+    for (int replica : replicas_) {
+      const std::string master_port = Info(replica, "replication", "master_port");
+      const std::string applied = Info(replica, "replication", "slave_repl_offset");
+      if (master_port.empty() || applied.empty()) return false;
+      const std::string written = Info(std::stoi(master_port), "replication", "master_repl_offset");
+      if (written.empty() || std::stoll(applied) < std::stoll(written)) return false;
+    }
+    return true;
+  }
+
   std::vector<int> primaries_, replicas_;
   std::map<int, pid_t> pids_;
   std::vector<std::unique_ptr<BackgroundCommand>> proxies_;
@@ -103,12 +115,16 @@ TEST_F(ProxyReplicaTest, PreferReplicaReadsAClientsOwnFreshWritesFromThePrimary)
   auto client = RedisConnection::Open(proxy);
   ASSERT_TRUE(client);
   ASSERT_EQ(TextOf(client->Command({"SET", "fresh", "1"})), "OK");
+  const auto written = std::chrono::steady_clock::now();
   const long long on_primaries = Gets(primaries_);
   const long long on_replicas = Gets(replicas_);
   EXPECT_EQ(TextOf(client->Command({"GET", "fresh"})), "1");  // just written: the primary
   EXPECT_EQ(Gets(primaries_), on_primaries + 1);
   EXPECT_EQ(Gets(replicas_), on_replicas);
-  std::this_thread::sleep_for(1100ms);
+  // Once the replicas have the write and the client's second of reading its own writes from the
+  // primary is over (both conditions, not a guess at how long replication takes).
+  ASSERT_TRUE(WaitUntil([&] { return ReplicasCaughtUp(); }, 10s)) << "replication stalled";
+  std::this_thread::sleep_until(written + 1100ms);
   EXPECT_EQ(TextOf(client->Command({"GET", "fresh"})), "1");  // a second later: a replica
   EXPECT_EQ(Gets(replicas_), on_replicas + 1);
   // Another client never wrote it: a replica at once.

@@ -42,6 +42,14 @@ class ProxyWaitTest : public ShardctlTest {
     return 0;
   }
 
+  // INFO clients' blocked_clients of the server on `port` (a WAIT counts); -1 without a reply.
+  long long BlockedClients(int port) {
+    auto info = QueryRedis(port, {"INFO", "clients"});
+    const std::string field = "blocked_clients:";
+    const size_t at = info ? info->text.find(field) : std::string::npos;
+    return at == std::string::npos ? -1 : std::stoll(info->text.substr(at + field.size()));
+  }
+
   // The pid of the replica of the primary on `port` (INFO replication's slave0 port).
   pid_t ReplicaPidOf(int port) {
     auto info = QueryRedis(port, {"INFO", "replication"});
@@ -117,7 +125,11 @@ TEST_F(ProxyWaitTest, ABlockedWaitHoldsUpNoOtherClient) {
     connection->Command({"SET", "{a}w", "1"});
     return IntegerOf(connection->Command({"WAIT", "2", "1500"}));  // only 1 replica: times out
   });
-  std::this_thread::sleep_for(200ms);
+  // The other client starts once the shard holds the WAIT blocked.
+  const int primary = PrimaryOf("{a}w");
+  ASSERT_NE(primary, 0);
+  ASSERT_TRUE(WaitUntil([&] { return BlockedClients(primary) > 0; }, 10s))
+      << "the WAIT never blocked on " << primary;
   auto other = Connect();
   ASSERT_TRUE(other);
   const auto started = Clock::now();

@@ -283,6 +283,8 @@ TEST_P(RenderProfileTest, WritesTheProfileLines) {
   EXPECT_EQ(directives["cluster-node-timeout"],
             std::vector<std::string>{std::to_string(c.durability.cluster_node_timeout.count())});
   EXPECT_EQ(directives["repl-diskless-sync-delay"], std::vector<std::string>{"0"});
+  // A primary emptied by a slot move must stay a primary (scale-in and rebalance rely on it).
+  EXPECT_EQ(directives["cluster-allow-replica-migration"], std::vector<std::string>{"no"});
   EXPECT_EQ(directives["dbfilename"], std::vector<std::string>{"dump.rdb"});
   for (const auto& [directive, values] : directives) {
     EXPECT_EQ(values.size(), 1u) << directive << " appears " << values.size() << " times";

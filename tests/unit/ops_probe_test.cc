@@ -91,6 +91,7 @@ TEST(StatusSummaryTest, SupervisorViewOverridesWhatAProbeCannotSee) {
   for (const MergeCase& test : kMergeCases) {
     SCOPED_TRACE(test.label);
     std::vector<ShardStatus> shards = {Shard("ok"), Shard(test.probed)};
+    shards[1].index = 1;
     MergeSupervisorView(test.reply, shards);
     EXPECT_EQ(shards[1].health, test.health);
     EXPECT_EQ(!shards[1].supervised.is_null(), test.supervised);

@@ -1,0 +1,127 @@
+// The atomic path of the slot mover: Valkey 9's CLUSTER MIGRATESLOTS. The source streams the
+// slots' data to the target as a replication snapshot plus the writes since, then hands the slots
+// over in one step, so clients see no ASK window and no half-moved slot survives a failure.
+#include <chrono>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "launcher/cluster/slot_mover_internal.h"
+
+namespace shardctl::launcher::mover_internal {
+namespace {
+
+using common::Error;
+using common::Result;
+using common::Status;
+
+constexpr std::chrono::milliseconds kPollEvery{20};
+// A migration job whose state has not changed for this long is reported as stuck.
+constexpr std::chrono::minutes kStuckAfter{5};
+
+// One entry of CLUSTER GETSLOTMIGRATIONS (a map per job; RESP2 flattens it to key, value, ...).
+using Job = std::map<std::string, std::string>;
+
+// Splits the flattened reply (RedisConnection joins array elements with '\n') into jobs; each
+// job's first field is "name".
+std::vector<Job> ParseJobs(const std::string& text) {
+  std::vector<std::string> fields;
+  size_t start = 0;
+  while (start <= text.size() && !text.empty()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    fields.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  std::vector<Job> jobs;
+  for (size_t i = 0; i + 1 < fields.size(); i += 2) {
+    if (fields[i] == "name") jobs.emplace_back();
+    if (!jobs.empty()) jobs.back()[fields[i]] = fields[i + 1];
+  }
+  return jobs;
+}
+
+Result<std::vector<Job>> Jobs(RedisConnection& source) {
+  auto reply = source.Run({"CLUSTER", "GETSLOTMIGRATIONS"});
+  if (!reply.ok()) return reply.error();
+  return ParseJobs(*reply);
+}
+
+Command MigrateSlots(const MoveTask& task) {
+  Command command = {"CLUSTER", "MIGRATESLOTS", "SLOTSRANGE"};
+  for (const auto& range : task.ranges) {
+    command.push_back(std::to_string(range.first));
+    command.push_back(std::to_string(range.last));
+  }
+  command.push_back("NODE");
+  command.push_back(task.target.id);
+  return command;
+}
+
+// Our job: an export to the task's target that was not listed before we started it.
+const Job* FindOurJob(const std::vector<Job>& jobs, const std::set<std::string>& before,
+                      const std::string& target_id) {
+  for (const auto& job : jobs) {
+    auto field = [&](const char* key) {
+      auto it = job.find(key);
+      return it == job.end() ? std::string() : it->second;
+    };
+    if (field("operation") == "EXPORT" && field("target_node") == target_id &&
+        !before.count(field("name"))) {
+      return &job;
+    }
+  }
+  return nullptr;
+}
+
+bool Finished(const std::string& state) {
+  return state == "success" || state == "failed" || state == "canceled" || state == "cancelled";
+}
+
+}  // namespace
+
+Status AtomicTask(const MoveTask& task, const MoverOptions& options, ProgressSink& sink) {
+  auto source = ConnectTo(task.source, options);
+  if (!source.ok()) return source.error();
+  const std::vector<int> slots = SlotsOf(task.ranges);
+  auto keys = CountKeys(*source, slots);
+  if (!keys.ok()) return keys.error();
+  const uint64_t bytes_per_key = BytesPerKey(*source);
+  auto listed = Jobs(*source);
+  if (!listed.ok())
+    return Error(source->address() + ": GETSLOTMIGRATIONS: " + listed.error().message());
+  std::set<std::string> before;
+  for (const auto& job : *listed) before.insert(job.at("name"));
+  if (auto started = source->Run(MigrateSlots(task)); !started.ok()) {
+    return Error(source->address() + ": CLUSTER MIGRATESLOTS: " + started.error().message());
+  }
+  std::string last_state;
+  auto changed_at = std::chrono::steady_clock::now();
+  while (true) {
+    if (options.stop != nullptr && options.stop->load()) {
+      // Cancelled, the slots stay with the source: nothing is half-moved.
+      (void)source->Run({"CLUSTER", "CANCELSLOTMIGRATIONS", "ALL"});
+      return Error("stopped");
+    }
+    auto jobs = Jobs(*source);
+    if (!jobs.ok())
+      return Error(source->address() + ": GETSLOTMIGRATIONS: " + jobs.error().message());
+    const Job* job = FindOurJob(*jobs, before, task.target.id);
+    const std::string state = job ? job->at("state") : "";
+    if (state == "success") break;
+    if (Finished(state)) {
+      const auto message = job->find("message");
+      return Error(source->address() + ": atomic slot migration " + state + ": " +
+                   (message == job->end() ? "" : message->second));
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (state != last_state) last_state = state, changed_at = now;
+    if (now - changed_at > kStuckAfter) {
+      return Error(source->address() + ": atomic slot migration stuck in state '" + state + "'");
+    }
+    std::this_thread::sleep_for(kPollEvery);
+  }
+  sink.Add(static_cast<int>(slots.size()), *keys, bytes_per_key);
+  return common::Ok();
+}
+
+}  // namespace shardctl::launcher::mover_internal

@@ -1,0 +1,176 @@
+#include "launcher/ops/reshard.h"
+
+#include <map>
+
+#include "common/cluster_text.h"
+#include "common/endpoint.h"
+#include "launcher/cluster/redis_client.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using common::Result;
+
+constexpr std::chrono::milliseconds kQueryTimeout{5000};
+
+// True when the node at host:port calls itself a primary (ROLE).
+bool SaysPrimary(const std::string& host, int port, std::chrono::milliseconds timeout) {
+  auto connection = RedisConnection::Connect(host, port, timeout);
+  if (!connection.ok()) return false;
+  auto role = connection->Run({"ROLE"});
+  return role.ok() && role->rfind("master", 0) == 0;
+}
+
+// Each slot's weight for `by`: its key count, or its keys times its owner's bytes per key.
+Result<std::vector<double>> SlotWeights(const LivePrimaries& primaries, BalanceBy by) {
+  if (by == BalanceBy::kSlots) return std::vector<double>{};
+  std::vector<double> weights(common::kSlotCount, 0.0);
+  for (size_t i = 0; i < primaries.owners.size(); ++i) {
+    const MoveNode& node = primaries.nodes[i];
+    auto connection = RedisConnection::Connect(node.host, node.port, kQueryTimeout);
+    if (!connection.ok()) return connection.error();
+    double bytes_per_key = 1;
+    if (by == BalanceBy::kMemory) {
+      auto info = connection->Run({"INFO", "memory"});
+      auto keys = connection->Run({"DBSIZE"});
+      if (!info.ok() || !keys.ok()) return Error(connection->address() + ": INFO/DBSIZE failed");
+      const double count = common::ParseInteger<uint64_t>(*keys).value_or(0);
+      if (count > 0) bytes_per_key = InfoNumber<uint64_t>(*info, "used_memory_dataset") / count;
+    }
+    std::vector<Command> counts;
+    std::vector<int> slots;
+    for (const auto& range : primaries.owners[i].slots) {
+      for (int slot = range.first; slot <= range.last; ++slot) {
+        slots.push_back(slot);
+        counts.push_back({"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)});
+      }
+    }
+    auto replies = connection->Pipeline(counts);
+    if (!replies.ok()) return replies.error();
+    for (size_t k = 0; k < slots.size(); ++k) {
+      const auto& reply = (*replies)[k];
+      const double keys = reply.ok() ? common::ParseInteger<uint64_t>(*reply).value_or(0) : 0;
+      weights[slots[k]] = keys * bytes_per_key;
+    }
+  }
+  return weights;
+}
+
+Result<std::vector<SlotMove>> PlanMoves(const Plan& plan, LivePrimaries& primaries,
+                                        const ReshardRequest& request) {
+  auto& owners = primaries.owners;
+  for (auto& owner : owners) owner.drain = request.drain_shards.count(owner.shard) > 0;
+  if (request.ranges.empty()) {
+    auto weights = SlotWeights(primaries, request.by);
+    if (!weights.ok()) return weights.error();
+    return PlanBalance(
+        {.owners = owners, .slot_weights = *weights, .threshold = request.threshold});
+  }
+  for (size_t i = 0; i < owners.size(); ++i) {
+    if (owners[i].shard == request.to_shard) {
+      return PlanExplicitMove(owners, request.ranges, static_cast<int>(i));
+    }
+  }
+  const ShardPlan* shard = nullptr;
+  for (const auto& candidate : plan.shards) {
+    if (candidate.index == request.to_shard) shard = &candidate;
+  }
+  if (shard == nullptr) return Error("no shard " + std::to_string(request.to_shard));
+  return Error("shard " + std::to_string(request.to_shard) +
+               " is not a primary now (move slots to a primary; shardctl status shows roles)");
+}
+
+}  // namespace
+
+Result<LivePrimaries> ReadLivePrimaries(const Plan& plan, std::chrono::milliseconds timeout) {
+  std::string last_error = "the deployment has no shards";
+  for (const auto& shard : plan.shards) {
+    auto connection = RedisConnection::Connect(plan.bind, shard.port, timeout);
+    if (!connection.ok()) {
+      last_error = connection.error().message();
+      continue;
+    }
+    auto text = connection->Run({"CLUSTER", "NODES"});
+    if (!text.ok()) {
+      last_error = connection->address() + ": " + text.error().message();
+      continue;
+    }
+    auto lines = common::ParseClusterNodes(*text);
+    if (!lines.ok()) return Error(connection->address() + ": " + lines.error().message());
+    std::map<int, int> shard_of_port;
+    for (const auto& planned : plan.shards) shard_of_port[planned.port] = planned.index;
+    LivePrimaries primaries;
+    for (const auto& line : *lines) {
+      if (!line.IsPrimary() || line.Failing() || line.address.port == 0) continue;
+      // One node's view lags gossip (a new replica still listed as a primary): ask the node.
+      if (!SaysPrimary(line.address.host.empty() ? plan.bind : line.address.host, line.address.port,
+                       timeout)) {
+        continue;
+      }
+      auto index = shard_of_port.find(line.address.port);
+      primaries.owners.push_back({.id = line.id,
+                                  .shard = index == shard_of_port.end() ? -1 : index->second,
+                                  .slots = line.slots,
+                                  .drain = false});
+      primaries.nodes.push_back({.id = line.id,
+                                 .host = line.address.host.empty() ? plan.bind : line.address.host,
+                                 .port = line.address.port});
+    }
+    return primaries;
+  }
+  return Error("no shard answered CLUSTER NODES: " + last_error);
+}
+
+Result<std::vector<OpenSlot>> FinishInterruptedMoves(const Plan& plan) {
+  auto primaries = ReadLivePrimaries(plan, kQueryTimeout);
+  if (!primaries.ok()) return primaries.error();
+  auto open = FindOpenSlots(primaries->nodes, kQueryTimeout);
+  if (!open.ok() || open->empty()) return open;
+  MoverOptions options{.primaries = primaries->nodes};
+  if (auto finished = FinishOpenSlots(*open, options); !finished.ok()) {
+    return Error("finishing an interrupted slot move: " + finished.error().message());
+  }
+  return open;
+}
+
+Result<ReshardResult> Reshard(const Plan& plan, const ReshardRequest& request) {
+  ReshardResult result;
+  if (!request.dry_run) {
+    auto finished = FinishInterruptedMoves(plan);
+    if (!finished.ok()) return finished.error();
+    result.open_slots = *finished;
+  }
+  auto primaries = ReadLivePrimaries(plan, kQueryTimeout);
+  if (!primaries.ok()) return primaries.error();
+  if (request.dry_run) {
+    auto open = FindOpenSlots(primaries->nodes, kQueryTimeout);
+    if (!open.ok()) return open.error();
+    result.open_slots = *open;
+  }
+  auto moves = PlanMoves(plan, *primaries, request);
+  if (!moves.ok()) return moves.error();
+  std::vector<MoveTask> tasks;
+  for (const auto& move : *moves) {
+    const auto& source = primaries->owners[move.source];
+    const auto& target = primaries->owners[move.target];
+    result.moves.push_back({.source_shard = source.shard,
+                            .target_shard = target.shard,
+                            .task = {.source = primaries->nodes[move.source],
+                                     .target = primaries->nodes[move.target],
+                                     .ranges = move.ranges},
+                            .slots = move.SlotCount()});
+    tasks.push_back(result.moves.back().task);
+  }
+  if (request.dry_run || tasks.empty()) return result;
+  MoverOptions options{.primaries = primaries->nodes,
+                       .path = request.path,
+                       .on_progress = request.on_progress,
+                       .stop = request.stop};
+  auto report = RunMoves(tasks, options);
+  if (!report.ok()) return report.error();
+  result.report = *report;
+  return result;
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,68 @@
+// What `shardctl rebalance` and `shardctl move-slots` do below the command line: read who owns
+// which slots now (from the cluster, not the record: failovers and earlier moves change it),
+// finish moves an interrupted run left open, plan the moves (cluster/slot_balance.h) and run them
+// (cluster/slot_mover.h). Nothing here prints; progress goes to the caller's callback.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "launcher/cluster/slot_balance.h"
+#include "launcher/cluster/slot_mover.h"
+#include "launcher/model/plan.h"
+
+namespace shardctl::launcher {
+
+// The cluster's primaries now, as the balancer and the mover see them (parallel vectors).
+struct LivePrimaries {
+  std::vector<SlotOwner> owners;  // SlotOwner::shard maps to the plan's shard index by port
+  std::vector<MoveNode> nodes;
+};
+
+// Asks the first shard of `plan` that answers for CLUSTER NODES; primaries that are failing are
+// left out (their slots cannot move until a replica takes over).
+common::Result<LivePrimaries> ReadLivePrimaries(const Plan& plan,
+                                                std::chrono::milliseconds timeout);
+
+struct ReshardRequest {
+  // Rebalance (the default) or, with `ranges`, an explicit move of them to shard `to_shard`.
+  BalanceBy by = BalanceBy::kSlots;
+  double threshold = 0.02;
+  std::vector<common::SlotRange> ranges;
+  int to_shard = -1;
+  std::set<int> drain_shards;  // scale in: these shards give every slot away
+  bool dry_run = false;
+  MovePath path = MovePath::kAuto;
+  std::function<void(const MoveProgress&)> on_progress;
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// One planned move, in shard terms for people and in node terms for the mover.
+struct PlannedMove {
+  int source_shard = -1;
+  int target_shard = -1;
+  MoveTask task;
+  int slots = 0;
+};
+
+struct ReshardResult {
+  std::vector<OpenSlot> open_slots;  // found at the start (finished unless dry_run)
+  std::vector<PlannedMove> moves;    // empty: already balanced
+  std::optional<MoveReport> report;  // set when moves ran
+};
+
+// Finishes open moves, then plans and (unless dry_run) runs the moves. Errors name the step: a
+// target shard that is not a primary now, a node that does not answer, a move that failed (and
+// how far it got).
+common::Result<ReshardResult> Reshard(const Plan& plan, const ReshardRequest& request);
+
+// Finishes moves an interrupted run left open (no-op when none), for `up` and `scale`.
+common::Result<std::vector<OpenSlot>> FinishInterruptedMoves(const Plan& plan);
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,262 @@
+#include "launcher/ops/scale.h"
+
+#include <set>
+#include <thread>
+
+#include "launcher/cluster/formation.h"
+#include "launcher/cluster/redis_client.h"
+#include "launcher/model/plan_json.h"
+#include "launcher/model/plan_scale.h"
+#include "launcher/os/ports.h"
+#include "launcher/supervisor/supervisor.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using common::Result;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::chrono::milliseconds kQueryTimeout{5000};
+constexpr std::chrono::seconds kJoinDeadline{90};
+constexpr std::chrono::seconds kReshapeTimeout{60};
+
+void Step(const ScaleRequest& request, const std::string& what) {
+  if (request.on_step) request.on_step(what);
+}
+
+std::vector<ClusterNode> NodesOf(const Plan& plan, const std::vector<int>& indices) {
+  std::vector<ClusterNode> nodes;
+  for (const auto& shard : plan.shards) {
+    if (std::find(indices.begin(), indices.end(), shard.index) == indices.end()) continue;
+    nodes.push_back({.host = plan.bind, .port = shard.port, .bus_port = shard.bus_port});
+  }
+  return nodes;
+}
+
+Result<std::string> NodeId(const std::string& host, int port) {
+  auto connection = RedisConnection::Connect(host, port, kQueryTimeout);
+  if (!connection.ok()) return connection.error();
+  return connection->Run({"CLUSTER", "MYID"});
+}
+
+// Runs `command` on the first of `plan`'s shards (outside `skip`) that answers.
+Result<std::string> OnAnyShard(const Plan& plan, const std::set<int>& skip,
+                               const Command& command) {
+  std::string last = "no shard to ask";
+  for (const auto& shard : plan.shards) {
+    if (skip.count(shard.index)) continue;
+    auto connection = RedisConnection::Connect(plan.bind, shard.port, kQueryTimeout);
+    if (!connection.ok()) {
+      last = connection.error().message();
+      continue;
+    }
+    return connection->Run(command);
+  }
+  return Error(last);
+}
+
+// The slot moves of a scale: a rebalance to `threshold`, draining `drain`.
+ReshardRequest MovesFor(const ScaleRequest& request, double threshold, std::set<int> drain) {
+  return {.threshold = threshold,
+          .drain_shards = std::move(drain),
+          .dry_run = request.dry_run,
+          .path = request.path,
+          .on_progress = request.on_progress,
+          .stop = request.stop};
+}
+
+// The supervisor takes the new plan: starts added shards, stops and deletes removed ones.
+common::Status Reshape(const DeploymentDir& dir, const Plan& next) {
+  auto reply =
+      AskSupervisor(dir, {{"cmd", "reshape"}, {"plan", PlanToJson(next)}},
+                    std::chrono::duration_cast<std::chrono::milliseconds>(kReshapeTimeout));
+  if (!reply.ok()) return reply.error();
+  if (!reply->value("ok", false)) return Error(reply->value("error", "reshape refused"));
+  return common::Ok();
+}
+
+// New shards meet the cluster through one existing node; new replicas follow their primary
+// (retried until the replica has heard of it by gossip); then every node must agree.
+common::Status JoinNewShards(const Plan& running, const Plan& next, const std::vector<int>& added) {
+  const auto deadline = Clock::now() + kJoinDeadline;
+  const auto no_abort = [] { return common::Ok(); };
+  if (auto pinged = WaitForPing(NodesOf(next, added), deadline, no_abort); !pinged.ok()) {
+    return pinged;
+  }
+  std::set<int> skip(added.begin(), added.end());
+  for (const auto& node : NodesOf(next, added)) {
+    auto met = OnAnyShard(
+        running, skip,
+        {"CLUSTER", "MEET", node.host, std::to_string(node.port), std::to_string(node.bus_port)});
+    if (!met.ok())
+      return Error("CLUSTER MEET " + std::to_string(node.port) + ": " + met.error().message());
+  }
+  for (int index : added) {
+    const ShardPlan* shard = FindShard(next, index);
+    if (shard->role != Role::kReplica) continue;
+    auto primary_id = NodeId(next.bind, FindShard(next, *shard->primary)->port);
+    if (!primary_id.ok()) return primary_id.error();
+    std::string refused = "no answer before the deadline";
+    bool following = false;
+    while (!following && Clock::now() < deadline) {
+      auto connection = RedisConnection::Connect(next.bind, shard->port, kQueryTimeout);
+      if (!connection.ok()) return connection.error();
+      auto reply = connection->Run({"CLUSTER", "REPLICATE", *primary_id});
+      following = reply.ok();
+      if (!following) {
+        refused = reply.error().message();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    if (!following) {
+      return Error("shard " + std::to_string(index) + ": CLUSTER REPLICATE: " + refused);
+    }
+  }
+  return WaitUntilHealthy(RunningNodesOf(next), deadline, no_abort);
+}
+
+// Every remaining node forgets the removed ones (a node already rid of one says "Unknown node").
+common::Status ForgetRemoved(const Plan& next, const std::vector<std::string>& ids) {
+  for (const auto& shard : next.shards) {
+    auto connection = RedisConnection::Connect(next.bind, shard.port, kQueryTimeout);
+    if (!connection.ok()) return connection.error();
+    for (const auto& id : ids) {
+      auto forgot = connection->Run({"CLUSTER", "FORGET", id});
+      if (!forgot.ok() && forgot.error().message().find("Unknown node") == std::string::npos) {
+        return Error(connection->address() + ": CLUSTER FORGET: " + forgot.error().message());
+      }
+    }
+  }
+  return common::Ok();
+}
+
+// The moves a scale-out would make, with the new primaries as empty owners (for --dry-run).
+Result<std::vector<PlannedMove>> PlanScaleOut(const Plan& next, const std::vector<int>& added) {
+  auto primaries = ReadLivePrimaries(next, kQueryTimeout);
+  if (!primaries.ok()) return primaries.error();
+  for (int index : added) {
+    const ShardPlan* shard = FindShard(next, index);
+    if (shard->role != Role::kPrimary) continue;
+    primaries->owners.push_back({.id = "new-" + std::to_string(index), .shard = index});
+    primaries->nodes.push_back({.id = "", .host = next.bind, .port = shard->port});
+  }
+  auto moves = PlanBalance({.owners = primaries->owners, .slot_weights = {}, .threshold = 0});
+  if (!moves.ok()) return moves.error();
+  std::vector<PlannedMove> planned;
+  for (const auto& move : *moves) {
+    planned.push_back({.source_shard = primaries->owners[move.source].shard,
+                       .target_shard = primaries->owners[move.target].shard,
+                       .task = {.source = primaries->nodes[move.source],
+                                .target = primaries->nodes[move.target],
+                                .ranges = move.ranges},
+                       .slots = move.SlotCount()});
+  }
+  return planned;
+}
+
+Result<ScaleResult> ScaleOut(const DeploymentDir& dir, const Deployment& deployment, Plan next,
+                             const ScaleRequest& request, ScaleResult result) {
+  const Plan& running = deployment.plan;
+  for (const auto& shard : next.shards) {
+    if (!FindShard(running, shard.index)) result.added.push_back(shard.index);
+  }
+  std::vector<int> ports;
+  for (int index : result.added) {
+    ports.push_back(FindShard(next, index)->port);
+    ports.push_back(FindShard(next, index)->bus_port);
+  }
+  if (auto taken = TakenPorts(next.bind, ports); !taken.empty()) {
+    return Error("usage: port " + std::to_string(taken.front()) + " on " + next.bind +
+                 " is taken, and a new shard needs it (free it, or scale to fewer shards)");
+  }
+  result.plan = next;
+  if (request.dry_run) {
+    auto moves = PlanScaleOut(next, result.added);
+    if (!moves.ok()) return moves.error();
+    result.reshard.moves = *moves;
+    return result;
+  }
+  Step(request, "starting " + std::to_string(result.added.size()) + " new shard(s)");
+  if (auto reshaped = Reshape(dir, next); !reshaped.ok()) return reshaped.error().Context("start");
+  Step(request, "joining them to the cluster");
+  if (auto joined = JoinNewShards(running, next, result.added); !joined.ok()) {
+    return joined.error().Context("join");
+  }
+  Step(request, "moving slots onto the new primaries");
+  auto reshard = Reshard(next, MovesFor(request, 0, {}));
+  if (!reshard.ok()) return reshard.error().Context("move slots");
+  result.reshard = *reshard;
+  return result;
+}
+
+Result<ScaleResult> ScaleIn(const DeploymentDir& dir, const Deployment& deployment,
+                            const ShrunkPlan& shrunk, const ScaleRequest& request,
+                            ScaleResult result) {
+  result.removed = shrunk.removed;
+  result.plan = shrunk.plan;
+  Step(request, "moving the slots of shard(s) being removed onto the rest");
+  auto reshard = Reshard(deployment.plan,
+                         MovesFor(request, 0, {shrunk.removed.begin(), shrunk.removed.end()}));
+  if (!reshard.ok()) return reshard.error().Context("move slots");
+  result.reshard = *reshard;
+  if (request.dry_run) return result;
+  std::vector<std::string> ids;
+  for (int index : shrunk.removed) {
+    const ShardPlan* shard = FindShard(deployment.plan, index);
+    auto connection = RedisConnection::Connect(deployment.plan.bind, shard->port, kQueryTimeout);
+    if (!connection.ok()) return connection.error();
+    auto id = connection->Run({"CLUSTER", "MYID"});
+    auto keys = connection->Run({"DBSIZE"});
+    if (!id.ok() || !keys.ok()) return Error(connection->address() + ": MYID/DBSIZE failed");
+    if (*keys != "0") {
+      return Error("shard " + std::to_string(index) + " still holds " + *keys +
+                   " keys after its slots moved; nothing was stopped (run scale again)");
+    }
+    ids.push_back(*id);
+  }
+  Step(request, "stopping " + std::to_string(ids.size()) + " emptied shard(s)");
+  if (auto reshaped = Reshape(dir, shrunk.plan); !reshaped.ok()) {
+    return reshaped.error().Context("stop");
+  }
+  if (auto forgot = ForgetRemoved(shrunk.plan, ids); !forgot.ok()) {
+    return forgot.error().Context("forget");
+  }
+  auto healthy = WaitUntilHealthy(RunningNodesOf(shrunk.plan), Clock::now() + kJoinDeadline,
+                                  [] { return common::Ok(); });
+  if (!healthy.ok()) return healthy.error().Context("after removing shards");
+  return result;
+}
+
+}  // namespace
+
+Result<ScaleResult> Scale(const DeploymentDir& dir, const Deployment& deployment,
+                          const Topology& topology, const Spec& spec, const ScaleRequest& request) {
+  const Plan& running = deployment.plan;
+  ScaleResult result;
+  result.from_primaries = static_cast<int>(PlannedPrimaries(running).size());
+  result.to_primaries = request.primaries;
+  if (!request.dry_run) {
+    auto finished = FinishInterruptedMoves(running);
+    if (!finished.ok()) return finished.error().Context("finish interrupted moves");
+  }
+  if (request.primaries > result.from_primaries) {
+    auto next = ExtendPlan(topology, spec, running, request.primaries);
+    if (!next.ok()) return Error("usage: " + next.error().message());
+    return ScaleOut(dir, deployment, std::move(next).value(), request, std::move(result));
+  }
+  if (request.primaries == result.from_primaries) {
+    // The shape is right; an earlier scale may have stopped before the slots were even, so
+    // continue that (a no-op when balanced within 2%).
+    result.plan = running;
+    auto reshard = Reshard(running, MovesFor(request, 0.02, {}));
+    if (!reshard.ok()) return reshard.error().Context("move slots");
+    result.reshard = *reshard;
+    return result;
+  }
+  auto shrunk = ShrinkPlan(running, request.primaries);
+  if (!shrunk.ok()) return Error("usage: " + shrunk.error().message());
+  return ScaleIn(dir, deployment, *shrunk, request, std::move(result));
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,258 @@
+// `shardctl rebalance` and `shardctl move-slots` on live clusters: slots move with their keys while
+// a cluster client and a client through shardproxy keep writing, and every acknowledged write reads
+// back; an interrupted move is finished by the next run; bad input changes nothing.
+#include <fstream>
+#include <map>
+
+#include "common/cluster_text.h"
+#include "common/slots.h"
+#include "launcher/cluster/slot_balance.h"
+#include "tests/integration/harness.h"
+
+namespace shardctl::integration {
+namespace {
+
+using launcher::FormatSlotRanges;
+
+class ReshardTest : public ShardctlTest {
+ protected:
+  int ProxyPort() const { return base_port() + 45; }
+
+  // A writer (tests/integration/acked_writer.py) running until Stop().
+  struct Writer {
+    std::unique_ptr<BackgroundCommand> process;
+    std::filesystem::path out;
+    std::filesystem::path err;
+  };
+
+  Writer StartWriter(const std::string& mode, int port, const std::string& prefix) {
+    const char* python = std::getenv("SHARDCTL_PYTHON");
+    Writer writer;
+    writer.out = scratch_dir() / (prefix + ".out");
+    writer.err = scratch_dir() / (prefix + ".err");
+    writer.process = std::make_unique<BackgroundCommand>(
+        std::vector<std::string>{python ? python : "python3",
+                                 (SourceDir() / "tests/integration/acked_writer.py").string(),
+                                 "--port", std::to_string(port), mode, "--prefix", prefix,
+                                 "--stop-file", StopFile().string()},
+        writer.out, writer.err);
+    return writer;
+  }
+
+  std::filesystem::path StopFile() const { return scratch_dir() / "stop-writers"; }
+
+  // Stops the writer and returns its verdict, failing the test when it has none.
+  json Verdict(Writer& writer) {
+    std::ofstream(StopFile()).put('\n');
+    auto code = writer.process->WaitForExit(120s);
+    EXPECT_EQ(code, std::optional<int>(0)) << ReadFileText(writer.out) << ReadFileText(writer.err);
+    json verdict = json::parse(ReadFileText(writer.out), nullptr, false);
+    EXPECT_TRUE(verdict.is_object()) << ReadFileText(writer.out);
+    return verdict.is_object() ? verdict : json::object();
+  }
+
+  // Each writer has acknowledged at least `count` writes (so moves happen under load).
+  void WaitForWrites(int shard_port, int count) {
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          auto size = QueryRedis(shard_port, {"DBSIZE"});
+          return size && size->integer >= count;
+        },
+        30s, 50ms));
+  }
+
+  // Owner ranges as every node reports them, "" while nodes disagree or a slot is open.
+  std::string AgreedSlotMap(int shards) {
+    std::string agreed;
+    for (int i = 0; i < shards; ++i) {
+      auto nodes = QueryRedis(base_port() + i, {"CLUSTER", "NODES"});
+      if (!nodes) return "";
+      auto parsed = common::ParseClusterNodes(nodes->text);
+      if (!parsed.ok()) return "";
+      std::map<int, std::string> by_port;  // nodes list the cluster in their own order
+      for (const auto& line : *parsed) {
+        if (!line.migrations.empty()) return "";
+        if (line.IsPrimary() && line.HasSlots())
+          by_port[line.address.port] = FormatSlotRanges(line.slots);
+      }
+      std::string map;
+      for (const auto& [port, ranges] : by_port) map += std::to_string(port) + "=" + ranges + " ";
+      if (i > 0 && map != agreed) return "";
+      agreed = map;
+    }
+    return agreed;
+  }
+
+  void ExpectNoLoss(const json& verdict, const std::string& who) {
+    EXPECT_GT(verdict.value("acked", 0), 100) << who << ": " << verdict.dump();
+    EXPECT_EQ(verdict.value("lost", -1), 0) << who << ": " << verdict.dump();
+    EXPECT_EQ(verdict.value("wrong", -1), 0) << who << ": " << verdict.dump();
+    EXPECT_EQ(verdict.value("errors", -1), 0) << who << ": " << verdict.dump();
+  }
+
+  // The last line of --json output (the "done" event).
+  json DoneEvent(const CommandResult& result) {
+    auto lines = SplitLines(result.out);
+    json done = lines.empty() ? json() : json::parse(lines.back(), nullptr, false);
+    EXPECT_TRUE(done.is_object() && done.value("event", "") == "done") << result.Describe();
+    return done.is_object() ? done : json::object();
+  }
+
+  // Moves under load through both kinds of client, then checks every acknowledged write.
+  void MoveUnderLoad(const std::string& expected_path) {
+    Writer cluster = StartWriter("--cluster", base_port(), "c");
+    Writer proxied = StartWriter("--plain", ProxyPort(), "p");
+    WaitForWrites(base_port(), 200);
+
+    auto moved = OnDeployment("move-slots", {"0-6000", "--to", "2", "--json"});
+    ASSERT_EQ(moved.exit_code, 0) << moved.Describe();
+    json done = DoneEvent(moved);
+    EXPECT_EQ(done["moves"].size(), 2u) << done.dump();
+    EXPECT_EQ(done["progress"]["slots_moved"], 6001) << done.dump();
+    for (const auto& path : done["paths"]) EXPECT_EQ(path, expected_path) << done.dump();
+
+    auto rebalanced = OnDeployment("rebalance", {"--json"});
+    ASSERT_EQ(rebalanced.exit_code, 0) << rebalanced.Describe();
+    EXPECT_FALSE(DoneEvent(rebalanced)["moves"].empty());
+
+    ExpectNoLoss(Verdict(cluster), "cluster client");
+    ExpectNoLoss(Verdict(proxied), "client through shardproxy");
+    std::string map;
+    ASSERT_TRUE(WaitUntil([&] { return !(map = AgreedSlotMap(3)).empty(); }, 20s, 100ms));
+    // Balanced again: 5462/5461/5461 slots (the remainder may land anywhere).
+    auto again = OnDeployment("rebalance", {"--json", "--threshold", "0"});
+    ASSERT_EQ(again.exit_code, 0) << again.Describe();
+    EXPECT_TRUE(DoneEvent(again)["moves"].empty()) << again.out;
+  }
+};
+
+TEST_F(ReshardTest, RedisMovesAndRebalancesUnderLoadLosingNoAckedWrite) {
+  auto up = Up(3, {"--proxy-port", std::to_string(ProxyPort()), "--proxy-threads", "1"});
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  MoveUnderLoad("migrate");
+}
+
+TEST_F(ReshardTest, ValkeyUsesAtomicSlotMigrationUnderLoad) {
+  const char* valkey = std::getenv("SHARDCTL_VALKEY_SERVER");
+  ASSERT_NE(valkey, nullptr) << "set SHARDCTL_VALKEY_SERVER (scripts/test does)";
+  auto up = Up(
+      3, {"--engine", valkey, "--proxy-port", std::to_string(ProxyPort()), "--proxy-threads", "1"});
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  MoveUnderLoad("atomic");
+}
+
+TEST_F(ReshardTest, ScalesOutAndInUnderLoadWithReplicasLosingNoAckedWrite) {
+  const std::vector<std::string> proxy = {"--proxy-port", std::to_string(ProxyPort()),
+                                          "--proxy-threads", "1"};
+  std::vector<std::string> spec = {"--replicas", "1"};
+  spec.insert(spec.end(), proxy.begin(), proxy.end());
+  ASSERT_EQ(Up(2, spec).exit_code, 0);
+  Writer cluster = StartWriter("--cluster", base_port(), "c");
+  Writer proxied = StartWriter("--plain", ProxyPort(), "p");
+  WaitForWrites(base_port(), 200);
+
+  // Out: primary 4 with its replica 5 (0-1 primaries, 2-3 replicas), started, joined, given slots.
+  auto out = OnDeployment("scale", {"--shards", "3", "--json"});
+  ASSERT_EQ(out.exit_code, 0) << out.Describe();
+  json grown = DoneEvent(out);
+  EXPECT_EQ(grown["added"], json({4, 5})) << grown.dump();
+  EXPECT_FALSE(grown["moves"].empty()) << grown.dump();
+  int code = -1;
+  json status = Status(&code);
+  EXPECT_EQ(code, 0) << status.dump(2);
+  EXPECT_EQ(status["shards"].size(), 6u);
+  auto role = QueryRedis(base_port() + 5, {"ROLE"});
+  ASSERT_TRUE(role && !role->elements.empty());
+  EXPECT_EQ(role->elements[0].text, "slave") << "shard 5 replicates shard 4";
+  // The old spec no longer matches: up says how, and changes nothing.
+  auto again = Up(2, spec);
+  EXPECT_EQ(again.exit_code, 2) << again.Describe();
+  EXPECT_NE(again.err.find("shards: 6 -> 4"), std::string::npos) << again.Describe();
+
+  // In: shards 4 and 5 give their slots back, are stopped, deleted and forgotten.
+  auto in = OnDeployment("scale", {"--shards", "2", "--json"});
+  ASSERT_EQ(in.exit_code, 0) << in.Describe();
+  EXPECT_EQ(DoneEvent(in)["removed"], json({4, 5})) << in.out;
+  ExpectNoLoss(Verdict(cluster), "cluster client");
+  ExpectNoLoss(Verdict(proxied), "client through shardproxy");
+  status = Status(&code);
+  EXPECT_EQ(code, 0) << status.dump(2);
+  EXPECT_EQ(status["shards"].size(), 4u);
+  EXPECT_FALSE(std::filesystem::exists(deployment_dir() / "shards" / "4"));
+  auto nodes = QueryRedis(base_port(), {"CLUSTER", "NODES"});
+  ASSERT_TRUE(nodes);
+  EXPECT_EQ(SplitLines(nodes->text).size(), 4u) << "forgotten everywhere:\n" << nodes->text;
+  auto back = Up(2, spec);
+  EXPECT_EQ(back.exit_code, 0) << "the original shape again: " << back.Describe();
+}
+
+TEST_F(ReshardTest, DryRunAndBadInputChangeNothing) {
+  ASSERT_EQ(Up(3).exit_code, 0);
+  const std::string before = AgreedSlotMap(3);
+  ASSERT_FALSE(before.empty());
+  auto dry = OnDeployment("move-slots", {"0-99", "--to", "1", "--dry-run"});
+  EXPECT_EQ(dry.exit_code, 0) << dry.Describe();
+  EXPECT_NE(dry.out.find("would move"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("0-99"), std::string::npos) << dry.out;
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"move-slots", "0-200,100-300", "--to", "1"}, "overlap"},
+           {{"move-slots", "0-99", "--to", "7"}, "no shard 7"},
+           {{"move-slots", "0-16384", "--to", "1"}, "within 0-16383"},
+           {{"move-slots", "0-99"}, "--to"},
+           {{"rebalance", "--by", "cpu"}, "slots, keys or memory"},
+           {{"rebalance", "--threshold", "200%"}, "percentage"},
+           {{"scale", "--shards", "5000"}, "between 1 and 1000"},
+           {{"scale"}, "--shards"}}) {
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    auto bad = OnDeployment(args[0], rest);
+    EXPECT_EQ(bad.exit_code, 2) << bad.Describe();
+    EXPECT_NE(bad.err.find(message), std::string::npos) << bad.Describe();
+    EXPECT_EQ(SplitLines(bad.err).size(), 1u) << bad.Describe();
+  }
+  EXPECT_EQ(AgreedSlotMap(3), before);
+  auto balanced = OnDeployment("rebalance");
+  EXPECT_EQ(balanced.exit_code, 0) << balanced.Describe();
+  EXPECT_NE(balanced.out.find("nothing to move"), std::string::npos) << balanced.out;
+}
+
+TEST_F(ReshardTest, TheNextRunFinishesAMoveAnInterruptedRunLeftOpen) {
+  ASSERT_EQ(Up(3).exit_code, 0);
+  // Keys in slot 100 (on shard 0), then the state a run killed mid-slot leaves: shard 1
+  // IMPORTING, shard 0 MIGRATING, one key already moved.
+  const std::string tag = std::string(common::TagForSlot(100));
+  for (int i = 0; i < 20; ++i) {
+    const std::string key = "{" + tag + "}:" + std::to_string(i);
+    ASSERT_TRUE(QueryRedis(base_port(), {"SET", key, key}));
+  }
+  auto id0 = QueryRedis(base_port(), {"CLUSTER", "MYID"});
+  auto id1 = QueryRedis(base_port() + 1, {"CLUSTER", "MYID"});
+  ASSERT_TRUE(id0 && id1);
+  ASSERT_EQ(
+      QueryRedis(base_port() + 1, {"CLUSTER", "SETSLOT", "100", "IMPORTING", id0->text})->text,
+      "OK");
+  ASSERT_EQ(QueryRedis(base_port(), {"CLUSTER", "SETSLOT", "100", "MIGRATING", id1->text})->text,
+            "OK");
+  ASSERT_EQ(QueryRedis(base_port(), {"MIGRATE", "127.0.0.1", std::to_string(base_port() + 1), "",
+                                     "0", "5000", "KEYS", "{" + tag + "}:0"})
+                ->text,
+            "OK");
+  EXPECT_TRUE(AgreedSlotMap(3).empty()) << "slot 100 is open";
+
+  auto dry = OnDeployment("rebalance", {"--dry-run", "--json"});
+  EXPECT_EQ(DoneEvent(dry)["finished_open_slots"], 1) << dry.out;
+  EXPECT_TRUE(AgreedSlotMap(3).empty()) << "a dry run finishes nothing";
+
+  auto run = OnDeployment("rebalance", {"--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.Describe();
+  EXPECT_EQ(DoneEvent(run)["finished_open_slots"], 1) << run.out;
+  std::string map;
+  ASSERT_TRUE(WaitUntil([&] { return !(map = AgreedSlotMap(3)).empty(); }, 20s, 100ms));
+  // The move was finished toward its target: slot 100 and all 20 keys are on shard 1.
+  auto count = QueryRedis(base_port() + 1, {"CLUSTER", "COUNTKEYSINSLOT", "100"});
+  ASSERT_TRUE(count);
+  EXPECT_EQ(count->integer, 20);
+  EXPECT_NE(map.find(std::to_string(base_port() + 1) + "=100,"), std::string::npos) << map;
+}
+
+}  // namespace
+}  // namespace shardctl::integration
