@@ -44,6 +44,12 @@ std::variant<std::optional<Deployment>, int> ReadTargetDeployment(const Spec& sp
 
 }  // namespace
 
+std::string StateDirHint(const Spec& spec) {
+  std::string hint = " --name " + spec.name;
+  if (spec.state_dir) hint += " --state-dir " + spec.state_dir->string();
+  return hint;
+}
+
 std::variant<Target, int> LoadTarget(const Invocation& invocation, TargetNeeds needs) {
   auto spec = ResolveSpec(invocation);
   if (!spec.ok()) {

@@ -44,6 +44,9 @@ struct TargetNeeds {
   bool supervisor = false;  // a live supervisor must run the deployment (exit 1 otherwise)
 };
 
+// " --name N [--state-dir D]": what a printed follow-up command needs to reach this deployment.
+std::string StateDirHint(const Spec& spec);
+
 // Resolves the spec (exit 2 when it is wrong) and reads the deployment record it names, as `needs`
 // says. On failure prints the one-line error and returns the exit code instead.
 std::variant<Target, int> LoadTarget(const Invocation& invocation, TargetNeeds needs);

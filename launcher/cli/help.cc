@@ -123,14 +123,18 @@ constexpr const char* kStatus =
     R"(Usage: shardctl status [--name NAME] [--state-dir DIR] [--config FILE] [--json]
 
 Probes every shard of the deployment and prints one row per shard: pid, port, CPUs, NUMA node,
-maxmemory, used memory, keys, role and health, plus the cluster state.
+maxmemory, used memory, keys, role and health, plus the cluster state and any slot moves in
+progress (slots MIGRATING or IMPORTING: normal while scale or rebalance runs; after a crash they
+stay until the next rebalance, move-slots, scale or up finishes them).
 
   --json                   print JSON: name, engine, cluster_state, supervisor, shards[] with the
-                           plan fields plus pid, node_id, health, used_memory, keys
+                           plan fields plus pid, node_id, health, used_memory, keys, and
+                           moves_in_progress[] (slots, first_slot, last_slot, source_shard,
+                           target_shard)
 
 Exit codes (monitoring-plugin convention, usable from cron and Nagios-style checks):
   0  every shard healthy and the supervisor running
-  1  degraded: serving, but some shard is unhealthy or the supervisor is down
+  1  degraded: serving, but some shard is unhealthy, the supervisor is down or a slot move is open
   2  down: the cluster is not serving (no shard answers, or cluster_state is fail)
   3  unknown: no such deployment
 )";
@@ -203,10 +207,11 @@ writing, until each primary holds its share:
 Moves between disjoint pairs of primaries run in parallel; each one pipelines many keys per MIGRATE
 and several MIGRATEs at once. A progress line shows slots, keys, MB/s and ETA on a terminal; with
 --json every second brings a {"event":"progress"} line and the last line is {"event":"done"}.
-Ctrl-C stops after the slots in hand, leaving none half-moved; a crash can leave some open, and the
-next rebalance, move-slots or up finishes them first.
+Ctrl-C stops after the slots in hand, leaving none half-moved; a crash can leave some open:
+`status` lists them (and exits 1), and the next rebalance, move-slots, scale or up finishes them
+first.
 
-Exit codes: 0 balanced (or moved), 1 a node failed or the move stopped, 2 bad flags.
+Exit codes: 0 balanced (or moved), 1 a node failed, 2 bad flags, 130 stopped by Ctrl-C/SIGTERM.
 )";
 
 constexpr const char* kScale =
@@ -231,7 +236,8 @@ Interrupted (Ctrl-C, a crash), the cluster keeps serving; running scale again co
 open slot moves are finished first. `up` with the old spec afterwards reports how the running
 shape differs instead of changing it back.
 
-Exit codes: 0 done (or nothing to do), 1 a step failed (named), 2 the count does not fit the host.
+Exit codes: 0 done (or nothing to do), 1 a step failed (named), 2 the count does not fit the host,
+130 stopped by Ctrl-C/SIGTERM.
 )";
 
 constexpr const char* kMoveSlots =
@@ -245,7 +251,9 @@ ranges and shards that do not exist are refused before anything moves.
   shardctl move-slots 0-1000 --to 3 --dry-run     # which shards would give what
   shardctl move-slots 0-1000 --to 3               # move them
 
-Exit codes: 0 moved (or nothing to move), 1 a node failed or the move stopped, 2 bad input.
+Ctrl-C stops after the slots in hand (exit 130); run the same command again to continue.
+
+Exit codes: 0 moved (or nothing to move), 1 a node failed, 2 bad input, 130 stopped by Ctrl-C.
 )";
 
 constexpr const char* kSave =

@@ -27,6 +27,15 @@ std::atomic<bool> stop_requested{false};
 // resets itself, so a second one stops at once.
 void RequestStop(int) { stop_requested.store(true); }
 
+// After a first Ctrl-C (or SIGTERM) the move stopped between batches: what moved stays moved and
+// no slot is left open. Exit 130 as a shell reports an interrupted command.
+int ReportInterrupted(const std::string& command, const Spec& spec) {
+  PrintError(command.substr(0, command.find(' ')) +
+             ": interrupted; slots moved so far stay moved and none is left open (run " +
+             "shardctl " + command + StateDirHint(spec) + " again to continue)");
+  return kExitInterrupted;
+}
+
 void CatchInterrupt() {
   struct sigaction action {};
   action.sa_handler = RequestStop;
@@ -170,6 +179,9 @@ int RunReshard(const Invocation& invocation, ReshardRequest request) {
   request.stop = &stop_requested;
   CatchInterrupt();
   auto result = Reshard(deployment.plan, request);
+  if (!result.ok() && stop_requested.load()) {
+    return ReportInterrupted(invocation.command, std::get<Target>(loaded).spec);
+  }
   if (!result.ok()) {
     PrintError(invocation.command + ": " + result.error().message());
     return kExitRuntime;
@@ -222,6 +234,9 @@ int RunScale(const Invocation& invocation) {
       .on_progress = ProgressReporter(invocation.json),
       .stop = &stop_requested};
   auto scaled = Scale(dir, *deployment, *topology, spec, request);
+  if (!scaled.ok() && stop_requested.load()) {
+    return ReportInterrupted("scale --shards " + std::to_string(request.primaries), spec);
+  }
   if (!scaled.ok()) {
     const std::string& message = scaled.error().message();
     const bool usage = message.rfind("usage: ", 0) == 0;

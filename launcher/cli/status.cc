@@ -6,6 +6,7 @@
 #include "common/endpoint.h"
 #include "common/size.h"
 #include "launcher/cli/commands.h"
+#include "launcher/cluster/slot_balance.h"
 #include "launcher/model/plan_json.h"
 #include "launcher/ops/probe.h"
 #include "launcher/term/output.h"
@@ -56,6 +57,10 @@ json ShardJson(const ShardPlan& plan, const ShardStatus& status) {
   shard["used_memory"] = status.used_memory;
   shard["keys"] = status.keys;
   if (status.reachable) {
+    // Who owns what now: scale, rebalance, move-slots and failovers change the planned slots.
+    json slots = json::array();
+    for (const auto& range : status.slots) slots.push_back({range.first, range.last});
+    shard["slots"] = slots;
     shard["role"] = status.role;
     shard["last_save_unix"] = status.last_save_unix;
     shard["last_save_status"] = status.last_save_status;
@@ -68,6 +73,35 @@ json ShardJson(const ShardPlan& plan, const ShardStatus& status) {
     }
   }
   return shard;
+}
+
+std::string ShardName(int index) {
+  return index < 0 ? std::string("a node not in the plan") : "shard " + std::to_string(index);
+}
+
+json MovesJson(const std::vector<MoveInProgress>& moves) {
+  json out = json::array();
+  for (const auto& move : moves) {
+    out.push_back(
+        {{"slots", FormatSlotRanges({{move.first, move.last}})},
+         {"first_slot", move.first},
+         {"last_slot", move.last},
+         {"source_shard", move.source_shard < 0 ? json(nullptr) : json(move.source_shard)},
+         {"target_shard", move.target_shard < 0 ? json(nullptr) : json(move.target_shard)}});
+  }
+  return out;
+}
+
+// Open moves: normal while rebalance or scale runs; after a crash or Ctrl-C they stay until the
+// next scale, rebalance or up finishes them.
+void PrintMoves(const std::vector<MoveInProgress>& moves, const std::string& hint) {
+  if (moves.empty()) return;
+  std::cout << "slot moves in progress (an interrupted one is finished by shardctl rebalance"
+            << hint << "):\n";
+  for (const auto& move : moves) {
+    std::cout << "  slots " << FormatSlotRanges({{move.first, move.last}}) << ": "
+              << ShardName(move.source_shard) << " -> " << ShardName(move.target_shard) << "\n";
+  }
 }
 
 json StatusJson(const Deployment& deployment, const DeploymentStatus& status) {
@@ -87,7 +121,8 @@ json StatusJson(const Deployment& deployment, const DeploymentStatus& status) {
       {"supervisor",
        {{"running", supervised},
         {"pid", supervised && status.supervisor ? json(status.supervisor->pid) : json(nullptr)}}},
-      {"shards", shards}};
+      {"shards", shards},
+      {"moves_in_progress", MovesJson(status.moves)}};
   if (status.proxy) out["proxy"] = ProxyJson(deployment, *status.proxy);
   if (deployment.metrics.enabled()) {
     out["metrics"] = {{"port", deployment.metrics.port},
@@ -133,7 +168,8 @@ void PrintProxy(const Deployment& deployment, const ProxyStatus& status) {
             << "\n";
 }
 
-void PrintHuman(const Deployment& deployment, const DeploymentStatus& status) {
+void PrintHuman(const Deployment& deployment, const DeploymentStatus& status,
+                const std::string& hint) {
   std::cout << "deployment \"" << deployment.plan.name << "\": " << deployment.engine.Name() << " "
             << deployment.engine.version << ", cluster_state " << status.summary.cluster_state
             << ", supervisor "
@@ -148,6 +184,7 @@ void PrintHuman(const Deployment& deployment, const DeploymentStatus& status) {
   }
   std::cout << FormatTable(rows);
   PrintExits(status.shards);
+  PrintMoves(status.moves, hint);
   if (status.proxy) PrintProxy(deployment, *status.proxy);
   if (deployment.metrics.enabled()) {
     std::cout << "metrics: " << MetricsUrl(deployment.metrics.bind, deployment.metrics.port);
@@ -172,7 +209,7 @@ int RunStatus(const Invocation& invocation) {
   if (invocation.json) {
     std::cout << StatusJson(deployment, status).dump(2) << "\n";
   } else {
-    PrintHuman(deployment, status);
+    PrintHuman(deployment, status, StateDirHint(std::get<Target>(loaded).spec));
   }
   return ExitCodeOf(status.summary.verdict);
 }

@@ -10,6 +10,7 @@
 #include "launcher/engine/engine.h"
 #include "launcher/model/topology.h"
 #include "launcher/ops/launch.h"
+#include "launcher/ops/reshard.h"
 #include "launcher/os/files.h"
 #include "launcher/supervisor/supervisor.h"
 #include "launcher/term/output.h"
@@ -20,12 +21,6 @@ namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-std::string StateDirHint(const Spec& spec) {
-  std::string hint = " --name " + spec.name;
-  if (spec.state_dir) hint += " --state-dir " + spec.state_dir->string();
-  return hint;
-}
 
 // Prints a notice of `up` itself (waiting for another `up`) as one line.
 void PrintProgress(const std::string& message) { std::cerr << "shardctl: " << message << "\n"; }
@@ -79,8 +74,32 @@ std::variant<UpLock, int> LockStateDir(const DeploymentDir& dir) {
   return std::move(locked).value();
 }
 
-// `up` of a deployment that already runs: nothing to do with the same spec, refused with another.
-int PrintExisting(const Existing& existing, const Spec& spec, bool as_json) {
+// Slot moves an interrupted scale or rebalance left open (Ctrl-C, a crash, `down` mid-move) are
+// finished toward their target, so `up` of a running or resumed deployment leaves no slot
+// MIGRATING or IMPORTING. Returns how many slots were open; a failure is a warning, not a failed
+// `up`: the shards run, and status shows the open moves.
+size_t FinishOpenMoves(const Plan& plan, const Spec& spec) {
+  auto finished = FinishInterruptedMoves(plan);
+  if (!finished.ok()) {
+    PrintWarning(finished.error().message() + " (shardctl status" + StateDirHint(spec) +
+                 " lists the open moves; shardctl rebalance" + StateDirHint(spec) +
+                 " finishes them)");
+    return 0;
+  }
+  return finished->size();
+}
+
+std::string FinishedMovesNote(size_t slots) {
+  return slots == 0 ? std::string()
+                    : "; finished the move of " + std::to_string(slots) +
+                          " slot(s) an interrupted scale or rebalance left open";
+}
+
+// `up` of a deployment that already runs: nothing to do with the same spec (but finishing open
+// slot moves), refused with another.
+int PrintExisting(const Existing& existing, const Deployment& deployment, const Spec& spec,
+                  const Invocation& invocation) {
+  const bool as_json = invocation.json;
   if (existing.kind == Existing::Kind::kDifferent) {
     std::string message = "deployment \"" + spec.name +
                           "\" is running with a different spec (run shardctl down" +
@@ -89,13 +108,18 @@ int PrintExisting(const Existing& existing, const Spec& spec, bool as_json) {
     PrintError(message);
     return kExitUsage;
   }
+  const size_t finished = invocation.dry_run ? 0 : FinishOpenMoves(deployment.plan, spec);
   if (as_json) {
-    std::cout
-        << json{{"name", spec.name}, {"already_running", true}, {"shards", existing.shards}}.dump(2)
-        << "\n";
+    std::cout << json{{"name", spec.name},
+                      {"already_running", true},
+                      {"shards", existing.shards},
+                      {"finished_open_slots", finished}}
+                     .dump(2)
+              << "\n";
   } else {
     std::cout << "deployment \"" << spec.name << "\" is already running with this spec ("
-              << existing.shards << " shards); nothing to do\n";
+              << existing.shards << " shards); nothing to do" << FinishedMovesNote(finished)
+              << "\n";
   }
   return kExitOk;
 }
@@ -139,8 +163,9 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
                 {"first_port", plan.shards.front().port},
                 {"already_running", false},
                 {"up_ms", up_ms}};
-    for (const char* key : {"spawn_ms", "ping_ms", "formation_ms", "total_ms", "supervisor_pid",
-                            "adopted", "restarted", "resumed", "cluster_state", "proxy_port"}) {
+    for (const char* key :
+         {"spawn_ms", "ping_ms", "formation_ms", "total_ms", "supervisor_pid", "adopted",
+          "restarted", "resumed", "cluster_state", "proxy_port", "finished_open_slots"}) {
       if (ready.contains(key)) out[key] = ready[key];
     }
     std::cout << out.dump(2) << "\n";
@@ -153,7 +178,8 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
     std::cout << "adopted " << ready.value("adopted", 0) << " running shards of \"" << plan.name
               << "\" (started " << ready.value("restarted", 0)
               << " missing ones) with a new supervisor, pid " << ready.value("supervisor_pid", 0)
-              << "; cluster " << ready.value("cluster_state", std::string("?")) << "\n";
+              << "; cluster " << ready.value("cluster_state", std::string("?"))
+              << FinishedMovesNote(ready.value("finished_open_slots", size_t{0})) << "\n";
   } else {
     // Resumed: the shards came back with their data and the cluster their nodes.conf recorded.
     const bool resumed = ready.value("resumed", false);
@@ -164,7 +190,8 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
               << seconds(ready.value("spawn_ms", 0)) << " s, all answering PING "
               << seconds(ready.value("ping_ms", 0)) << " s, formation "
               << seconds(ready.value("formation_ms", 0)) << " s; whole command "
-              << seconds(json(up_ms)) << " s)\n";
+              << seconds(json(up_ms)) << " s)"
+              << FinishedMovesNote(ready.value("finished_open_slots", size_t{0})) << "\n";
   }
   std::cout << "  connect: redis-cli -c -h " << plan.bind << " -p " << plan.shards.front().port
             << "\n";
@@ -208,6 +235,10 @@ int RunInBackground(const DeploymentDir& dir, const Deployment& deployment, cons
     PrintError(ready.error().message() + " (supervisor log: " + dir.SupervisorLog().string() + ")");
     return kExitRuntime;
   }
+  // Resumed from data or adopted: a move the previous run left open is finished now.
+  if (ready->value("resumed", false) || ready->value("adopted", 0) > 0) {
+    (*ready)["finished_open_slots"] = FinishOpenMoves(deployment.plan, spec);
+  }
   PrintStarted(deployment, spec, *ready, Clock::now() - started, as_json);
   return kExitOk;
 }
@@ -233,7 +264,7 @@ int RunUp(const Invocation& invocation) {
   }
   Existing existing = FindExisting(dir, deployment);
   if (existing.kind == Existing::Kind::kDifferent || existing.kind == Existing::Kind::kRunning) {
-    return PrintExisting(existing, *spec, invocation.json);
+    return PrintExisting(existing, deployment, *spec, invocation);
   }
   const bool adopting = existing.kind == Existing::Kind::kAdopt;
   PrintPlanWarnings(deployment.plan);

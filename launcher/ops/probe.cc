@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 #include "launcher/cluster/formation.h"
 #include "launcher/cluster/redis_client.h"
@@ -26,6 +27,13 @@ void ReadProbeReplies(const std::vector<common::Result<std::string>>& r, ShardSt
   status.role = InfoField(*r[3], "role") == "slave" ? "replica" : "primary";
   status.keys = common::ParseInteger<uint64_t>(*r[4]).value_or(0);
   status.slot_map = NormalizeSlotMap(*r[5]);
+  if (auto lines = common::ParseClusterNodes(*r[5]); lines.ok()) {
+    // Each node lists its own markers on its "myself" line only.
+    if (const auto* myself = common::FindMyself(*lines)) {
+      status.migrations = myself->migrations;
+      status.slots = myself->slots;
+    }
+  }
   status.aof = InfoField(*r[6], "aof_enabled") == "1";
   status.last_save_unix = InfoNumber<int64_t>(*r[6], "rdb_last_save_time");
   status.last_save_status =
@@ -93,12 +101,45 @@ void MergeSupervisorView(const json& reply, std::vector<ShardStatus>& shards) {
   }
 }
 
+std::vector<MoveInProgress> CollectMoves(const std::vector<ShardStatus>& shards) {
+  std::map<std::string, int> index_of;
+  for (const auto& shard : shards) {
+    if (!shard.node_id.empty()) index_of[shard.node_id] = shard.index;
+  }
+  auto shard_of = [&](const std::string& id) {
+    auto it = index_of.find(id);
+    return it == index_of.end() ? -1 : it->second;
+  };
+  // By slot: the source's MIGRATING and the target's IMPORTING name the same move once.
+  std::map<int, std::pair<int, int>> by_slot;
+  for (const auto& shard : shards) {
+    for (const auto& migration : shard.migrations) {
+      const int peer = shard_of(migration.peer_id);
+      by_slot.try_emplace(migration.slot, migration.importing ? peer : shard.index,
+                          migration.importing ? shard.index : peer);
+    }
+  }
+  std::vector<MoveInProgress> moves;
+  for (const auto& [slot, pair] : by_slot) {
+    if (!moves.empty() && moves.back().last + 1 == slot &&
+        moves.back().source_shard == pair.first && moves.back().target_shard == pair.second) {
+      moves.back().last = slot;
+      continue;
+    }
+    moves.push_back(
+        {.first = slot, .last = slot, .source_shard = pair.first, .target_shard = pair.second});
+  }
+  return moves;
+}
+
 Summary Summarize(const std::vector<ShardStatus>& shards, bool supervised, bool proxy_answers) {
   int reachable = 0, healthy = 0, failing = 0;
   std::string first_map;
   bool maps_agree = true;
+  bool moving = false;
   for (const auto& shard : shards) {
     if (!shard.reachable) continue;
+    moving = moving || !shard.migrations.empty();
     ++reachable;
     if (shard.health == "ok") ++healthy;
     if (shard.cluster_state == "fail") ++failing;
@@ -108,7 +149,7 @@ Summary Summarize(const std::vector<ShardStatus>& shards, bool supervised, bool 
   if (reachable == 0) return {"down", Verdict::kDown};
   if (healthy == 0 || failing == reachable) return {"fail", Verdict::kDown};
   if (healthy == static_cast<int>(shards.size()) && maps_agree) {
-    return {"ok", supervised && proxy_answers ? Verdict::kOk : Verdict::kDegraded};
+    return {"ok", supervised && proxy_answers && !moving ? Verdict::kOk : Verdict::kDegraded};
   }
   return {"degraded", Verdict::kDegraded};
 }
@@ -131,6 +172,7 @@ DeploymentStatus ProbeDeployment(const DeploymentDir& dir, const Deployment& dep
   if (deployment.proxy.enabled()) {
     status.proxy = ProbeProxy(dir, deployment, supervisor_view.value("proxy", json()));
   }
+  status.moves = CollectMoves(status.shards);
   status.summary =
       Summarize(status.shards, status.supervised, !status.proxy || status.proxy->answers);
   return status;

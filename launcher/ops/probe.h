@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cluster_text.h"
 #include "launcher/model/deployment.h"
 #include "launcher/model/deployment_dir.h"
 #include "launcher/os/process.h"
@@ -32,6 +33,8 @@ struct ShardStatus {
   std::string role;    // primary, replica (when reachable)
   std::string cluster_state;
   std::string slot_map;  // NormalizeSlotMap of CLUSTER NODES: equal on nodes that agree
+  std::vector<common::SlotMigration> migrations;  // its own MIGRATING/IMPORTING markers
+  std::vector<common::SlotRange> slots;           // the slots it owns now (moves change the plan's)
   uint64_t used_memory = 0;
   uint64_t keys = 0;
   std::vector<int> pinned_cpus;
@@ -47,6 +50,17 @@ struct ProxyStatus {
   std::optional<ProcessId> process;  // set only while that process runs
   bool answers = false;              // PING on its port answered
   nlohmann::json supervised;         // the supervisor's "proxy" entry; null without one
+};
+
+// Slots a move has open (MIGRATING on the source, IMPORTING on the target, or either alone after a
+// crash): consecutive slots between the same pair form one range. A shard index is -1 when the
+// marker names a node that is not in the plan.
+struct MoveInProgress {
+  int first = 0;
+  int last = 0;
+  int source_shard = -1;
+  int target_shard = -1;
+  friend bool operator==(const MoveInProgress&, const MoveInProgress&) = default;
 };
 
 // The overall verdict, which `status` turns into its exit code.
@@ -65,7 +79,8 @@ struct DeploymentStatus {
   std::vector<ShardStatus> shards;  // by shard index
   bool supervised = false;          // a live supervisor holds the lock
   std::optional<ProcessId> supervisor;
-  std::optional<ProxyStatus> proxy;  // with --proxy-port only
+  std::optional<ProxyStatus> proxy;   // with --proxy-port only
+  std::vector<MoveInProgress> moves;  // open slot moves, by first slot
   Summary summary;
 };
 
@@ -76,8 +91,11 @@ DeploymentStatus ProbeDeployment(const DeploymentDir& dir, const Deployment& dep
 // (a crash loop, a restart under way, how many restarts, why the last exit).
 void MergeSupervisorView(const nlohmann::json& reply, std::vector<ShardStatus>& shards);
 
-// Pure: the cluster state and verdict from the shards' states. Unsupervised or with a proxy that
-// does not answer, a healthy cluster is degraded.
+// Pure: the open moves the shards' markers show, one entry per range and pair.
+std::vector<MoveInProgress> CollectMoves(const std::vector<ShardStatus>& shards);
+
+// Pure: the cluster state and verdict from the shards' states. Unsupervised, with a proxy that
+// does not answer, or with a slot move open, a healthy cluster is degraded.
 Summary Summarize(const std::vector<ShardStatus>& shards, bool supervised, bool proxy_answers);
 
 }  // namespace shardctl::launcher

@@ -145,8 +145,8 @@ TEST_P(CompletionTest, CompletesFileNamesForFiles) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shells, CompletionTest, testing::Values("bash", "zsh"),
-                         [](const testing::TestParamInfo<const char*>& info) {
-                           return std::string(info.param);
+                         [](const testing::TestParamInfo<const char*>& test) {
+                           return std::string(test.param);
                          });
 
 // The revision the sources are at, as the build records it; "unknown" outside a checkout.

@@ -1,6 +1,8 @@
 // `shardctl rebalance` and `shardctl move-slots` on live clusters: slots move with their keys while
 // a cluster client and a client through shardproxy keep writing, and every acknowledged write reads
 // back; an interrupted move is finished by the next run; bad input changes nothing.
+#include <signal.h>
+
 #include <fstream>
 #include <map>
 
@@ -81,6 +83,69 @@ class ReshardTest : public ShardctlTest {
       agreed = map;
     }
     return agreed;
+  }
+
+  // Keys in `slot` (on shard 0), then the state a run killed mid-slot leaves: shard 1 IMPORTING,
+  // shard 0 MIGRATING, one of its 20 keys already moved.
+  void OpenSlot(int slot) {
+    const std::string tag = std::string(common::TagForSlot(slot));
+    for (int i = 0; i < 20; ++i) {
+      const std::string key = "{" + tag + "}:" + std::to_string(i);
+      ASSERT_TRUE(QueryRedis(base_port(), {"SET", key, key}));
+    }
+    auto id0 = QueryRedis(base_port(), {"CLUSTER", "MYID"});
+    auto id1 = QueryRedis(base_port() + 1, {"CLUSTER", "MYID"});
+    ASSERT_TRUE(id0 && id1);
+    const std::string number = std::to_string(slot);
+    ASSERT_EQ(
+        QueryRedis(base_port() + 1, {"CLUSTER", "SETSLOT", number, "IMPORTING", id0->text})->text,
+        "OK");
+    ASSERT_EQ(QueryRedis(base_port(), {"CLUSTER", "SETSLOT", number, "MIGRATING", id1->text})->text,
+              "OK");
+    ASSERT_EQ(QueryRedis(base_port(), {"MIGRATE", "127.0.0.1", std::to_string(base_port() + 1), "",
+                                       "0", "5000", "KEYS", "{" + tag + "}:0"})
+                  ->text,
+              "OK");
+  }
+
+  // Every key of `slot` on shard 1, and every node agreeing on the owners with no slot open.
+  void ExpectMovedToShard1(int slot) {
+    std::string map;
+    ASSERT_TRUE(WaitUntil([&] { return !(map = AgreedSlotMap(3)).empty(); }, 20s, 100ms));
+    auto count = QueryRedis(base_port() + 1, {"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)});
+    ASSERT_TRUE(count);
+    EXPECT_EQ(count->integer, 20) << "slot " << slot;
+  }
+
+  // `count` keys of 100 bytes spread over every slot, written by shardctl bench run (pipelined).
+  void Populate(int count) {
+    auto filled = Shardctl({"bench", "run", "--cluster", "127.0.0.1:" + std::to_string(base_port()),
+                            "--keyspace", std::to_string(count), "--ratio", "0:1", "--value-size",
+                            "100", "--populate", "--requests", "1", "--pipeline", "64", "--json"},
+                           120s);
+    ASSERT_EQ(filled.exit_code, 0) << filled.Describe();
+  }
+
+  // Keys on the first `shards` shards together.
+  long long TotalKeys(int shards) {
+    long long total = 0;
+    for (int i = 0; i < shards; ++i) {
+      auto size = QueryRedis(base_port() + i, {"DBSIZE"});
+      total += size ? size->integer : -1'000'000;
+    }
+    return total;
+  }
+
+  // Slots shard `index` owns by its own account.
+  int OwnedSlots(int index) {
+    auto nodes = QueryRedis(base_port() + index, {"CLUSTER", "NODES"});
+    if (!nodes) return -1;
+    auto parsed = common::ParseClusterNodes(nodes->text);
+    const common::NodeLine* myself = parsed.ok() ? common::FindMyself(*parsed) : nullptr;
+    if (myself == nullptr) return -1;
+    int owned = 0;
+    for (const auto& range : myself->slots) owned += range.last - range.first + 1;
+    return owned;
   }
 
   void ExpectNoLoss(const json& verdict, const std::string& who) {
@@ -217,25 +282,7 @@ TEST_F(ReshardTest, DryRunAndBadInputChangeNothing) {
 
 TEST_F(ReshardTest, TheNextRunFinishesAMoveAnInterruptedRunLeftOpen) {
   ASSERT_EQ(Up(3).exit_code, 0);
-  // Keys in slot 100 (on shard 0), then the state a run killed mid-slot leaves: shard 1
-  // IMPORTING, shard 0 MIGRATING, one key already moved.
-  const std::string tag = std::string(common::TagForSlot(100));
-  for (int i = 0; i < 20; ++i) {
-    const std::string key = "{" + tag + "}:" + std::to_string(i);
-    ASSERT_TRUE(QueryRedis(base_port(), {"SET", key, key}));
-  }
-  auto id0 = QueryRedis(base_port(), {"CLUSTER", "MYID"});
-  auto id1 = QueryRedis(base_port() + 1, {"CLUSTER", "MYID"});
-  ASSERT_TRUE(id0 && id1);
-  ASSERT_EQ(
-      QueryRedis(base_port() + 1, {"CLUSTER", "SETSLOT", "100", "IMPORTING", id0->text})->text,
-      "OK");
-  ASSERT_EQ(QueryRedis(base_port(), {"CLUSTER", "SETSLOT", "100", "MIGRATING", id1->text})->text,
-            "OK");
-  ASSERT_EQ(QueryRedis(base_port(), {"MIGRATE", "127.0.0.1", std::to_string(base_port() + 1), "",
-                                     "0", "5000", "KEYS", "{" + tag + "}:0"})
-                ->text,
-            "OK");
+  OpenSlot(100);
   EXPECT_TRUE(AgreedSlotMap(3).empty()) << "slot 100 is open";
 
   auto dry = OnDeployment("rebalance", {"--dry-run", "--json"});
@@ -245,13 +292,134 @@ TEST_F(ReshardTest, TheNextRunFinishesAMoveAnInterruptedRunLeftOpen) {
   auto run = OnDeployment("rebalance", {"--json"});
   ASSERT_EQ(run.exit_code, 0) << run.Describe();
   EXPECT_EQ(DoneEvent(run)["finished_open_slots"], 1) << run.out;
-  std::string map;
-  ASSERT_TRUE(WaitUntil([&] { return !(map = AgreedSlotMap(3)).empty(); }, 20s, 100ms));
   // The move was finished toward its target: slot 100 and all 20 keys are on shard 1.
-  auto count = QueryRedis(base_port() + 1, {"CLUSTER", "COUNTKEYSINSLOT", "100"});
-  ASSERT_TRUE(count);
-  EXPECT_EQ(count->integer, 20);
-  EXPECT_NE(map.find(std::to_string(base_port() + 1) + "=100,"), std::string::npos) << map;
+  ExpectMovedToShard1(100);
+  EXPECT_NE(AgreedSlotMap(3).find(std::to_string(base_port() + 1) + "=100,"), std::string::npos);
+}
+
+TEST_F(ReshardTest, StatusListsAnOpenMoveAndUpFinishesIt) {
+  // AOF, so the keys of the slot left open survive down and up.
+  const std::vector<std::string> spec = {"--persistence", "aof"};
+  ASSERT_EQ(Up(3, spec).exit_code, 0);
+  OpenSlot(100);
+  int code = -1;
+  json status = Status(&code);
+  EXPECT_EQ(code, 1) << "an open move is degraded: " << status.dump(2);
+  EXPECT_EQ(status["moves_in_progress"],
+            json::parse(R"([{"slots":"100","first_slot":100,"last_slot":100,)"
+                        R"("source_shard":0,"target_shard":1}])"))
+      << status.dump(2);
+  auto table = OnDeployment("status");
+  EXPECT_NE(table.out.find("slots 100: shard 0 -> shard 1"), std::string::npos) << table.out;
+
+  // `up` of the running deployment finishes it.
+  std::vector<std::string> as_json = spec;
+  as_json.push_back("--json");
+  auto again = Up(3, as_json);
+  ASSERT_EQ(again.exit_code, 0) << again.Describe();
+  json reply = json::parse(again.out, nullptr, false);
+  EXPECT_EQ(reply.value("finished_open_slots", -1), 1) << again.out;
+  ExpectMovedToShard1(100);
+  status = Status(&code);
+  EXPECT_EQ(code, 0) << status.dump(2);
+  EXPECT_TRUE(status["moves_in_progress"].empty());
+
+  // So does `up` after `down` mid-move: the markers come back with nodes.conf.
+  OpenSlot(200);
+  auto down = OnDeployment("down");
+  ASSERT_EQ(down.exit_code, 0) << down.Describe();
+  auto resumed = Up(3, spec);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.Describe();
+  EXPECT_NE(resumed.out.find("finished the move of 1 slot(s)"), std::string::npos)
+      << resumed.Describe();
+  ExpectMovedToShard1(200);
+  Status(&code);
+  EXPECT_EQ(code, 0);
+}
+
+TEST_F(ReshardTest, CtrlCStopsBetweenBatchesAndTheNextRunContinues) {
+  ASSERT_EQ(Up(3).exit_code, 0);
+  Populate(60000);
+  const long long keys = TotalKeys(3);
+  ASSERT_GT(keys, 59000);
+  auto move =
+      StartOnDeployment("move-slots", {"0-5460", "--to", "2", "--migration", "migrate"}, "move");
+  // Once the target has taken its first slots, Ctrl-C.
+  ASSERT_TRUE(WaitUntil([&] { return OwnedSlots(2) > 5461; }, 60s, 5ms));
+  ASSERT_EQ(kill(move->pid(), SIGINT), 0);
+  auto code = move->WaitForExit(60s);
+  const std::string err = ReadFileText(scratch_dir() / "move.err");
+  ASSERT_EQ(code, std::optional<int>(130)) << err;
+  EXPECT_NE(err.find("interrupted; slots moved so far stay moved and none is left open"),
+            std::string::npos)
+      << err;
+  EXPECT_LT(OwnedSlots(2), 5461 + 5461) << "stopped before the end";
+  EXPECT_FALSE(AgreedSlotMap(3).empty()) << "no slot left MIGRATING or IMPORTING";
+  EXPECT_EQ(TotalKeys(3), keys);
+
+  auto rest = OnDeployment("move-slots", {"0-5460", "--to", "2"});
+  ASSERT_EQ(rest.exit_code, 0) << rest.Describe();
+  EXPECT_EQ(OwnedSlots(2), 5461 + 5461);
+  EXPECT_EQ(TotalKeys(3), keys);
+}
+
+// A source primary killed (kill -9) mid-move, with AOF fsynced on every write and no replica: the
+// move fails naming the node, the supervisor restarts the shard from its AOF, the open slots it
+// left are finished by the next run, and no acknowledged write is lost.
+TEST_F(ReshardTest, SourceKilledMidMoveLosesNoAckedWrite) {
+  auto up = Up(3, {"--persistence", "aof", "--appendfsync", "always", "--proxy-port",
+                   std::to_string(ProxyPort()), "--proxy-threads", "1"});
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  Populate(40000);
+  const long long keys = TotalKeys(3);
+  Writer cluster = StartWriter("--cluster", base_port(), "c");
+  Writer proxied = StartWriter("--plain", ProxyPort(), "p");
+  auto on_shard0 = QueryRedis(base_port(), {"DBSIZE"});
+  ASSERT_TRUE(on_shard0);
+  WaitForWrites(base_port(), static_cast<int>(on_shard0->integer) + 200);
+
+  auto move =
+      StartOnDeployment("move-slots", {"0-5460", "--to", "2", "--migration", "migrate"}, "move");
+  ASSERT_TRUE(WaitUntil([&] { return OwnedSlots(2) > 5461; }, 60s, 5ms));
+  json before = Status();
+  ASSERT_TRUE(before["shards"][0]["pid"].is_number()) << before.dump(2);
+  ASSERT_EQ(kill(before["shards"][0]["pid"].get<pid_t>(), SIGKILL), 0);
+  auto code = move->WaitForExit(90s);
+  const std::string err = ReadFileText(scratch_dir() / "move.err");
+  EXPECT_EQ(code, std::optional<int>(1)) << err;
+  EXPECT_NE(err.find("127.0.0.1:" + std::to_string(base_port())), std::string::npos)
+      << "names the node that failed: " << err;
+
+  // Restarted by the supervisor with its data; then the same command finishes the job.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto ping = QueryRedis(base_port(), {"PING"});
+        return ping && ping->text == "PONG";
+      },
+      60s, 50ms));
+  CommandResult rest;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return (rest = OnDeployment("move-slots", {"0-5460", "--to", "2"})).exit_code == 0;
+      },
+      60s, 500ms))
+      << rest.Describe();
+  EXPECT_EQ(OwnedSlots(2), 5461 + 5461);
+  for (const auto& [writer, who] :
+       {std::pair{&cluster, "cluster client"}, std::pair{&proxied, "client through shardproxy"}}) {
+    json verdict = Verdict(*writer);
+    EXPECT_GT(verdict.value("acked", 0), 100) << who << ": " << verdict.dump();
+    EXPECT_EQ(verdict.value("lost", -1), 0) << who << ": " << verdict.dump();
+    EXPECT_EQ(verdict.value("wrong", -1), 0) << who << ": " << verdict.dump();
+  }
+  EXPECT_GE(TotalKeys(3), keys) << "the populated keys all survive";
+  int status_code = -1;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        Status(&status_code);
+        return status_code == 0;
+      },
+      30s, 200ms));
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ INSTANTIATE_TEST_SUITE_P(
             "IndentedLinesKeepTheirColumns",
             "Options:\n  --name NAME   the name\n                more\nafter\n",
             "Options:\n.nf\n  \\-\\-name NAME   the name\n                more\n.fi\nafter\n"}),
-    [](const testing::TestParamInfo<RoffCase>& info) { return info.param.name; });
+    [](const testing::TestParamInfo<RoffCase>& test) { return test.param.name; });
 
 TEST(SplitHelpTest, SummaryUsageAndBody) {
   const auto parts = common::SplitHelp(

@@ -1,8 +1,9 @@
-// What `status` concludes from probed shards: the cluster state and verdict (its exit code), and
-// how the supervisor's view of each shard overrides what a probe saw.
+// What `status` concludes from probed shards: the cluster state and verdict (its exit code), the
+// slot moves in progress, and how the supervisor's view of each shard overrides what a probe saw.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "launcher/ops/probe.h"
@@ -25,6 +26,7 @@ ShardStatus Shard(const std::string& kind) {
   shard.cluster_state = kind == "fail" ? "fail" : "ok";
   shard.health = kind == "fail" ? "cluster_fail" : kind == "crashloop" ? "crashloop" : "ok";
   shard.slot_map = kind == "ok-b" ? "map B" : "map A";
+  if (kind == "moving") shard.migrations = {{.slot = 7, .importing = false, .peer_id = "other"}};
   return shard;
 }
 
@@ -48,6 +50,7 @@ const SummaryCase kSummaryCases[] = {
     {"every reachable shard failing", {"fail", "fail", "down"}, true, true, "fail", Verdict::kDown},
     {"none healthy", {"crashloop", "crashloop"}, true, true, "fail", Verdict::kDown},
     {"some failing, some healthy", {"ok", "fail"}, true, true, "degraded", Verdict::kDegraded},
+    {"a slot move open", {"ok", "moving", "ok"}, true, true, "ok", Verdict::kDegraded},
 };
 
 TEST(StatusSummaryTest, ClusterStateAndVerdictFromTheShards) {
@@ -59,6 +62,37 @@ TEST(StatusSummaryTest, ClusterStateAndVerdictFromTheShards) {
     EXPECT_EQ(summary.cluster_state, test.cluster_state);
     EXPECT_EQ(summary.verdict, test.verdict);
   }
+}
+
+// A reachable shard with node ID `id` and these MIGRATING ("m") / IMPORTING ("i") markers.
+ShardStatus Marked(int index, const std::string& id,
+                   const std::vector<std::tuple<int, char, std::string>>& markers) {
+  ShardStatus shard = Shard("ok");
+  shard.index = index;
+  shard.node_id = id;
+  for (const auto& [slot, kind, peer] : markers) {
+    shard.migrations.push_back({.slot = slot, .importing = kind == 'i', .peer_id = peer});
+  }
+  return shard;
+}
+
+TEST(StatusMovesTest, BothSidesOfAMoveAreOneEntryAndNeighbouringSlotsOneRange) {
+  // Shard 0 migrates 100-102 to shard 3 (which imports 100-101 of them: a crash between the two
+  // markers leaves one side only); shard 3 also imports 5 from a node not in the plan; shard 5
+  // migrates 104 to shard 3 (a gap at 103, another source: separate entries).
+  std::vector<ShardStatus> shards = {
+      Marked(0, "a", {{100, 'm', "d"}, {101, 'm', "d"}, {102, 'm', "d"}}),
+      Marked(3, "d", {{100, 'i', "a"}, {101, 'i', "a"}, {5, 'i', "gone"}}),
+      Marked(5, "f", {{104, 'm', "d"}}),
+      Marked(6, "g", {}),
+  };
+  EXPECT_EQ(CollectMoves(shards),
+            (std::vector<MoveInProgress>{
+                {.first = 5, .last = 5, .source_shard = -1, .target_shard = 3},
+                {.first = 100, .last = 102, .source_shard = 0, .target_shard = 3},
+                {.first = 104, .last = 104, .source_shard = 5, .target_shard = 3},
+            }));
+  EXPECT_TRUE(CollectMoves({Marked(0, "a", {}), Marked(1, "b", {})}).empty());
 }
 
 // A supervisor's status reply naming one shard's state.
