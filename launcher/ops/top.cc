@@ -62,7 +62,10 @@ TopSampler::TopSampler(DeploymentDir dir, const Deployment& deployment,
       host_(deployment.plan.bind),
       timeout_(timeout),
       connections_(deployment.plan.shards.size()) {
-  for (const auto& shard : deployment.plan.shards) ports_.push_back(shard.port);
+  for (const auto& shard : deployment.plan.shards) {
+    ports_.push_back(shard.port);
+    indices_.push_back(shard.index);
+  }
 }
 
 TopSample TopSampler::Sample() {
@@ -84,7 +87,7 @@ TopSample TopSampler::Sample() {
       }
     }
     sample.shards.push_back(std::move(info));
-    auto process = ReadProcessId(dir_.ShardPidFile(static_cast<int>(i)));
+    auto process = ReadProcessId(dir_.ShardPidFile(indices_[i]));
     sample.cpu_seconds.push_back(process ? ReadCpuSeconds(*process) : std::nullopt);
   }
   return sample;

@@ -39,6 +39,7 @@ class TopSampler {
   DeploymentDir dir_;
   std::string host_;
   std::vector<int> ports_;
+  std::vector<int> indices_;  // shard index by position (gaps after scale in): pid files
   std::chrono::milliseconds timeout_;
   std::vector<std::optional<RedisConnection>> connections_;
 };

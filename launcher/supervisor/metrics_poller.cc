@@ -12,7 +12,10 @@ MetricsPoller::MetricsPoller(const Plan& plan, DeploymentDir dir,
       interval_(interval),
       timeout_(timeout),
       latest_(plan.shards.size()) {
-  for (const auto& shard : plan.shards) ports_.push_back(shard.port);
+  for (const auto& shard : plan.shards) {
+    ports_.push_back(shard.port);
+    indices_.push_back(shard.index);
+  }
 }
 
 MetricsPoller::~MetricsPoller() { Stop(); }
@@ -51,7 +54,7 @@ std::vector<MetricsPoller::Sample> MetricsPoller::PollAll(
         connections[i].reset();  // reconnect next round: the process may have been replaced
       }
     }
-    if (auto process = ReadProcessId(dir_.ShardPidFile(static_cast<int>(i)))) {
+    if (auto process = ReadProcessId(dir_.ShardPidFile(indices_[i]))) {
       round[i].cpu_seconds = ReadCpuSeconds(*process);
     }
   }

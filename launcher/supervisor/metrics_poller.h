@@ -35,7 +35,8 @@ class MetricsPoller {
   void Start();
   void Stop();
 
-  // The last complete round, by shard index (all down before the first round ends). Any thread.
+  // The last complete round, by position in the plan (all down before the first round ends).
+  // Any thread.
   std::vector<Sample> Latest() const;
 
  private:
@@ -43,7 +44,8 @@ class MetricsPoller {
   std::vector<Sample> PollAll(std::vector<std::optional<RedisConnection>>& connections);
 
   std::string host_;
-  std::vector<int> ports_;
+  std::vector<int> ports_;    // by position in the plan
+  std::vector<int> indices_;  // the shard index at each position (gaps after scale in)
   DeploymentDir dir_;
   std::chrono::milliseconds interval_;
   std::chrono::milliseconds timeout_;

@@ -353,6 +353,7 @@ void Supervisor::RestartChecks() {
     forks_ = std::make_unique<ForkScheduler>(deployment_.plan.bind, ports, deployment_.durability);
     forks_->Start();
   }
+  RestartMetricsPoller();
 }
 
 ShardSlot* Supervisor::SlotOf(int index) {

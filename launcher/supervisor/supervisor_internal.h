@@ -67,8 +67,8 @@ class Supervisor {
   // shards (emptied and forgotten by the caller), starts the added ones fresh, records the plan.
   nlohmann::json ReshapeReply(const nlohmann::json& request);
   ShardSlot* SlotOf(int index);
-  // Numbers the slots in plan order and points the health checks and fork scheduler at the
-  // plan's ports.
+  // Numbers the slots in plan order and points the health checks, fork scheduler and metrics
+  // poller at the plan's ports.
   void RestartChecks();
   // Start-up (Run), in order: the log, the loop and a slot per shard; the lock; the pid file;
   // then, once the shards are up, the proxy, health checks, fork scheduler and health timer.
@@ -80,6 +80,8 @@ class Supervisor {
   // The Prometheus endpoint (supervisor_metrics.cc): binds --metrics-port and starts polling the
   // shards; nothing when the deployment has no metrics port. MetricsText() is the scrape's body.
   common::Status StartMetrics();
+  // A new poller for the current plan (after `reshape`); nothing without --metrics-port.
+  void RestartMetricsPoller();
   std::string MetricsText() const;
   common::Result<nlohmann::json> StartFresh();
   common::Result<nlohmann::json> Adopt();

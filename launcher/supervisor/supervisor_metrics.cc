@@ -22,12 +22,18 @@ common::Status Supervisor::StartMetrics() {
                                      ": cannot listen (pick another --metrics-port or stop what "
                                      "listens there)");
   }
-  metrics_poller_ = std::make_unique<MetricsPoller>(deployment_.plan, dir_, kMetricsPollInterval,
-                                                    kMetricsPollTimeout);
-  metrics_poller_->Start();
+  RestartMetricsPoller();
   log_->info("Prometheus metrics on http://{}/metrics",
              common::FormatEndpoint(config.bind, config.port));
   return common::Ok();
+}
+
+void Supervisor::RestartMetricsPoller() {
+  if (!metrics_server_) return;
+  metrics_poller_.reset();  // joins the old thread before the new one polls
+  metrics_poller_ = std::make_unique<MetricsPoller>(deployment_.plan, dir_, kMetricsPollInterval,
+                                                    kMetricsPollTimeout);
+  metrics_poller_->Start();
 }
 
 std::string Supervisor::MetricsText() const {
@@ -36,16 +42,19 @@ std::string Supervisor::MetricsText() const {
                             .engine_version = deployment_.engine.version};
   std::vector<MetricsPoller::Sample> samples;
   if (metrics_poller_) samples = metrics_poller_->Latest();
+  // Slots, plan and samples line up by position (plan order); indices can have gaps after scale.
   for (const auto& slot : slots_) {
-    const ShardPlan& shard = deployment_.plan.shards[slot->index];
+    const auto position = static_cast<size_t>(slot->position);
+    if (position >= deployment_.plan.shards.size()) continue;
+    const ShardPlan& shard = deployment_.plan.shards[position];
     ShardMetrics entry{.index = shard.index,
                        .port = shard.port,
                        .numa_node = shard.numa_node,
                        .planned_role = RoleName(shard.role),
                        .restarts = slot->watcher.restarts()};
-    if (static_cast<size_t>(slot->index) < samples.size()) {
-      entry.info = samples[slot->index].info;
-      entry.cpu_seconds = samples[slot->index].cpu_seconds;
+    if (position < samples.size()) {
+      entry.info = samples[position].info;
+      entry.cpu_seconds = samples[position].cpu_seconds;
     }
     metrics.shards.push_back(std::move(entry));
   }

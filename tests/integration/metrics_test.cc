@@ -209,6 +209,58 @@ TEST_F(MetricsTest, RestartsAndCpuOfAShard) {
   EXPECT_GE(ValueOf(text, R"(shardctl_shard_cpu_seconds_total{shard="0")"), 0) << text;
 }
 
+// Scale in leaves gaps in the shard indices (primaries 0-2 and replicas 3-5 lose 2 and 5); every
+// remaining shard is still reported under its own index and port, with its own process's CPU, and
+// shards added later are polled too.
+TEST_F(MetricsTest, FollowScaleInWithGapsAndScaleOut) {
+  auto up = Up(3, {"--replicas", "1", "--metrics-port", std::to_string(MetricsPort())});
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  auto in = OnDeployment("scale", {"--shards", "2"});
+  ASSERT_EQ(in.exit_code, 0) << in.Describe();
+  auto up_line = [&](int index) {
+    return R"(redis_up{shard=")" + std::to_string(index) + R"(",port=")" +
+           std::to_string(base_port() + index) + R"(")";
+  };
+  auto cpu_line = [&](int index) {
+    return R"(shardctl_shard_cpu_seconds_total{shard=")" + std::to_string(index) + R"(")";
+  };
+  std::string text;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        text = Scrape(MetricsPort());
+        return ValueOf(text, up_line(3)) == 1 && ValueOf(text, up_line(4)) == 1;
+      },
+      15s, 100ms))
+      << text;
+  for (int index : {0, 1, 3, 4}) {
+    EXPECT_EQ(ValueOf(text, up_line(index)), 1) << index << "\n" << text;
+    EXPECT_GE(ValueOf(text, cpu_line(index)), 0) << index << "\n" << text;
+  }
+  for (int gone : {2, 5}) EXPECT_EQ(ValueOf(text, up_line(gone)), -1) << gone << "\n" << text;
+
+  auto out = OnDeployment("scale", {"--shards", "3"});
+  ASSERT_EQ(out.exit_code, 0) << out.Describe();
+  json status = Status();
+  ASSERT_EQ(status["shards"].size(), 6u) << status.dump(2);
+  std::vector<int> added;
+  for (const auto& shard : status["shards"]) {
+    const int index = shard["index"].get<int>();
+    if (index > 4) added.push_back(index);
+  }
+  ASSERT_EQ(added.size(), 2u) << "a primary and its replica, after the highest index\n"
+                              << status.dump(2);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        text = Scrape(MetricsPort());
+        return ValueOf(text, up_line(added[0])) == 1 && ValueOf(text, up_line(added[1])) == 1 &&
+               HasLine(text, "shardctl_cluster_state_ok 1");
+      },
+      15s, 100ms))
+      << text;
+  auto lint = Promtool(text, "after-scale");
+  EXPECT_EQ(lint.exit_code, 0) << lint.Describe() << "\n" << text;
+}
+
 TEST_F(MetricsTest, BadMetricsPortsAreRefusedBeforeAnythingStarts) {
   auto out_of_range = Up(2, {"--metrics-port", "70000"});
   EXPECT_EQ(out_of_range.exit_code, 2) << out_of_range.Describe();
