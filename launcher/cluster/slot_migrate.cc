@@ -41,6 +41,7 @@ Result<SlotMigration> SlotMigration::Open(const MoveTask& task, const MoverOptio
 }
 
 Status SlotMigration::MoveBatch(const std::vector<int>& slots, ProgressSink& sink, bool resuming) {
+  resuming_ = resuming;
   if (auto marked = MarkSlots(target_, slots, "IMPORTING", task_.source.id, resuming);
       !marked.ok()) {
     return marked;
@@ -107,8 +108,11 @@ Status SlotMigration::EmptySlots(const std::vector<int>& slots, ProgressSink& si
 }
 
 // MIGRATEs of `chunks`, `migrates_in_flight` at a time. A chunk that fails as a whole (a key too
-// big for the timeout, say) is retried key by key; a key that already exists on the target is
-// never overwritten (BUSYKEY stops the move: someone else wrote there).
+// big for the timeout, say) is retried key by key. In a move of ours a key that already exists on
+// the target is never overwritten (BUSYKEY stops the move: someone else wrote there). Finishing a
+// move an earlier run left open, the source's copy replaces the target's: a source killed
+// mid-MIGRATE can come back with keys it had already handed over (its DEL not yet on disk), and
+// since then every write to such a key went to the source, which serves the keys it has.
 Result<uint64_t> SlotMigration::MigrateKeys(const std::vector<std::vector<std::string>>& chunks) {
   const auto make = [&](const std::vector<std::string>& keys) {
     Command migrate = {"MIGRATE",
@@ -116,8 +120,9 @@ Result<uint64_t> SlotMigration::MigrateKeys(const std::vector<std::vector<std::s
                        std::to_string(task_.target.port),
                        "",
                        "0",
-                       std::to_string(options_.migrate_timeout.count()),
-                       "KEYS"};
+                       std::to_string(options_.migrate_timeout.count())};
+    if (resuming_) migrate.push_back("REPLACE");
+    migrate.push_back("KEYS");
     migrate.insert(migrate.end(), keys.begin(), keys.end());
     return migrate;
   };

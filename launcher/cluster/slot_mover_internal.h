@@ -71,6 +71,8 @@ class SlotMigration {
   RedisConnection source_;
   RedisConnection target_;
   std::vector<std::optional<RedisConnection>> others_;  // parallel to options_.primaries
+  // Finishing a move an earlier run left open: MIGRATE with REPLACE (see MigrateKeys).
+  bool resuming_ = false;
   uint64_t bytes_per_key_ = 0;
 };
 
