@@ -15,6 +15,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
 constexpr auto kCommandTimeout = std::chrono::milliseconds(2000);
+constexpr auto kMaxCommandTimeout = std::chrono::milliseconds(16000);
 
 std::string Name(const ClusterNode& node) { return node.host + ":" + std::to_string(node.port); }
 
@@ -28,6 +29,18 @@ Result<std::vector<RedisConnection>> ConnectAll(const std::vector<ClusterNode>& 
   return connections;
 }
 
+// Fails on the first error reply of batch `batch` (sent on `connection` as `step`).
+common::Status CheckReplies(const RedisConnection& connection, const std::vector<Command>& batch,
+                            const std::vector<Result<std::string>>& replies, const char* step) {
+  for (size_t c = 0; c < replies.size(); ++c) {
+    if (!replies[c].ok()) {
+      return Error(connection.address() + ": " + step + ": " + batch[c][0] + " " + batch[c][1] +
+                   " failed: " + replies[c].error().message());
+    }
+  }
+  return common::Ok();
+}
+
 // Runs one batch per connection (all written first, then all read) and fails on any error reply.
 common::Status RunBatches(std::vector<RedisConnection>& connections,
                           const std::vector<std::vector<Command>>& batches, const char* step) {
@@ -35,11 +48,45 @@ common::Status RunBatches(std::vector<RedisConnection>& connections,
     if (batches[i].empty()) continue;
     auto replies = connections[i].Pipeline(batches[i]);
     if (!replies.ok()) return replies.error().Context(step);
-    for (size_t c = 0; c < replies->size(); ++c) {
-      if (!(*replies)[c].ok()) {
-        return Error(connections[i].address() + ": " + step + ": " + batches[i][c][0] + " " +
-                     batches[i][c][1] + " failed: " + (*replies)[c].error().message());
+    if (auto checked = CheckReplies(connections[i], batches[i], *replies, step); !checked.ok()) {
+      return checked;
+    }
+  }
+  return common::Ok();
+}
+
+// A new connection to `node` with `timeout` in place of `connection`, after a pause that grows
+// with the timeout; the old one stays when the node does not take the connection.
+void Reconnect(const ClusterNode& node, RedisConnection& connection,
+               std::chrono::milliseconds timeout) {
+  std::this_thread::sleep_for(timeout / 40);
+  auto again = RedisConnection::Connect(node.host, node.port, timeout);
+  if (again.ok()) connection = std::move(again).value();
+}
+
+// As RunBatches, for commands that may be sent twice (MEET). Hundreds of shards on a few cores
+// answer late at times: a node starved of CPU can take longer than kCommandTimeout over a batch
+// of MEETs. A batch whose replies did not come is sent again on a new connection with twice the
+// timeout (up to kMaxCommandTimeout) until `deadline`. Error replies are answers: not retried.
+common::Status RunRepeatableBatches(const std::vector<ClusterNode>& nodes,
+                                    std::vector<RedisConnection>& connections,
+                                    const std::vector<std::vector<Command>>& batches,
+                                    const char* step, Clock::time_point deadline) {
+  for (size_t i = 0; i < connections.size(); ++i) {
+    if (batches[i].empty()) continue;
+    auto timeout = kCommandTimeout;
+    for (;;) {
+      auto replies = connections[i].Pipeline(batches[i]);
+      if (replies.ok()) {
+        if (auto checked = CheckReplies(connections[i], batches[i], *replies, step);
+            !checked.ok()) {
+          return checked;
+        }
+        break;
       }
+      timeout = std::min(timeout * 2, kMaxCommandTimeout);
+      if (Clock::now() + timeout > deadline) return replies.error().Context(step);
+      Reconnect(nodes[i], connections[i], timeout);
     }
   }
   return common::Ok();
@@ -80,7 +127,8 @@ common::Status AssignSlots(const std::vector<ClusterNode>& nodes,
 // Node i MEETs every node j with `include(i, j)`, giving the bus port explicitly.
 common::Status Meet(const std::vector<ClusterNode>& nodes,
                     std::vector<RedisConnection>& connections,
-                    const std::function<bool(size_t, size_t)>& include) {
+                    const std::function<bool(size_t, size_t)>& include,
+                    Clock::time_point deadline) {
   std::vector<std::vector<Command>> meets(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (size_t j = 0; j < nodes.size(); ++j) {
@@ -89,15 +137,21 @@ common::Status Meet(const std::vector<ClusterNode>& nodes,
                           std::to_string(nodes[j].bus_port)});
     }
   }
-  return RunBatches(connections, meets, "meet");
+  return RunRepeatableBatches(nodes, connections, meets, "meet", deadline);
 }
 
-// True when every node lists all nodes with their handshakes finished.
-Result<bool> AllHandshakesDone(const std::vector<ClusterNode>& nodes,
-                               std::vector<RedisConnection>& connections) {
-  for (auto& connection : connections) {
+// True when every node lists all nodes with their handshakes finished. A node that does not answer
+// in time is not done yet (it gets a new connection with a longer timeout; `last_error` says why).
+bool AllHandshakesDone(const std::vector<ClusterNode>& nodes,
+                       std::vector<RedisConnection>& connections, std::string& last_error) {
+  for (size_t i = 0; i < connections.size(); ++i) {
+    RedisConnection& connection = connections[i];
     auto listing = connection.Run({"CLUSTER", "NODES"});
-    if (!listing.ok()) return listing.error().Context(connection.address());
+    if (!listing.ok()) {
+      last_error = connection.address() + ": " + listing.error().message();
+      Reconnect(nodes[i], connection, kMaxCommandTimeout / 2);
+      return false;
+    }
     size_t lines = std::count(listing->begin(), listing->end(), '\n');
     if (lines != nodes.size() || listing->find("handshake") != std::string::npos) return false;
   }
@@ -112,17 +166,20 @@ Result<bool> AllHandshakesDone(const std::vector<ClusterNode>& nodes,
 common::Status MeetTwice(const std::vector<ClusterNode>& nodes,
                          std::vector<RedisConnection>& connections, Clock::time_point deadline,
                          const AbortCheck& abort_check) {
-  auto first = Meet(nodes, connections, [](size_t i, size_t j) { return j > i; });
+  auto first = Meet(
+      nodes, connections, [](size_t i, size_t j) { return j > i; }, deadline);
   if (!first.ok()) return first;
-  for (;;) {
-    auto done = AllHandshakesDone(nodes, connections);
-    if (!done.ok()) return done.error();
-    if (*done) break;
+  std::string last_error;
+  while (!AllHandshakesDone(nodes, connections, last_error)) {
     if (auto abort = abort_check(); !abort.ok()) return abort;
-    if (Clock::now() > deadline) return Error("meet: handshakes did not finish in time");
+    if (Clock::now() > deadline) {
+      return Error("meet: handshakes did not finish in time" +
+                   (last_error.empty() ? "" : " (last error: " + last_error + ")"));
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  return Meet(nodes, connections, [](size_t i, size_t j) { return i != j; });
+  return Meet(
+      nodes, connections, [](size_t i, size_t j) { return i != j; }, deadline);
 }
 
 common::Status AttachReplicas(const std::vector<ClusterNode>& nodes,

@@ -81,9 +81,7 @@ Result<std::string> RedisConnection::Run(const Command& command) {
   return std::move(replies->front());
 }
 
-template <typename Convert>
-auto RedisConnection::PipelineWith(const std::vector<Command>& commands, Convert convert)
-    -> Result<std::vector<decltype(convert(nullptr))>> {
+common::Status RedisConnection::Append(const std::vector<Command>& commands) {
   std::vector<size_t> lengths;
   for (const auto& command : commands) {
     auto argv = ArgvPointers(command, lengths);
@@ -92,8 +90,14 @@ auto RedisConnection::PipelineWith(const std::vector<Command>& commands, Convert
       return Error(address_ + ": " + context_->errstr);
     }
   }
+  return common::Ok();
+}
+
+template <typename Convert>
+auto RedisConnection::ReadReplies(size_t count, Convert convert)
+    -> Result<std::vector<decltype(convert(nullptr))>> {
   std::vector<decltype(convert(nullptr))> replies;
-  for (size_t i = 0; i < commands.size(); ++i) {
+  for (size_t i = 0; i < count; ++i) {
     void* raw = nullptr;
     if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) {
       return Error(address_ + ": " + (context_->err ? context_->errstr : "connection lost"));
@@ -103,6 +107,28 @@ auto RedisConnection::PipelineWith(const std::vector<Command>& commands, Convert
     freeReplyObject(reply);
   }
   return replies;
+}
+
+template <typename Convert>
+auto RedisConnection::PipelineWith(const std::vector<Command>& commands, Convert convert)
+    -> Result<std::vector<decltype(convert(nullptr))>> {
+  // hiredis writes the appended commands in its first read.
+  if (auto appended = Append(commands); !appended.ok()) return appended.error();
+  return ReadReplies(commands.size(), convert);
+}
+
+common::Status RedisConnection::Send(const std::vector<Command>& commands) {
+  if (auto appended = Append(commands); !appended.ok()) return appended;
+  for (int done = 0; !done;) {
+    if (redisBufferWrite(context_.get(), &done) != REDIS_OK) {
+      return Error(address_ + ": " + context_->errstr);
+    }
+  }
+  return common::Ok();
+}
+
+Result<std::vector<Result<std::string>>> RedisConnection::Receive(size_t count) {
+  return ReadReplies(count, [](const redisReply* reply) { return ReplyText(reply); });
 }
 
 Result<std::vector<Result<std::string>>> RedisConnection::Pipeline(

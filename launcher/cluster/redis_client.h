@@ -38,6 +38,12 @@ class RedisConnection {
   common::Result<std::vector<common::Result<std::vector<std::string>>>> PipelineLists(
       const std::vector<Command>& commands);
 
+  // Pipelining across connections: Send writes the commands now and reads nothing; Receive reads
+  // `count` replies later. One thread asking many nodes sends to all of them first, then reads
+  // replies that are already there, instead of sleeping through one round trip after another.
+  common::Status Send(const std::vector<Command>& commands);
+  common::Result<std::vector<common::Result<std::string>>> Receive(size_t count);
+
   const std::string& address() const { return address_; }
 
  private:
@@ -47,6 +53,12 @@ class RedisConnection {
   // Sends `commands` in one write and turns each reply with `convert`.
   template <typename Convert>
   auto PipelineWith(const std::vector<Command>& commands, Convert convert)
+      -> common::Result<std::vector<decltype(convert(nullptr))>>;
+  // Appends `commands` to the output buffer (written by the first read, or by Send).
+  common::Status Append(const std::vector<Command>& commands);
+  // Reads `count` replies, each turned with `convert`.
+  template <typename Convert>
+  auto ReadReplies(size_t count, Convert convert)
       -> common::Result<std::vector<decltype(convert(nullptr))>>;
 
   RedisConnection(redisContext* context, std::string address)
