@@ -1,10 +1,18 @@
 #include "launcher/supervisor/health_checker.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "launcher/cluster/redis_client.h"
 
 namespace shardctl::launcher {
+
+std::chrono::milliseconds HealthPingInterval(size_t shards,
+                                             std::chrono::milliseconds health_timeout) {
+  constexpr std::chrono::milliseconds kFastest(250), kPerShard(25);
+  const auto slowest = std::max(kFastest, health_timeout / 3);
+  return std::clamp(kPerShard * static_cast<int64_t>(shards), kFastest, slowest);
+}
 
 HealthChecker::HealthChecker(std::string host, std::vector<int> ports,
                              std::chrono::milliseconds interval, std::chrono::milliseconds timeout)

@@ -345,8 +345,9 @@ void Supervisor::RestartChecks() {
       if (deployment_.plan.shards[i].index == slot->index) slot->position = static_cast<int>(i);
     }
   }
-  health_ =
-      std::make_unique<HealthChecker>(deployment_.plan.bind, ports, kHealthInterval, kPingTimeout);
+  health_ = std::make_unique<HealthChecker>(
+      deployment_.plan.bind, ports,
+      HealthPingInterval(ports.size(), deployment_.supervision.health_timeout), kPingTimeout);
   for (auto& slot : slots_) health_->MarkFresh(slot->position, slot->watcher.started());
   health_->Start();
   if (deployment_.durability.persistence != Persistence::kNone) {
