@@ -1,5 +1,6 @@
 #include "launcher/cli/cli.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "common/cpu_list.h"
@@ -7,6 +8,7 @@
 #include "launcher/bench/commands.h"
 #include "launcher/cli/commands.h"
 #include "launcher/cli/completion.h"
+#include "launcher/model/host_limits.h"
 #include "launcher/model/plan_json.h"
 #include "launcher/model/topology.h"
 #include "launcher/supervisor/supervisor.h"
@@ -43,6 +45,41 @@ std::variant<std::optional<Deployment>, int> ReadTargetDeployment(const Spec& sp
 }
 
 }  // namespace
+
+common::Result<HostView> ReadHost(const Spec& spec, const std::optional<std::string>& sysfs_root) {
+  auto topology = ReadTopology(sysfs_root.value_or("/"));
+  if (!topology.ok()) return topology.error();
+  HostView host{.topology = std::move(topology).value(), .spec = spec, .notes = {}};
+  // A --sysfs-root fixture stands for another host: this process' limits and NICs are not its.
+  if (!sysfs_root) {
+    auto limits = ReadHostLimits("/");
+    if (!limits.ok()) return limits.error();
+    if (auto applied = ApplyHostLimits(host.topology, *limits); !applied.ok()) {
+      return applied.error();
+    }
+    for (const auto& limit : host.topology.limits) {
+      host.notes.push_back(limit.starts_with(" ") ? limit : "limited to " + limit);
+    }
+  }
+  if (spec.reserve_cpus_auto) {
+    NicInterrupts nic;
+    if (!sysfs_root) {
+      auto read = ReadNicInterrupts("/");
+      if (!read.ok()) return read.error();
+      nic = std::move(read).value();
+    }
+    std::vector<int> usable;
+    for (const auto& cpu : host.topology.cpus) {
+      if (!spec.cpus || std::count(spec.cpus->begin(), spec.cpus->end(), cpu.id)) {
+        usable.push_back(cpu.id);
+      }
+    }
+    std::string why;
+    host.spec.reserve_cpus = AutoReservedCpus(nic, usable, why);
+    host.notes.push_back(why);
+  }
+  return host;
+}
 
 std::string StateDirHint(const Spec& spec) {
   std::string hint = " --name " + spec.name;
@@ -98,22 +135,25 @@ int RunPlan(const Invocation& invocation) {
     PrintError(spec.error().message());
     return kExitUsage;
   }
-  std::string root = invocation.sysfs_root.value_or("/");
-  auto topology = ReadTopology(root);
-  if (!topology.ok()) {
-    PrintError(topology.error().message());
+  auto host = ReadHost(*spec, invocation.sysfs_root);
+  if (!host.ok()) {
+    PrintError(host.error().message());
     return invocation.sysfs_root ? kExitUsage : kExitRuntime;
   }
-  auto plan = MakePlan(*topology, *spec);
+  const Topology* topology = &host->topology;
+  auto plan = MakePlan(*topology, host->spec);
   if (!plan.ok()) {
     PrintError(plan.error().message());
     return kExitUsage;
   }
   PrintPlanWarnings(*plan);
   if (invocation.json) {
-    std::cout << PlanToJson(*plan).dump(2) << "\n";
+    nlohmann::json out = PlanToJson(*plan);
+    out["host_notes"] = host->notes;
+    std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
+  for (const auto& note : host->notes) std::cout << note << "\n";
   std::cout << "plan \"" << plan->name << "\": " << plan->shards.size() << " " << plan->engine
             << " shards on " << plan->usable_cpus << " CPU(s) (" << plan->usable_cores
             << " physical cores, " << topology->nodes.size() << " NUMA node(s)), "

@@ -9,6 +9,7 @@
 #include "launcher/cli/args.h"
 #include "launcher/model/deployment.h"
 #include "launcher/model/deployment_dir.h"
+#include "launcher/model/topology.h"
 #include "launcher/state/deployment_store.h"
 
 namespace shardctl::launcher {
@@ -43,6 +44,18 @@ struct TargetNeeds {
   IfMissing if_missing = IfMissing::kFail;
   bool supervisor = false;  // a live supervisor must run the deployment (exit 1 otherwise)
 };
+
+// The host as plan, up and scale see it: sysfs (or the --sysfs-root fixture); on the real host
+// narrowed to what this process may use (affinity, cgroup cpuset and memory limit), with
+// --reserve-cpus auto resolved from the NICs' interrupts into spec.reserve_cpus. `notes` says what
+// limited or reserved what. Errors: reading sysfs (with --sysfs-root: the user's fixture) or the
+// limits.
+struct HostView {
+  Topology topology;
+  Spec spec;
+  std::vector<std::string> notes;
+};
+common::Result<HostView> ReadHost(const Spec& spec, const std::optional<std::string>& sysfs_root);
 
 // " --name N [--state-dir D]": what a printed follow-up command needs to reach this deployment.
 std::string StateDirHint(const Spec& spec);

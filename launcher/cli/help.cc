@@ -55,8 +55,11 @@ Deployment options (each also a key of the TOML file given with --config; flags 
   --bus-base-port P        shard i's cluster bus port is P+i (default: base-port + 10000)
   --bind ADDR              address the shards listen on (default: 127.0.0.1)
   --engine E               redis, valkey, or a path to a server binary (default: redis)
-  --cpus LIST              CPUs shards may use, e.g. 2-63 (default: all online CPUs)
-  --reserve-cpus LIST      CPUs kept free, e.g. for NIC interrupts (default: none)
+  --cpus LIST              CPUs shards may use, e.g. 2-63 (default: every online CPU this process
+                           may run on: its affinity and cgroup cpuset; memory defaults likewise
+                           respect the cgroup memory limit)
+  --reserve-cpus LIST      CPUs kept free, e.g. for NIC interrupts (default: none); auto: the CPUs
+                           the physical NICs' interrupts are pinned to (shown by plan)
   --memory SIZE            total maxmemory, divided evenly among shards
   --shard-memory SIZE      maxmemory of each shard (instead of --memory)
                            (default for both: half of the used NUMA nodes' memory, split)

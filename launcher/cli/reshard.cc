@@ -212,9 +212,9 @@ int RunScale(const Invocation& invocation) {
   auto loaded = LoadTarget(invocation, {.supervisor = true});
   if (auto* code = std::get_if<int>(&loaded)) return *code;
   const auto& [spec, dir, deployment] = std::get<Target>(loaded);
-  auto topology = ReadTopology("/");
-  if (!topology.ok()) {
-    PrintError(topology.error().message());
+  auto host = ReadHost(spec, std::nullopt);
+  if (!host.ok()) {
+    PrintError(host.error().message());
     return kExitRuntime;
   }
   CatchInterrupt();
@@ -233,7 +233,7 @@ int RunScale(const Invocation& invocation) {
           },
       .on_progress = ProgressReporter(invocation.json),
       .stop = &stop_requested};
-  auto scaled = Scale(dir, *deployment, *topology, spec, request);
+  auto scaled = Scale(dir, *deployment, host->topology, host->spec, request);
   if (!scaled.ok() && stop_requested.load()) {
     return ReportInterrupted("scale --shards " + std::to_string(request.primaries), spec);
   }

@@ -26,13 +26,15 @@ using Clock = std::chrono::steady_clock;
 void PrintProgress(const std::string& message) { std::cerr << "shardctl: " << message << "\n"; }
 
 // The deployment record `up` would write: placement, engine, supervision, durability, proxy.
-std::variant<Deployment, int> DecideDeployment(const Spec& spec) {
-  auto topology = ReadTopology("/");
-  if (!topology.ok()) {
-    PrintError(topology.error().message());
+std::variant<Deployment, int> DecideDeployment(const Spec& spec,
+                                               std::vector<std::string>& host_notes) {
+  auto host = ReadHost(spec, std::nullopt);
+  if (!host.ok()) {
+    PrintError(host.error().message());
     return kExitRuntime;
   }
-  auto plan = MakePlan(*topology, spec);
+  host_notes = host->notes;
+  auto plan = MakePlan(host->topology, host->spec);
   if (!plan.ok()) {
     PrintError(plan.error().message());
     return kExitUsage;
@@ -252,7 +254,8 @@ int RunUp(const Invocation& invocation) {
     PrintError(spec.error().message());
     return kExitUsage;
   }
-  auto decided = DecideDeployment(*spec);
+  std::vector<std::string> host_notes;
+  auto decided = DecideDeployment(*spec, host_notes);
   if (auto* code = std::get_if<int>(&decided)) return *code;
   const Deployment& deployment = std::get<Deployment>(decided);
   DeploymentDir dir = DirOf(*spec);
@@ -270,6 +273,7 @@ int RunUp(const Invocation& invocation) {
   PrintPlanWarnings(deployment.plan);
   if (int code = CheckCanStart(dir, deployment, *spec, adopting); code != kExitOk) return code;
   if (invocation.dry_run) {
+    for (const auto& note : host_notes) std::cout << note << "\n";
     PrintDryRun(dir, deployment);
     return kExitOk;
   }

@@ -270,10 +270,12 @@ Result<std::vector<int>> UsableCpus(const Topology& topology, const Spec& spec) 
       if (!online.count(id)) offline.push_back(id);
     }
     if (!offline.empty()) {
-      problems +=
-          std::string(flag) + ": CPUs " + FormatCpuList(offline) +
-          " are not online on this host (online: " + FormatCpuList({online.begin(), online.end()}) +
-          ")\n";
+      // With host limits the topology holds only what this process may use (host_limits.h).
+      problems += std::string(flag) + ": CPUs " + FormatCpuList(offline) +
+                  (topology.limits.empty()
+                       ? " are not online on this host (online: "
+                       : " are not online on this host or not allowed to this process (usable: ") +
+                  FormatCpuList({online.begin(), online.end()}) + ")\n";
     }
   };
   std::vector<int> wanted = spec.cpus.value_or(std::vector<int>(online.begin(), online.end()));

@@ -155,8 +155,15 @@ const std::map<std::string_view, Applier>& Appliers() {
          if (cpus.ok() && cpus->empty()) return Error("is empty (name CPUs such as 0-3,8)");
          return AssignOptional(std::move(cpus), s.cpus);
        }},
-      {"reserve-cpus", [](const std::string& v,
-                          Spec& s) { return Assign(common::ParseCpuList(v), s.reserve_cpus); }},
+      {"reserve-cpus",
+       [](const std::string& v, Spec& s) -> common::Status {
+         s.reserve_cpus_auto = v == "auto";
+         if (s.reserve_cpus_auto) {
+           s.reserve_cpus.clear();
+           return common::Ok();
+         }
+         return Assign(common::ParseCpuList(v), s.reserve_cpus);
+       }},
       {"memory", [](const std::string& v,
                     Spec& s) { return AssignOptional(ParsePositiveSize(v), s.memory); }},
       {"shard-memory",

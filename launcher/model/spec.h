@@ -65,7 +65,8 @@ struct Spec {
   std::string engine = "redis";          // "redis", "valkey" or a path to a server binary
   std::optional<std::vector<int>> cpus;  // unset: every online CPU
   std::vector<int> reserve_cpus;
-  std::optional<uint64_t> memory;        // total, divided among the shards
+  bool reserve_cpus_auto = false;  // --reserve-cpus auto: the NIC interrupts' CPUs (host_limits.h)
+  std::optional<uint64_t> memory;  // total, divided among the shards
   std::optional<uint64_t> shard_memory;  // per shard
   uint64_t max_shard_memory = kDefaultMaxShardMemory;
   std::string maxmemory_policy = "noeviction";

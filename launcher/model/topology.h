@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "common/result.h"
@@ -34,6 +35,8 @@ struct Topology {
   std::vector<NumaNode> nodes;  // sorted by id
   // Sum of the nodes' memory.
   uint64_t total_memory_bytes = 0;
+  // What ApplyHostLimits (host_limits.h) kept from this process, for people; empty: all of it.
+  std::vector<std::string> limits;
 
   // The online CPU with this id, or nullptr.
   const Cpu* FindCpu(int id) const;
