@@ -73,40 +73,45 @@ struct PreparedChild {
   ChildFail(error_fd, "exec");
 }
 
+// The fields of /proc/PID/stat from field 3 (the state) on: fields[0] is field 3, fields[i] is
+// field i + 3. Empty when there is no such process. The command name (field 2) may hold spaces and
+// parentheses, so the fields resume after the last ')'.
+std::vector<std::string> ReadStatFields(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return {};
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 > stat.size()) return {};
+  std::istringstream stream(stat.substr(close + 2));
+  std::vector<std::string> fields;
+  for (std::string field; stream >> field;) fields.push_back(std::move(field));
+  return fields;
+}
+
+// Field `number` (1-based, as proc(5) counts) of `fields` from ReadStatFields, "" when absent.
+std::string StatField(const std::vector<std::string>& fields, size_t number) {
+  return number >= 3 && number - 3 < fields.size() ? fields[number - 3] : std::string();
+}
+
 // Field 22 of /proc/PID/stat; nullopt when there is no such process, or it is a zombie and
 // `allow_zombie` is false.
 std::optional<uint64_t> ReadStartTime(pid_t pid, bool allow_zombie) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return std::nullopt;
-  // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(close + 2));
-  std::string field;
-  fields >> field;  // field 3: state
-  if (!allow_zombie && (field == "Z" || field == "X")) return std::nullopt;
-  for (int i = 4; i <= 22; ++i) fields >> field;
-  return common::ParseInteger<uint64_t>(field);
+  const auto fields = ReadStatFields(pid);
+  if (fields.empty()) return std::nullopt;
+  const std::string state = StatField(fields, 3);
+  if (!allow_zombie && (state == "Z" || state == "X")) return std::nullopt;
+  return common::ParseInteger<uint64_t>(StatField(fields, 22));
 }
 
 }  // namespace
 
 std::optional<double> ReadCpuSeconds(const ProcessId& process) {
-  std::ifstream in("/proc/" + std::to_string(process.pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return std::nullopt;
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(close + 2));
-  std::string field;
-  uint64_t ticks = 0;
-  std::optional<uint64_t> start;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {
-    if (i == 14 || i == 15) ticks += common::ParseInteger<uint64_t>(field).value_or(0);
-    if (i == 22) start = common::ParseInteger<uint64_t>(field);
-  }
+  const auto fields = ReadStatFields(process.pid);
+  const auto start = common::ParseInteger<uint64_t>(StatField(fields, 22));
   if (!start || *start != process.start_time) return std::nullopt;
+  // utime (14) + stime (15), in clock ticks.
+  const uint64_t ticks = common::ParseInteger<uint64_t>(StatField(fields, 14)).value_or(0) +
+                         common::ParseInteger<uint64_t>(StatField(fields, 15)).value_or(0);
   return static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
