@@ -8,10 +8,10 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/secrets.h"
 #include "git_revision.h"  // generated at build time: SHARDCTL_GIT_REVISION
 #include "proxy/metrics_http.h"
 #include "proxy/options.h"
@@ -36,26 +36,18 @@ int AllowedCpus() {
 
 void Fail(const std::string& message) { std::cerr << "shardproxy: " << message << "\n"; }
 
-bool IsLoopback(const std::string& host) {
-  return host.starts_with("127.") || host == "::1" || host == "localhost";
-}
-
 // The --auth-file, read and checked; nothing to read gives an empty config.
 shardctl::common::Result<AuthConfig> LoadAuth(const ProxyOptions& options) {
   AuthConfig auth;
   if (!options.auth_file.empty()) {
-    std::ifstream file(options.auth_file);
-    if (!file) {
-      return shardctl::common::Error("--auth-file " + options.auth_file +
-                                     ": cannot read it (check the path and permissions)");
-    }
-    std::stringstream text;
-    text << file.rdbuf();
-    auto parsed = ParseAuthConfig(text.str(), options.auth_file);
+    auto text = shardctl::common::ReadSecretFile(options.auth_file, "--auth-file");
+    if (!text) return text.error();
+    auto parsed = ParseAuthConfig(*text, options.auth_file);
     if (!parsed) return parsed.error();
     auth = std::move(parsed).value();
   }
-  if (!IsLoopback(options.listen.host) && !auth.required() && !options.allow_no_auth) {
+  if (!shardctl::common::IsLoopbackHost(options.listen.host) && !auth.required() &&
+      !options.allow_no_auth) {
     return shardctl::common::Error(
         "refusing to listen on " + options.listen.ToString() +
         " without a client password (put requirepass in an --auth-file, or pass "

@@ -59,6 +59,12 @@ const std::map<std::string, ValueHandler>& TargetFlags() {
       {"port",
        [](auto& f, auto& v, RawBench& r) { return ParseInt(f, v, 1, 65535, r.options.port); }},
       {"cluster", [](auto&, auto& v, RawBench& r) { return ParseClusterSeed(v, r.options); }},
+      {"password-file",
+       [](auto& f, auto& v, RawBench& r) {
+         if (v.empty()) return Status(Error("--" + f + ": give the file holding the password"));
+         r.options.password_file = v;
+         return common::Ok();
+       }},
       {"threads",
        [](auto& f, auto& v, RawBench& r) { return ParseInt(f, v, 1, 256, r.options.threads); }},
       {"connections", [](auto& f, auto& v,
@@ -225,7 +231,10 @@ Status ParseFlags(const std::vector<std::string>& args, RawBench& raw) {
 std::vector<common::CompletionFlag> BenchRunFlags() {
   std::vector<common::CompletionFlag> flags;
   for (const auto* table : {&TargetFlags(), &WorkloadFlags(), &PaceFlags()}) {
-    for (const auto& [name, handler] : *table) flags.push_back({name, common::FlagValue::kAny});
+    for (const auto& [name, handler] : *table) {
+      const bool file = name == "password-file";
+      flags.push_back({name, file ? common::FlagValue::kFile : common::FlagValue::kAny});
+    }
   }
   for (std::string_view name : kSwitches) flags.push_back({std::string(name)});
   flags.push_back({"help"});

@@ -20,7 +20,9 @@ struct BenchOptions {
   bool help = false;  // --help: print the help, run nothing
   std::string host = "127.0.0.1";
   int port = 6379;
-  bool cluster = false;  // --cluster HOST:PORT: route by slot, follow MOVED and ASK
+  bool cluster = false;       // --cluster HOST:PORT: route by slot, follow MOVED and ASK
+  std::string password_file;  // --password-file: every connection logs in with its password
+  std::string password;       // read from password_file by the command, not by the parser
   int threads = 1;
   int connections = 50;  // per thread
   int pipeline = 1;      // requests in flight per connection

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/node_query.h"
+#include "launcher/cluster/redis_client.h"
 
 namespace shardctl::launcher {
 
@@ -14,12 +15,19 @@ Result<SlotTable> FetchSlotTable(const std::string& host, int port,
                                  std::chrono::milliseconds timeout) {
   const Endpoint node{host, port};
   const std::string where = node.ToString();
-  const std::vector<std::vector<std::string_view>> commands = {{"CLUSTER", "SLOTS"}};
+  std::vector<std::vector<std::string_view>> commands;
+  const std::string& password = ControlPassword();
+  if (!password.empty()) commands.push_back({"AUTH", password});
+  commands.push_back({"CLUSTER", "SLOTS"});
   auto replies = common::QueryNode(node, commands, timeout);
   if (!replies.ok()) {
     return Error("cannot connect to " + replies.error().message() + " (is the server running?)");
   }
-  const std::string& reply = replies->front();
+  if (const std::string& login = replies->front(); !password.empty() && login.starts_with('-')) {
+    return Error(where + ": login refused (" + login.substr(1, login.find('\r') - 1) +
+                 "; check --password-file)");
+  }
+  const std::string& reply = replies->back();
   if (reply.starts_with('-')) {
     return Error(where + " is not a cluster node (CLUSTER SLOTS: " +
                  reply.substr(1, reply.find('\r') - 1) + "; use --host/--port for a plain server)");

@@ -15,6 +15,8 @@ Target:
   --host HOST            plain server address (default: 127.0.0.1)
   --port PORT            plain server port (default: 6379)
   --cluster HOST:PORT    any node of a cluster; enables cluster routing
+  --password-file FILE   log in with the password in FILE (mode 0600), e.g. the file given to
+                         shardctl up --password-file
 
 Concurrency:
   --threads N            generator threads, one event loop each (default: 1)

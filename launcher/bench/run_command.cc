@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "common/secrets.h"
 #include "launcher/bench/args.h"
 #include "launcher/bench/client.h"
 #include "launcher/bench/cluster.h"
@@ -134,6 +135,12 @@ int RunBench(const std::vector<std::string>& args) {
   }
   if (std::string missing = UnavailableCpus(options->cpus); !missing.empty()) {
     return Fail("--cpus: CPU(s) " + missing + " not available to this process", kExitUsage);
+  }
+  if (!options->password_file.empty()) {
+    auto password = common::ReadPasswordFile(options->password_file, "--password-file");
+    if (!password.ok()) return Fail(password.error().message(), kExitUsage);
+    options->password = std::move(password).value();
+    UseControlPassword(options->password);  // the probe and the slot-table reads log in too
   }
   auto slots = ProbeTarget(*options);
   if (!slots.ok()) return Fail(slots.error().message(), kExitRuntime);

@@ -118,6 +118,10 @@ Worker::Link* Worker::Connect(Client& client, int node) {
   redisAsyncSetConnectCallback(context, OnConnect);
   redisAsyncSetDisconnectCallback(context, OnDisconnect);
   link->context = context;
+  if (!options_.password.empty()) {
+    // Queued first, so its reply comes before any request's.
+    redisAsyncCommand(context, OnLogin, link.get(), "AUTH %s", options_.password.c_str());
+  }
   ++connecting_;
   client.links[static_cast<size_t>(node)] = std::move(link);
   return client.links[static_cast<size_t>(node)].get();
@@ -135,6 +139,14 @@ void Worker::OnConnect(const redisAsyncContext* context, int status) {
     link->context = nullptr;  // hiredis frees a context whose connect failed
   }
   if (worker->connecting_ > 0 && --worker->connecting_ == 0) worker->Connected();
+}
+
+void Worker::OnLogin(redisAsyncContext* context, void* reply, void* /*privdata*/) {
+  const auto* answer = static_cast<const redisReply*>(reply);
+  if (answer == nullptr || answer->type != REDIS_REPLY_ERROR) return;  // null: a disconnect
+  auto* link = static_cast<Link*>(context->data);
+  link->worker->Fail("login refused: " + std::string(answer->str, answer->len) +
+                     " (check --password-file)");
 }
 
 void Worker::OnDisconnect(const redisAsyncContext* context, int status) {

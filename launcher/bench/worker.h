@@ -97,6 +97,8 @@ class Worker {
 
   static void OnConnect(const redisAsyncContext* context, int status);
   static void OnDisconnect(const redisAsyncContext* context, int status);
+  // The reply to AUTH (--password-file): a refusal fails the run.
+  static void OnLogin(redisAsyncContext* context, void* reply, void* privdata);
   static void OnReply(redisAsyncContext* context, void* reply, void* privdata);
   static void OnTick(uv_timer_t* timer);
 

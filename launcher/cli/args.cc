@@ -35,6 +35,7 @@ const std::map<std::string, std::set<std::string>> kSwitches = {
     {"purge", {"down"}},
     {"rolling", {"restart"}},
     {"follow", {"logs"}},
+    {"allow-no-auth", {"plan", "up"}},
 };
 
 // Flags with a value that are not spec settings.
@@ -58,7 +59,7 @@ const std::map<std::string, std::set<std::string>> kValueFlags = {
 bool IsInternalFlag(std::string_view flag) { return flag == "ready-fd"; }
 
 common::FlagValue ValueOf(std::string_view flag) {
-  if (flag == "config") return common::FlagValue::kFile;
+  if (flag == "config" || flag == "password-file") return common::FlagValue::kFile;
   if (flag == "state-dir" || flag == "sysfs-root") return common::FlagValue::kDirectory;
   if (flag == "name") return common::FlagValue::kDynamic;
   return common::FlagValue::kAny;
@@ -156,6 +157,8 @@ void ApplySwitch(const std::string& flag, Invocation& invocation) {
   if (flag == "purge") invocation.purge = true;
   if (flag == "rolling") invocation.rolling = true;
   if (flag == "follow") invocation.follow = true;
+  // A spec setting written as a switch: `--allow-no-auth` is allow-no-auth = true.
+  if (flag == "allow-no-auth") invocation.settings.push_back({flag, "true", "--" + flag});
 }
 
 Result<Invocation> ParseCommand(const std::vector<std::string>& args) {
@@ -210,7 +213,8 @@ std::vector<common::CompletionFlag> CommandFlags(const std::string& command) {
   std::vector<common::CompletionFlag> flags;
   if (command != "help" && command != "bench") {
     for (std::string_view key : SpecKeys()) {
-      if (Applies(std::string(key), command)) flags.push_back({std::string(key), ValueOf(key)});
+      const std::string flag(key);
+      if (Applies(flag, command) && !kSwitches.count(flag)) flags.push_back({flag, ValueOf(key)});
     }
     for (const auto& [flag, commands] : kValueFlags) {
       if (commands.count(command) && !IsInternalFlag(flag)) flags.push_back({flag, ValueOf(flag)});

@@ -8,6 +8,7 @@
 #include "launcher/bench/commands.h"
 #include "launcher/cli/commands.h"
 #include "launcher/cli/completion.h"
+#include "launcher/cluster/redis_client.h"
 #include "launcher/model/host_limits.h"
 #include "launcher/model/plan_json.h"
 #include "launcher/model/topology.h"
@@ -30,7 +31,10 @@ std::variant<std::optional<Deployment>, int> ReadTargetDeployment(const Spec& sp
     return kStatusUnknown;
   }
   auto deployment = ReadDeployment(dir);
-  if (deployment.ok()) return std::optional<Deployment>(std::move(deployment).value());
+  if (deployment.ok()) {
+    UseControlPassword(deployment->auth.password);  // what every connection of this command uses
+    return std::optional<Deployment>(std::move(deployment).value());
+  }
   switch (missing) {
     case IfMissing::kCarryOn:
       return std::optional<Deployment>();

@@ -53,7 +53,13 @@ Deployment options (each also a key of the TOML file given with --config; flags 
                            than its primary, and on another NUMA node when the host has several
   --base-port P            shard i listens on P+i (default: 7000)
   --bus-base-port P        shard i's cluster bus port is P+i (default: base-port + 10000)
-  --bind ADDR              address the shards listen on (default: 127.0.0.1)
+  --bind ADDR              address the shards listen on (default: 127.0.0.1); any other than
+                           loopback needs --password-file or --allow-no-auth
+  --password-file FILE     the shards' password, on one line of FILE (mode 0600, else refused).
+                           It reaches the shards through their config files (requirepass,
+                           masterauth; mode 0600), never a command line; shardctl, the proxy
+                           and bench log in with it. Make one: openssl rand -hex 32 > FILE
+  --allow-no-auth          let a bind beyond loopback run without a password (a trusted network)
   --engine E               redis, valkey, or a path to a server binary (default: redis)
   --cpus LIST              CPUs shards may use, e.g. 2-63 (default: every online CPU this process
                            may run on: its affinity and cgroup cpuset; memory defaults likewise

@@ -6,7 +6,9 @@
 #include <iostream>
 #include <variant>
 
+#include "common/secrets.h"
 #include "launcher/cli/commands.h"
+#include "launcher/cluster/redis_client.h"
 #include "launcher/engine/engine.h"
 #include "launcher/model/topology.h"
 #include "launcher/ops/launch.h"
@@ -54,12 +56,22 @@ std::variant<Deployment, int> DecideDeployment(const Spec& spec,
     PrintError(metrics.error().message());
     return kExitUsage;
   }
+  AuthConfig auth;
+  if (spec.password_file) {
+    auto password = common::ReadPasswordFile(*spec.password_file, "--password-file");
+    if (!password.ok()) {
+      PrintError(password.error().message());
+      return kExitUsage;
+    }
+    auth = {.password_required = true, .password = std::move(password).value()};
+  }
   return Deployment{.plan = std::move(plan).value(),
                     .engine = std::move(engine).value(),
                     .supervision = spec.supervision,
                     .durability = spec.durability,
                     .proxy = std::move(proxy).value(),
-                    .metrics = std::move(metrics).value()};
+                    .metrics = std::move(metrics).value(),
+                    .auth = std::move(auth)};
 }
 
 // Creates the deployment's directory and takes its up.lock.
@@ -195,10 +207,12 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
               << seconds(json(up_ms)) << " s)"
               << FinishedMovesNote(ready.value("finished_open_slots", size_t{0})) << "\n";
   }
+  // --askpass: redis-cli reads the password from the terminal, not from its command line.
+  const char* login = deployment.auth.password_required ? " --askpass" : "";
   std::cout << "  connect: redis-cli -c -h " << plan.bind << " -p " << plan.shards.front().port
-            << "\n";
+            << login << "\n";
   if (deployment.proxy.enabled()) {
-    std::cout << "  proxy:   redis-cli -h " << plan.bind << " -p " << deployment.proxy.port
+    std::cout << "  proxy:   redis-cli -h " << plan.bind << " -p " << deployment.proxy.port << login
               << "   (shardproxy: any Redis client, no cluster support needed)\n";
   }
   std::cout << "  status:  shardctl status" << StateDirHint(spec) << "\n"
@@ -258,6 +272,7 @@ int RunUp(const Invocation& invocation) {
   auto decided = DecideDeployment(*spec, host_notes);
   if (auto* code = std::get_if<int>(&decided)) return *code;
   const Deployment& deployment = std::get<Deployment>(decided);
+  UseControlPassword(deployment.auth.password);
   DeploymentDir dir = DirOf(*spec);
   std::optional<UpLock> lock;
   if (!invocation.dry_run) {

@@ -72,8 +72,22 @@ Result<RedisConnection> RedisConnection::Connect(const std::string& host, int po
     return Error(message);
   }
   redisSetTimeout(context, tv);
-  return RedisConnection(context, std::move(address));
+  RedisConnection connection(context, std::move(address));
+  if (ControlPassword().empty()) return connection;
+  if (auto login = connection.Run({"AUTH", ControlPassword()}); !login.ok()) {
+    return Error(connection.address() + ": login refused (" + login.error().message() +
+                 "; the deployment's password file no longer matches the shards' requirepass)");
+  }
+  return connection;
 }
+
+namespace {
+std::string control_password;  // see UseControlPassword
+}  // namespace
+
+void UseControlPassword(std::string password) { control_password = std::move(password); }
+
+const std::string& ControlPassword() { return control_password; }
 
 Result<std::string> RedisConnection::Run(const Command& command) {
   auto replies = Pipeline({command});

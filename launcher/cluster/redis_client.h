@@ -19,7 +19,8 @@ using Command = std::vector<std::string>;
 
 class RedisConnection {
  public:
-  // Connects with `timeout` for the connect and for every later reply.
+  // Connects with `timeout` for the connect and for every later reply, and logs in with
+  // ControlPassword() when there is one (a refused login is an error naming the fix).
   static common::Result<RedisConnection> Connect(const std::string& host, int port,
                                                  std::chrono::milliseconds timeout);
 
@@ -67,6 +68,12 @@ class RedisConnection {
   std::unique_ptr<redisContext, Free> context_;
   std::string address_;
 };
+
+// The password every RedisConnection of this process logs in with; "" (the default) for none.
+// One process manages one deployment, so this is set once, before any thread connects: by the
+// command line after reading the deployment, and by the supervisor as it starts.
+void UseControlPassword(std::string password);
+const std::string& ControlPassword();
 
 // Value of `field` in INFO / CLUSTER INFO text ("field:value\r\n" lines), or "" when absent.
 std::string InfoField(const std::string& info, const std::string& field);

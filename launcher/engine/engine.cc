@@ -100,8 +100,8 @@ Result<Engine> ResolveEngine(const std::string& engine_spec) {
 }
 
 std::string RenderShardConfig(const Engine& engine, const Plan& plan, const ShardPlan& shard,
-                              const std::filesystem::path& shard_dir,
-                              const Durability& durability) {
+                              const std::filesystem::path& shard_dir, const Durability& durability,
+                              const AuthConfig& auth) {
   std::ostringstream out;
   out << "# Written by shardctl for deployment \"" << plan.name << "\", shard " << shard.index
       << " (" << engine.Name() << " " << engine.version << ").\n"
@@ -135,6 +135,12 @@ std::string RenderShardConfig(const Engine& engine, const Plan& plan, const Shar
         << "aof-use-rdb-preamble yes\n";
   } else {
     out << "appendonly no\n";
+  }
+  if (auth.password_required) {
+    // Here and not on the command line, where `ps` would show it; this file is mode 0600.
+    out << "# The password of --password-file: clients log in with it, replicas with masterauth.\n"
+        << "requirepass " << auth.password << "\n"
+        << "masterauth " << auth.password << "\n";
   }
   return out.str();
 }

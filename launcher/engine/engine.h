@@ -21,9 +21,10 @@ common::Result<Engine> ParseEngineVersion(std::string_view version_output);
 common::Result<Engine> ResolveEngine(const std::string& engine_spec);
 
 // Renders the config file of one shard. Every setting the launcher relies on is written
-// explicitly, so a distribution's defaults cannot change how a shard behaves.
+// explicitly, so a distribution's defaults cannot change how a shard behaves. With a password,
+// the file holds it (requirepass, masterauth): write it mode 0600.
 std::string RenderShardConfig(const Engine& engine, const Plan& plan, const ShardPlan& shard,
                               const std::filesystem::path& shard_dir,
-                              const Durability& durability = {});
+                              const Durability& durability = {}, const AuthConfig& auth = {});
 
 }  // namespace shardctl::launcher

@@ -31,6 +31,13 @@ std::vector<std::string> DiffDeployments(const Deployment& running, const Deploy
                                 "cluster-node-timeout differ (running: persistence ") +
                     PersistenceName(running.durability.persistence) + ")");
   }
+  if (running.auth.password_required != requested.auth.password_required) {
+    diffs.push_back(std::string("password-file: ") +
+                    (running.auth.password_required ? "set" : "none") + " -> " +
+                    (requested.auth.password_required ? "set" : "none"));
+  } else if (running.auth.password != requested.auth.password) {
+    diffs.push_back("password-file: holds another password");  // never the passwords themselves
+  }
   return diffs;
 }
 

@@ -49,6 +49,14 @@ struct MetricsConfig {
   friend bool operator==(const MetricsConfig&, const MetricsConfig&) = default;
 };
 
+// Who may talk to the shards (`up --password-file`).
+struct AuthConfig {
+  bool password_required = false;  // recorded in deployment.json
+  // The shards' requirepass and masterauth; empty until read. A secret: it lives in the state
+  // dir's password file (mode 0600), never in deployment.json, an argv or any output.
+  std::string password;
+};
+
 // What `up` records about a deployment.
 struct Deployment {
   Plan plan;
@@ -57,6 +65,7 @@ struct Deployment {
   Durability durability;
   ProxyConfig proxy{};
   MetricsConfig metrics{};
+  AuthConfig auth{};
 };
 
 // What differs between a running deployment and a requested one, one line a person reads per

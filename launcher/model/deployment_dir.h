@@ -11,6 +11,9 @@
 //     control.sock        the supervisor's control socket (JSON lines)
 //     shards/<i>/         redis.conf, nodes.conf, server.log, pid ("pid start_time"), data
 //     proxy.pid, proxy.log  shardproxy's identity and output, when the deployment has a proxy
+//     password            the shards' password (mode 0600), when `up --password-file` set one
+//     proxy.auth          shardproxy's --auth-file (mode 0600): the same password both ways
+//   Every file is mode 0600 and the directory 0700: the configs hold the password.
 #pragma once
 
 #include <filesystem>
@@ -41,6 +44,8 @@ class DeploymentDir {
   std::filesystem::path ShardPidFile(int index) const { return ShardDir(index) / "pid"; }
   std::filesystem::path ProxyPidFile() const { return root_ / "proxy.pid"; }
   std::filesystem::path ProxyLog() const { return root_ / "proxy.log"; }
+  std::filesystem::path PasswordFile() const { return root_ / "password"; }
+  std::filesystem::path ProxyAuthFile() const { return root_ / "proxy.auth"; }
 
  private:
   std::filesystem::path root_;

@@ -102,7 +102,8 @@ json DeploymentToJson(const Deployment& deployment) {
             {"read_from", deployment.proxy.read_from},
             {"binary", deployment.proxy.binary},
             {"metrics_port", deployment.proxy.metrics_port}}},
-          {"metrics", {{"port", deployment.metrics.port}, {"bind", deployment.metrics.bind}}}};
+          {"metrics", {{"port", deployment.metrics.port}, {"bind", deployment.metrics.bind}}},
+          {"auth", {{"password", deployment.auth.password_required}}}};
 }
 
 Result<Deployment> DeploymentFromJson(const json& in) {
@@ -140,6 +141,9 @@ Result<Deployment> DeploymentFromJson(const json& in) {
       const auto& metrics = in.at("metrics");
       deployment.metrics.port = metrics.value("port", 0);
       deployment.metrics.bind = metrics.value("bind", deployment.metrics.bind);
+    }
+    if (in.contains("auth")) {
+      deployment.auth.password_required = in.at("auth").value("password", false);
     }
   } catch (const json::exception& error) {
     return Error(std::string("malformed engine record: ") + error.what());

@@ -11,6 +11,7 @@
 #include "common/cpu_list.h"
 #include "common/duration.h"
 #include "common/numbers.h"
+#include "common/secrets.h"
 #include "common/size.h"
 
 namespace shardctl::launcher {
@@ -47,6 +48,8 @@ const std::vector<std::string_view> kKeys = {
     "proxy-metrics-port",
     "metrics-port",
     "metrics-bind",
+    "password-file",
+    "allow-no-auth",
 };
 
 const std::vector<std::string_view> kPolicies = {
@@ -267,6 +270,20 @@ const std::map<std::string_view, Applier>& Appliers() {
          s.metrics_bind = v;
          return common::Ok();
        }},
+      {"password-file",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (v.empty()) return Error("is empty (give the file holding the shards' password)");
+         s.password_file = std::filesystem::path(v);
+         return common::Ok();
+       }},
+      {"allow-no-auth",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (v != "true" && v != "false") {
+           return Error("expected true or false (got \"" + v + "\")");
+         }
+         s.allow_no_auth = v == "true";
+         return common::Ok();
+       }},
       {"state-dir",
        [](const std::string& v, Spec& s) -> common::Status {
          if (v.empty()) return Error("is empty (give a directory)");
@@ -343,6 +360,12 @@ Result<Spec> BuildSpec(const std::vector<Setting>& settings) {
   if (spec.memory && spec.shard_memory) {
     problems += where_of["memory"] + ": conflicts with " + where_of["shard-memory"] +
                 " (give the total with memory or the per-shard size with shard-memory, not both)\n";
+  }
+  if (!common::IsLoopbackHost(spec.bind) && !spec.password_file && !spec.allow_no_auth) {
+    problems += where_of["bind"] + ": " + spec.bind +
+                " is reachable from other hosts, and the shards would accept anyone (give "
+                "--password-file FILE holding a password, mode 0600, or --allow-no-auth on a "
+                "trusted network)\n";
   }
   if (!problems.empty()) {
     problems.pop_back();

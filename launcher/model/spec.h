@@ -79,6 +79,10 @@ struct Spec {
   std::optional<int> metrics_port;         // set: the supervisor serves Prometheus /metrics on it
   std::string metrics_bind = "127.0.0.1";  // address of both /metrics endpoints
   std::optional<int> proxy_metrics_port;   // shardproxy --metrics-port
+  // The shards' password (requirepass and masterauth), read by `up`; required when `bind` is
+  // not loopback unless `allow_no_auth`.
+  std::optional<std::filesystem::path> password_file;
+  bool allow_no_auth = false;
 
   int BusBasePort() const { return bus_base_port.value_or(base_port + kBusPortOffset); }
   friend bool operator==(const Spec&, const Spec&) = default;

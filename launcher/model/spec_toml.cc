@@ -22,7 +22,8 @@ std::string Position(std::string_view source, const toml::source_region& region)
 std::optional<std::string> ValueText(const toml::node& node) {
   if (auto s = node.as_string()) return s->get();
   if (auto i = node.as_integer()) return std::to_string(i->get());
-  if (auto array = node.as_array()) {  // cpus = [0, 1, 2]
+  if (auto b = node.as_boolean()) return b->get() ? "true" : "false";  // allow-no-auth = true
+  if (auto array = node.as_array()) {                                  // cpus = [0, 1, 2]
     // Joined as written, not narrowed to int, so the CPU list parser sees and refuses 4294967296.
     std::string cpus;
     for (const auto& element : *array) {
@@ -59,7 +60,7 @@ Result<std::vector<Setting>> ParseSpecToml(std::string_view text, std::string_vi
     }
     auto value = ValueText(node);
     if (!value) {
-      problems += where + ": must be a string or a whole number\n";
+      problems += where + ": must be a string, a whole number or true/false\n";
       continue;
     }
     settings.push_back({name, *value, where});

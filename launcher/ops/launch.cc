@@ -206,7 +206,7 @@ common::Status CheckPortsFree(const Deployment& deployment) {
 }
 
 common::Result<UpLock> UpLock::Take(const DeploymentDir& dir, const Progress& progress) {
-  int fd = open(dir.UpLockFile().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(dir.UpLockFile().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Error(dir.UpLockFile().string() + ": " + strerror(errno));
   auto deadline = Clock::now() + kUpLockWait;
   bool said = false;

@@ -1,5 +1,6 @@
 #include "launcher/os/files.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,8 +21,11 @@ common::Status EnsureWritableDir(const std::filesystem::path& dir) {
     return Error(dir.string() + ": cannot create the state directory (" + error.message() +
                  "; pass a writable --state-dir)");
   }
-  if (access(dir.c_str(), W_OK | X_OK) != 0) {
-    return Error(dir.string() + ": state directory is not writable (" + strerror(errno) +
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::replace, error);
+  if (access(dir.c_str(), W_OK | X_OK) != 0 || error) {
+    return Error(dir.string() + ": state directory is not writable (" +
+                 (error ? error.message() : std::string(strerror(errno))) +
                  "; pass a writable --state-dir or fix its permissions)");
   }
   return common::Ok();
@@ -30,13 +34,22 @@ common::Status EnsureWritableDir(const std::filesystem::path& dir) {
 common::Status WriteFileAtomically(const std::filesystem::path& path, const std::string& content) {
   auto temporary = path;
   temporary += ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << content;
-    out.flush();
-    if (!out) return Error(temporary.string() + ": cannot write");
+  const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Error(temporary.string() + ": cannot write (" + strerror(errno) + ")");
+  size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = write(fd, content.data() + written, content.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
   }
+  const bool complete = written == content.size();
+  close(fd);
   std::error_code error;
+  if (!complete) {
+    std::filesystem::remove(temporary, error);
+    return Error(temporary.string() + ": cannot write (" + strerror(errno) + ")");
+  }
   std::filesystem::rename(temporary, path, error);
   if (error) return Error(path.string() + ": cannot write (" + error.message() + ")");
   return common::Ok();

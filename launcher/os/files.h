@@ -11,10 +11,12 @@
 
 namespace shardctl::launcher {
 
-// Creates `dir` (and parents) and proves it is writable; the error names the directory and the fix.
+// Creates `dir` (and parents), makes it private to its owner (mode 0700: the files below hold
+// the shards' password) and proves it is writable; the error names the directory and the fix.
 common::Status EnsureWritableDir(const std::filesystem::path& dir);
 
-// Writes via a temporary file and rename, so readers never see half a file.
+// Writes via a temporary file and rename, so readers never see half a file. The file is mode
+// 0600 from its creation on: state files may hold the password.
 common::Status WriteFileAtomically(const std::filesystem::path& path, const std::string& content);
 
 common::Result<std::string> ReadWholeFile(const std::filesystem::path& path);

@@ -128,7 +128,7 @@ Result<ProcessId> SpawnPinned(const SpawnOptions& options) {
     child.node_mask[node / 64] |= 1ul << (node % 64);
   }
   if (!options.output.empty()) {
-    child.output_fd = open(options.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    child.output_fd = open(options.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (child.output_fd < 0) {
       return Error("cannot open " + options.output.string() + ": " + strerror(errno));
     }

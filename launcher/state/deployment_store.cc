@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/secrets.h"
 #include "launcher/model/plan_json.h"
 #include "launcher/os/files.h"
 
@@ -11,6 +12,11 @@ using common::Error;
 using common::Result;
 
 common::Status WriteDeployment(const DeploymentDir& dir, const Deployment& deployment) {
+  if (deployment.auth.password_required) {
+    // First the password, so a record that asks for one always finds it.
+    auto written = WriteFileAtomically(dir.PasswordFile(), deployment.auth.password + "\n");
+    if (!written.ok()) return written;
+  }
   return WriteFileAtomically(dir.DeploymentFile(), DeploymentToJson(deployment).dump(2) + "\n");
 }
 
@@ -19,7 +25,15 @@ Result<Deployment> ReadDeployment(const DeploymentDir& dir) {
   if (!text.ok()) return text.error();
   auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return Error(dir.DeploymentFile().string() + ": not valid JSON");
-  return DeploymentFromJson(json).Context(dir.DeploymentFile().string());
+  auto deployment = DeploymentFromJson(json).Context(dir.DeploymentFile().string());
+  if (!deployment.ok() || !deployment->auth.password_required) return deployment;
+  auto password = common::ReadPasswordFile(dir.PasswordFile(), "password file");
+  if (!password.ok()) {
+    return Error(password.error().message() +
+                 "; the shards need it (restore it with the password from --password-file)");
+  }
+  deployment->auth.password = std::move(password).value();
+  return deployment;
 }
 
 std::vector<std::string> ListDeployments(const std::filesystem::path& state_root) {

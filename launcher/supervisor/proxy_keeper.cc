@@ -21,7 +21,14 @@ constexpr auto kStopGrace = std::chrono::seconds(5);
 
 }  // namespace
 
-std::vector<std::string> ProxyArgv(const Deployment& deployment) {
+std::string ProxyAuthText(const AuthConfig& auth) {
+  // Clients log in with the shards' password, and the proxy logs in to the shards with it.
+  return "# written by shardctl up --password-file\nrequirepass " + auth.password +
+         "\nbackend-password " + auth.password + "\n";
+}
+
+std::vector<std::string> ProxyArgv(const Deployment& deployment,
+                                   const std::filesystem::path& auth_file) {
   const Plan& plan = deployment.plan;
   std::string seeds;
   for (const auto& shard : plan.shards) {
@@ -39,6 +46,7 @@ std::vector<std::string> ProxyArgv(const Deployment& deployment) {
     argv.insert(argv.end(), {"--metrics-port", std::to_string(deployment.proxy.metrics_port),
                              "--metrics-bind", deployment.metrics.bind});
   }
+  if (deployment.auth.password_required) argv.insert(argv.end(), {"--auth-file", auth_file});
   return argv;
 }
 
@@ -74,7 +82,11 @@ ProxyKeeper::ProxyKeeper(uv_loop_t* loop, const Deployment& deployment, const De
 
 common::Result<ProcessId> ProxyKeeper::Spawn() {
   SpawnOptions options;
-  options.argv = ProxyArgv(deployment_);
+  if (deployment_.auth.password_required) {
+    auto written = WriteFileAtomically(dir_.ProxyAuthFile(), ProxyAuthText(deployment_.auth));
+    if (!written.ok()) return written.error().Context("shardproxy --auth-file");
+  }
+  options.argv = ProxyArgv(deployment_, dir_.ProxyAuthFile());
   options.output = dir_.ProxyLog();
   auto process = SpawnPinned(options);
   if (!process.ok()) return process.error().Context("shardproxy");

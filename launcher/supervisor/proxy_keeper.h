@@ -26,8 +26,13 @@
 namespace shardctl::launcher {
 
 // shardproxy's command line for a deployment: every primary as a seed, the deployment's bind
-// address with the proxy port. Pure.
-std::vector<std::string> ProxyArgv(const Deployment& deployment);
+// address with the proxy port, and `auth_file` when the shards have a password. Pure.
+std::vector<std::string> ProxyArgv(const Deployment& deployment,
+                                   const std::filesystem::path& auth_file);
+
+// The text of shardproxy's --auth-file for a deployment with a password: clients log in with the
+// shards' password and the proxy logs in to the shards with it. Pure.
+std::string ProxyAuthText(const AuthConfig& auth);
 
 // Where `up` finds shardproxy: $SHARDCTL_PROXY_BINARY, else next to the running shardctl, else
 // $PATH. The error says how to fix it.

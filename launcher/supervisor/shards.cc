@@ -31,10 +31,10 @@ common::Status PrepareShardDir(const Deployment& deployment, const DeploymentDir
     std::error_code ignored;
     std::filesystem::remove(shard_dir / "nodes.conf", ignored);
   }
-  return WriteFileAtomically(
-      dir.ShardConfig(shard.index),
-      RenderShardConfig(deployment.engine, deployment.plan, shard,
-                        std::filesystem::absolute(shard_dir), deployment.durability));
+  return WriteFileAtomically(dir.ShardConfig(shard.index),
+                             RenderShardConfig(deployment.engine, deployment.plan, shard,
+                                               std::filesystem::absolute(shard_dir),
+                                               deployment.durability, deployment.auth));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spdlog/sinks/rotating_file_sink.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,7 +55,7 @@ Supervisor::Supervisor(const DeploymentDir& dir, EventSink events)
     : dir_(dir), events_(std::move(events)) {}
 
 common::Status Supervisor::TakeLock() {
-  lock_fd_ = open(dir_.LockFile().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  lock_fd_ = open(dir_.LockFile().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd_ < 0) return Error(dir_.LockFile().string() + ": " + strerror(errno));
   if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     return Error("deployment \"" + deployment_.plan.name +
@@ -393,6 +394,7 @@ int Supervisor::Run() {
     return 1;
   }
   deployment_ = std::move(deployment).value();
+  UseControlPassword(deployment_.auth.password);
   OpenLogAndLoop();
   bool adopting = AnyShardRunning(dir_, deployment_.plan);
   auto fail = [&](const Error& error) {
@@ -424,6 +426,9 @@ int Supervisor::Run() {
 
 int RunSupervisor(const DeploymentDir& dir, const EventSink& events) {
   signal(SIGPIPE, SIG_IGN);
+  // What the supervisor and the shards it starts create (logs, data files, the control socket)
+  // is their owner's alone: configs and snapshots hold the password and the data.
+  umask(077);
   Supervisor supervisor(dir, events);
   return supervisor.Run();
 }

@@ -87,10 +87,26 @@ const DiffCase kDiffCases[] = {
      },
      {"maxmemory-policy: noeviction -> allkeys-lru",
       "engine binary: /usr/bin/redis-server -> /opt/redis-server"}},
+    {"password added",
+     [](Deployment& d) { d.auth = {.password_required = true, .password = "s3cret"}; },
+     {"password-file: none -> set"}},
     {"one more shard",
      [](Deployment& d) { d.plan.shards.push_back(d.plan.shards.back()); },
      {"shards: 3 -> 4"}},
 };
+
+TEST(DeploymentDiffTest, AnotherPasswordIsADifferenceThatNeverShowsEitherPassword) {
+  Deployment running = Base();
+  running.auth = {.password_required = true, .password = "old-secret"};
+  Deployment requested = running;
+  EXPECT_TRUE(DiffDeployments(running, requested).empty());
+  requested.auth.password = "new-secret";
+  EXPECT_EQ(DiffDeployments(running, requested),
+            std::vector<std::string>{"password-file: holds another password"});
+  requested.auth = {};
+  EXPECT_EQ(DiffDeployments(running, requested),
+            std::vector<std::string>{"password-file: set -> none"});
+}
 
 TEST(DeploymentDiffTest, ListsEveryDifferenceUpWouldMake) {
   for (const DiffCase& test : kDiffCases) {

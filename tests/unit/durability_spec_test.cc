@@ -480,5 +480,21 @@ TEST(DeploymentJsonTest, MetricsPortsRoundTripAndDefaultToNone) {
   EXPECT_EQ(older->proxy.metrics_port, 0);
 }
 
+TEST(DeploymentJsonTest, TheRecordSaysAPasswordIsNeededButNeverHoldsIt) {
+  Deployment deployment;
+  deployment.plan.name = "closed";
+  deployment.engine = {.kind = EngineKind::kRedis, .path = "/r", .version = "7.0.15", .major = 7};
+  deployment.auth = {.password_required = true, .password = "never-in-json"};
+  nlohmann::json json = DeploymentToJson(deployment);
+  EXPECT_EQ(json.dump().find("never-in-json"), std::string::npos) << json.dump();
+  EXPECT_EQ(json["auth"], nlohmann::json::parse(R"({"password": true})"));
+  auto back = DeploymentFromJson(nlohmann::json::parse(json.dump()));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_TRUE(back->auth.password_required);
+  EXPECT_EQ(back->auth.password, "");  // state/ reads it from the password file
+  json.erase("auth");                   // a record from before passwords: none
+  EXPECT_FALSE(DeploymentFromJson(json)->auth.password_required);
+}
+
 }  // namespace
 }  // namespace shardctl::launcher

@@ -185,6 +185,30 @@ ShardPlan Shard(int index, int port, int bus_port, uint64_t maxmemory) {
                    .slots = {}};
 }
 
+// A plan of one noeviction shard named `name` on `bind`.
+Plan OneShardPlan(const char* name, const char* bind, const ShardPlan& shard) {
+  Plan plan;
+  plan.name = name;
+  plan.bind = bind;
+  plan.maxmemory_policy = "noeviction";
+  plan.shards = {shard};
+  return plan;
+}
+
+TEST(RenderShardConfigAuthTest, APasswordBecomesRequirepassAndMasterauthOnce) {
+  Engine engine{.kind = EngineKind::kRedis, .path = "/usr/bin/x-server", .version = "7.0.15"};
+  const Plan plan = OneShardPlan("cache", "10.0.0.1", Shard(0, 7000, 17000, 1 << 30));
+  const std::string open = RenderShardConfig(engine, plan, plan.shards[0], "/d");
+  EXPECT_EQ(open.find("requirepass"), std::string::npos) << open;
+  EXPECT_EQ(open.find("masterauth"), std::string::npos) << open;
+  const std::string closed = RenderShardConfig(engine, plan, plan.shards[0], "/d", {},
+                                               {.password_required = true, .password = "pw-1"});
+  auto lines = Lines(closed);
+  EXPECT_TRUE(HasLine(lines, "requirepass pw-1")) << closed;
+  EXPECT_TRUE(HasLine(lines, "masterauth pw-1")) << closed;
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), "requirepass pw-1"), 1);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shards, RenderShardConfigTest,
     testing::Values(
@@ -226,11 +250,8 @@ TEST(RenderShardConfigTest, NamesTheDeploymentShardAndEngineInTheHeader) {
 
 TEST(RenderShardConfigTest, SameInputSameText) {
   Engine engine{.kind = EngineKind::kRedis, .path = "/usr/bin/redis-server", .version = "7.0.15"};
-  Plan plan;
-  plan.name = "a";
-  plan.bind = "127.0.0.1";
-  plan.maxmemory_policy = "noeviction";
   ShardPlan shard = Shard(1, 7001, 17001, 1 << 20);
+  Plan plan = OneShardPlan("a", "127.0.0.1", shard);
   EXPECT_EQ(RenderShardConfig(engine, plan, shard, "/d"),
             RenderShardConfig(engine, plan, shard, "/d"));
 }

@@ -769,7 +769,7 @@ INSTANTIATE_TEST_SUITE_P(
                  1},
         DiffCase{"bind",
                  {{"shards", "4"}},
-                 {{"shards", "4"}, {"bind", "0.0.0.0"}},
+                 {{"shards", "4"}, {"bind", "0.0.0.0"}, {"allow-no-auth", "true"}},
                  {"bind: 127.0.0.1 -> 0.0.0.0"},
                  1},
         DiffCase{"policy",

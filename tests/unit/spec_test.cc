@@ -57,11 +57,12 @@ TEST(BuildSpecTest, NoSettingsGiveTheDefaults) {
 }
 
 TEST(BuildSpecTest, EveryKeyIsApplied) {
-  auto spec = BuildSpec({Flag("name", "cache-1"), Flag("shards", "8"), Flag("base-port", "30000"),
-                         Flag("bus-base-port", "40000"), Flag("bind", "10.0.0.5"),
-                         Flag("engine", "valkey"), Flag("cpus", "2-9"), Flag("reserve-cpus", "0,1"),
-                         Flag("shard-memory", "512mb"), Flag("max-shard-memory", "4gb"),
-                         Flag("maxmemory-policy", "allkeys-lru"), Flag("state-dir", "/tmp/st")});
+  auto spec =
+      BuildSpec({Flag("name", "cache-1"), Flag("shards", "8"), Flag("base-port", "30000"),
+                 Flag("bus-base-port", "40000"), Flag("bind", "10.0.0.5"), Flag("engine", "valkey"),
+                 Flag("cpus", "2-9"), Flag("reserve-cpus", "0,1"), Flag("shard-memory", "512mb"),
+                 Flag("max-shard-memory", "4gb"), Flag("maxmemory-policy", "allkeys-lru"),
+                 Flag("state-dir", "/tmp/st"), Flag("password-file", "/etc/shardctl/pass")});
   ASSERT_TRUE(spec.ok()) << spec.error().message();
   EXPECT_EQ(spec->name, "cache-1");
   EXPECT_EQ(spec->shards, 8);
@@ -75,11 +76,28 @@ TEST(BuildSpecTest, EveryKeyIsApplied) {
   EXPECT_EQ(spec->max_shard_memory, 4 * kGiB);
   EXPECT_EQ(spec->maxmemory_policy, "allkeys-lru");
   EXPECT_EQ(spec->state_dir, std::filesystem::path("/tmp/st"));
+  EXPECT_EQ(spec->password_file, std::filesystem::path("/etc/shardctl/pass"));
+  EXPECT_FALSE(spec->allow_no_auth);
   EXPECT_EQ(spec->memory, std::nullopt);
 
   auto total = BuildSpec({Flag("memory", "16gb")});
   ASSERT_TRUE(total.ok()) << total.error().message();
   EXPECT_EQ(total->memory, 16 * kGiB);
+}
+
+TEST(BuildSpecTest, ABindBeyondLoopbackTakesAPasswordFileOrAllowNoAuth) {
+  for (const char* bind : {"10.0.0.1", "0.0.0.0", "::", "fe80::1"}) {
+    auto with_password = BuildSpec({Flag("bind", bind), Flag("password-file", "/etc/pass")});
+    EXPECT_TRUE(with_password.ok()) << bind << ": " << with_password.error().message();
+    auto trusted = BuildSpec({Flag("allow-no-auth", "true"), Flag("bind", bind)});
+    ASSERT_TRUE(trusted.ok()) << bind << ": " << trusted.error().message();
+    EXPECT_TRUE(trusted->allow_no_auth);
+    auto open = BuildSpec({Flag("bind", bind), Flag("allow-no-auth", "false")});
+    EXPECT_FALSE(open.ok()) << bind;
+  }
+  for (const char* bind : {"127.0.0.1", "127.0.0.9", "::1"}) {
+    EXPECT_TRUE(BuildSpec({Flag("bind", bind)}).ok()) << bind;
+  }
 }
 
 TEST(BuildSpecTest, BusBasePortFollowsTheBasePortUnlessSet) {
@@ -106,8 +124,8 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(ValidCase{"shards", "1"}, ValidCase{"shards", "1000"},
                     ValidCase{"base-port", "1"}, ValidCase{"base-port", "65535"},
                     ValidCase{"bus-base-port", "65535"}, ValidCase{"bind", "::1"},
-                    ValidCase{"bind", "0.0.0.0"}, ValidCase{"bind", "fe80::1"},
-                    ValidCase{"bind", "192.168.1.20"}, ValidCase{"engine", "redis"},
+                    ValidCase{"bind", "127.0.0.2"}, ValidCase{"allow-no-auth", "false"},
+                    ValidCase{"password-file", "pass"}, ValidCase{"engine", "redis"},
                     ValidCase{"engine", "valkey"}, ValidCase{"engine", "/usr/bin/redis-server"},
                     ValidCase{"engine", "./valkey-server"}, ValidCase{"cpus", "0"},
                     ValidCase{"cpus", "0-3,8,10-11"}, ValidCase{"reserve-cpus", ""},
@@ -162,6 +180,13 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidCase{"bind", "localhost", "not an IP address"},
         InvalidCase{"bind", "", "not an IP address"},
         InvalidCase{"bind", "256.1.1.1", "not an IP address"},
+        InvalidCase{"bind", "10.0.0.1",
+                    "10.0.0.1 is reachable from other hosts, and the shards would accept anyone "
+                    "(give --password-file FILE holding a password, mode 0600, or --allow-no-auth"},
+        InvalidCase{"bind", "0.0.0.0", "--password-file FILE"},
+        InvalidCase{"bind", "::", "--password-file FILE"},
+        InvalidCase{"allow-no-auth", "yes", "expected true or false (got \"yes\")"},
+        InvalidCase{"password-file", "", "is empty"},
         InvalidCase{"engine", "memcached", "redis, valkey"},
         InvalidCase{"engine", "redis-server", "path"}, InvalidCase{"engine", "", "not an engine"},
         InvalidCase{"cpus", "", "empty"}, InvalidCase{"cpus", "3-1", "3-1"},
@@ -361,13 +386,19 @@ TEST(ParseSpecTomlTest, UnknownKeyFarFromEveryKeyHasNoSuggestion) {
 
 TEST(ParseSpecTomlTest, ValuesOfTheWrongTypeAreRefused) {
   for (const char* text : {"[shards]\ncount = 4\n", "shards = { count = 4 }\n", "memory = 1.5\n",
-                           "shards = true\n", "cpus = [\"0\", \"1\"]\n", "cpus = [[0, 1]]\n"}) {
+                           "cpus = [\"0\", \"1\"]\n", "cpus = [[0, 1]]\n"}) {
     auto settings = ParseSpecToml(text, "cluster.toml");
     ASSERT_FALSE(settings.ok()) << text;
     const std::string& message = settings.error().message();
     EXPECT_TRUE(std::regex_search(message, std::regex("^cluster\\.toml:1:[0-9]+: "))) << message;
-    EXPECT_TRUE(Contains(message, "string or a whole number")) << message;
+    EXPECT_TRUE(Contains(message, "string, a whole number or true/false")) << message;
   }
+  // A boolean is taken as text: the setting says whether it takes one.
+  auto settings = ParseSpecToml("shards = true\nallow-no-auth = true\n", "cluster.toml");
+  ASSERT_TRUE(settings.ok()) << settings.error().message();
+  auto spec = BuildSpec(*settings);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().message(), "cluster.toml:1:10: shards: \"true\" is not a whole number");
 }
 
 TEST(ParseSpecTomlTest, ReportsEveryProblemAtOnce) {
