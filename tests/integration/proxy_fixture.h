@@ -88,6 +88,7 @@ class ProxyTest : public ShardctlTest {
   void StopProxy();
 
   int proxy_port() const { return base_port() + 40; }
+  pid_t proxy_pid() const { return proxy_ ? proxy_->pid() : 0; }
   int shard_port(int index) const { return base_port() + index; }
   std::string ProxyStderr() const;
 
