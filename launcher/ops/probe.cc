@@ -95,7 +95,7 @@ void MergeSupervisorView(const json& reply, std::vector<ShardStatus>& shards) {
     status.supervised = shard;
     std::string state = shard.value("state", "");
     if (state == "crashloop" || state == "unresponsive" || state == "restarting" ||
-        (state == "starting" && status.health != "ok")) {
+        state == "disk-full" || (state == "starting" && status.health != "ok")) {
       status.health = state;
     }
   }

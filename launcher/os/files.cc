@@ -55,6 +55,13 @@ common::Status WriteFileAtomically(const std::filesystem::path& path, const std:
   return common::Ok();
 }
 
+std::optional<uint64_t> AvailableBytes(const std::filesystem::path& path) {
+  std::error_code error;
+  const auto space = std::filesystem::space(path, error);
+  if (error) return std::nullopt;
+  return space.available;
+}
+
 Result<std::string> ReadWholeFile(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) return Error(path.string() + ": cannot read");

@@ -15,6 +15,10 @@ namespace shardctl::launcher {
 // the shards' password) and proves it is writable; the error names the directory and the fix.
 common::Status EnsureWritableDir(const std::filesystem::path& dir);
 
+// Bytes an unprivileged process may still write on the filesystem holding `path`; nullopt when
+// it cannot be asked (the path is gone).
+std::optional<uint64_t> AvailableBytes(const std::filesystem::path& path);
+
 // Writes via a temporary file and rename, so readers never see half a file. The file is mode
 // 0600 from its creation on: state files may hold the password.
 common::Status WriteFileAtomically(const std::filesystem::path& path, const std::string& content);

@@ -115,7 +115,7 @@ json Supervisor::StatusReply() const {
     const bool looping = watcher.CrashLooping(now);
     json shard = {{"index", slot->index},
                   {"pid", watcher.running() ? json(watcher.process().pid) : json(nullptr)},
-                  {"state", looping ? "crashloop" : slot->state},
+                  {"state", looping && slot->state != "disk-full" ? "crashloop" : slot->state},
                   {"restarts", watcher.restarts()},
                   {"adopted", watcher.running() && !watcher.is_child()},
                   {"last_exit", watcher.last_exit()},

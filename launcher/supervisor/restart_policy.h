@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 
 namespace shardctl::launcher {
 
@@ -34,5 +35,11 @@ class RestartPolicy {
  private:
   int quick_exits_ = 0;  // consecutive exits with uptime < kStableAfter
 };
+
+// A shard whose data directory's filesystem has less than this free is not restarted when it
+// exits (it would only fail again: Redis exits on an AOF write error with appendfsync always) until
+// space is freed. Pure.
+inline constexpr uint64_t kDiskFullBelowBytes = uint64_t{4} << 20;
+inline bool IsDiskFull(uint64_t available_bytes) { return available_bytes < kDiskFullBelowBytes; }
 
 }  // namespace shardctl::launcher

@@ -31,10 +31,13 @@ common::Status PrepareShardDir(const Deployment& deployment, const DeploymentDir
     std::error_code ignored;
     std::filesystem::remove(shard_dir / "nodes.conf", ignored);
   }
-  return WriteFileAtomically(dir.ShardConfig(shard.index),
-                             RenderShardConfig(deployment.engine, deployment.plan, shard,
+  const std::string config = RenderShardConfig(deployment.engine, deployment.plan, shard,
                                                std::filesystem::absolute(shard_dir),
-                                               deployment.durability, deployment.auth));
+                                               deployment.durability, deployment.auth);
+  // Unchanged (every restart): not written again, so a full disk cannot stop the restart.
+  auto current = ReadWholeFile(dir.ShardConfig(shard.index));
+  if (current.ok() && *current == config) return common::Ok();
+  return WriteFileAtomically(dir.ShardConfig(shard.index), config);
 }
 
 }  // namespace

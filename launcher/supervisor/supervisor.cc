@@ -99,6 +99,7 @@ void Supervisor::OnShardExit(ShardSlot& slot, const ProcessWatcher::Exit& exit) 
     // Before the dead primary comes back (empty, or with an older snapshot), its replica takes
     // its place; the restarted process then rejoins as a replica.
     HandOverPrimary(slot, FailoverMode::kTakeover);
+    if (HoldForDiskSpace(slot, exit.how)) return;
     delay = policy.OnExit(exit.uptime);
     log_->warn("shard {} {} after {}; restarting in {}{}", slot.index, exit.how, Ms(exit.uptime),
                Ms(delay), policy.InCrashLoop() ? " (crash loop)" : "");
@@ -142,10 +143,37 @@ void Supervisor::OnRestartDue(ShardSlot& slot) {
   if (!shutting_down_ && !slot.watcher.running()) Respawn(slot);
 }
 
+bool Supervisor::HoldForDiskSpace(ShardSlot& slot, const std::string& how) {
+  const auto shard_dir = dir_.ShardDir(slot.index);
+  const auto available = AvailableBytes(shard_dir);
+  if (!available || !IsDiskFull(*available)) return false;
+  if (slot.state != "disk-full") {
+    log_->error(
+        "shard {} {}: its data directory {} is full ({} bytes free); not restarting it until "
+        "space is freed (delete files there or grow the filesystem; it restarts by itself)",
+        slot.index, how, shard_dir.string(), *available);
+  }
+  slot.state = "disk-full";
+  return true;
+}
+
+void Supervisor::RetryDiskFull() {
+  for (auto& owned : slots_) {
+    ShardSlot& slot = *owned;
+    if (slot.state != "disk-full" || slot.watcher.running() || shutting_down_) continue;
+    const auto available = AvailableBytes(dir_.ShardDir(slot.index));
+    if (!available || IsDiskFull(*available)) continue;
+    log_->info("shard {}: {} bytes free again; restarting it", slot.index, *available);
+    slot.watcher.policy().Reset();
+    Respawn(slot);
+  }
+}
+
 void Supervisor::Respawn(ShardSlot& slot) {
   const ShardPlan& shard = deployment_.plan.shards[slot.position];
   auto process = SpawnShard(deployment_, dir_, shard, /*fresh=*/false);
   if (!process.ok()) {
+    if (HoldForDiskSpace(slot, "could not start (" + process.error().message() + ")")) return;
     log_->error("shard {}: {}", slot.index, process.error().message());
     slot.watcher.StartFailed(process.error().message());
     return;
@@ -191,7 +219,10 @@ void Supervisor::OnHealthTick() {
       slot.hung_kill_sent = true;
     }
   }
-  if (++health_ticks_ % 40 == 0) RotateShardLogs();
+  if (++health_ticks_ % 40 == 0) {
+    RotateShardLogs();
+    RetryDiskFull();
+  }
 }
 
 // Redis opens its logfile for every line it writes, so renaming the file is a complete rotation.

@@ -32,7 +32,7 @@ struct ShardSlot {
   int index = 0;     // the shard's name: its port, data directory and log follow from it
   int position = 0;  // its place in the plan's shard list and the health checker's port list
   ProcessWatcher watcher;
-  std::string state = "starting";  // starting, ok, unresponsive, restarting, stopped
+  std::string state = "starting";  // starting, ok, unresponsive, restarting, disk-full, stopped
   bool restart_requested = false;  // an operator's restart: respawn at once when it exits
   SteadyClock::time_point restart_kill_deadline;
   bool hung_kill_sent = false;
@@ -57,6 +57,10 @@ class Supervisor {
   // Lifecycle (supervisor.cc).
   void OnShardExit(ShardSlot& slot, const ProcessWatcher::Exit& exit);
   void OnRestartDue(ShardSlot& slot);
+  // True (and the slot set to "disk-full", said once in the log) when the shard's data directory
+  // has no room: it is then restarted by RetryDiskFull once space is freed, not by its backoff.
+  bool HoldForDiskSpace(ShardSlot& slot, const std::string& how);
+  void RetryDiskFull();
   void OnHealthTick();
   void RequestStop(int signal_number);
 

@@ -100,5 +100,13 @@ TEST(Duration, FormatsAndRoundTrips) {
   }
 }
 
+TEST(DiskFullThresholdTest, LessThanFourMebibytesFreeIsFull) {
+  EXPECT_TRUE(IsDiskFull(0));
+  EXPECT_TRUE(IsDiskFull(4096));
+  EXPECT_TRUE(IsDiskFull((uint64_t{4} << 20) - 1));
+  EXPECT_FALSE(IsDiskFull(uint64_t{4} << 20));
+  EXPECT_FALSE(IsDiskFull(uint64_t{1} << 40));
+}
+
 }  // namespace
 }  // namespace shardctl::launcher
