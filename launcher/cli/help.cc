@@ -55,6 +55,10 @@ Deployment options (each also a key of the TOML file given with --config; flags 
   --bus-base-port P        shard i's cluster bus port is P+i (default: base-port + 10000)
   --bind ADDR              address the shards listen on (default: 127.0.0.1); any other than
                            loopback needs --password-file or --allow-no-auth
+  --announce ADDR          what the shards tell other nodes and clients to reach them at, when
+                           not the bind address (NAT, a container): an IP address becomes
+                           cluster-announce-ip, a host name cluster-announce-hostname (shown to
+                           clients in CLUSTER SLOTS beside the IP)
   --password-file FILE     the shards' password, on one line of FILE (mode 0600, else refused).
                            It reaches the shards through their config files (requirepass,
                            masterauth; mode 0600), never a command line; shardctl, the proxy

@@ -311,6 +311,7 @@ Result<Plan> MakePlan(const Topology& topology, const Spec& spec) {
   Plan plan{.name = spec.name,
             .engine = spec.engine,
             .bind = spec.bind,
+            .announce = spec.announce,
             .maxmemory_policy = spec.maxmemory_policy};
   plan.usable_cpus = static_cast<int>(usable->size());
   for (const auto& node : nodes) plan.usable_cores += node.cores;
@@ -350,6 +351,10 @@ std::vector<std::string> DiffPlans(const Plan& running, const Plan& requested) {
   };
   compare("engine", running.engine, requested.engine);
   compare("bind", running.bind, requested.bind);
+  if (running.announce != requested.announce) {
+    auto shown = [](const std::string& announce) { return announce.empty() ? "-" : announce; };
+    compare("announce", shown(running.announce), shown(requested.announce));
+  }
   compare("maxmemory-policy", running.maxmemory_policy, requested.maxmemory_policy);
   compare("shards", std::to_string(running.shards.size()), std::to_string(requested.shards.size()));
   if (!diffs.empty() || running.shards.size() != requested.shards.size()) return diffs;

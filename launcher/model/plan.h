@@ -49,6 +49,7 @@ struct Plan {
   std::string name;
   std::string engine;  // as the spec names it: "redis", "valkey" or a path
   std::string bind;
+  std::string announce;  // --announce: the address or name other hosts and clients are told
   std::string maxmemory_policy;
   std::vector<ShardPlan> shards;
   std::vector<std::string> warnings;  // things the user should know but that do not stop `up`

@@ -24,6 +24,7 @@ json PlanToJson(const Plan& plan) {
   return {{"name", plan.name},
           {"engine", plan.engine},
           {"bind", plan.bind},
+          {"announce", plan.announce},
           {"maxmemory_policy", plan.maxmemory_policy},
           {"usable_cpus", plan.usable_cpus},
           {"usable_cores", plan.usable_cores},
@@ -37,6 +38,7 @@ Result<Plan> PlanFromJson(const json& in) {
     plan.name = in.at("name").get<std::string>();
     plan.engine = in.at("engine").get<std::string>();
     plan.bind = in.at("bind").get<std::string>();
+    plan.announce = in.value("announce", "");
     plan.maxmemory_policy = in.at("maxmemory_policy").get<std::string>();
     plan.usable_cpus = in.value("usable_cpus", 0);
     plan.usable_cores = in.value("usable_cores", 0);

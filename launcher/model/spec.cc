@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -50,6 +51,7 @@ const std::vector<std::string_view> kKeys = {
     "metrics-bind",
     "password-file",
     "allow-no-auth",
+    "announce",
 };
 
 const std::vector<std::string_view> kPolicies = {
@@ -89,6 +91,23 @@ bool IsIpLiteral(const std::string& text) {
   unsigned char buffer[sizeof(struct in6_addr)];
   return inet_pton(AF_INET, text.c_str(), buffer) == 1 ||
          inet_pton(AF_INET6, text.c_str(), buffer) == 1;
+}
+
+// A DNS name: dot-separated labels of letters, digits and inner hyphens, at most 253 bytes.
+bool IsHostName(std::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  while (true) {
+    const size_t dot = name.find('.');
+    const std::string_view label = name.substr(0, dot);
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') {
+      return false;
+    }
+    for (char c : label) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') return false;
+    }
+    if (dot == std::string_view::npos) return true;
+    name.remove_prefix(dot + 1);
+  }
 }
 
 // Applies one setting to the spec; returns the problem (without `where`) or nothing.
@@ -268,6 +287,16 @@ const std::map<std::string_view, Applier>& Appliers() {
            return Error("\"" + v + "\" is not an IP address (use e.g. 127.0.0.1, 0.0.0.0 or ::1)");
          }
          s.metrics_bind = v;
+         return common::Ok();
+       }},
+      {"announce",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (!IsIpLiteral(v) && !IsHostName(v)) {
+           return Error("\"" + v +
+                        "\" is neither an IP address nor a host name (use e.g. 10.0.0.1 or "
+                        "cache-1.example.com)");
+         }
+         s.announce = v;
          return common::Ok();
        }},
       {"password-file",

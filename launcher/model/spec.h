@@ -62,6 +62,9 @@ struct Spec {
   int base_port = kDefaultBasePort;
   std::optional<int> bus_base_port;  // unset: base_port + 10000
   std::string bind = "127.0.0.1";
+  // --announce: what the shards tell other nodes and clients. An IP address becomes
+  // cluster-announce-ip; a host name cluster-announce-hostname. Empty: the bind address.
+  std::string announce;
   std::string engine = "redis";          // "redis", "valkey" or a path to a server binary
   std::optional<std::vector<int>> cpus;  // unset: every online CPU
   std::vector<int> reserve_cpus;

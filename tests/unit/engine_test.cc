@@ -209,6 +209,22 @@ TEST(RenderShardConfigAuthTest, APasswordBecomesRequirepassAndMasterauthOnce) {
   EXPECT_EQ(std::count(lines.begin(), lines.end(), "requirepass pw-1"), 1);
 }
 
+TEST(RenderShardConfigAnnounceTest, AnAddressOrANameIsAnnounced) {
+  Engine engine{.kind = EngineKind::kRedis, .path = "/usr/bin/x-server", .version = "7.0.15"};
+  Plan plan = OneShardPlan("cache", "0.0.0.0", Shard(0, 7000, 17000, 1 << 30));
+  EXPECT_EQ(RenderShardConfig(engine, plan, plan.shards[0], "/d").find("announce"),
+            std::string::npos);
+  for (const auto& [announce, line] : std::vector<std::pair<std::string, std::string>>{
+           {"10.0.0.7", "cluster-announce-ip 10.0.0.7"},
+           {"fd00::7", "cluster-announce-ip fd00::7"},
+           {"dead.beef", "cluster-announce-hostname dead.beef"},
+           {"cache-1.example.com", "cluster-announce-hostname cache-1.example.com"}}) {
+    plan.announce = announce;
+    auto lines = Lines(RenderShardConfig(engine, plan, plan.shards[0], "/d"));
+    EXPECT_TRUE(HasLine(lines, line)) << announce;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shards, RenderShardConfigTest,
     testing::Values(
