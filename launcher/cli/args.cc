@@ -36,6 +36,7 @@ const std::map<std::string, std::set<std::string>> kSwitches = {
     {"rolling", {"restart"}},
     {"follow", {"logs"}},
     {"allow-no-auth", {"plan", "up"}},
+    {"cluster", {"status"}},
 };
 
 // Flags with a value that are not spec settings.
@@ -157,6 +158,7 @@ void ApplySwitch(const std::string& flag, Invocation& invocation) {
   if (flag == "purge") invocation.purge = true;
   if (flag == "rolling") invocation.rolling = true;
   if (flag == "follow") invocation.follow = true;
+  if (flag == "cluster") invocation.cluster = true;
   // A spec setting written as a switch: `--allow-no-auth` is allow-no-auth = true.
   if (flag == "allow-no-auth") invocation.settings.push_back({flag, "true", "--" + flag});
 }

@@ -27,6 +27,7 @@ struct Invocation {
   bool purge = false;
   bool rolling = false;      // restart --rolling
   bool follow = false;       // logs -f
+  bool cluster = false;      // status --cluster: every node of the cluster, other hosts' too
   int lines = 50;            // logs --lines
   std::optional<int> shard;  // restart SHARD, logs SHARD
   // rebalance / move-slots / scale

@@ -10,6 +10,7 @@
 #include "launcher/model/deployment.h"
 #include "launcher/model/deployment_dir.h"
 #include "launcher/model/topology.h"
+#include "launcher/ops/probe.h"
 #include "launcher/state/deployment_store.h"
 
 namespace shardctl::launcher {
@@ -18,6 +19,10 @@ int RunPlan(const Invocation& invocation);
 int RunUp(const Invocation& invocation);
 int RunSupervise(const Invocation& invocation);
 int RunStatus(const Invocation& invocation);
+// The status exit code of a verdict: 0 ok, 1 degraded, 2 down.
+int StatusExitCode(Verdict verdict);
+// `status --cluster` of a loaded deployment (status_cluster.cc).
+int RunStatusCluster(const Invocation& invocation, const Deployment& deployment);
 int RunDown(const Invocation& invocation);
 int RunRestart(const Invocation& invocation);
 int RunLogs(const Invocation& invocation);

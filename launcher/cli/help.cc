@@ -133,7 +133,7 @@ refuses and lists what differs. If anything fails, everything started is stopped
 )";
 
 constexpr const char* kStatus =
-    R"(Usage: shardctl status [--name NAME] [--state-dir DIR] [--config FILE] [--json]
+    R"(Usage: shardctl status [--name NAME] [--state-dir DIR] [--config FILE] [--json] [--cluster]
 
 Probes every shard of the deployment and prints one row per shard: pid, port, CPUs, NUMA node,
 maxmemory, used memory, keys, role and health, plus the cluster state and any slot moves in
@@ -144,6 +144,12 @@ stay until the next rebalance, move-slots, scale or up finishes them).
                            plan fields plus pid, node_id, health, used_memory, keys, and
                            moves_in_progress[] (slots, first_slot, last_slot, source_shard,
                            target_shard)
+  --cluster                every node of the Redis Cluster the deployment is in, other hosts'
+                           too, as the first local shard that answers sees them: host, port,
+                           name, role, primary, slots, state, and which shard of this deployment
+                           it is ("-": not one of ours). JSON: cluster_state, seen_from, hosts,
+                           nodes[] (id, host, port, hostname, role, primary_id, slots, state,
+                           shard). Exit 0 all ok, 1 a node failing or unreachable, 2 cluster down
 
 Exit codes (monitoring-plugin convention, usable from cron and Nagios-style checks):
   0  every shard healthy and the supervisor running

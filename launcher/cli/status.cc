@@ -16,18 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-int ExitCodeOf(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::kOk:
-      return kStatusOk;
-    case Verdict::kDegraded:
-      return kStatusDegraded;
-    case Verdict::kDown:
-      break;
-  }
-  return kStatusDown;
-}
-
 std::string MetricsUrl(const std::string& bind, int port) {
   return "http://" + common::FormatEndpoint(bind, port) + "/metrics";
 }
@@ -201,17 +189,30 @@ void PrintHuman(const Deployment& deployment, const DeploymentStatus& status,
 
 }  // namespace
 
+int StatusExitCode(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kOk:
+      return kStatusOk;
+    case Verdict::kDegraded:
+      return kStatusDegraded;
+    case Verdict::kDown:
+      break;
+  }
+  return kStatusDown;
+}
+
 int RunStatus(const Invocation& invocation) {
   auto loaded = LoadTarget(invocation, {.if_missing = TargetNeeds::IfMissing::kUnknown});
   if (auto* code = std::get_if<int>(&loaded)) return *code;
   const Deployment& deployment = *std::get<Target>(loaded).deployment;
+  if (invocation.cluster) return RunStatusCluster(invocation, deployment);
   DeploymentStatus status = ProbeDeployment(std::get<Target>(loaded).dir, deployment);
   if (invocation.json) {
     std::cout << StatusJson(deployment, status).dump(2) << "\n";
   } else {
     PrintHuman(deployment, status, StateDirHint(std::get<Target>(loaded).spec));
   }
-  return ExitCodeOf(status.summary.verdict);
+  return StatusExitCode(status.summary.verdict);
 }
 
 }  // namespace shardctl::launcher

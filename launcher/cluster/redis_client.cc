@@ -85,6 +85,34 @@ namespace {
 std::string control_password;  // see UseControlPassword
 }  // namespace
 
+Result<FirstAnswer> AskFirstThatAnswers(const std::string& host, const std::vector<int>& ports,
+                                        const std::vector<Command>& commands,
+                                        std::chrono::milliseconds timeout) {
+  std::string last_error = "no node to ask";
+  for (int port : ports) {
+    auto connection = RedisConnection::Connect(host, port, timeout);
+    if (!connection.ok()) {
+      last_error = connection.error().message();
+      continue;
+    }
+    auto replies = connection->Pipeline(commands);
+    if (!replies.ok()) {
+      last_error = replies.error().message();
+      continue;
+    }
+    FirstAnswer answer{.address = connection->address(), .replies = {}};
+    for (auto& reply : *replies) {
+      if (!reply.ok()) {
+        last_error = connection->address() + ": " + reply.error().message();
+        break;
+      }
+      answer.replies.push_back(std::move(reply).value());
+    }
+    if (answer.replies.size() == commands.size()) return answer;
+  }
+  return Error(last_error);
+}
+
 void UseControlPassword(std::string password) { control_password = std::move(password); }
 
 const std::string& ControlPassword() { return control_password; }

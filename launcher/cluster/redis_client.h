@@ -69,6 +69,19 @@ class RedisConnection {
   std::string address_;
 };
 
+// The replies of the first of several nodes that answered every command.
+struct FirstAnswer {
+  std::string address;               // host:port of the node that answered
+  std::vector<std::string> replies;  // one per command, as RedisConnection::Run gives them
+};
+
+// Sends `commands` to host:port for each of `ports` in order until one node answers all of them
+// without an error reply. The error names the last failure ("127.0.0.1:7002: Connection refused").
+common::Result<FirstAnswer> AskFirstThatAnswers(const std::string& host,
+                                                const std::vector<int>& ports,
+                                                const std::vector<Command>& commands,
+                                                std::chrono::milliseconds timeout);
+
 // The password every RedisConnection of this process logs in with; "" (the default) for none.
 // One process manages one deployment, so this is set once, before any thread connects: by the
 // command line after reading the deployment, and by the supervisor as it starts.

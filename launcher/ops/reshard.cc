@@ -84,42 +84,32 @@ Result<std::vector<SlotMove>> PlanMoves(const Plan& plan, LivePrimaries& primari
 }  // namespace
 
 Result<LivePrimaries> ReadLivePrimaries(const Plan& plan, std::chrono::milliseconds timeout) {
-  std::string last_error = "the deployment has no shards";
-  for (const auto& shard : plan.shards) {
-    auto connection = RedisConnection::Connect(plan.bind, shard.port, timeout);
-    if (!connection.ok()) {
-      last_error = connection.error().message();
+  std::vector<int> ports;
+  for (const auto& shard : plan.shards) ports.push_back(shard.port);
+  auto answer = AskFirstThatAnswers(plan.bind, ports, {{"CLUSTER", "NODES"}}, timeout);
+  if (!answer.ok()) return Error("no shard answered CLUSTER NODES: " + answer.error().message());
+  auto lines = common::ParseClusterNodes(answer->replies[0]);
+  if (!lines.ok()) return Error(answer->address + ": " + lines.error().message());
+  std::map<int, int> shard_of_port;
+  for (const auto& planned : plan.shards) shard_of_port[planned.port] = planned.index;
+  LivePrimaries primaries;
+  for (const auto& line : *lines) {
+    if (!line.IsPrimary() || line.Failing() || line.address.port == 0) continue;
+    // One node's view lags gossip (a new replica still listed as a primary): ask the node.
+    if (!SaysPrimary(line.address.host.empty() ? plan.bind : line.address.host, line.address.port,
+                     timeout)) {
       continue;
     }
-    auto text = connection->Run({"CLUSTER", "NODES"});
-    if (!text.ok()) {
-      last_error = connection->address() + ": " + text.error().message();
-      continue;
-    }
-    auto lines = common::ParseClusterNodes(*text);
-    if (!lines.ok()) return Error(connection->address() + ": " + lines.error().message());
-    std::map<int, int> shard_of_port;
-    for (const auto& planned : plan.shards) shard_of_port[planned.port] = planned.index;
-    LivePrimaries primaries;
-    for (const auto& line : *lines) {
-      if (!line.IsPrimary() || line.Failing() || line.address.port == 0) continue;
-      // One node's view lags gossip (a new replica still listed as a primary): ask the node.
-      if (!SaysPrimary(line.address.host.empty() ? plan.bind : line.address.host, line.address.port,
-                       timeout)) {
-        continue;
-      }
-      auto index = shard_of_port.find(line.address.port);
-      primaries.owners.push_back({.id = line.id,
-                                  .shard = index == shard_of_port.end() ? -1 : index->second,
-                                  .slots = line.slots,
-                                  .drain = false});
-      primaries.nodes.push_back({.id = line.id,
-                                 .host = line.address.host.empty() ? plan.bind : line.address.host,
-                                 .port = line.address.port});
-    }
-    return primaries;
+    auto index = shard_of_port.find(line.address.port);
+    primaries.owners.push_back({.id = line.id,
+                                .shard = index == shard_of_port.end() ? -1 : index->second,
+                                .slots = line.slots,
+                                .drain = false});
+    primaries.nodes.push_back({.id = line.id,
+                               .host = line.address.host.empty() ? plan.bind : line.address.host,
+                               .port = line.address.port});
   }
-  return Error("no shard answered CLUSTER NODES: " + last_error);
+  return primaries;
 }
 
 Result<std::vector<OpenSlot>> FinishInterruptedMoves(const Plan& plan) {

@@ -13,7 +13,7 @@ APT_PACKAGES=(
   libgtest-dev nlohmann-json3-dev clang libclang-rt-14-dev
   redis-server redis-tools python3 python3-venv python3-pip gnuplot-nox
   dpkg-dev groff-base zsh
-  tmux prometheus
+  tmux prometheus iproute2
 )
 
 log() { printf '==> %s\n' "$*" >&2; }
@@ -47,7 +47,8 @@ ensure_apt_packages() {
   # Debian's redis-server package starts a service on 6379 where an init system runs; shardctl
   # does not use it and its ports never collide with it. The same holds for prometheus (9090),
   # installed for its promtool, which the metrics tests run on both /metrics endpoints; tmux gives
-  # `shardctl top` and the progress line a terminal in the tests.
+  # `shardctl top` and the progress line a terminal in the tests; iproute2's `ip netns` stands
+  # two hosts up in network namespaces for the tests of non-loopback deployments.
   step "apt-get install" as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
     --no-install-recommends "${missing[@]}"
 }
