@@ -31,6 +31,9 @@ constexpr auto kStopGrace = std::chrono::seconds(10);
 constexpr auto kHealthInterval = std::chrono::milliseconds(250);
 constexpr auto kPingTimeout = std::chrono::milliseconds(250);
 constexpr auto kAdoptHealthyWait = std::chrono::seconds(15);
+// A shard silent this long gets its node looked up in a peer's CLUSTER NODES
+// (KillIfFailedWhileSilent).
+constexpr auto kFailCheckAfter = std::chrono::seconds(1);
 constexpr uint64_t kMaxShardLogBytes = 16 << 20;
 constexpr int kKeptShardLogs = 3;
 
@@ -108,35 +111,62 @@ void Supervisor::OnShardExit(ShardSlot& slot, const ProcessWatcher::Exit& exit) 
   slot.watcher.RestartIn(delay);
 }
 
-bool Supervisor::HandOverPrimary(const ShardSlot& slot, FailoverMode mode) {
+std::optional<PeerView> Supervisor::AskPeersAbout(const ShardSlot& slot) const {
   auto conf = ReadWholeFile(dir_.ShardDir(slot.index) / "nodes.conf");
   auto id = conf.ok() ? MyselfId(*conf) : std::nullopt;
-  if (!id) return false;
-  const std::string& host = deployment_.plan.bind;
+  if (!id) return std::nullopt;
   for (const auto& other : slots_) {  // any live peer knows who replicates whom
     if (other.get() == &slot || !other->watcher.running()) continue;
     int port = deployment_.plan.shards[other->position].port;
-    auto connection = RedisConnection::Connect(host, port, std::chrono::milliseconds(300));
+    auto connection =
+        RedisConnection::Connect(deployment_.plan.bind, port, std::chrono::milliseconds(300));
     auto listing = connection.ok() ? connection->Run({"CLUSTER", "NODES"})
                                    : Result<std::string>(connection.error());
     if (!listing.ok()) continue;
     auto nodes = common::ParseClusterNodes(*listing);
     if (!nodes.ok()) continue;
     const common::NodeLine* me = common::FindNode(*nodes, *id);
-    if (me == nullptr || !me->IsPrimary() || !me->HasSlots()) return false;
-    for (int replica : ReplicaPorts(*nodes, *id)) {
-      auto timeout = std::chrono::seconds(mode == FailoverMode::kTakeover ? 2 : 5);
-      auto promoted = PromoteReplica(host, replica, mode, timeout);
-      if (promoted.ok()) {
-        log_->info("replica on port {} took over the slots of shard {} ({})", replica, slot.index,
-                   mode == FailoverMode::kTakeover ? "takeover" : "graceful failover");
-        return true;
-      }
-      log_->warn("promoting the replica on port {}: {}", replica, promoted.error().message());
+    if (me == nullptr) return std::nullopt;
+    PeerView view{.nodes = std::move(nodes).value(), .me = *me};
+    return view;
+  }
+  return std::nullopt;
+}
+
+bool Supervisor::HandOverPrimary(const ShardSlot& slot, FailoverMode mode) {
+  auto view = AskPeersAbout(slot);
+  if (!view || !view->me.IsPrimary() || !view->me.HasSlots()) return false;
+  for (int replica : ReplicaPorts(view->nodes, view->me.id)) {
+    auto timeout = std::chrono::seconds(mode == FailoverMode::kTakeover ? 2 : 5);
+    auto promoted = PromoteReplica(deployment_.plan.bind, replica, mode, timeout);
+    if (promoted.ok()) {
+      log_->info("replica on port {} took over the slots of shard {} ({})", replica, slot.index,
+                 mode == FailoverMode::kTakeover ? "takeover" : "graceful failover");
+      return true;
     }
-    return false;
+    log_->warn("promoting the replica on port {}: {}", replica, promoted.error().message());
   }
   return false;
+}
+
+void Supervisor::KillIfFailedWhileSilent(ShardSlot& slot, SteadyClock::time_point now,
+                                         SteadyClock::duration silent) {
+  // Never sooner than two pings' time: a shard merely between pings is not silent.
+  const auto quiet = std::max<SteadyClock::duration>(
+      kFailCheckAfter,
+      2 * HealthPingInterval(slots_.size(), deployment_.supervision.health_timeout));
+  if (silent < quiet || slot.hung_kill_sent || now < slot.next_fail_check) return;
+  slot.next_fail_check = now + kHealthInterval;
+  auto view = AskPeersAbout(slot);
+  if (!view || !view->me.HasFlag("fail")) return;
+  // A hung process that resumes would first acknowledge the writes waiting in its sockets, then
+  // learn it was replaced and drop them (docs/reliability.md): killed, it acknowledges nothing.
+  log_->warn(
+      "shard {} (pid {}) is silent and the cluster marked it failed: killing it now, so it "
+      "cannot acknowledge writes it would lose when it resumes",
+      slot.index, slot.watcher.process().pid);
+  kill(slot.watcher.process().pid, SIGKILL);
+  slot.hung_kill_sent = true;
 }
 
 void Supervisor::OnRestartDue(ShardSlot& slot) {
@@ -201,6 +231,7 @@ void Supervisor::OnHealthTick() {
       kill(pid, SIGKILL);
       slot.hung_kill_sent = true;
     }
+    KillIfFailedWhileSilent(slot, now, silent);
     if (silent < timeout) {
       if (health_->LastAnswer(slot.position) > started && slot.state != "ok") {
         if (slot.state == "unresponsive") log_->info("shard {} answers again", slot.index);

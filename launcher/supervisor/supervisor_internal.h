@@ -6,9 +6,11 @@
 #include <uv.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/cluster_text.h"
 #include "launcher/cluster/failover.h"
 #include "launcher/supervisor/fork_scheduler.h"
 #include "launcher/supervisor/health_checker.h"
@@ -36,6 +38,13 @@ struct ShardSlot {
   bool restart_requested = false;  // an operator's restart: respawn at once when it exits
   SteadyClock::time_point restart_kill_deadline;
   bool hung_kill_sent = false;
+  SteadyClock::time_point next_fail_check;  // when KillIfFailedWhileSilent may ask peers again
+};
+
+// A live peer's CLUSTER NODES, and one shard's own line in it.
+struct PeerView {
+  std::vector<common::NodeLine> nodes;
+  common::NodeLine me;
 };
 
 // A connection on the control socket.
@@ -93,6 +102,12 @@ class Supervisor {
   // When the slot's process is (was) a primary owning slots with a live replica, promotes that
   // replica. Returns true when one took over. Blocks up to a few seconds.
   bool HandOverPrimary(const ShardSlot& slot, FailoverMode mode);
+  // What a live peer says of `slot`'s node; nullopt when it has no node ID yet or no peer answers.
+  std::optional<PeerView> AskPeersAbout(const ShardSlot& slot) const;
+  // A shard silent for a second or more whose node the cluster has marked failed is killed at
+  // once (asking a peer at most every health tick while it stays silent), not after hang-grace.
+  void KillIfFailedWhileSilent(ShardSlot& slot, SteadyClock::time_point now,
+                               SteadyClock::duration silent);
   void StopShards();
   // Stops the health checker and every shard, once; exits seen afterwards are not crashes.
   void StopAll();

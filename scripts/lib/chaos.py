@@ -254,11 +254,15 @@ class Faults:
     def stop_primary(self):
         index, port, pid = self.pick_primary()
         os.kill(pid, signal.SIGSTOP)
+        outcome = "then SIGCONT"
         try:
             time.sleep(2 * self.node_timeout)
         finally:
-            os.kill(pid, signal.SIGCONT)
-        return f"shard {index} (port {port}) stopped {2 * self.node_timeout:g} s"
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:  # the supervisor killed it once the cluster failed it
+                outcome = "killed by the supervisor while stopped"
+        return f"shard {index} (port {port}) stopped {2 * self.node_timeout:g} s, {outcome}"
 
     def scale(self):
         shards = self.deployment.args.shards

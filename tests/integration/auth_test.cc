@@ -80,7 +80,7 @@ TEST_F(AuthTest, EveryShardTheProxyAndEveryCommandUseThePassword) {
   }
   EXPECT_EQ(ReadFileText(deployment_dir() / "deployment.json").find(kPassword), std::string::npos);
   EXPECT_EQ(ModeOf(deployment_dir()), "0700");
-  for (const fs::path file :
+  for (const fs::path& file :
        {deployment_dir() / "password", deployment_dir() / "proxy.auth",
         deployment_dir() / "shards/0/redis.conf", deployment_dir() / "deployment.json"}) {
     EXPECT_EQ(ModeOf(file), "0600") << file;

@@ -41,9 +41,9 @@ void ExpectServed(int port, const std::string& key) {
 TEST_F(ProxyTest, OversizedLengthHeadersGetAProtocolErrorAndAClosedConnection) {
   UpWithProxy();
   ASSERT_FALSE(HasFailure());
-  for (const std::string header : {std::string("*1\r\n$600000000\r\n"),  // over proto-max-bulk-len
-                                   std::string("*99999999999\r\n"), std::string("*1\r\n$-5\r\n"),
-                                   std::string("*1\r\n$99999999999999999999\r\n")}) {
+  for (const std::string& header : {std::string("*1\r\n$600000000\r\n"),  // over proto-max-bulk-len
+                                    std::string("*99999999999\r\n"), std::string("*1\r\n$-5\r\n"),
+                                    std::string("*1\r\n$99999999999999999999\r\n")}) {
     RawConnection raw(proxy_port());
     ASSERT_TRUE(raw.connected());
     ASSERT_TRUE(raw.Send(header));
