@@ -3,17 +3,10 @@
 #include <algorithm>
 
 #include "common/numbers.h"
+#include "common/text.h"
 
 namespace shardctl::common {
 namespace {
-
-constexpr std::string_view kSpace = " \t\r\n";
-
-std::string_view Trim(std::string_view text) {
-  const size_t begin = text.find_first_not_of(kSpace);
-  if (begin == std::string_view::npos) return {};
-  return text.substr(begin, text.find_last_not_of(kSpace) - begin + 1);
-}
 
 Error BadList(std::string_view text, const std::string& what) {
   return Error("bad CPU list \"" + std::string(text) + "\": " + what);
@@ -52,13 +45,13 @@ Status ParseEntry(std::string_view text, std::string_view entry, std::vector<int
 }  // namespace
 
 Result<std::vector<int>> ParseCpuList(std::string_view text) {
-  text = Trim(text);
+  text = TrimSpace(text);
   std::vector<int> cpus;
   if (text.empty()) return cpus;
   size_t begin = 0;
   while (true) {
     const size_t comma = text.find(',', begin);
-    const std::string_view entry = Trim(text.substr(begin, comma - begin));
+    const std::string_view entry = TrimSpace(text.substr(begin, comma - begin));
     if (entry.empty()) {
       return BadList(text, "empty entry at character " + std::to_string(begin + 1) +
                                " (remove the extra comma)");

@@ -4,17 +4,12 @@
 #include <sstream>
 
 #include "common/numbers.h"
+#include "common/text.h"
 
 namespace shardctl::common {
 namespace {
 
 constexpr size_t kMaxPasswordLength = 512;
-
-std::string_view Trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
-}
 
 // "127.x.y.z" with four numbers from 0 to 255.
 bool IsLoopbackIpv4(std::string_view host) {
@@ -48,7 +43,7 @@ Result<std::string> ParsePassword(std::string_view text, std::string_view source
   int lines = 0;
   while (!text.empty()) {
     const size_t end = text.find('\n');
-    const std::string_view line = Trim(text.substr(0, end));
+    const std::string_view line = TrimSpace(text.substr(0, end));
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
     if (line.empty() || line.front() == '#') continue;
     password = line;

@@ -1,7 +1,5 @@
 #include "launcher/engine/engine.h"
 
-#include <arpa/inet.h>
-
 #include <cstdlib>
 #include <sstream>
 
@@ -101,16 +99,6 @@ Result<Engine> ResolveEngine(const std::string& engine_spec) {
   return engine;
 }
 
-namespace {
-
-bool IsIpAddress(const std::string& text) {
-  unsigned char buffer[sizeof(in6_addr)];
-  return inet_pton(AF_INET, text.c_str(), buffer) == 1 ||
-         inet_pton(AF_INET6, text.c_str(), buffer) == 1;
-}
-
-}  // namespace
-
 std::string RenderShardConfig(const Engine& engine, const Plan& plan, const ShardPlan& shard,
                               const std::filesystem::path& shard_dir, const Durability& durability,
                               const AuthConfig& auth) {
@@ -151,7 +139,7 @@ std::string RenderShardConfig(const Engine& engine, const Plan& plan, const Shar
   if (!plan.announce.empty()) {
     // Other hosts and clients reach the shard here, not at its bind address. A name is given to
     // clients beside the IP (CLUSTER SLOTS, CLUSTER SHARDS); redirects keep naming the IP.
-    out << (IsIpAddress(plan.announce) ? "cluster-announce-ip " : "cluster-announce-hostname ")
+    out << (IsIpLiteral(plan.announce) ? "cluster-announce-ip " : "cluster-announce-hostname ")
         << plan.announce << "\n";
   }
   if (auth.password_required) {

@@ -9,24 +9,19 @@
 #include "common/cpu_list.h"
 #include "common/numbers.h"
 #include "common/size.h"
+#include "common/text.h"
 
 namespace shardctl::launcher {
 
 namespace fs = std::filesystem;
 using common::Error;
 using common::Result;
+using common::TrimSpace;
 
 namespace {
 
 // v1 reports "no limit" as the largest page-aligned 63-bit number (9223372036854771712).
 constexpr uint64_t kUnlimitedFrom = uint64_t{1} << 60;
-
-std::string_view Trim(std::string_view text) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  size_t begin = text.find_first_not_of(kSpace);
-  if (begin == std::string_view::npos) return {};
-  return text.substr(begin, text.find_last_not_of(kSpace) - begin + 1);
-}
 
 std::vector<std::string_view> Split(std::string_view text, char separator) {
   std::vector<std::string_view> parts;
@@ -91,8 +86,8 @@ Result<bool> ReadCpuset(const fs::path& dir, const char* file, HostLimits& limit
                         const char* label) {
   auto text = ReadIfPresent(dir / file);
   if (!text.ok()) return text.error();
-  if (!*text || Trim(**text).empty()) return false;
-  auto cpus = common::ParseCpuList(Trim(**text));
+  if (!*text || TrimSpace(**text).empty()) return false;
+  auto cpus = common::ParseCpuList(TrimSpace(**text));
   if (!cpus.ok()) return cpus.error().Context((dir / file).string());
   limits.cpus = limits.cpus ? Intersect(*limits.cpus, *cpus) : *cpus;
   limits.sources.push_back(std::string(label) + " cpuset " + common::FormatCpuList(*cpus) + " (" +
@@ -157,13 +152,13 @@ std::optional<std::string> CgroupPathOf(std::string_view proc_cgroup, std::strin
     const bool match = controller.empty()
                            ? controllers.empty()
                            : std::find(names.begin(), names.end(), controller) != names.end();
-    if (match) return std::string(Trim(line.substr(second + 1)));
+    if (match) return std::string(TrimSpace(line.substr(second + 1)));
   }
   return std::nullopt;
 }
 
 Result<std::optional<uint64_t>> ParseMemoryLimit(std::string_view text) {
-  text = Trim(text);
+  text = TrimSpace(text);
   if (text == "max") return std::optional<uint64_t>();
   auto value = common::ParseInteger<uint64_t>(text);
   if (!value) return Error("\"" + std::string(text) + "\" is not a memory limit");
@@ -178,7 +173,7 @@ Result<HostLimits> ReadHostLimits(const fs::path& root) {
   if (*status) {
     for (std::string_view line : Split(**status, '\n')) {
       if (!line.starts_with("Cpus_allowed_list:")) continue;
-      auto cpus = common::ParseCpuList(Trim(line.substr(line.find(':') + 1)));
+      auto cpus = common::ParseCpuList(TrimSpace(line.substr(line.find(':') + 1)));
       if (!cpus.ok()) return cpus.error().Context((root / "proc/self/status").string());
       limits.cpus = *cpus;
       limits.sources.push_back("CPU affinity " + common::FormatCpuList(*cpus));
@@ -297,7 +292,7 @@ Result<NicInterrupts> ReadNicInterrupts(const fs::path& root) {
     auto text = ReadIfPresent(file);
     if (!text.ok()) return text.error();
     if (!*text) continue;
-    auto list = common::ParseCpuList(Trim(**text));
+    auto list = common::ParseCpuList(TrimSpace(**text));
     if (!list.ok()) return list.error().Context(file.string());
     nic.irqs.push_back(irq);
     cpus.insert(list->begin(), list->end());

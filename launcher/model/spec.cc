@@ -87,12 +87,6 @@ bool IsValidName(std::string_view name) {
   });
 }
 
-bool IsIpLiteral(const std::string& text) {
-  unsigned char buffer[sizeof(struct in6_addr)];
-  return inet_pton(AF_INET, text.c_str(), buffer) == 1 ||
-         inet_pton(AF_INET6, text.c_str(), buffer) == 1;
-}
-
 // A DNS name: dot-separated labels of letters, digits and inner hyphens, at most 253 bytes.
 bool IsHostName(std::string_view name) {
   if (name.empty() || name.size() > 253) return false;
@@ -339,6 +333,12 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 }
 
 }  // namespace
+
+bool IsIpLiteral(const std::string& text) {
+  unsigned char buffer[sizeof(struct in6_addr)];
+  return inet_pton(AF_INET, text.c_str(), buffer) == 1 ||
+         inet_pton(AF_INET6, text.c_str(), buffer) == 1;
+}
 
 const std::vector<std::string_view>& SpecKeys() { return kKeys; }
 

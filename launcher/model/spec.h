@@ -98,6 +98,9 @@ struct Setting {
   std::string where;  // for messages: "--base-port" or "file.toml:3:1: base-port"
 };
 
+// True when `text` is an IPv4 or IPv6 address (no name, no brackets, no port).
+bool IsIpLiteral(const std::string& text);
+
 // The names of all spec settings, in the order --help lists them.
 const std::vector<std::string_view>& SpecKeys();
 

@@ -12,6 +12,7 @@
 
 #include "common/cpu_list.h"
 #include "common/numbers.h"
+#include "common/text.h"
 
 namespace shardctl::launcher {
 
@@ -19,6 +20,7 @@ namespace fs = std::filesystem;
 using common::Error;
 using common::Result;
 using common::Status;
+using common::TrimSpace;
 
 const Cpu* Topology::FindCpu(int id) const {
   auto it = std::lower_bound(cpus.begin(), cpus.end(), id,
@@ -36,13 +38,6 @@ namespace {
 
 constexpr uint64_t kKiB = 1024;
 
-std::string_view Trim(std::string_view text) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  size_t begin = text.find_first_not_of(kSpace);
-  if (begin == std::string_view::npos) return {};
-  return text.substr(begin, text.find_last_not_of(kSpace) - begin + 1);
-}
-
 Error FileError(const fs::path& file, std::string_view what) {
   return Error(file.string() + ": " + std::string(what));
 }
@@ -59,7 +54,7 @@ Result<std::string> ReadText(const fs::path& file) {
 // Parses the whole of `text` (surrounding whitespace allowed) as an integer in `base`.
 template <typename Int>
 Result<Int> ParseNumber(const fs::path& file, std::string_view text, int base = 10) {
-  std::string_view trimmed = Trim(text);
+  std::string_view trimmed = TrimSpace(text);
   std::optional<Int> value = common::ParseInteger<Int>(trimmed, base);
   if (!value) {
     return FileError(file, std::string(base == 16 ? "expected a hex number" : "expected a number") +
@@ -88,7 +83,7 @@ Result<uint64_t> ReadMemTotal(const fs::path& file) {
   for (std::string line; std::getline(lines, line);) {
     size_t key = line.find("MemTotal:");
     if (key == std::string::npos) continue;
-    std::string_view value = Trim(std::string_view(line).substr(key + 9));
+    std::string_view value = TrimSpace(std::string_view(line).substr(key + 9));
     if (!value.ends_with("kB")) return FileError(file, "MemTotal is not in kB: \"" + line + "\"");
     Result<uint64_t> kib = ParseNumber<uint64_t>(file, value.substr(0, value.size() - 2));
     if (!kib) return kib.error();
