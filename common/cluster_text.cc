@@ -115,12 +115,25 @@ Result<NodeAddress> SlotsEntryNode(const ReplyNode& node, std::string_view asked
   address.host = std::string(node.elements[0].text);
   // Redis: an empty endpoint means "the address you asked me on" (a node that has not learnt
   // its own IP yet, e.g. a one-node cluster); "?" means its preferred endpoint is unknown.
-  if (address.host.empty() || address.host == "?") address.host = std::string(asked_host);
+  const bool placeholder = address.host.empty() || address.host == "?";
+  if (placeholder) address.host = std::string(asked_host);
   if (node.elements[1].integer < 0 || node.elements[1].integer > kMaxPort) {
     return Error("port " + std::to_string(node.elements[1].integer) + " out of range");
   }
   address.port = static_cast<int>(node.elements[1].integer);
   if (node.elements.size() >= 3) address.id = std::string(node.elements[2].text);
+  if (node.elements.size() >= 4 && node.elements[3].IsAggregate()) {
+    const auto& metadata = node.elements[3].elements;  // key, value, key, value, ...
+    for (size_t k = 0; k + 1 < metadata.size(); k += 2) {
+      const std::string value(metadata[k + 1].text);
+      if (metadata[k].text == "hostname") address.name = value;
+      if (metadata[k].text == "ip" && !value.empty()) {
+        // The preferred endpoint was a name (or unknown): keep the name, route by the IP.
+        if (!placeholder && address.host != value) address.name = address.host;
+        address.host = value;
+      }
+    }
+  }
   return address;
 }
 
@@ -189,6 +202,17 @@ const NodeLine* FindNode(const std::vector<NodeLine>& nodes, std::string_view id
 }
 
 SlotTable::SlotTable() { owner_.fill(static_cast<int16_t>(kNoNode)); }
+
+std::optional<std::string> SlotTable::AddressOfName(std::string_view name) const {
+  if (name.empty()) return std::nullopt;
+  for (size_t i = 0; i < primaries_.size(); ++i) {
+    if (primaries_[i].name == name) return primaries_[i].host;
+    for (const auto& replica : replicas_[i]) {
+      if (replica.name == name) return replica.host;
+    }
+  }
+  return std::nullopt;
+}
 
 int SlotTable::AddPrimary(const NodeAddress& node) {
   auto found = std::find_if(primaries_.begin(), primaries_.end(), [&](const NodeAddress& known) {
@@ -260,14 +284,15 @@ Result<SlotTable> SlotTable::FromNodeLines(const std::vector<NodeLine>& nodes) {
   for (const NodeLine& node : nodes) {
     if (!node.IsPrimary()) continue;
     for (const SlotRange& range : node.slots) {
-      auto assigned = table.Assign(range.first, range.last, {node.address, node.id});
+      auto assigned = table.Assign(range.first, range.last, {node.address, node.id, node.hostname});
       if (!assigned) return assigned.error().Context("node " + node.id);
     }
   }
   for (const NodeLine& node : nodes) {
     if (!node.IsReplica() || node.HasFlag("fail")) continue;
     for (size_t i = 0; i < table.primaries_.size(); ++i) {
-      if (table.primaries_[i].id == node.master_id) table.AddReplica(i, {node.address, node.id});
+      if (table.primaries_[i].id == node.master_id)
+        table.AddReplica(i, {node.address, node.id, node.hostname});
     }
   }
   return table;

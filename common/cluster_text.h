@@ -92,6 +92,9 @@ const NodeLine* FindNode(const std::vector<NodeLine>& nodes, std::string_view id
 // A node the table routes to: its address and, when the reply said, its 40-hex-digit ID.
 struct NodeAddress : Endpoint {
   std::string id;
+  // The node's host name when the cluster gives one (cluster-announce-hostname); `host` is then
+  // still its IP address. With cluster-preferred-endpoint-type hostname, redirects name this.
+  std::string name;
   friend bool operator==(const NodeAddress&, const NodeAddress&) = default;
 };
 
@@ -107,8 +110,11 @@ class SlotTable {
 
   // From one complete CLUSTER SLOTS reply frame, RESP2 or RESP3 (Redis 7 sends the per-node
   // metadata as a map over RESP3): [first, last, primary, replica...] per range, each node
-  // [host, port, id, ...]. An empty host, or "?" (the node's preferred endpoint is unknown), stands
-  // for `asked_host`, the address the reply came from. Errors name the range and the problem
+  // [endpoint, port, id, {ip|hostname: ...}]. With cluster-preferred-endpoint-type hostname the
+  // endpoint is a host name and the metadata holds the IP: the table keeps the IP as `host` and
+  // the name as `name`, so routing never needs DNS. An empty host, or "?" (the node's preferred
+  // endpoint is unknown), stands for `asked_host`, the address the reply came from. Errors name the
+  // range and the problem
   // ("CLUSTER SLOTS: range 3: slot range 0-16384 out of 0-16383").
   static Result<SlotTable> FromClusterSlots(std::string_view reply,
                                             std::string_view asked_host = "");
@@ -128,6 +134,9 @@ class SlotTable {
   const std::vector<NodeAddress>& ReplicasOf(size_t primary) const;
   // Slots no primary serves.
   int Unassigned() const;
+  // The IP address of the node (primary or replica) whose host name is `name`, for redirects
+  // that name hosts; nullopt when no node of the table has that name.
+  std::optional<std::string> AddressOfName(std::string_view name) const;
 
   // The index of the primary at `node`'s address, adding it when new.
   int AddPrimary(const NodeAddress& node);

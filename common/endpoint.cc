@@ -1,5 +1,7 @@
 #include "common/endpoint.h"
 
+#include <arpa/inet.h>
+
 #include "common/numbers.h"
 
 namespace shardctl::common {
@@ -15,6 +17,13 @@ std::string_view StripBrackets(std::string_view host) {
 }
 
 }  // namespace
+
+bool IsIpAddress(std::string_view text) {
+  const std::string address(text);
+  unsigned char buffer[sizeof(in6_addr)];
+  return inet_pton(AF_INET, address.c_str(), buffer) == 1 ||
+         inet_pton(AF_INET6, address.c_str(), buffer) == 1;
+}
 
 std::string FormatEndpoint(std::string_view host, int port) {
   std::string text;

@@ -23,6 +23,9 @@ struct Endpoint {
   friend bool operator==(const Endpoint&, const Endpoint&) = default;
 };
 
+// True when `text` is an IPv4 or IPv6 address (no brackets, no port), not a host name.
+bool IsIpAddress(std::string_view text);
+
 // host:port with brackets around an IPv6 host, as ToString() writes it.
 std::string FormatEndpoint(std::string_view host, int port);
 

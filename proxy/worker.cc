@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/endpoint.h"
 #include "common/resp.h"
 #include "proxy/command_table.h"
 #include "proxy/frames.h"
@@ -260,6 +261,11 @@ void Worker::Route(SubRequest* request) {
   cached->Send(request, /*asking=*/false);
 }
 
+std::optional<std::string> Worker::RedirectAddress(const std::string& host) {
+  if (common::IsIpAddress(host)) return host;
+  return CurrentMap().AddressOfName(host);
+}
+
 void Worker::SendTo(const std::string& host, int port, SubRequest* request, bool asking) {
   if (stopping_) return FinishWithError(request, "ERR shardproxy is shutting down");
   BackendFor(host, port, request->protocol)->Send(request, asking);
@@ -298,7 +304,9 @@ void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
       server_.topology().RequestRefresh();
       stats.moved.fetch_add(1, std::memory_order_relaxed);
       if (++request->redirects <= kImmediateMovedHops) {
-        return SendTo(redirect.host, redirect.port, request, /*asking=*/false);
+        if (auto host = RedirectAddress(redirect.host)) {
+          return SendTo(*host, redirect.port, request, /*asking=*/false);
+        }
       }
       if (request->retries >= kMaxRetries) break;
       return ScheduleRetry(request);
@@ -310,7 +318,13 @@ void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
       }
       if (++request->redirects > kMaxRedirects) break;
       stats.ask.fetch_add(1, std::memory_order_relaxed);
-      return SendTo(redirect.host, redirect.port, request, /*asking=*/true);
+      if (auto host = RedirectAddress(redirect.host)) {
+        return SendTo(*host, redirect.port, request, /*asking=*/true);
+      }
+      // A name the map does not know yet: learn it, then route again (the slot's owner knows).
+      server_.topology().RequestRefresh();
+      if (request->retries >= kMaxRetries) break;
+      return ScheduleRetry(request);
     case ReplyAction::kRetry:
       server_.topology().RequestRefresh();
       if (request->retries >= kMaxRetries) break;

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -101,6 +102,10 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
   void RunDueRetries();
   // Sends `request` to host:port, preceded by ASKING when `asking`.
   void SendTo(const std::string& host, int port, SubRequest* request, bool asking);
+  // Where to connect for a redirect to `host`: itself when an IP address; for a host name
+  // (cluster-preferred-endpoint-type hostname) the IP the slot map learnt for it, else nullopt
+  // (the caller refreshes the map and retries).
+  std::optional<std::string> RedirectAddress(const std::string& host);
   // Hands `frame` to the request's session, which frees the request.
   void Finish(SubRequest* request, std::string_view frame);
   // Finish() with an error reply built from `message` ("ERR ...", "CLUSTERDOWN ...").

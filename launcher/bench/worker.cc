@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "common/endpoint.h"
 #include "common/resp.h"
 #include "common/slots.h"
 
@@ -313,6 +314,11 @@ void Worker::Complete(Link& link, const Pending& request, const redisReply* repl
 bool Worker::FollowRedirect(Client& client, Pending request, const std::string& error) {
   auto redirect = ParseRedirect(error, host_);
   if (!redirect || request.redirects >= kMaxRedirects) return false;
+  // A node named by host name (cluster-preferred-endpoint-type hostname): its IP, when CLUSTER
+  // SLOTS gave it; else the name, for hiredis to resolve.
+  if (!common::IsIpAddress(redirect->target.host)) {
+    if (auto ip = slots_.AddressOfName(redirect->target.host)) redirect->target.host = *ip;
+  }
   ++request.redirects;
   if (redirect->ask) {
     ++result_.asked;

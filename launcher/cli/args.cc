@@ -33,6 +33,7 @@ const std::map<std::string, std::set<std::string>> kSwitches = {
     {"dry-run", {"up", "rebalance", "move-slots", "scale"}},
     {"foreground", {"up"}},
     {"purge", {"down"}},
+    {"leave", {"down"}},
     {"rolling", {"restart"}},
     {"follow", {"logs"}},
     {"allow-no-auth", {"plan", "up"}},
@@ -156,6 +157,7 @@ void ApplySwitch(const std::string& flag, Invocation& invocation) {
   if (flag == "dry-run") invocation.dry_run = true;
   if (flag == "foreground") invocation.foreground = true;
   if (flag == "purge") invocation.purge = true;
+  if (flag == "leave") invocation.leave = true;
   if (flag == "rolling") invocation.rolling = true;
   if (flag == "follow") invocation.follow = true;
   if (flag == "cluster") invocation.cluster = true;

@@ -25,6 +25,7 @@ struct Invocation {
   bool dry_run = false;
   bool foreground = false;
   bool purge = false;
+  bool leave = false;  // down --leave: hand slots to the other hosts first, then stop and purge
   bool rolling = false;      // restart --rolling
   bool follow = false;       // logs -f
   bool cluster = false;      // status --cluster: every node of the cluster, other hosts' too

@@ -59,6 +59,19 @@ Deployment options (each also a key of the TOML file given with --config; flags 
                            not the bind address (NAT, a container): an IP address becomes
                            cluster-announce-ip, a host name cluster-announce-hostname (shown to
                            clients in CLUSTER SLOTS beside the IP)
+  --preferred-endpoint E   ip (default) or hostname: what MOVED/ASK redirects and CLUSTER
+                           SLOTS name first (cluster-preferred-endpoint-type). hostname gives
+                           clients the --announce name (for TLS name checks); clients must
+                           resolve it. shardproxy and bench route by the IP CLUSTER SLOTS
+                           still carries
+  --join HOST:PORT         join the cluster a node of another host serves at HOST:PORT instead
+                           of forming one: this host's shards meet it, its replicas follow
+                           primaries on other hosts (and other hosts' replicas move to its
+                           primaries, so no primary's replica shares its host), then its
+                           primaries take a fair share of the slots, keys and all. Give every
+                           host the same --password-file; leave with shardctl down --leave
+  --cluster-name NAME      a label for the whole cluster, shown by status --cluster (default:
+                           the deployment name)
   --password-file FILE     the shards' password, on one line of FILE (mode 0600, else refused).
                            It reaches the shards through their config files (requirepass,
                            masterauth; mode 0600), never a command line; shardctl, the proxy
@@ -159,13 +172,21 @@ Exit codes (monitoring-plugin convention, usable from cron and Nagios-style chec
 )";
 
 constexpr const char* kDown =
-    R"(Usage: shardctl down [--name NAME] [--state-dir DIR] [--config FILE] [--purge] [--json]
+    R"(Usage: shardctl down [--name NAME] [--state-dir DIR] [--config FILE] [--purge] [--leave]
+                     [--json]
 
 Stops every shard (SIGTERM, which Redis handles as a clean shutdown; SIGKILL after 10 s) and the
 supervisor. Works without a supervisor too, from the pid files. Stopping a deployment that is not
 running succeeds. Only processes shardctl started are ever signalled (pid and start time checked).
 
   --purge                  also delete the deployment's state, logs and data
+  --leave                  this host leaves a cluster that spans hosts (up --join): first each
+                           primary with a replica on another host hands over to it (CLUSTER
+                           FAILOVER, nothing moves), the slots left move with their keys to
+                           the other hosts' primaries, their replicas that followed ours follow
+                           one of theirs; then the shards stop, the other nodes forget them and
+                           the deployment is purged. Refused when no other host has a primary.
+                           A failure stops nothing; run it again to continue
   --json                   print the result as JSON
 )";
 

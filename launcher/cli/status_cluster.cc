@@ -26,7 +26,7 @@ std::string AddressOf(const ClusterView& view, const std::string& id) {
   return "-";
 }
 
-json ViewJson(const std::string& name, const ClusterView& view) {
+json ViewJson(const Plan& plan, const ClusterView& view) {
   json nodes = json::array();
   for (const auto& entry : view.nodes) {
     const auto& node = entry.node;
@@ -40,17 +40,18 @@ json ViewJson(const std::string& name, const ClusterView& view) {
                      {"state", entry.state},
                      {"shard", entry.local_shard >= 0 ? json(entry.local_shard) : json(nullptr)}});
   }
-  return {{"name", name},
+  return {{"name", plan.name},
+          {"cluster_name", plan.cluster_name},
           {"cluster_state", view.cluster_state},
           {"seen_from", view.seen_from},
           {"hosts", view.hosts},
           {"nodes", nodes}};
 }
 
-void PrintView(const std::string& name, const ClusterView& view) {
-  std::cout << "cluster of deployment \"" << name << "\": cluster_state " << view.cluster_state
-            << ", " << view.nodes.size() << " node(s) on " << view.hosts << " host(s), seen from "
-            << view.seen_from << "\n";
+void PrintView(const Plan& plan, const ClusterView& view) {
+  std::cout << "cluster \"" << plan.cluster_name << "\" of deployment \"" << plan.name
+            << "\": cluster_state " << view.cluster_state << ", " << view.nodes.size()
+            << " node(s) on " << view.hosts << " host(s), seen from " << view.seen_from << "\n";
   std::vector<std::vector<std::string>> rows = {
       {"HOST", "PORT", "NODE", "ROLE", "PRIMARY", "SLOTS", "STATE", "SHARD"}};
   for (const auto& entry : view.nodes) {
@@ -74,9 +75,9 @@ int RunStatusCluster(const Invocation& invocation, const Deployment& deployment)
     return kStatusDown;
   }
   if (invocation.json) {
-    std::cout << ViewJson(deployment.plan.name, *view).dump(2) << "\n";
+    std::cout << ViewJson(deployment.plan, *view).dump(2) << "\n";
   } else {
-    PrintView(deployment.plan.name, *view);
+    PrintView(deployment.plan, *view);
   }
   return StatusExitCode(ClusterViewVerdict(*view));
 }

@@ -109,6 +109,39 @@ std::string FinishedMovesNote(size_t slots) {
                           " slot(s) an interrupted scale or rebalance left open";
 }
 
+// --join: once the shards have met the cluster, this host's primaries take their share of the
+// slots, keys and all (a no-op when each owns slots already, so repeating `up` is safe). Records
+// "share_slots" and "share_keys" in `result`; false, after printing the error, when moves failed.
+bool TakeShareOfSlots(const Plan& plan, const Spec& spec, bool as_json, json& result) {
+  if (plan.join.empty()) return true;
+  ProgressDisplay progress(ProgressAllowed(as_json));
+  progress.Show("taking this host's share of the slots");
+  auto share = TakeShare(plan, [&progress](const MoveProgress& moved) {
+    progress.Show("taking this host's share of the slots: " + std::to_string(moved.slots_moved) +
+                  "/" + std::to_string(moved.slots_total) + " moved, " +
+                  std::to_string(moved.keys_moved) + " keys");
+  });
+  progress.Clear();
+  if (!share.ok()) {
+    PrintError("join: taking this host's share of the slots: " + share.error().message() +
+               " (the shards run and are part of the cluster; shardctl rebalance" +
+               StateDirHint(spec) + " continues the moves)");
+    return false;
+  }
+  int slots = 0;
+  for (const auto& move : share->moves) slots += move.slots;
+  result["share_slots"] = slots;
+  result["share_keys"] = share->report ? share->report->progress.keys_moved : 0;
+  return true;
+}
+
+std::string ShareNote(const json& result) {
+  const int slots = result.value("share_slots", 0);
+  if (slots == 0) return "";
+  return "; took " + std::to_string(slots) + " slots (" +
+         std::to_string(result.value("share_keys", uint64_t{0})) + " keys) from the cluster";
+}
+
 // `up` of a deployment that already runs: nothing to do with the same spec (but finishing open
 // slot moves), refused with another.
 int PrintExisting(const Existing& existing, const Deployment& deployment, const Spec& spec,
@@ -123,17 +156,19 @@ int PrintExisting(const Existing& existing, const Deployment& deployment, const 
     return kExitUsage;
   }
   const size_t finished = invocation.dry_run ? 0 : FinishOpenMoves(deployment.plan, spec);
+  json result = {{"name", spec.name},
+                 {"already_running", true},
+                 {"shards", existing.shards},
+                 {"finished_open_slots", finished}};
+  if (!invocation.dry_run && !TakeShareOfSlots(deployment.plan, spec, as_json, result)) {
+    return kExitRuntime;
+  }
   if (as_json) {
-    std::cout << json{{"name", spec.name},
-                      {"already_running", true},
-                      {"shards", existing.shards},
-                      {"finished_open_slots", finished}}
-                     .dump(2)
-              << "\n";
+    std::cout << result.dump(2) << "\n";
   } else {
     std::cout << "deployment \"" << spec.name << "\" is already running with this spec ("
               << existing.shards << " shards); nothing to do" << FinishedMovesNote(finished)
-              << "\n";
+              << ShareNote(result) << "\n";
   }
   return kExitOk;
 }
@@ -179,7 +214,8 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
                 {"up_ms", up_ms}};
     for (const char* key :
          {"spawn_ms", "ping_ms", "formation_ms", "total_ms", "supervisor_pid", "adopted",
-          "restarted", "resumed", "cluster_state", "proxy_port", "finished_open_slots"}) {
+          "restarted", "resumed", "cluster_state", "proxy_port", "finished_open_slots", "joined",
+          "joined_nodes", "replica_moves", "share_slots", "share_keys"}) {
       if (ready.contains(key)) out[key] = ready[key];
     }
     std::cout << out.dump(2) << "\n";
@@ -205,7 +241,13 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
               << seconds(ready.value("ping_ms", 0)) << " s, formation "
               << seconds(ready.value("formation_ms", 0)) << " s; whole command "
               << seconds(json(up_ms)) << " s)"
-              << FinishedMovesNote(ready.value("finished_open_slots", size_t{0})) << "\n";
+              << FinishedMovesNote(ready.value("finished_open_slots", size_t{0}))
+              << (ready.value("joined", false)
+                      ? "; joined " + plan.join + " (" +
+                            std::to_string(ready.value("joined_nodes", 0)) + " nodes there, " +
+                            std::to_string(ready.value("replica_moves", 0)) + " replicas placed)"
+                      : "")
+              << ShareNote(ready) << "\n";
   }
   // --askpass: redis-cli reads the password from the terminal, not from its command line.
   const char* login = deployment.auth.password_required ? " --askpass" : "";
@@ -231,7 +273,10 @@ int RunInForeground(const DeploymentDir& dir, const Deployment& deployment, cons
     progress.Clear();
     if (kind == "failed") PrintError(event.value("error", "start-up failed"));
     if (kind == "ready") {
-      PrintStarted(deployment, spec, event, Clock::now() - started, as_json);
+      // Before the supervisor's loop runs: the share is taken before supervision begins.
+      json ready = event;
+      TakeShareOfSlots(deployment.plan, spec, as_json, ready);
+      PrintStarted(deployment, spec, ready, Clock::now() - started, as_json);
       std::cout << "running in the foreground; Ctrl-C or SIGTERM stops every shard\n" << std::flush;
     }
   });
@@ -255,6 +300,7 @@ int RunInBackground(const DeploymentDir& dir, const Deployment& deployment, cons
   if (ready->value("resumed", false) || ready->value("adopted", 0) > 0) {
     (*ready)["finished_open_slots"] = FinishOpenMoves(deployment.plan, spec);
   }
+  if (!TakeShareOfSlots(deployment.plan, spec, as_json, *ready)) return kExitRuntime;
   PrintStarted(deployment, spec, *ready, Clock::now() - started, as_json);
   return kExitOk;
 }

@@ -18,15 +18,17 @@ std::optional<std::string> MyselfId(const std::string& nodes_conf) {
   return myself->id;
 }
 
-std::vector<int> ReplicaPorts(const std::vector<common::NodeLine>& nodes,
-                              const std::string& primary_id) {
-  std::vector<int> ports;
+std::vector<common::Endpoint> ReplicaEndpoints(const std::vector<common::NodeLine>& nodes,
+                                               const std::string& primary_id,
+                                               const std::string& local_host) {
+  std::vector<common::Endpoint> endpoints;
   for (const auto& node : nodes) {
     if (node.master_id == primary_id && !node.IsPrimary() && !node.Failing()) {
-      ports.push_back(node.address.port);
+      endpoints.push_back(
+          {node.address.host.empty() ? local_host : node.address.host, node.address.port});
     }
   }
-  return ports;
+  return endpoints;
 }
 
 common::Status PromoteReplica(const std::string& host, int port, FailoverMode mode,

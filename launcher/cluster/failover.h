@@ -22,10 +22,12 @@ namespace shardctl::launcher {
 // The node ID on the "myself" line of a nodes.conf, or nullopt (also when it does not parse).
 std::optional<std::string> MyselfId(const std::string& nodes_conf);
 
-// Ports of the replicas of `primary_id` that are not flagged failing (CLUSTER NODES lines read by
-// common::ParseClusterNodes).
-std::vector<int> ReplicaPorts(const std::vector<common::NodeLine>& nodes,
-                              const std::string& primary_id);
+// Where the replicas of `primary_id` that are not flagged failing listen (CLUSTER NODES lines read
+// by common::ParseClusterNodes); a replica on another host keeps its host, one whose line has no
+// host yet gets `local_host`.
+std::vector<common::Endpoint> ReplicaEndpoints(const std::vector<common::NodeLine>& nodes,
+                                               const std::string& primary_id,
+                                               const std::string& local_host);
 
 enum class FailoverMode { kGraceful, kTakeover };
 

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "common/cluster_text.h"
+#include "launcher/cluster/formation_internal.h"
 #include "launcher/cluster/redis_client.h"
 
 namespace shardctl::launcher {
@@ -19,6 +20,8 @@ constexpr auto kMaxCommandTimeout = std::chrono::milliseconds(16000);
 
 std::string Name(const ClusterNode& node) { return node.host + ":" + std::to_string(node.port); }
 
+}  // namespace
+
 Result<std::vector<RedisConnection>> ConnectAll(const std::vector<ClusterNode>& nodes) {
   std::vector<RedisConnection> connections;
   for (const auto& node : nodes) {
@@ -28,6 +31,8 @@ Result<std::vector<RedisConnection>> ConnectAll(const std::vector<ClusterNode>& 
   }
   return connections;
 }
+
+namespace {
 
 // Fails on the first error reply of batch `batch` (sent on `connection` as `step`).
 common::Status CheckReplies(const RedisConnection& connection, const std::vector<Command>& batch,
@@ -54,6 +59,8 @@ common::Status RunBatches(std::vector<RedisConnection>& connections,
   }
   return common::Ok();
 }
+
+}  // namespace
 
 // A new connection to `node` with `timeout` in place of `connection`, after a pause that grows
 // with the timeout; the old one stays when the node does not take the connection.
@@ -111,6 +118,8 @@ Result<std::vector<std::string>> CheckFreshAndGetIds(std::vector<RedisConnection
   return ids;
 }
 
+namespace {
+
 common::Status AssignSlots(const std::vector<ClusterNode>& nodes,
                            std::vector<RedisConnection>& connections) {
   std::vector<std::vector<Command>> setup(nodes.size());
@@ -140,10 +149,11 @@ common::Status Meet(const std::vector<ClusterNode>& nodes,
   return RunRepeatableBatches(nodes, connections, meets, "meet", deadline);
 }
 
-// True when every node lists all nodes with their handshakes finished. A node that does not answer
-// in time is not done yet (it gets a new connection with a longer timeout; `last_error` says why).
+}  // namespace
+
 bool AllHandshakesDone(const std::vector<ClusterNode>& nodes,
-                       std::vector<RedisConnection>& connections, std::string& last_error) {
+                       std::vector<RedisConnection>& connections, size_t expected,
+                       Membership membership, std::string& last_error) {
   for (size_t i = 0; i < connections.size(); ++i) {
     RedisConnection& connection = connections[i];
     auto listing = connection.Run({"CLUSTER", "NODES"});
@@ -153,10 +163,14 @@ bool AllHandshakesDone(const std::vector<ClusterNode>& nodes,
       return false;
     }
     size_t lines = std::count(listing->begin(), listing->end(), '\n');
-    if (lines != nodes.size() || listing->find("handshake") != std::string::npos) return false;
+    const bool all_known =
+        membership == Membership::kExactly ? lines == expected : lines >= expected;
+    if (!all_known || listing->find("handshake") != std::string::npos) return false;
   }
   return true;
 }
+
+namespace {
 
 // Meeting twice is what makes formation fast. The first round (each pair once) makes every node
 // known to every other; but a node learns a peer's slots only from a packet sent by a peer it
@@ -170,7 +184,7 @@ common::Status MeetTwice(const std::vector<ClusterNode>& nodes,
       nodes, connections, [](size_t i, size_t j) { return j > i; }, deadline);
   if (!first.ok()) return first;
   std::string last_error;
-  while (!AllHandshakesDone(nodes, connections, last_error)) {
+  while (!AllHandshakesDone(nodes, connections, nodes.size(), Membership::kExactly, last_error)) {
     if (auto abort = abort_check(); !abort.ok()) return abort;
     if (Clock::now() > deadline) {
       return Error("meet: handshakes did not finish in time" +
@@ -194,14 +208,16 @@ common::Status AttachReplicas(const std::vector<ClusterNode>& nodes,
 }
 
 // One poll over all nodes; returns "" when healthy, else what is still missing.
-std::string HealthGap(const std::vector<ClusterNode>& nodes) {
+std::string HealthGap(const std::vector<ClusterNode>& nodes, Membership membership) {
   std::string first_map;
   for (size_t i = 0; i < nodes.size(); ++i) {
     NodeView view = ViewFrom(nodes[i], kCommandTimeout);
     std::string who = "node " + Name(nodes[i]);
     if (!view.reachable) return who + " does not answer: " + view.error;
     if (view.cluster_state != "ok") return who + " reports cluster_state:" + view.cluster_state;
-    if (view.known_nodes != static_cast<int>(nodes.size())) {
+    const int expected = static_cast<int>(nodes.size());
+    if (membership == Membership::kExactly ? view.known_nodes != expected
+                                           : view.known_nodes < expected) {
       return who + " knows " + std::to_string(view.known_nodes) + " of " +
              std::to_string(nodes.size()) + " nodes";
     }
@@ -260,7 +276,8 @@ Result<FormationReport> FormCluster(const std::vector<ClusterNode>& nodes,
   }
   auto met = Clock::now();
   report.slots_and_meet = std::chrono::duration_cast<std::chrono::milliseconds>(met - started);
-  if (auto healthy = WaitUntilHealthy(nodes, deadline, abort_check); !healthy.ok()) {
+  if (auto healthy = WaitUntilHealthy(nodes, deadline, abort_check, Membership::kExactly);
+      !healthy.ok()) {
     return healthy.error().Context("form cluster");
   }
   report.until_healthy = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - met);
@@ -268,9 +285,9 @@ Result<FormationReport> FormCluster(const std::vector<ClusterNode>& nodes,
 }
 
 common::Status WaitUntilHealthy(const std::vector<ClusterNode>& nodes, Clock::time_point deadline,
-                                const AbortCheck& abort_check) {
+                                const AbortCheck& abort_check, Membership membership) {
   for (;;) {
-    std::string gap = HealthGap(nodes);
+    std::string gap = HealthGap(nodes, membership);
     if (gap.empty()) return common::Ok();
     if (auto abort = abort_check(); !abort.ok()) return abort;
     if (Clock::now() > deadline) {
@@ -309,6 +326,21 @@ NodeView ViewFrom(const ClusterNode& node, std::chrono::milliseconds timeout) {
   view.role = InfoField(*(*replies)[2], "role");
   view.master_link_status = InfoField(*(*replies)[2], "master_link_status");
   return view;
+}
+
+common::Status ForgetNodes(const std::vector<common::Endpoint>& nodes,
+                           const std::vector<std::string>& ids) {
+  for (const auto& node : nodes) {
+    auto connection = RedisConnection::Connect(node.host, node.port, kCommandTimeout);
+    if (!connection.ok()) return connection.error();
+    for (const auto& id : ids) {
+      auto forgot = connection->Run({"CLUSTER", "FORGET", id});
+      if (!forgot.ok() && forgot.error().message().find("Unknown node") == std::string::npos) {
+        return Error(connection->address() + ": CLUSTER FORGET: " + forgot.error().message());
+      }
+    }
+  }
+  return common::Ok();
 }
 
 std::vector<ClusterNode> ClusterNodesOf(const Plan& plan) {

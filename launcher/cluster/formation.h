@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/endpoint.h"
 #include "common/result.h"
 #include "common/slots.h"
 #include "launcher/model/plan.h"
@@ -52,11 +53,22 @@ common::Result<FormationReport> FormCluster(const std::vector<ClusterNode>& node
                                             std::chrono::steady_clock::time_point deadline,
                                             const AbortCheck& abort_check);
 
+// How many nodes each node must know: exactly the nodes given (a cluster just formed of them), or
+// at least those (a running cluster, which other hosts' nodes may have joined).
+enum class Membership { kExactly, kAtLeast };
+
 // Polls every node until all report cluster_state:ok, know every node, agree on the slot map and
 // every replica's link is up; the error says what was still missing at the deadline.
 common::Status WaitUntilHealthy(const std::vector<ClusterNode>& nodes,
                                 std::chrono::steady_clock::time_point deadline,
-                                const AbortCheck& abort_check);
+                                const AbortCheck& abort_check,
+                                Membership membership = Membership::kAtLeast);
+
+// Every node at `nodes` forgets the nodes `ids` (CLUSTER FORGET; a node that does not know one,
+// or already forgot it, is fine). Sent to each within seconds, so no node learns them back by
+// gossip during Redis' 60 s ban. The error names the node that refused or did not answer.
+common::Status ForgetNodes(const std::vector<common::Endpoint>& nodes,
+                           const std::vector<std::string>& ids);
 
 // The cluster nodes of a plan (address, bus port, slots, planned roles), for formation.
 std::vector<ClusterNode> ClusterNodesOf(const Plan& plan);

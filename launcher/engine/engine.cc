@@ -142,6 +142,11 @@ std::string RenderShardConfig(const Engine& engine, const Plan& plan, const Shar
     out << (IsIpLiteral(plan.announce) ? "cluster-announce-ip " : "cluster-announce-hostname ")
         << plan.announce << "\n";
   }
+  if (plan.preferred_endpoint == "hostname") {
+    // Redirects and CLUSTER SLOTS name the host (TLS clients check certificates by name); the IP
+    // still travels in CLUSTER SLOTS' metadata, which shardproxy and bench route by.
+    out << "cluster-preferred-endpoint-type hostname\n";
+  }
   if (auth.password_required) {
     // Here and not on the command line, where `ps` would show it; this file is mode 0600.
     out << "# The password of --password-file: clients log in with it, replicas with masterauth.\n"

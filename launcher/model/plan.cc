@@ -312,6 +312,9 @@ Result<Plan> MakePlan(const Topology& topology, const Spec& spec) {
             .engine = spec.engine,
             .bind = spec.bind,
             .announce = spec.announce,
+            .join = spec.join,
+            .cluster_name = spec.cluster_name.empty() ? spec.name : spec.cluster_name,
+            .preferred_endpoint = spec.preferred_endpoint,
             .maxmemory_policy = spec.maxmemory_policy};
   plan.usable_cpus = static_cast<int>(usable->size());
   for (const auto& node : nodes) plan.usable_cores += node.cores;
@@ -337,11 +340,26 @@ Result<Plan> MakePlan(const Topology& topology, const Spec& spec) {
     problems.pop_back();
     return Error(problems);
   }
+  // Joining primaries own nothing at first: they take their share from the cluster by slot moves.
+  if (!plan.join.empty()) return plan;
   auto ranges = common::SplitSlotsEvenly(primaries);
   for (auto& shard : plan.shards) {
     if (shard.role == Role::kPrimary) shard.slots = {ranges[shard.index]};
   }
   return plan;
+}
+
+std::string AddressInCluster(const Plan& plan) {
+  if (!plan.announce.empty() && IsIpLiteral(plan.announce)) return plan.announce;
+  if (plan.bind == "0.0.0.0" || plan.bind == "::") return "";
+  return plan.bind;
+}
+
+bool IsOurNode(const Plan& plan, const std::string& host, int port) {
+  const std::string ours = AddressInCluster(plan);
+  const bool here = ours.empty() || host.empty() || host == ours || host == plan.bind;
+  return here && std::any_of(plan.shards.begin(), plan.shards.end(),
+                             [port](const ShardPlan& shard) { return shard.port == port; });
 }
 
 std::vector<std::string> DiffPlans(const Plan& running, const Plan& requested) {
@@ -355,6 +373,12 @@ std::vector<std::string> DiffPlans(const Plan& running, const Plan& requested) {
     auto shown = [](const std::string& announce) { return announce.empty() ? "-" : announce; };
     compare("announce", shown(running.announce), shown(requested.announce));
   }
+  if (running.join != requested.join) {
+    auto shown = [](const std::string& join) { return join.empty() ? "-" : join; };
+    compare("join", shown(running.join), shown(requested.join));
+  }
+  compare("cluster-name", running.cluster_name, requested.cluster_name);
+  compare("preferred-endpoint", running.preferred_endpoint, requested.preferred_endpoint);
   compare("maxmemory-policy", running.maxmemory_policy, requested.maxmemory_policy);
   compare("shards", std::to_string(running.shards.size()), std::to_string(requested.shards.size()));
   if (!diffs.empty() || running.shards.size() != requested.shards.size()) return diffs;

@@ -50,6 +50,11 @@ struct Plan {
   std::string engine;  // as the spec names it: "redis", "valkey" or a path
   std::string bind;
   std::string announce;  // --announce: the address or name other hosts and clients are told
+  // --join: HOST:PORT of a node of the cluster this deployment joined (its primaries start with
+  // no slots and take their share by slot moves); empty when it formed its own cluster.
+  std::string join;
+  std::string cluster_name;               // --cluster-name, or the deployment's name
+  std::string preferred_endpoint = "ip";  // --preferred-endpoint: ip or hostname
   std::string maxmemory_policy;
   std::vector<ShardPlan> shards;
   std::vector<std::string> warnings;  // things the user should know but that do not stop `up`
@@ -66,6 +71,15 @@ int PhysicalCoreOf(const Topology& topology, int cpu);
 
 // Computes the placement. Errors (one line per problem) say which flag to change and how.
 common::Result<Plan> MakePlan(const Topology& topology, const Spec& spec);
+
+// The host the cluster knows this deployment's shards by: --announce when it is an IP address,
+// else the bind address ("" for a wildcard bind without --announce: the cluster decides).
+std::string AddressInCluster(const Plan& plan);
+
+// True when a cluster node listed at host:port is one of this plan's shards: one of its ports, at
+// its address (other hosts' shards use the same ports). A node listed without a host, or a plan
+// whose address the cluster decides (a wildcard bind), matches by port alone.
+bool IsOurNode(const Plan& plan, const std::string& host, int port);
 
 // Differences between a running deployment's plan and a requested one, as lines like
 // "shards: 4 -> 8"; empty when `up` would change nothing.

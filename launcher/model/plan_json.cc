@@ -25,6 +25,9 @@ json PlanToJson(const Plan& plan) {
           {"engine", plan.engine},
           {"bind", plan.bind},
           {"announce", plan.announce},
+          {"join", plan.join},
+          {"cluster_name", plan.cluster_name},
+          {"preferred_endpoint", plan.preferred_endpoint},
           {"maxmemory_policy", plan.maxmemory_policy},
           {"usable_cpus", plan.usable_cpus},
           {"usable_cores", plan.usable_cores},
@@ -39,6 +42,9 @@ Result<Plan> PlanFromJson(const json& in) {
     plan.engine = in.at("engine").get<std::string>();
     plan.bind = in.at("bind").get<std::string>();
     plan.announce = in.value("announce", "");
+    plan.join = in.value("join", "");
+    plan.cluster_name = in.value("cluster_name", plan.name);
+    plan.preferred_endpoint = in.value("preferred_endpoint", "ip");
     plan.maxmemory_policy = in.at("maxmemory_policy").get<std::string>();
     plan.usable_cpus = in.value("usable_cpus", 0);
     plan.usable_cores = in.value("usable_cores", 0);

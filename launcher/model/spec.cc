@@ -1,6 +1,5 @@
 #include "launcher/model/spec.h"
 
-#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 
 #include "common/cpu_list.h"
 #include "common/duration.h"
+#include "common/endpoint.h"
 #include "common/numbers.h"
 #include "common/secrets.h"
 #include "common/size.h"
@@ -52,6 +52,9 @@ const std::vector<std::string_view> kKeys = {
     "password-file",
     "allow-no-auth",
     "announce",
+    "join",
+    "cluster-name",
+    "preferred-endpoint",
 };
 
 const std::vector<std::string_view> kPolicies = {
@@ -293,6 +296,37 @@ const std::map<std::string_view, Applier>& Appliers() {
          s.announce = v;
          return common::Ok();
        }},
+      {"join",
+       [](const std::string& v, Spec& s) -> common::Status {
+         auto seed = common::ParseEndpoint(v, "");
+         if (!seed.ok() || seed->host.empty()) {
+           return Error(
+               "\"" + v +
+               "\" is not HOST:PORT of a node of the cluster to join (e.g. 10.0.0.1:7000)");
+         }
+         s.join = seed->ToString();
+         return common::Ok();
+       }},
+      {"preferred-endpoint",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (v != "ip" && v != "hostname") {
+           return Error("expected ip or hostname (got \"" + v + "\")");
+         }
+         s.preferred_endpoint = v;
+         return common::Ok();
+       }},
+      {"cluster-name",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (v.empty() || v.size() > 64 ||
+             v.find_first_not_of(
+                 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
+                 std::string::npos) {
+           return Error("\"" + v +
+                        "\" is not a cluster name (1-64 letters, digits, '-', '_', '.')");
+         }
+         s.cluster_name = v;
+         return common::Ok();
+       }},
       {"password-file",
        [](const std::string& v, Spec& s) -> common::Status {
          if (v.empty()) return Error("is empty (give the file holding the shards' password)");
@@ -334,11 +368,7 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-bool IsIpLiteral(const std::string& text) {
-  unsigned char buffer[sizeof(struct in6_addr)];
-  return inet_pton(AF_INET, text.c_str(), buffer) == 1 ||
-         inet_pton(AF_INET6, text.c_str(), buffer) == 1;
-}
+bool IsIpLiteral(const std::string& text) { return common::IsIpAddress(text); }
 
 const std::vector<std::string_view>& SpecKeys() { return kKeys; }
 
@@ -389,6 +419,12 @@ Result<Spec> BuildSpec(const std::vector<Setting>& settings) {
   if (spec.memory && spec.shard_memory) {
     problems += where_of["memory"] + ": conflicts with " + where_of["shard-memory"] +
                 " (give the total with memory or the per-shard size with shard-memory, not both)\n";
+  }
+  if (spec.preferred_endpoint == "hostname" &&
+      (spec.announce.empty() || IsIpLiteral(spec.announce))) {
+    problems += where_of["preferred-endpoint"] +
+                ": hostname needs a host name to give (add --announce NAME, a name that clients "
+                "resolve to this host)\n";
   }
   if (!common::IsLoopbackHost(spec.bind) && !spec.password_file && !spec.allow_no_auth) {
     problems += where_of["bind"] + ": " + spec.bind +

@@ -65,6 +65,15 @@ struct Spec {
   // --announce: what the shards tell other nodes and clients. An IP address becomes
   // cluster-announce-ip; a host name cluster-announce-hostname. Empty: the bind address.
   std::string announce;
+  // --join HOST:PORT: a node of an existing cluster (another host's) that this deployment's
+  // shards join, instead of forming a cluster of their own. Empty: form a new cluster.
+  std::string join;
+  // --cluster-name: a label for the cluster this deployment belongs to, recorded and shown by
+  // status --cluster. Empty: the deployment's name.
+  std::string cluster_name;
+  // --preferred-endpoint: what redirects (MOVED/ASK) and CLUSTER SLOTS name first, "ip" or
+  // "hostname" (cluster-preferred-endpoint-type; hostname needs --announce NAME).
+  std::string preferred_endpoint = "ip";
   std::string engine = "redis";          // "redis", "valkey" or a path to a server binary
   std::optional<std::vector<int>> cpus;  // unset: every online CPU
   std::vector<int> reserve_cpus;

@@ -31,7 +31,9 @@ ClusterView MakeClusterView(const Plan& plan, std::vector<NodeLine> nodes,
     ClusterNodeView entry{.node = std::move(node), .local_shard = -1, .state = ""};
     entry.state = StateOf(entry.node);
     for (const auto& shard : plan.shards) {
-      if (entry.node.address.port == shard.port && entry.node.address.host == plan.bind) {
+      const std::string& host = entry.node.address.host;
+      if (entry.node.address.port == shard.port &&
+          (host == plan.bind || host == AddressInCluster(plan))) {
         entry.local_shard = shard.index;
       }
     }

@@ -1,5 +1,6 @@
 #include "launcher/ops/reshard.h"
 
+#include <algorithm>
 #include <map>
 
 #include "common/cluster_text.h"
@@ -83,15 +84,23 @@ Result<std::vector<SlotMove>> PlanMoves(const Plan& plan, LivePrimaries& primari
 
 }  // namespace
 
-Result<LivePrimaries> ReadLivePrimaries(const Plan& plan, std::chrono::milliseconds timeout) {
+Result<std::vector<common::NodeLine>> ReadClusterNodes(const Plan& plan,
+                                                       std::chrono::milliseconds timeout) {
   std::vector<int> ports;
   for (const auto& shard : plan.shards) ports.push_back(shard.port);
   auto answer = AskFirstThatAnswers(plan.bind, ports, {{"CLUSTER", "NODES"}}, timeout);
   if (!answer.ok()) return Error("no shard answered CLUSTER NODES: " + answer.error().message());
   auto lines = common::ParseClusterNodes(answer->replies[0]);
   if (!lines.ok()) return Error(answer->address + ": " + lines.error().message());
+  return std::move(lines).value();
+}
+
+Result<LivePrimaries> ReadLivePrimaries(const Plan& plan, std::chrono::milliseconds timeout) {
+  auto lines = ReadClusterNodes(plan, timeout);
+  if (!lines.ok()) return lines.error();
   std::map<int, int> shard_of_port;
   for (const auto& planned : plan.shards) shard_of_port[planned.port] = planned.index;
+
   LivePrimaries primaries;
   for (const auto& line : *lines) {
     if (!line.IsPrimary() || line.Failing() || line.address.port == 0) continue;
@@ -100,7 +109,10 @@ Result<LivePrimaries> ReadLivePrimaries(const Plan& plan, std::chrono::milliseco
                      timeout)) {
       continue;
     }
-    auto index = shard_of_port.find(line.address.port);
+    // Other hosts' nodes listen on the same ports as ours: a node is ours only at our address.
+    auto index = IsOurNode(plan, line.address.host, line.address.port)
+                     ? shard_of_port.find(line.address.port)
+                     : shard_of_port.end();
     primaries.owners.push_back({.id = line.id,
                                 .shard = index == shard_of_port.end() ? -1 : index->second,
                                 .slots = line.slots,
@@ -122,6 +134,17 @@ Result<std::vector<OpenSlot>> FinishInterruptedMoves(const Plan& plan) {
     return Error("finishing an interrupted slot move: " + finished.error().message());
   }
   return open;
+}
+
+Result<ReshardResult> TakeShare(const Plan& plan,
+                                const std::function<void(const MoveProgress&)>& progress) {
+  auto primaries = ReadLivePrimaries(plan, kQueryTimeout);
+  if (!primaries.ok()) return primaries.error();
+  const bool one_empty =
+      std::any_of(primaries->owners.begin(), primaries->owners.end(),
+                  [](const SlotOwner& owner) { return owner.shard >= 0 && owner.slots.empty(); });
+  if (!one_empty) return ReshardResult{};
+  return Reshard(plan, {.threshold = 0, .on_progress = progress});
 }
 
 Result<ReshardResult> Reshard(const Plan& plan, const ReshardRequest& request) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cluster_text.h"
 #include "common/result.h"
 #include "launcher/cluster/slot_balance.h"
 #include "launcher/cluster/slot_mover.h"
@@ -24,6 +25,10 @@ struct LivePrimaries {
   std::vector<SlotOwner> owners;  // SlotOwner::shard maps to the plan's shard index by port
   std::vector<MoveNode> nodes;
 };
+
+// The cluster as the first shard of `plan` that answers lists it (CLUSTER NODES, parsed).
+common::Result<std::vector<common::NodeLine>> ReadClusterNodes(const Plan& plan,
+                                                               std::chrono::milliseconds timeout);
 
 // Asks the first shard of `plan` that answers for CLUSTER NODES; primaries that are failing are
 // left out (their slots cannot move until a replica takes over).
@@ -61,6 +66,12 @@ struct ReshardResult {
 // target shard that is not a primary now, a node that does not answer, a move that failed (and
 // how far it got).
 common::Result<ReshardResult> Reshard(const Plan& plan, const ReshardRequest& request);
+
+// `up --join`: when one of this deployment's primaries owns no slot (it just joined, or an earlier
+// share was interrupted), rebalances the whole cluster so every primary, ours and other hosts',
+// owns its share, keys and all. A no-op result (no moves) when all of ours own slots.
+common::Result<ReshardResult> TakeShare(const Plan& plan,
+                                        const std::function<void(const MoveProgress&)>& progress);
 
 // Finishes moves an interrupted run left open (no-op when none), for `up` and `scale`.
 common::Result<std::vector<OpenSlot>> FinishInterruptedMoves(const Plan& plan);

@@ -116,21 +116,6 @@ common::Status JoinNewShards(const Plan& running, const Plan& next, const std::v
   return WaitUntilHealthy(RunningNodesOf(next), deadline, no_abort);
 }
 
-// Every remaining node forgets the removed ones (a node already rid of one says "Unknown node").
-common::Status ForgetRemoved(const Plan& next, const std::vector<std::string>& ids) {
-  for (const auto& shard : next.shards) {
-    auto connection = RedisConnection::Connect(next.bind, shard.port, kQueryTimeout);
-    if (!connection.ok()) return connection.error();
-    for (const auto& id : ids) {
-      auto forgot = connection->Run({"CLUSTER", "FORGET", id});
-      if (!forgot.ok() && forgot.error().message().find("Unknown node") == std::string::npos) {
-        return Error(connection->address() + ": CLUSTER FORGET: " + forgot.error().message());
-      }
-    }
-  }
-  return common::Ok();
-}
-
 // The moves a scale-out would make, with the new primaries as empty owners (for --dry-run).
 Result<std::vector<PlannedMove>> PlanScaleOut(const Plan& next, const std::vector<int>& added) {
   auto primaries = ReadLivePrimaries(next, kQueryTimeout);
@@ -219,7 +204,9 @@ Result<ScaleResult> ScaleIn(const DeploymentDir& dir, const Deployment& deployme
   if (auto reshaped = Reshape(dir, shrunk.plan); !reshaped.ok()) {
     return reshaped.error().Context("stop");
   }
-  if (auto forgot = ForgetRemoved(shrunk.plan, ids); !forgot.ok()) {
+  std::vector<common::Endpoint> remaining;
+  for (const auto& shard : shrunk.plan.shards) remaining.push_back({shrunk.plan.bind, shard.port});
+  if (auto forgot = ForgetNodes(remaining, ids); !forgot.ok()) {
     return forgot.error().Context("forget");
   }
   auto healthy = WaitUntilHealthy(RunningNodesOf(shrunk.plan), Clock::now() + kJoinDeadline,

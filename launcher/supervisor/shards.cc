@@ -5,6 +5,8 @@
 #include <thread>
 
 #include "common/cpu_list.h"
+#include "common/endpoint.h"
+#include "launcher/cluster/join.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/engine/engine.h"
 #include "launcher/os/files.h"
@@ -149,6 +151,15 @@ Result<StartReport> StartDeployment(const Deployment& deployment, const Deployme
     if (auto healthy = WaitUntilHealthy(running, deadline, watcher); !healthy.ok()) {
       return fail(healthy.error());
     }
+  } else if (!deployment.plan.join.empty()) {
+    progress("joining the cluster of " + deployment.plan.join);
+    auto seed = common::ParseEndpoint(deployment.plan.join, "");
+    if (!seed.ok()) return fail(seed.error().Context("join"));
+    auto joined = JoinCluster(nodes, AddressInCluster(deployment.plan), *seed, deadline, watcher);
+    if (!joined.ok()) return fail(joined.error());
+    report.node_ids = joined->node_ids;
+    report.joined_nodes = joined->other_nodes;
+    report.replica_moves = static_cast<int>(joined->replica_moves.size());
   } else {
     auto formed = FormCluster(nodes, deadline, watcher);
     if (!formed.ok()) return fail(formed.error());

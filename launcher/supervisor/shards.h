@@ -24,6 +24,8 @@ struct StartReport {
   std::chrono::milliseconds formation{0};   // slots + meet + until every node is healthy
   std::chrono::milliseconds total{0};
   bool resumed = false;  // an existing cluster came back with its data; nothing was formed
+  int joined_nodes = 0;  // --join: the other hosts' nodes this deployment met
+  int replica_moves = 0;  // --join: replicas (ours or theirs) that now follow another primary
 };
 
 // Starts every shard pinned to its CPUs (with persistence, and when every shard still has its

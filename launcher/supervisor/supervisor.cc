@@ -136,15 +136,15 @@ std::optional<PeerView> Supervisor::AskPeersAbout(const ShardSlot& slot) const {
 bool Supervisor::HandOverPrimary(const ShardSlot& slot, FailoverMode mode) {
   auto view = AskPeersAbout(slot);
   if (!view || !view->me.IsPrimary() || !view->me.HasSlots()) return false;
-  for (int replica : ReplicaPorts(view->nodes, view->me.id)) {
+  for (const auto& replica : ReplicaEndpoints(view->nodes, view->me.id, deployment_.plan.bind)) {
     auto timeout = std::chrono::seconds(mode == FailoverMode::kTakeover ? 2 : 5);
-    auto promoted = PromoteReplica(deployment_.plan.bind, replica, mode, timeout);
+    auto promoted = PromoteReplica(replica.host, replica.port, mode, timeout);
     if (promoted.ok()) {
-      log_->info("replica on port {} took over the slots of shard {} ({})", replica, slot.index,
-                 mode == FailoverMode::kTakeover ? "takeover" : "graceful failover");
+      log_->info("replica at {} took over the slots of shard {} ({})", replica.ToString(),
+                 slot.index, mode == FailoverMode::kTakeover ? "takeover" : "graceful failover");
       return true;
     }
-    log_->warn("promoting the replica on port {}: {}", replica, promoted.error().message());
+    log_->warn("promoting the replica at {}: {}", replica.ToString(), promoted.error().message());
   }
   return false;
 }
@@ -334,6 +334,9 @@ Result<json> Supervisor::StartFresh() {
               {"total_ms", report->total.count()},
               {"node_ids", report->node_ids},
               {"resumed", report->resumed},
+              {"joined", !deployment_.plan.join.empty() && !report->resumed},
+              {"joined_nodes", report->joined_nodes},
+              {"replica_moves", report->replica_moves},
               {"adopted", 0}};
 }
 

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Writes unique keys while a test changes the cluster, then reads back every acknowledged one.
 
-    $SHARDCTL_PYTHON acked_writer.py --port P (--cluster | --plain) --prefix NAME
-                                     --stop-file PATH [--max-seconds 120]
+    $SHARDCTL_PYTHON acked_writer.py [--host H] --port P (--cluster | --plain) --prefix NAME
+                                     --stop-file PATH [--max-seconds 120] [--password-file F]
+    $SHARDCTL_PYTHON acked_writer.py ... --prefix NAME --read-back N
+
+--read-back N writes nothing and reads keys 0..N-1 back (after a fault, from what survived).
 
 --cluster talks to the shards with redis-py's cluster client (it follows MOVED and ASK itself);
 --plain talks to one endpoint, shardproxy, as a client without cluster support would. Key i gets
@@ -34,9 +37,13 @@ READ_BATCH = 500
 
 
 def connect(args):
+    password = None
+    if args.password_file:
+        with open(args.password_file, encoding="utf-8") as file:
+            password = file.readline().strip()
     if args.cluster:
-        return RedisCluster(host="127.0.0.1", port=args.port, socket_timeout=10)
-    return redis.Redis(host="127.0.0.1", port=args.port, socket_timeout=10)
+        return RedisCluster(host=args.host, port=args.port, password=password, socket_timeout=10)
+    return redis.Redis(host=args.host, port=args.port, password=password, socket_timeout=10)
 
 
 def write_until_stopped(client, args):
@@ -77,16 +84,25 @@ def read_back(client, args, acked):
 
 def main():
     parser = argparse.ArgumentParser()
+    parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--password-file")
+    parser.add_argument("--read-back", type=int, metavar="N",
+                        help="write nothing: read keys 0..N-1 of --prefix back")
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--cluster", action="store_true")
     mode.add_argument("--plain", action="store_true")
     parser.add_argument("--prefix", required=True)
-    parser.add_argument("--stop-file", required=True)
+    parser.add_argument("--stop-file")
     parser.add_argument("--max-seconds", type=float, default=120)
     args = parser.parse_args()
     client = connect(args)
-    acked, errors, exceptions, first_error, client = write_until_stopped(client, args)
+    if args.read_back is not None:
+        acked, errors, exceptions, first_error = list(range(args.read_back)), 0, 0, ""
+    elif args.stop_file is None:
+        parser.error("--stop-file is required unless --read-back is given")
+    else:
+        acked, errors, exceptions, first_error, client = write_until_stopped(client, args)
     lost, wrong = read_back(client, args, acked)
     print(json.dumps({"acked": len(acked), "lost": lost, "wrong": wrong, "errors": errors,
                       "client_exceptions": exceptions, "first_error": first_error}))

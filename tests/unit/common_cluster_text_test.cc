@@ -224,8 +224,9 @@ constexpr std::string_view kUnknownEndpointSlots =
 void ExpectThreePrimaries(const SlotTable& table, const std::string& host) {
   ASSERT_EQ(table.primaries().size(), 3u);
   EXPECT_EQ(table.Unassigned(), 0);
-  EXPECT_EQ(table.primaries()[0],
-            (NodeAddress{{host, 41000}, "db619320cb7c9ae72b3166a4a2cd305ce95d5a00"}));
+  EXPECT_EQ(
+      table.primaries()[0],
+      (NodeAddress{{host, 41000}, "db619320cb7c9ae72b3166a4a2cd305ce95d5a00", "host0.example"}));
   EXPECT_EQ(table.PrimaryFor(0), 0);
   EXPECT_EQ(table.PrimaryFor(5460), 0);
   EXPECT_EQ(table.PrimaryFor(5461), 1);
@@ -242,11 +243,30 @@ TEST(SlotTableTest, FromClusterSlotsIpv6BothProtocols) {
   }
 }
 
-TEST(SlotTableTest, FromClusterSlotsHostnames) {
+// With hostname endpoints the table still routes by the IP the metadata carries, and knows the
+// names, so a redirect naming a host maps to an address without DNS.
+TEST(SlotTableTest, FromClusterSlotsHostnamesRoutesByTheIpAndKnowsTheNames) {
   auto table = SlotTable::FromClusterSlots(kHostnameSlots, "asked.example");
   ASSERT_TRUE(table) << table.error().message();
-  ASSERT_EQ(table->primaries().size(), 3u);
-  EXPECT_EQ(table->primaries()[1].host, "host1.example");
+  ExpectThreePrimaries(*table, "::1");
+  EXPECT_EQ(table->primaries()[1].name, "host1.example");
+  EXPECT_EQ(table->AddressOfName("host2.example"), std::optional<std::string>("::1"));
+  EXPECT_EQ(table->AddressOfName("host9.example"), std::nullopt);
+  EXPECT_EQ(table->AddressOfName(""), std::nullopt);
+}
+
+TEST(SlotTableTest, ReplicaNamesAreKnownToo) {
+  // One range, a primary and a replica, both named (RESP3 metadata maps).
+  constexpr std::string_view kReply =
+      "*1\r\n*4\r\n:0\r\n:16383\r\n"
+      "*4\r\n$7\r\ncache-a\r\n:7000\r\n$1\r\na\r\n%1\r\n$2\r\nip\r\n$8\r\n10.0.0.1\r\n"
+      "*4\r\n$7\r\ncache-b\r\n:7000\r\n$1\r\nb\r\n%1\r\n$2\r\nip\r\n$8\r\n10.0.0.2\r\n";
+  auto table = SlotTable::FromClusterSlots(kReply);
+  ASSERT_TRUE(table) << table.error().message();
+  ASSERT_EQ(table->ReplicasOf(0).size(), 1u);
+  EXPECT_EQ(table->ReplicasOf(0)[0].host, "10.0.0.2");
+  EXPECT_EQ(table->AddressOfName("cache-a"), std::optional<std::string>("10.0.0.1"));
+  EXPECT_EQ(table->AddressOfName("cache-b"), std::optional<std::string>("10.0.0.2"));
 }
 
 TEST(SlotTableTest, FromClusterSlotsUnknownEndpointMeansTheAskedHost) {

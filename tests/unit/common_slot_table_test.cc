@@ -107,7 +107,7 @@ TEST(SlotTableTest, ReplicasAndSlotlessNodesAreNotBackends) {
   EXPECT_EQ(map->primaries()[0], (NodeAddress{{"10.0.0.1", 7000}, "aaaa"}));
   // The replica is attached to its primary instead.
   ASSERT_EQ(map->ReplicasOf(0).size(), 1u);
-  EXPECT_EQ(map->ReplicasOf(0)[0], (NodeAddress{{"10.0.0.2", 7001}, "bbbb"}));
+  EXPECT_EQ(map->ReplicasOf(0)[0], (NodeAddress{{"10.0.0.2", 7001}, "bbbb", "host-b"}));
 }
 
 // CLUSTER SLOTS of a 2-primary, 1-replica-each cluster from `shardctl up --replicas 1`

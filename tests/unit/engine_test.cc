@@ -222,7 +222,11 @@ TEST(RenderShardConfigAnnounceTest, AnAddressOrANameIsAnnounced) {
     plan.announce = announce;
     auto lines = Lines(RenderShardConfig(engine, plan, plan.shards[0], "/d"));
     EXPECT_TRUE(HasLine(lines, line)) << announce;
+    EXPECT_FALSE(HasLine(lines, "cluster-preferred-endpoint-type hostname")) << announce;
   }
+  plan.preferred_endpoint = "hostname";
+  auto named = Lines(RenderShardConfig(engine, plan, plan.shards[0], "/d"));
+  EXPECT_TRUE(HasLine(named, "cluster-preferred-endpoint-type hostname"));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -1,6 +1,6 @@
 // The text side of failover (launcher/failover.h): which node a shard is (MyselfId on its
 // nodes.conf), what a peer says about the cluster (ParseClusterNodes on CLUSTER NODES) and which
-// replicas may take a primary's place (ReplicaPorts). No sockets: PromoteReplica is not here.
+// replicas may take a primary's place (ReplicaEndpoints). No sockets: PromoteReplica is not here.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -278,7 +278,17 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // ---------------------------------------------------------------------------------------------
-// ReplicaPorts
+// ReplicaEndpoints
+
+// The ports of ReplicaEndpoints(nodes, primary, "127.0.0.1").
+std::vector<int> ReplicaPorts(const std::vector<common::NodeLine>& nodes,
+                              const std::string& primary) {
+  std::vector<int> ports;
+  for (const auto& endpoint : ReplicaEndpoints(nodes, primary, "127.0.0.1")) {
+    ports.push_back(endpoint.port);
+  }
+  return ports;
+}
 
 TEST(ReplicaPortsTest, HealthyReplicasOfThatPrimaryOnly) {
   auto nodes = Nodes(kClusterNodes);
@@ -316,6 +326,18 @@ TEST(ReplicaPortsTest, ExcludesFailingAndUnreachableReplicasKeepsNoFailoverOnes)
                      replica("5555555555555555555555555555555555555555", 7005, "slave,nofailover") +
                      replica("6666666666666666666666666666666666666666", 7006, "myself,slave");
   EXPECT_EQ(ReplicaPorts(Nodes(text), primary), (std::vector<int>{7001, 7005, 7006}));
+}
+
+TEST(ReplicaPortsTest, AReplicaOnAnotherHostKeepsItsHostOneWithoutAHostGetsTheLocalOne) {
+  std::string primary = kPrimaryA;
+  std::string text = primary + " 10.0.0.1:7000@17000 myself,master - 0 1700000000000 1 " +
+                     "connected 0-16383\n" +
+                     "1111111111111111111111111111111111111111 10.0.0.2:7000@17000 slave " +
+                     primary + " 0 1700000000000 1 connected\n" +
+                     "2222222222222222222222222222222222222222 :7003@17003 slave " + primary +
+                     " 0 1700000000000 1 connected\n";
+  EXPECT_EQ(ReplicaEndpoints(Nodes(text), primary, "10.0.0.1"),
+            (std::vector<common::Endpoint>{{"10.0.0.2", 7000}, {"10.0.0.1", 7003}}));
 }
 
 }  // namespace

@@ -777,6 +777,16 @@ INSTANTIATE_TEST_SUITE_P(
                  {{"shards", "4"}, {"announce", "cache-1.example.com"}},
                  {"announce: - -> cache-1.example.com"},
                  1},
+        DiffCase{"join",
+                 {{"shards", "4"}},
+                 {{"shards", "4"}, {"join", "127.0.0.1:8000"}},
+                 {"join: - -> 127.0.0.1:8000"},
+                 1},
+        DiffCase{"cluster name",
+                 {{"shards", "4"}},
+                 {{"shards", "4"}, {"cluster-name", "prod"}},
+                 {"cluster-name: default -> prod"},
+                 1},
         DiffCase{"policy",
                  {{"shards", "4"}},
                  {{"shards", "4"}, {"maxmemory-policy", "allkeys-lru"}},
@@ -807,6 +817,59 @@ INSTANTIATE_TEST_SUITE_P(
     [](const testing::TestParamInfo<DiffCase>& case_info) {
       return std::to_string(case_info.index);
     });
+
+TEST(PlanJoinTest, JoiningPrimariesOwnNoSlotsUntilTheyTakeTheirShare) {
+  Plan plan = MustPlan("two-socket-smt", {{"shards", "3"},
+                                          {"replicas", "1"},
+                                          {"join", "10.0.0.1:7000"},
+                                          {"bind", "10.0.0.2"},
+                                          {"password-file", "pass"}});
+  EXPECT_EQ(plan.join, "10.0.0.1:7000");
+  ASSERT_EQ(plan.shards.size(), 6u);
+  for (const auto& shard : plan.shards) EXPECT_TRUE(shard.slots.empty()) << shard.index;
+  EXPECT_EQ(plan.cluster_name, "default")
+      << "the deployment name, when --cluster-name is not given";
+  auto back = PlanFromJson(PlanToJson(plan));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->join, "10.0.0.1:7000");
+  EXPECT_EQ(back->cluster_name, "default");
+}
+
+TEST(PlanJoinTest, AnIpv6SeedIsKeptInBrackets) {
+  Plan plan = MustPlan("two-socket-smt",
+                       {{"shards", "1"}, {"join", "[fd00::1]:7000"}, {"cluster-name", "prod"}});
+  EXPECT_EQ(plan.join, "[fd00::1]:7000");
+  EXPECT_EQ(plan.cluster_name, "prod");
+}
+
+TEST(IsOurNodeTest, OurPortsAtOurAddressOnly) {
+  Plan plan = MustPlan("two-socket-smt",
+                       {{"shards", "2"}, {"bind", "10.0.0.2"}, {"password-file", "pass"}});
+  EXPECT_EQ(AddressInCluster(plan), "10.0.0.2");
+  EXPECT_TRUE(IsOurNode(plan, "10.0.0.2", 7000));
+  EXPECT_TRUE(IsOurNode(plan, "10.0.0.2", 7001));
+  EXPECT_FALSE(IsOurNode(plan, "10.0.0.2", 7002)) << "not one of our ports";
+  EXPECT_FALSE(IsOurNode(plan, "10.0.0.1", 7000)) << "another host's shard on the same port";
+  EXPECT_TRUE(IsOurNode(plan, "", 7000)) << "a line without a host yet (the node itself)";
+}
+
+TEST(IsOurNodeTest, TheAnnouncedIpIsOursAndAWildcardBindMatchesByPort) {
+  Plan announced = MustPlan(
+      "two-socket-smt",
+      {{"shards", "1"}, {"bind", "0.0.0.0"}, {"announce", "192.0.2.7"}, {"allow-no-auth", "true"}});
+  EXPECT_EQ(AddressInCluster(announced), "192.0.2.7");
+  EXPECT_TRUE(IsOurNode(announced, "192.0.2.7", 7000));
+  EXPECT_FALSE(IsOurNode(announced, "192.0.2.8", 7000));
+  Plan wildcard =
+      MustPlan("two-socket-smt", {{"shards", "1"}, {"bind", "0.0.0.0"}, {"allow-no-auth", "true"}});
+  EXPECT_EQ(AddressInCluster(wildcard), "");
+  EXPECT_TRUE(IsOurNode(wildcard, "192.0.2.8", 7000));
+  Plan named = MustPlan("two-socket-smt", {{"shards", "1"},
+                                           {"bind", "10.0.0.3"},
+                                           {"announce", "cache-3.example.com"},
+                                           {"password-file", "pass"}});
+  EXPECT_EQ(AddressInCluster(named), "10.0.0.3") << "a host name is announced beside the IP";
+}
 
 }  // namespace
 }  // namespace shardctl::launcher

@@ -1,0 +1,40 @@
+// Formation steps that joining a cluster (join.cc) shares with forming one (formation.cc).
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "launcher/cluster/formation.h"
+#include "launcher/cluster/redis_client.h"
+
+namespace shardctl::launcher {
+
+// One connection per node, in order; the first that fails is the error.
+common::Result<std::vector<RedisConnection>> ConnectAll(const std::vector<ClusterNode>& nodes);
+
+// Each node's ID; errors when a node already knows other nodes or owns slots (not fresh).
+common::Result<std::vector<std::string>> CheckFreshAndGetIds(
+    std::vector<RedisConnection>& connections);
+
+// Sends batch i on connection i, again on a new connection with a longer timeout when its
+// replies do not come (for commands that may be sent twice, like MEET), until `deadline`. Error
+// replies fail at once.
+common::Status RunRepeatableBatches(const std::vector<ClusterNode>& nodes,
+                                    std::vector<RedisConnection>& connections,
+                                    const std::vector<std::vector<Command>>& batches,
+                                    const char* step,
+                                    std::chrono::steady_clock::time_point deadline);
+
+// A new connection to `node` with `timeout` in place of `connection`, after a short pause.
+void Reconnect(const ClusterNode& node, RedisConnection& connection,
+               std::chrono::milliseconds timeout);
+
+// True when every connection's node lists `expected` nodes (exactly, or at least) with their
+// handshakes finished. A node that does not answer is not done yet (`last_error` says why).
+bool AllHandshakesDone(const std::vector<ClusterNode>& nodes,
+                       std::vector<RedisConnection>& connections, size_t expected,
+                       Membership membership, std::string& last_error);
+
+}  // namespace shardctl::launcher
