@@ -7,6 +7,7 @@
 #include "launcher/cluster/formation.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/os/files.h"
+#include "launcher/supervisor/restart_policy.h"
 #include "launcher/supervisor/supervisor.h"
 
 namespace shardctl::launcher {
@@ -16,30 +17,6 @@ using nlohmann::json;
 
 constexpr auto kProbeTimeout = std::chrono::milliseconds(500);
 constexpr auto kSupervisorTimeout = std::chrono::seconds(2);
-
-// Fills what the seven probe replies say: node ID, CLUSTER INFO, INFO memory / replication /
-// persistence, DBSIZE, CLUSTER NODES.
-void ReadProbeReplies(const std::vector<common::Result<std::string>>& r, ShardStatus& status) {
-  status.reachable = true;
-  status.node_id = *r[0];
-  status.cluster_state = InfoField(*r[1], "cluster_state");
-  status.used_memory = InfoNumber<uint64_t>(*r[2], "used_memory");
-  status.role = InfoField(*r[3], "role") == "slave" ? "replica" : "primary";
-  status.keys = common::ParseInteger<uint64_t>(*r[4]).value_or(0);
-  status.slot_map = NormalizeSlotMap(*r[5]);
-  if (auto lines = common::ParseClusterNodes(*r[5]); lines.ok()) {
-    // Each node lists its own markers on its "myself" line only.
-    if (const auto* myself = common::FindMyself(*lines)) {
-      status.migrations = myself->migrations;
-      status.slots = myself->slots;
-    }
-  }
-  status.aof = InfoField(*r[6], "aof_enabled") == "1";
-  status.last_save_unix = InfoNumber<int64_t>(*r[6], "rdb_last_save_time");
-  status.last_save_status =
-      InfoField(*r[6], status.aof ? "aof_last_bgrewrite_status" : "rdb_last_bgsave_status");
-  status.health = status.cluster_state == "ok" ? "ok" : "cluster_" + status.cluster_state;
-}
 
 ShardStatus ProbeShard(const DeploymentDir& dir, const Plan& plan, const ShardPlan& shard) {
   ShardStatus status;
@@ -67,6 +44,10 @@ ShardStatus ProbeShard(const DeploymentDir& dir, const Plan& plan, const ShardPl
     return status;
   }
   ReadProbeReplies(*replies, status);
+  if (status.health == "write-error") {
+    auto available = AvailableBytes(dir.ShardDir(shard.index));
+    if (available && IsDiskFull(*available)) status.health = "disk-full";
+  }
   return status;
 }
 
@@ -83,6 +64,34 @@ ProxyStatus ProbeProxy(const DeploymentDir& dir, const Deployment& deployment,
 }
 
 }  // namespace
+
+void ReadProbeReplies(const std::vector<common::Result<std::string>>& r, ShardStatus& status) {
+  status.reachable = true;
+  status.node_id = *r[0];
+  status.cluster_state = InfoField(*r[1], "cluster_state");
+  status.used_memory = InfoNumber<uint64_t>(*r[2], "used_memory");
+  status.role = InfoField(*r[3], "role") == "slave" ? "replica" : "primary";
+  status.keys = common::ParseInteger<uint64_t>(*r[4]).value_or(0);
+  status.slot_map = NormalizeSlotMap(*r[5]);
+  if (auto lines = common::ParseClusterNodes(*r[5]); lines.ok()) {
+    // Each node lists its own markers on its "myself" line only.
+    if (const auto* myself = common::FindMyself(*lines)) {
+      status.migrations = myself->migrations;
+      status.slots = myself->slots;
+    }
+  }
+  status.aof = InfoField(*r[6], "aof_enabled") == "1";
+  status.last_save_unix = InfoNumber<int64_t>(*r[6], "rdb_last_save_time");
+  status.last_save_status =
+      InfoField(*r[6], status.aof ? "aof_last_bgrewrite_status" : "rdb_last_bgsave_status");
+  status.health = status.cluster_state == "ok" ? "ok" : "cluster_" + status.cluster_state;
+  // A shard that cannot write its AOF (or saw its last snapshot fail) refuses every write with
+  // MISCONF while it answers PING: the cluster looks fine and serves nothing but reads.
+  const bool aof_failing = status.aof && InfoField(*r[6], "aof_last_write_status") == "err";
+  if (aof_failing || InfoField(*r[6], "rdb_last_bgsave_status") == "err") {
+    status.health = "write-error";
+  }
+}
 
 void MergeSupervisorView(const json& reply, std::vector<ShardStatus>& shards) {
   if (!reply.value("ok", false) || !reply.contains("shards")) return;

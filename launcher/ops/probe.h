@@ -28,8 +28,10 @@ struct ShardStatus {
   bool running = false;              // that process is alive
   bool reachable = false;            // it answered every probe command
   std::string node_id;
-  std::string health;  // ok, down, unreachable, cluster_<state>; or the supervisor's crashloop,
-                       // unresponsive, restarting, starting
+  std::string health;  // ok, down, unreachable, cluster_<state>, write-error (it refuses writes:
+                       // its AOF write or its last snapshot failed), disk-full (so, with its data
+                       // directory full); or the supervisor's crashloop, unresponsive,
+                       // restarting, starting, disk-full
   std::string role;    // primary, replica (when reachable)
   std::string cluster_state;
   std::string slot_map;  // NormalizeSlotMap of CLUSTER NODES: equal on nodes that agree
@@ -90,6 +92,11 @@ DeploymentStatus ProbeDeployment(const DeploymentDir& dir, const Deployment& dep
 // Pure: folds the supervisor's status reply into the probed shards: it knows what a probe cannot
 // (a crash loop, a restart under way, how many restarts, why the last exit).
 void MergeSupervisorView(const nlohmann::json& reply, std::vector<ShardStatus>& shards);
+
+// Pure: fills `status` from the replies of one shard to the probe's seven commands, in order:
+// CLUSTER MYID, CLUSTER INFO, INFO memory, INFO replication, DBSIZE, CLUSTER NODES,
+// INFO persistence (every one an answer, not an error).
+void ReadProbeReplies(const std::vector<common::Result<std::string>>& replies, ShardStatus& status);
 
 // Pure: the open moves the shards' markers show, one entry per range and pair.
 std::vector<MoveInProgress> CollectMoves(const std::vector<ShardStatus>& shards);

@@ -12,6 +12,9 @@ and waits for `shardctl status` to exit 0 again:
     kill-proxy       kill -9 of shardproxy (the supervisor restarts it)
     stop-primary     SIGSTOP of a primary for twice the cluster-node-timeout, then SIGCONT
     scale            `shardctl scale` out by one primary, then back in, under load
+    full-disk        the state dir (a tmpfs of its own, --disk-size) fills up until shards fail
+                     to write their AOF and `status` reports them disk-full; then it is freed
+                     (needs root, for the tmpfs)
 
 At the end every acknowledged key is read back: lost = gone, wrong = another value. Prints one
 row per fault (time until status was healthy again, errors and ms of unavailability each writer
@@ -39,11 +42,12 @@ except ImportError as error:
           file=sys.stderr)
     sys.exit(1)
 
-FAULTS = ["kill-primary", "kill-supervisor", "kill-proxy", "stop-primary", "scale"]
+FAULTS = ["kill-primary", "kill-supervisor", "kill-proxy", "stop-primary", "scale", "full-disk"]
 NAME = "chaos"
 HEAL_TIMEOUT = 90.0      # seconds a fault may take to heal before it counts as not healed
 SETTLE_SECONDS = 2.0     # load keeps running this long after status is healthy again
 ERROR_BACKOFF = 0.01     # a writer that got an error waits this long before the next write
+DISK_FULL_WAIT = 30.0    # seconds a full disk is held while waiting for status to report it
 
 
 def parse_args():
@@ -62,6 +66,8 @@ def parse_args():
     parser.add_argument("--base-port", type=int,
                         help="first shard port; shards, the proxy and bus ports (+10000) follow "
                         "(default: the first free range from 21000)")
+    parser.add_argument("--disk-size", default="256m",
+                        help="size of the state dir's tmpfs with the full-disk fault (default 256m)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     faults = [fault for fault in args.faults.split(",") if fault]
@@ -74,6 +80,9 @@ def parse_args():
     if "kill-primary" in faults or "stop-primary" in faults:
         if args.shards < 2:
             parser.error("killing or stopping a primary needs --shards 2 or more")
+    if "full-disk" in faults and os.geteuid() != 0:
+        parser.error("full-disk needs root: it mounts a tmpfs of its own to fill "
+                     "(run as root, or leave full-disk out of --faults)")
     args.fault_list = faults * args.rounds
     return args
 
@@ -264,6 +273,31 @@ class Faults:
                 outcome = "killed by the supervisor while stopped"
         return f"shard {index} (port {port}) stopped {2 * self.node_timeout:g} s, {outcome}"
 
+    def full_disk(self):
+        """Fills the state dir's tmpfs until every write fails, holds it full until `status`
+        reports a shard disk-full (at most DISK_FULL_WAIT), then frees it."""
+        ballast = os.path.join(self.deployment.state_dir, "ballast")
+        fd = os.open(ballast, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        chunk = b"\0" * (1 << 20)
+        filled = 0
+        try:
+            while True:  # bounded by the tmpfs' size
+                filled += os.write(fd, chunk)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        started = time.monotonic()
+        reported = False
+        while time.monotonic() - started < DISK_FULL_WAIT and not reported:
+            status = self.deployment.shardctl("status", "--json", timeout=60)
+            reported = '"disk-full"' in status.stdout
+            time.sleep(0.2)
+        held = time.monotonic() - started
+        os.remove(ballast)
+        seen = "status showed disk-full" if reported else "no shard reported disk-full"
+        return f"state dir filled ({filled >> 20} MB more), {seen} after {held:.1f} s, then freed"
+
     def scale(self):
         shards = self.deployment.args.shards
         for count in (shards + 1, shards):
@@ -352,6 +386,16 @@ def print_table(result):
 def main():
     args = parse_args()
     state_dir = tempfile.mkdtemp(prefix="shardctl-chaos.")
+    mounted = False
+    if "full-disk" in args.fault_list:
+        mount = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={args.disk_size},mode=0700",
+                                "shardctl-chaos", state_dir], capture_output=True, text=True)
+        if mount.returncode != 0:
+            print(f"chaos: mounting a tmpfs on {state_dir}: {mount.stderr.strip()}",
+                  file=sys.stderr)
+            os.rmdir(state_dir)
+            return 1
+        mounted = True
     deployment = Deployment(args, state_dir)
     writers = []
     try:
@@ -392,6 +436,8 @@ def main():
         down = deployment.shardctl("down", "--purge", timeout=180)
         if down.returncode != 0:
             print(f"chaos: shardctl down failed: {down.stderr.strip()}", file=sys.stderr)
+        if mounted:
+            subprocess.run(["umount", state_dir], check=False)
         subprocess.run(["rm", "-rf", state_dir], check=False)
 
 

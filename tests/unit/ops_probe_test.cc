@@ -133,5 +133,37 @@ TEST(StatusSummaryTest, SupervisorViewOverridesWhatAProbeCannotSee) {
   }
 }
 
+// The probe's seven replies for a healthy primary, with `persistence` as INFO persistence.
+std::vector<common::Result<std::string>> ProbeReplies(const std::string& persistence) {
+  return {std::string("aaaa"),
+          std::string("cluster_state:ok\r\ncluster_slots_assigned:16384\r\n"),
+          std::string("used_memory:1000\r\n"),
+          std::string("role:master\r\n"),
+          std::string("12"),
+          std::string("aaaa 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-16383\n"),
+          persistence};
+}
+
+TEST(ProbeRepliesTest, AShardThatCannotWriteItsAofOrSnapshotIsAWriteError) {
+  struct Case {
+    std::string persistence;
+    std::string health;
+  };
+  for (const auto& [persistence, health] : std::vector<Case>{
+           {"aof_enabled:1\r\naof_last_write_status:ok\r\nrdb_last_bgsave_status:ok\r\n", "ok"},
+           {"aof_enabled:1\r\naof_last_write_status:err\r\nrdb_last_bgsave_status:ok\r\n",
+            "write-error"},
+           {"aof_enabled:0\r\naof_last_write_status:ok\r\nrdb_last_bgsave_status:err\r\n",
+            "write-error"},
+           // AOF off: its last write status is not the shard's.
+           {"aof_enabled:0\r\naof_last_write_status:err\r\nrdb_last_bgsave_status:ok\r\n", "ok"}}) {
+    ShardStatus status;
+    ReadProbeReplies(ProbeReplies(persistence), status);
+    EXPECT_EQ(status.health, health) << persistence;
+    EXPECT_EQ(status.keys, 12u);
+    EXPECT_EQ(status.role, "primary");
+  }
+}
+
 }  // namespace
 }  // namespace shardctl::launcher
