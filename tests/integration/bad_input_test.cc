@@ -149,6 +149,14 @@ TEST_F(BadInputTest, ClientPortInUseExitsOneNamingThePort) {
   ExpectRefused(result, kExitRuntime, {std::to_string(base_port() + 1), "in use"});
 }
 
+TEST_F(BadInputTest, JoiningANodeThatIsNotThereOrIsOurOwnStartsNothing) {
+  const std::string nobody = "127.0.0.1:" + std::to_string(base_port() + 45);
+  ExpectRefused(UpWith({"--join", nobody}), kExitRuntime,
+                {"--join " + nobody, "Connection refused", "reachable from this host"});
+  const std::string ours = "127.0.0.1:" + std::to_string(base_port() + 1);
+  ExpectRefused(UpWith({"--join", ours}), kExitRuntime, {"one of this deployment's own shards"});
+}
+
 TEST_F(BadInputTest, BusPortInUseExitsOneNamingThePort) {
   int bus_port = base_port() + kBusPortOffset + 1;
   int listener = ListenOn(bus_port);

@@ -2,8 +2,8 @@
 // stand for two machines, each running its own shardctl with its own state. Host A forms the
 // cluster; host B joins it with --join, its replicas follow A's primaries and A's replicas move to
 // B's, and B's primaries take their share of the slots. Then one host is lost (kill -9 of all its
-// processes) or leaves (down --leave), and every write acknowledged before is read back from what
-// remains. Needs root (skips otherwise).
+// processes), or restarts (down, up: it resumes from nodes.conf) and leaves (down --leave), and
+// every write acknowledged before is read back from what remains. Needs root (skips otherwise).
 #include <signal.h>
 
 #include <fstream>
@@ -214,13 +214,24 @@ TEST_F(MultiHostTest, LeavingHandsPrimariesToReplicasElsewhereAndMovesTheRestOfI
   auto a = UpOn(kHostA, 2, 1);
   ASSERT_EQ(a.exit_code, 0) << a.Describe();
   // B: three primaries, no replicas. A's two replicas move to two of them; B's third has none.
-  auto b = UpOn(kHostB, 3, 0, {"--join", Seed()});
+  const std::vector<std::string> b_spec = {"--join", Seed(), "--persistence", "aof"};
+  auto b = UpOn(kHostB, 3, 0, b_spec);
   ASSERT_EQ(b.exit_code, 0) << b.Describe();
   ExpectOneClusterReplicasApart(ClusterNodes(kHostA), 7);
   json written = WriteFor(kHostA, "before-leave", 3s);
   ASSERT_GT(written.value("acked", 0), 100) << written.dump();
   ASSERT_EQ(written["lost"], 0) << written.dump();
   ASSERT_TRUE(WaitUntil([&] { return ReplicasCaughtUp(kHostB, 3); }, 20s, 100ms));
+
+  // B restarts (a reboot): its shards come back as themselves from nodes.conf and their AOF.
+  auto stopped = OnHost(kHostB, {"down"});
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.Describe();
+  auto resumed = UpOn(kHostB, 3, 0, b_spec);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.Describe();
+  EXPECT_EQ(json::parse(resumed.out).value("resumed", false), true) << resumed.out;
+  EXPECT_EQ(json::parse(resumed.out).value("share_slots", 0), 0) << "B kept its slots";
+  EXPECT_TRUE(WaitUntil([&] { return OnHost(kHostA, {"status"}).exit_code == 0; }, 20s, 200ms));
+  ExpectOneClusterReplicasApart(ClusterNodes(kHostA), 7);
 
   auto left = OnHost(kHostB, {"down", "--leave", "--json"});
   ASSERT_EQ(left.exit_code, 0) << left.Describe();
