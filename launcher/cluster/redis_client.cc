@@ -2,6 +2,10 @@
 
 #include <hiredis/hiredis.h>
 
+#include <string_view>
+
+#include "common/resp.h"
+
 namespace shardctl::launcher {
 namespace {
 
@@ -45,34 +49,31 @@ Result<std::vector<std::string>> ReplyList(const redisReply* reply) {
   return elements;
 }
 
-std::vector<const char*> ArgvPointers(const Command& command, std::vector<size_t>& lengths) {
-  std::vector<const char*> argv;
-  lengths.clear();
-  for (const auto& arg : command) {
-    argv.push_back(arg.data());
-    lengths.push_back(arg.size());
+// The commands as RESP arrays of bulk strings, one after another.
+std::string Frame(const std::vector<Command>& commands) {
+  std::string out;
+  std::vector<std::string_view> args;
+  for (const auto& command : commands) {
+    args.assign(command.begin(), command.end());
+    common::AppendCommand(out, args);
   }
-  return argv;
+  return out;
 }
 
 }  // namespace
 
-void RedisConnection::Free::operator()(redisContext* context) const { redisFree(context); }
+void RedisConnection::FreeReader::operator()(redisReader* reader) const { redisReaderFree(reader); }
+
+RedisConnection::RedisConnection(ControlLink link, std::string address)
+    : link_(std::move(link)), reader_(redisReaderCreate()), address_(std::move(address)) {}
 
 Result<RedisConnection> RedisConnection::Connect(const std::string& host, int port,
                                                  std::chrono::milliseconds timeout) {
   std::string address = host + ":" + std::to_string(port);
-  timeval tv{.tv_sec = timeout.count() / 1000,
-             .tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
-  redisContext* context = redisConnectWithTimeout(host.c_str(), port, tv);
-  if (context == nullptr) return Error(address + ": out of memory");
-  if (context->err) {
-    std::string message = address + ": " + context->errstr;
-    redisFree(context);
-    return Error(message);
-  }
-  redisSetTimeout(context, tv);
-  RedisConnection connection(context, std::move(address));
+  auto link = ControlLink::Open(host, port, timeout);
+  if (!link.ok()) return Error(address + ": " + link.error().message());
+  RedisConnection connection(std::move(link).value(), std::move(address));
+  if (!connection.reader_) return Error(connection.address() + ": out of memory");
   if (ControlPassword().empty()) return connection;
   if (auto login = connection.Run({"AUTH", ControlPassword()}); !login.ok()) {
     return Error(connection.address() + ": login refused (" + login.error().message() +
@@ -123,30 +124,25 @@ Result<std::string> RedisConnection::Run(const Command& command) {
   return std::move(replies->front());
 }
 
-common::Status RedisConnection::Append(const std::vector<Command>& commands) {
-  std::vector<size_t> lengths;
-  for (const auto& command : commands) {
-    auto argv = ArgvPointers(command, lengths);
-    if (redisAppendCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.data(),
-                               lengths.data()) != REDIS_OK) {
-      return Error(address_ + ": " + context_->errstr);
-    }
-  }
-  return common::Ok();
-}
-
 template <typename Convert>
 auto RedisConnection::ReadReplies(size_t count, Convert convert)
     -> Result<std::vector<decltype(convert(nullptr))>> {
   std::vector<decltype(convert(nullptr))> replies;
-  for (size_t i = 0; i < count; ++i) {
+  char buffer[16 * 1024];
+  while (replies.size() < count) {
     void* raw = nullptr;
-    if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) {
-      return Error(address_ + ": " + (context_->err ? context_->errstr : "connection lost"));
+    if (redisReaderGetReply(reader_.get(), &raw) != REDIS_OK) {
+      return Error(address_ + ": protocol error: " + reader_->errstr);
     }
-    auto* reply = static_cast<redisReply*>(raw);
-    replies.push_back(convert(reply));
-    freeReplyObject(reply);
+    if (raw != nullptr) {
+      auto* reply = static_cast<redisReply*>(raw);
+      replies.push_back(convert(reply));
+      freeReplyObject(reply);
+      continue;
+    }
+    auto got = link_.ReadSome(buffer, sizeof buffer);
+    if (!got.ok()) return Error(address_ + ": " + got.error().message());
+    redisReaderFeed(reader_.get(), buffer, *got);
   }
   return replies;
 }
@@ -154,17 +150,13 @@ auto RedisConnection::ReadReplies(size_t count, Convert convert)
 template <typename Convert>
 auto RedisConnection::PipelineWith(const std::vector<Command>& commands, Convert convert)
     -> Result<std::vector<decltype(convert(nullptr))>> {
-  // hiredis writes the appended commands in its first read.
-  if (auto appended = Append(commands); !appended.ok()) return appended.error();
+  if (auto sent = Send(commands); !sent.ok()) return sent.error();
   return ReadReplies(commands.size(), convert);
 }
 
 common::Status RedisConnection::Send(const std::vector<Command>& commands) {
-  if (auto appended = Append(commands); !appended.ok()) return appended;
-  for (int done = 0; !done;) {
-    if (redisBufferWrite(context_.get(), &done) != REDIS_OK) {
-      return Error(address_ + ": " + context_->errstr);
-    }
+  if (auto wrote = link_.WriteAll(Frame(commands)); !wrote.ok()) {
+    return Error(address_ + ": " + wrote.error().message());
   }
   return common::Ok();
 }

@@ -1,5 +1,6 @@
-// A small blocking RESP2 client over hiredis for the control plane (formation, status probes).
-// Not for the data path: every reply is turned into text.
+// A small blocking RESP2 client for the control plane (formation, status probes): commands framed
+// by common/resp, bytes over a ControlLink (TCP, or TLS after UseControlTls), replies parsed by
+// hiredis' I/O-free reader. Not for the data path: every reply is turned into text.
 #pragma once
 
 #include <chrono>
@@ -10,8 +11,9 @@
 
 #include "common/numbers.h"
 #include "common/result.h"
+#include "launcher/cluster/control_link.h"
 
-struct redisContext;
+struct redisReader;
 
 namespace shardctl::launcher {
 
@@ -48,24 +50,22 @@ class RedisConnection {
   const std::string& address() const { return address_; }
 
  private:
-  struct Free {
-    void operator()(redisContext* context) const;
+  struct FreeReader {
+    void operator()(redisReader* reader) const;
   };
   // Sends `commands` in one write and turns each reply with `convert`.
   template <typename Convert>
   auto PipelineWith(const std::vector<Command>& commands, Convert convert)
       -> common::Result<std::vector<decltype(convert(nullptr))>>;
-  // Appends `commands` to the output buffer (written by the first read, or by Send).
-  common::Status Append(const std::vector<Command>& commands);
   // Reads `count` replies, each turned with `convert`.
   template <typename Convert>
   auto ReadReplies(size_t count, Convert convert)
       -> common::Result<std::vector<decltype(convert(nullptr))>>;
 
-  RedisConnection(redisContext* context, std::string address)
-      : context_(context), address_(std::move(address)) {}
+  RedisConnection(ControlLink link, std::string address);
 
-  std::unique_ptr<redisContext, Free> context_;
+  ControlLink link_;
+  std::unique_ptr<redisReader, FreeReader> reader_;
   std::string address_;
 };
 

@@ -1,0 +1,192 @@
+#include "launcher/cluster/control_link.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using common::Result;
+
+SSL_CTX* control_tls = nullptr;  // see UseControlTls; kept for the life of the process
+
+// The TLS library's reason for the last failure, or `fallback`.
+std::string TlsError(const std::string& fallback) {
+  const unsigned long code = ERR_get_error();
+  ERR_clear_error();
+  if (code == 0) return fallback;
+  char text[256];
+  ERR_error_string_n(code, text, sizeof text);
+  // "error:0A000086:SSL routines::certificate verify failed" -> "certificate verify failed"
+  const char* reason = std::strrchr(text, ':');
+  return reason != nullptr ? reason + 1 : text;
+}
+
+// A socket connected to `address` within `timeout`, then blocking with every read and write
+// bounded by `timeout`; -1 with `error` set when it cannot be.
+int ConnectOne(const addrinfo* address, std::chrono::milliseconds timeout, std::string& error) {
+  const int fd = socket(address->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    error = std::strerror(errno);
+    return -1;
+  }
+  int failure = 0;
+  if (connect(fd, address->ai_addr, address->ai_addrlen) != 0) {
+    failure = errno;
+    if (failure == EINPROGRESS) {
+      pollfd waiting{.fd = fd, .events = POLLOUT, .revents = 0};
+      const int ready = poll(&waiting, 1, static_cast<int>(timeout.count()));
+      failure = ready == 0 ? ETIMEDOUT : ready < 0 ? errno : 0;
+      socklen_t length = sizeof failure;
+      if (ready > 0) getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &length);
+    }
+  }
+  if (failure != 0) {
+    error = std::strerror(failure);
+    close(fd);
+    return -1;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  timeval limit{.tv_sec = timeout.count() / 1000,
+                .tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+  const int on = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+  return fd;
+}
+
+// Tries every address `host` resolves to, in order, until one connects.
+Result<int> ConnectTcp(const std::string& host, int port, std::chrono::milliseconds timeout) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
+    return Error(gai_strerror(rc));
+  }
+  std::string error = "no address";
+  int fd = -1;
+  for (const addrinfo* address = found; address != nullptr && fd < 0; address = address->ai_next) {
+    fd = ConnectOne(address, timeout, error);
+  }
+  freeaddrinfo(found);
+  if (fd < 0) return Error(error);
+  return fd;
+}
+
+}  // namespace
+
+struct ControlLink::State {
+  int fd = -1;
+  SSL* ssl = nullptr;
+  ~State() {
+    if (ssl != nullptr) {
+      SSL_shutdown(ssl);  // best effort: the peer may be gone
+      SSL_free(ssl);
+    }
+    if (fd >= 0) close(fd);
+  }
+};
+
+common::Status UseControlTls(const ControlTls& tls) {
+  SSL_CTX* context = SSL_CTX_new(TLS_client_method());
+  if (context == nullptr) return Error("TLS: " + TlsError("cannot create a context"));
+  SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nullptr);
+  auto fail = [&](const std::string& what) {
+    SSL_CTX_free(context);
+    return Error(what);
+  };
+  if (SSL_CTX_load_verify_locations(context, tls.ca_file.c_str(), nullptr) != 1) {
+    return fail("--tls-ca " + tls.ca_file + ": " + TlsError("cannot load it"));
+  }
+  if (!tls.cert_file.empty()) {
+    if (SSL_CTX_use_certificate_chain_file(context, tls.cert_file.c_str()) != 1) {
+      return fail("--tls-cert " + tls.cert_file + ": " + TlsError("cannot load it"));
+    }
+    if (SSL_CTX_use_PrivateKey_file(context, tls.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(context) != 1) {
+      return fail("--tls-key " + tls.key_file + ": " +
+                  TlsError("cannot load it, or it is not the key of --tls-cert"));
+    }
+  }
+  SSL_CTX_free(control_tls);
+  control_tls = context;
+  return common::Ok();
+}
+
+bool ControlTlsEnabled() { return control_tls != nullptr; }
+
+void UsePlainControl() {
+  SSL_CTX_free(control_tls);
+  control_tls = nullptr;
+}
+
+ControlLink::ControlLink(std::unique_ptr<State> state) : state_(std::move(state)) {}
+ControlLink::ControlLink(ControlLink&&) noexcept = default;
+ControlLink& ControlLink::operator=(ControlLink&&) noexcept = default;
+ControlLink::~ControlLink() = default;
+
+Result<ControlLink> ControlLink::Open(const std::string& host, int port,
+                                      std::chrono::milliseconds timeout) {
+  auto fd = ConnectTcp(host, port, timeout);
+  if (!fd.ok()) return fd.error();
+  auto state = std::make_unique<State>();
+  state->fd = *fd;
+  if (control_tls == nullptr) return ControlLink(std::move(state));
+  state->ssl = SSL_new(control_tls);
+  if (state->ssl == nullptr || SSL_set_fd(state->ssl, state->fd) != 1) {
+    return Error("TLS: " + TlsError("cannot set up the connection"));
+  }
+  // The chain is checked against --tls-ca; names are not (shards are reached by address, and
+  // their certificates need not list every address), as redis-cli --tls does.
+  if (SSL_connect(state->ssl) != 1) {
+    return Error("TLS handshake: " +
+                 TlsError(errno != 0 ? std::strerror(errno) : "the server closed the connection"));
+  }
+  return ControlLink(std::move(state));
+}
+
+common::Status ControlLink::WriteAll(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t wrote = state_->ssl != nullptr
+                              ? SSL_write(state_->ssl, bytes.data(), static_cast<int>(bytes.size()))
+                              : send(state_->fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (wrote <= 0) {
+      if (wrote < 0 && errno == EINTR && state_->ssl == nullptr) continue;
+      return Error(state_->ssl != nullptr ? TlsError(std::strerror(errno)) : std::strerror(errno));
+    }
+    bytes.remove_prefix(static_cast<size_t>(wrote));
+  }
+  return common::Ok();
+}
+
+Result<size_t> ControlLink::ReadSome(char* buffer, size_t size) {
+  for (;;) {
+    errno = 0;
+    const ssize_t got = state_->ssl != nullptr
+                            ? SSL_read(state_->ssl, buffer, static_cast<int>(size))
+                            : recv(state_->fd, buffer, size, 0);
+    if (got > 0) return static_cast<size_t>(got);
+    if (got < 0 && errno == EINTR && state_->ssl == nullptr) continue;
+    if (got == 0 && state_->ssl == nullptr) return Error("Server closed the connection");
+    if (errno != 0) return Error(std::strerror(errno));
+    return Error(state_->ssl != nullptr ? TlsError("Server closed the connection")
+                                        : "Server closed the connection");
+  }
+}
+
+}  // namespace shardctl::launcher

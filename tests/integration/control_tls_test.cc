@@ -1,0 +1,139 @@
+// The control plane's TLS (launcher/cluster/control_link.h), against a real redis-server serving
+// only TLS: a throwaway CA and certificates made with openssl in a temp dir. The client that
+// trusts the CA is served; one that trusts another CA, or speaks plain RESP, is refused; with
+// tls-auth-clients yes it must present a certificate of its own.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <fstream>
+
+#include "launcher/cluster/redis_client.h"
+#include "tests/integration/harness.h"
+
+namespace shardctl::integration {
+namespace {
+
+namespace fs = std::filesystem;
+using launcher::ControlTls;
+using launcher::RedisConnection;
+
+// A reply's text, or the error it was, for comparisons that show what came back.
+std::string TextOf(const common::Result<std::string>& reply) {
+  return reply.ok() ? *reply : "error: " + reply.error().message();
+}
+
+class ControlTlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ports_ = PortBlock::Reserve();
+    ASSERT_NE(ports_, nullptr);
+    MakeCa("ca");
+    MakeCa("other-ca");
+    MakeCertificate("server", "ca");
+    MakeCertificate("client", "ca");
+  }
+  void TearDown() override {
+    launcher::UsePlainControl();
+    if (server_ > 0) {
+      kill(server_, SIGKILL);
+      waitpid(server_, nullptr, 0);
+    }
+  }
+
+  fs::path File(const std::string& name) const { return dir_.path() / name; }
+  void Openssl(std::vector<std::string> args) {
+    args.insert(args.begin(), "openssl");
+    auto done = RunCommand(args, 30s);
+    ASSERT_EQ(done.exit_code, 0) << done.Describe();
+  }
+  void MakeCa(const std::string& name) {
+    Openssl({"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", File(name + ".key"),
+             "-out", File(name + ".crt"), "-days", "1", "-subj", "/CN=shardctl test " + name});
+  }
+  void MakeCertificate(const std::string& name, const std::string& ca) {
+    Openssl({"req", "-newkey", "rsa:2048", "-nodes", "-keyout", File(name + ".key"), "-out",
+             File(name + ".csr"), "-subj", "/CN=127.0.0.1"});
+    Openssl({"x509", "-req", "-in", File(name + ".csr"), "-CA", File(ca + ".crt"), "-CAkey",
+             File(ca + ".key"), "-CAcreateserial", "-out", File(name + ".crt"), "-days", "1"});
+  }
+
+  // redis-server on 127.0.0.1 serving TLS only, on the first port of this test's block.
+  void StartServer(const std::string& auth_clients) {
+    const fs::path config = File("redis.conf");
+    std::ofstream(config) << "port 0\ntls-port " << port() << "\nbind 127.0.0.1\n"
+                          << "tls-cert-file " << File("server.crt").string() << "\n"
+                          << "tls-key-file " << File("server.key").string() << "\n"
+                          << "tls-ca-cert-file " << File("ca.crt").string() << "\n"
+                          << "tls-auth-clients " << auth_clients << "\n"
+                          << "save \"\"\nappendonly no\ndir " << dir_.path().string() << "\n"
+                          << "logfile " << File("server.log").string() << "\n";
+    server_ = fork();
+    if (server_ == 0) {
+      execlp("redis-server", "redis-server", config.c_str(), nullptr);
+      _exit(127);
+    }
+    ASSERT_GT(server_, 0);
+    ASSERT_TRUE(WaitUntil([&] { return !PortBindable(port()); }, 10s))
+        << "redis-server did not listen (built without TLS?): " << ReadFileText(File("server.log"));
+  }
+  int port() const { return ports_->base(); }
+
+  TempDir dir_;
+  std::unique_ptr<PortBlock> ports_;
+  pid_t server_ = -1;
+};
+
+TEST_F(ControlTlsTest, TrustingTheCaIsServedAnotherCaAndPlainRespAreNot) {
+  StartServer("no");
+  ASSERT_TRUE(launcher::UseControlTls({.ca_file = File("ca.crt")}).ok());
+  auto connection = RedisConnection::Connect("127.0.0.1", port(), 2000ms);
+  ASSERT_TRUE(connection.ok()) << connection.error().message();
+  EXPECT_EQ(TextOf(connection->Run({"SET", "k", std::string(100000, 'v')})), "OK");
+  auto replies = connection->Pipeline({{"PING"}, {"STRLEN", "k"}, {"NO-SUCH-COMMAND"}});
+  ASSERT_TRUE(replies.ok()) << replies.error().message();
+  EXPECT_EQ(TextOf((*replies)[0]), "PONG");
+  EXPECT_EQ(TextOf((*replies)[1]), "100000");
+  EXPECT_FALSE((*replies)[2].ok()) << "an error reply stays an error over TLS";
+
+  ASSERT_TRUE(launcher::UseControlTls({.ca_file = File("other-ca.crt")}).ok());
+  auto stranger = RedisConnection::Connect("127.0.0.1", port(), 2000ms);
+  ASSERT_FALSE(stranger.ok());
+  EXPECT_NE(stranger.error().message().find("certificate verify failed"), std::string::npos)
+      << stranger.error().message();
+
+  launcher::UsePlainControl();
+  auto plain = RedisConnection::Connect("127.0.0.1", port(), 1000ms);
+  if (plain.ok()) {
+    EXPECT_FALSE(plain->Run({"PING"}).ok()) << "plain RESP on a TLS port must not be served";
+  }
+}
+
+TEST_F(ControlTlsTest, AServerThatDemandsClientCertificatesGetsOurs) {
+  StartServer("yes");
+  ASSERT_TRUE(launcher::UseControlTls({.ca_file = File("ca.crt")}).ok());
+  auto anonymous = RedisConnection::Connect("127.0.0.1", port(), 2000ms);
+  EXPECT_TRUE(!anonymous.ok() || !anonymous->Run({"PING"}).ok())
+      << "a client without a certificate is refused";
+  ASSERT_TRUE(launcher::UseControlTls({.ca_file = File("ca.crt"),
+                                       .cert_file = File("client.crt"),
+                                       .key_file = File("client.key")})
+                  .ok());
+  auto known = RedisConnection::Connect("127.0.0.1", port(), 2000ms);
+  ASSERT_TRUE(known.ok()) << known.error().message();
+  EXPECT_EQ(TextOf(known->Run({"PING"})), "PONG");
+}
+
+TEST_F(ControlTlsTest, FilesThatDoNotLoadAreNamed) {
+  auto missing = launcher::UseControlTls({.ca_file = File("nope.crt")});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message().find("--tls-ca"), std::string::npos);
+  auto mismatched = launcher::UseControlTls(
+      {.ca_file = File("ca.crt"), .cert_file = File("client.crt"), .key_file = File("server.key")});
+  ASSERT_FALSE(mismatched.ok());
+  EXPECT_NE(mismatched.error().message().find("--tls-key"), std::string::npos)
+      << mismatched.error().message();
+  EXPECT_FALSE(launcher::ControlTlsEnabled()) << "a failed UseControlTls changes nothing";
+}
+
+}  // namespace
+}  // namespace shardctl::integration
