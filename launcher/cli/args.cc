@@ -61,7 +61,10 @@ const std::map<std::string, std::set<std::string>> kValueFlags = {
 bool IsInternalFlag(std::string_view flag) { return flag == "ready-fd"; }
 
 common::FlagValue ValueOf(std::string_view flag) {
-  if (flag == "config" || flag == "password-file") return common::FlagValue::kFile;
+  if (flag == "config" || flag == "password-file" || flag == "tls-cert" || flag == "tls-key" ||
+      flag == "tls-ca") {
+    return common::FlagValue::kFile;
+  }
   if (flag == "state-dir" || flag == "sysfs-root") return common::FlagValue::kDirectory;
   if (flag == "name") return common::FlagValue::kDynamic;
   return common::FlagValue::kAny;

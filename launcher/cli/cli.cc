@@ -32,7 +32,11 @@ std::variant<std::optional<Deployment>, int> ReadTargetDeployment(const Spec& sp
   }
   auto deployment = ReadDeployment(dir);
   if (deployment.ok()) {
-    UseControlPassword(deployment->auth.password);  // what every connection of this command uses
+    // What every connection of this command uses.
+    if (auto access = UseDeploymentAccess(*deployment); !access.ok()) {
+      PrintError(access.error().message());
+      return kExitRuntime;
+    }
     return std::optional<Deployment>(std::move(deployment).value());
   }
   switch (missing) {

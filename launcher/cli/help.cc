@@ -77,6 +77,15 @@ Deployment options (each also a key of the TOML file given with --config; flags 
                            masterauth; mode 0600), never a command line; shardctl, the proxy
                            and bench log in with it. Make one: openssl rand -hex 32 > FILE
   --allow-no-auth          let a bind beyond loopback run without a password (a trusted network)
+  --tls-cert FILE          TLS on every link (give all three): the shards' certificate (PEM);
+  --tls-key FILE           its private key (mode 0600, else refused);
+  --tls-ca FILE            the CA that signed it. Shards then listen for TLS only (port 0,
+                           tls-port on their port), and the cluster bus and replication use
+                           TLS too; shardctl presents the same certificate. Needs an engine
+                           built with TLS (Debian's redis-server is); no --proxy-port yet.
+                           Connect: redis-cli --tls --cacert FILE -c -p PORT
+  --tls-auth-clients A     no (default: the password authenticates clients), yes (clients
+                           must present a certificate signed by --tls-ca) or optional
   --engine E               redis, valkey, or a path to a server binary (default: redis)
   --cpus LIST              CPUs shards may use, e.g. 2-63 (default: every online CPU this process
                            may run on: its affinity and cgroup cpuset; memory defaults likewise

@@ -27,6 +27,37 @@ using Clock = std::chrono::steady_clock;
 // Prints a notice of `up` itself (waiting for another `up`) as one line.
 void PrintProgress(const std::string& message) { std::cerr << "shardctl: " << message << "\n"; }
 
+// --tls-*: absolute paths (the supervisor and every later command read them), a private key only
+// its owner may read, an engine built with TLS, files that load. shardproxy has no TLS yet.
+common::Result<TlsConfig> ResolveTls(const Spec& spec, const Engine& engine,
+                                     const ProxyConfig& proxy) {
+  if (!spec.tls_cert) return TlsConfig{};
+  if (proxy.enabled()) {
+    return common::Error(
+        "--proxy-port: shardproxy does not speak TLS yet (leave --proxy-port out; TLS clients "
+        "talk to the shards directly, e.g. redis-cli --tls --cacert CA -c)");
+  }
+  if (auto key = common::ReadSecretFile(*spec.tls_key, "--tls-key"); !key.ok()) return key.error();
+  auto has_tls = EngineHasTls(engine.path);
+  if (!has_tls.ok()) return has_tls.error();
+  if (!*has_tls) {
+    return common::Error("--engine " + engine.path.string() + ": " + engine.Name() + " " +
+                         engine.version +
+                         " was built without TLS (use a build with TLS, such as Debian's "
+                         "redis-server, or leave out --tls-cert/--tls-key/--tls-ca)");
+  }
+  TlsConfig tls{.cert = std::filesystem::absolute(*spec.tls_cert).string(),
+                .key = std::filesystem::absolute(*spec.tls_key).string(),
+                .ca = std::filesystem::absolute(*spec.tls_ca).string(),
+                .auth_clients = spec.tls_auth_clients.value_or("no")};
+  // Loads the files now, so a bad one is named before anything starts.
+  if (auto loaded = UseControlTls({.ca_file = tls.ca, .cert_file = tls.cert, .key_file = tls.key});
+      !loaded.ok()) {
+    return loaded.error();
+  }
+  return tls;
+}
+
 // The deployment record `up` would write: placement, engine, supervision, durability, proxy.
 std::variant<Deployment, int> DecideDeployment(const Spec& spec,
                                                std::vector<std::string>& host_notes) {
@@ -65,13 +96,19 @@ std::variant<Deployment, int> DecideDeployment(const Spec& spec,
     }
     auth = {.password_required = true, .password = std::move(password).value()};
   }
+  auto tls = ResolveTls(spec, *engine, *proxy);
+  if (!tls.ok()) {
+    PrintError(tls.error().message());
+    return kExitUsage;
+  }
   return Deployment{.plan = std::move(plan).value(),
                     .engine = std::move(engine).value(),
                     .supervision = spec.supervision,
                     .durability = spec.durability,
                     .proxy = std::move(proxy).value(),
                     .metrics = std::move(metrics).value(),
-                    .auth = std::move(auth)};
+                    .auth = std::move(auth),
+                    .tls = std::move(tls).value()};
 }
 
 // Creates the deployment's directory and takes its up.lock.
@@ -250,7 +287,8 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
               << ShareNote(ready) << "\n";
   }
   // --askpass: redis-cli reads the password from the terminal, not from its command line.
-  const char* login = deployment.auth.password_required ? " --askpass" : "";
+  std::string login = deployment.auth.password_required ? " --askpass" : "";
+  if (deployment.tls.enabled()) login += " --tls --cacert " + deployment.tls.ca;
   std::cout << "  connect: redis-cli -c -h " << plan.bind << " -p " << plan.shards.front().port
             << login << "\n";
   if (deployment.proxy.enabled()) {

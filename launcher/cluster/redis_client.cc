@@ -118,6 +118,14 @@ void UseControlPassword(std::string password) { control_password = std::move(pas
 
 const std::string& ControlPassword() { return control_password; }
 
+common::Status UseDeploymentAccess(const Deployment& deployment) {
+  UseControlPassword(deployment.auth.password);
+  if (!deployment.tls.enabled()) return common::Ok();
+  return UseControlTls({.ca_file = deployment.tls.ca,
+                        .cert_file = deployment.tls.cert,
+                        .key_file = deployment.tls.key});
+}
+
 Result<std::string> RedisConnection::Run(const Command& command) {
   auto replies = Pipeline({command});
   if (!replies.ok()) return replies.error();

@@ -12,6 +12,7 @@
 #include "common/numbers.h"
 #include "common/result.h"
 #include "launcher/cluster/control_link.h"
+#include "launcher/model/deployment.h"
 
 struct redisReader;
 
@@ -87,6 +88,10 @@ common::Result<FirstAnswer> AskFirstThatAnswers(const std::string& host,
 // command line after reading the deployment, and by the supervisor as it starts.
 void UseControlPassword(std::string password);
 const std::string& ControlPassword();
+
+// Every later connection of this process logs in as `deployment` wants: its password, and TLS
+// with its CA and certificate when it has TLS. Errors name the TLS file that does not load.
+common::Status UseDeploymentAccess(const Deployment& deployment);
 
 // Value of `field` in INFO / CLUSTER INFO text ("field:value\r\n" lines), or "" when absent.
 std::string InfoField(const std::string& info, const std::string& field);

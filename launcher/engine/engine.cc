@@ -1,6 +1,8 @@
 #include "launcher/engine/engine.h"
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "common/numbers.h"
@@ -99,14 +101,22 @@ Result<Engine> ResolveEngine(const std::string& engine_spec) {
   return engine;
 }
 
+Result<bool> EngineHasTls(const std::filesystem::path& path) {
+  std::ifstream binary(path, std::ios::binary);
+  if (!binary) return Error(path.string() + ": cannot read it");
+  const std::string contents((std::istreambuf_iterator<char>(binary)),
+                             std::istreambuf_iterator<char>());
+  return contents.find("tls-cert-file") != std::string::npos;
+}
+
 std::string RenderShardConfig(const Engine& engine, const Plan& plan, const ShardPlan& shard,
                               const std::filesystem::path& shard_dir, const Durability& durability,
-                              const AuthConfig& auth) {
+                              const AuthConfig& auth, const TlsConfig& tls) {
   std::ostringstream out;
   out << "# Written by shardctl for deployment \"" << plan.name << "\", shard " << shard.index
       << " (" << engine.Name() << " " << engine.version << ").\n"
       << "# Rewritten at every start: change the deployment spec, not this file.\n"
-      << "port " << shard.port << "\n"
+      << "port " << (tls.enabled() ? 0 : shard.port) << "\n"
       << "bind " << plan.bind << "\n"
       << "cluster-enabled yes\n"
       << "cluster-port " << shard.bus_port << "\n"
@@ -146,6 +156,16 @@ std::string RenderShardConfig(const Engine& engine, const Plan& plan, const Shar
     // Redirects and CLUSTER SLOTS name the host (TLS clients check certificates by name); the IP
     // still travels in CLUSTER SLOTS' metadata, which shardproxy and bench route by.
     out << "cluster-preferred-endpoint-type hostname\n";
+  }
+  if (tls.enabled()) {
+    // TLS only: clients on the shard's port, and the cluster bus and replication between shards.
+    out << "tls-port " << shard.port << "\n"
+        << "tls-cert-file \"" << tls.cert << "\"\n"
+        << "tls-key-file \"" << tls.key << "\"\n"
+        << "tls-ca-cert-file \"" << tls.ca << "\"\n"
+        << "tls-auth-clients " << tls.auth_clients << "\n"
+        << "tls-cluster yes\n"
+        << "tls-replication yes\n";
   }
   if (auth.password_required) {
     // Here and not on the command line, where `ps` would show it; this file is mode 0600.

@@ -25,6 +25,11 @@ common::Result<Engine> ResolveEngine(const std::string& engine_spec);
 // the file holds it (requirepass, masterauth): write it mode 0600.
 std::string RenderShardConfig(const Engine& engine, const Plan& plan, const ShardPlan& shard,
                               const std::filesystem::path& shard_dir,
-                              const Durability& durability = {}, const AuthConfig& auth = {});
+                              const Durability& durability = {}, const AuthConfig& auth = {},
+                              const TlsConfig& tls = {});
+
+// True when the server binary at `path` was built with TLS (its config table names
+// tls-cert-file; a build without TLS has no such setting). Errors when it cannot be read.
+common::Result<bool> EngineHasTls(const std::filesystem::path& path);
 
 }  // namespace shardctl::launcher

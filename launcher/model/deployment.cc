@@ -31,6 +31,12 @@ std::vector<std::string> DiffDeployments(const Deployment& running, const Deploy
                                 "cluster-node-timeout differ (running: persistence ") +
                     PersistenceName(running.durability.persistence) + ")");
   }
+  if (!(running.tls == requested.tls)) {
+    auto shown = [](const TlsConfig& tls) {
+      return tls.enabled() ? tls.cert + " (auth-clients " + tls.auth_clients + ")" : "none";
+    };
+    diffs.push_back("tls: " + shown(running.tls) + " -> " + shown(requested.tls));
+  }
   if (running.auth.password_required != requested.auth.password_required) {
     diffs.push_back(std::string("password-file: ") +
                     (running.auth.password_required ? "set" : "none") + " -> " +

@@ -57,6 +57,17 @@ struct AuthConfig {
   std::string password;
 };
 
+// TLS on every shard link (`up --tls-cert --tls-key --tls-ca`): clients, the cluster bus and
+// replication; shardctl's own connections present the same certificate. Absolute paths.
+struct TlsConfig {
+  std::string cert;
+  std::string key;
+  std::string ca;
+  std::string auth_clients = "no";  // --tls-auth-clients: no, yes or optional
+  bool enabled() const { return !cert.empty(); }
+  friend bool operator==(const TlsConfig&, const TlsConfig&) = default;
+};
+
 // What `up` records about a deployment.
 struct Deployment {
   Plan plan;
@@ -66,6 +77,7 @@ struct Deployment {
   ProxyConfig proxy{};
   MetricsConfig metrics{};
   AuthConfig auth{};
+  TlsConfig tls{};
 };
 
 // What differs between a running deployment and a requested one, one line a person reads per

@@ -111,7 +111,12 @@ json DeploymentToJson(const Deployment& deployment) {
             {"binary", deployment.proxy.binary},
             {"metrics_port", deployment.proxy.metrics_port}}},
           {"metrics", {{"port", deployment.metrics.port}, {"bind", deployment.metrics.bind}}},
-          {"auth", {{"password", deployment.auth.password_required}}}};
+          {"auth", {{"password", deployment.auth.password_required}}},
+          {"tls",
+           {{"cert", deployment.tls.cert},
+            {"key", deployment.tls.key},
+            {"ca", deployment.tls.ca},
+            {"auth_clients", deployment.tls.auth_clients}}}};
 }
 
 Result<Deployment> DeploymentFromJson(const json& in) {
@@ -152,6 +157,13 @@ Result<Deployment> DeploymentFromJson(const json& in) {
     }
     if (in.contains("auth")) {
       deployment.auth.password_required = in.at("auth").value("password", false);
+    }
+    if (in.contains("tls")) {
+      const auto& tls = in.at("tls");
+      deployment.tls = {.cert = tls.value("cert", ""),
+                        .key = tls.value("key", ""),
+                        .ca = tls.value("ca", ""),
+                        .auth_clients = tls.value("auth_clients", "no")};
     }
   } catch (const json::exception& error) {
     return Error(std::string("malformed engine record: ") + error.what());

@@ -55,12 +55,23 @@ const std::vector<std::string_view> kKeys = {
     "join",
     "cluster-name",
     "preferred-endpoint",
+    "tls-cert",
+    "tls-key",
+    "tls-ca",
+    "tls-auth-clients",
 };
 
 const std::vector<std::string_view> kPolicies = {
     "noeviction",   "allkeys-lru",  "allkeys-lfu",     "allkeys-random",
     "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
 };
+
+// A file path setting: not empty.
+common::Status AssignPath(const std::string& value, std::optional<std::filesystem::path>& target) {
+  if (value.empty()) return Error("is empty (give the path of a PEM file)");
+  target = std::filesystem::path(value);
+  return common::Ok();
+}
 
 Result<int> ParseInt(std::string_view text, int min, int max) {
   std::optional<int> parsed = common::ParseInteger<int>(text);
@@ -307,6 +318,17 @@ const std::map<std::string_view, Applier>& Appliers() {
          s.join = seed->ToString();
          return common::Ok();
        }},
+      {"tls-cert", [](const std::string& v, Spec& s) { return AssignPath(v, s.tls_cert); }},
+      {"tls-key", [](const std::string& v, Spec& s) { return AssignPath(v, s.tls_key); }},
+      {"tls-ca", [](const std::string& v, Spec& s) { return AssignPath(v, s.tls_ca); }},
+      {"tls-auth-clients",
+       [](const std::string& v, Spec& s) -> common::Status {
+         if (v != "no" && v != "yes" && v != "optional") {
+           return Error("expected no, yes or optional (got \"" + v + "\")");
+         }
+         s.tls_auth_clients = v;
+         return common::Ok();
+       }},
       {"preferred-endpoint",
        [](const std::string& v, Spec& s) -> common::Status {
          if (v != "ip" && v != "hostname") {
@@ -419,6 +441,16 @@ Result<Spec> BuildSpec(const std::vector<Setting>& settings) {
   if (spec.memory && spec.shard_memory) {
     problems += where_of["memory"] + ": conflicts with " + where_of["shard-memory"] +
                 " (give the total with memory or the per-shard size with shard-memory, not both)\n";
+  }
+  const int tls_files =
+      int{spec.tls_cert.has_value()} + int{spec.tls_key.has_value()} + int{spec.tls_ca.has_value()};
+  if (tls_files != 0 && tls_files != 3) {
+    problems += std::string("--tls-cert, --tls-key, --tls-ca: TLS needs all three (the shards' ") +
+                "certificate, its private key and the CA that signed it)\n";
+  }
+  if (spec.tls_auth_clients && tls_files == 0) {
+    problems += where_of["tls-auth-clients"] +
+                ": only means something with TLS (add --tls-cert, --tls-key and --tls-ca)\n";
   }
   if (spec.preferred_endpoint == "hostname" &&
       (spec.announce.empty() || IsIpLiteral(spec.announce))) {

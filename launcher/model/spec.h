@@ -95,6 +95,11 @@ struct Spec {
   // not loopback unless `allow_no_auth`.
   std::optional<std::filesystem::path> password_file;
   bool allow_no_auth = false;
+  // --tls-cert/--tls-key/--tls-ca (all three, or none): the shards serve TLS only.
+  std::optional<std::filesystem::path> tls_cert;
+  std::optional<std::filesystem::path> tls_key;
+  std::optional<std::filesystem::path> tls_ca;
+  std::optional<std::string> tls_auth_clients;  // no (default), yes, optional
 
   int BusBasePort() const { return bus_base_port.value_or(base_port + kBusPortOffset); }
   friend bool operator==(const Spec&, const Spec&) = default;

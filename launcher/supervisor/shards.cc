@@ -33,9 +33,9 @@ common::Status PrepareShardDir(const Deployment& deployment, const DeploymentDir
     std::error_code ignored;
     std::filesystem::remove(shard_dir / "nodes.conf", ignored);
   }
-  const std::string config = RenderShardConfig(deployment.engine, deployment.plan, shard,
-                                               std::filesystem::absolute(shard_dir),
-                                               deployment.durability, deployment.auth);
+  const std::string config = RenderShardConfig(
+      deployment.engine, deployment.plan, shard, std::filesystem::absolute(shard_dir),
+      deployment.durability, deployment.auth, deployment.tls);
   // Unchanged (every restart): not written again, so a full disk cannot stop the restart.
   auto current = ReadWholeFile(dir.ShardConfig(shard.index));
   if (current.ok() && *current == config) return common::Ok();

@@ -459,7 +459,10 @@ int Supervisor::Run() {
     return 1;
   }
   deployment_ = std::move(deployment).value();
-  UseControlPassword(deployment_.auth.password);
+  if (auto access = UseDeploymentAccess(deployment_); !access.ok()) {
+    events_({{"event", "failed"}, {"error", access.error().message()}});
+    return 1;
+  }
   OpenLogAndLoop();
   bool adopting = AnyShardRunning(dir_, deployment_.plan);
   auto fail = [&](const Error& error) {

@@ -9,6 +9,7 @@
 
 #include "launcher/cluster/redis_client.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/test_certs.h"
 
 namespace shardctl::integration {
 namespace {
@@ -41,20 +42,9 @@ class ControlTlsTest : public ::testing::Test {
   }
 
   fs::path File(const std::string& name) const { return dir_.path() / name; }
-  void Openssl(std::vector<std::string> args) {
-    args.insert(args.begin(), "openssl");
-    auto done = RunCommand(args, 30s);
-    ASSERT_EQ(done.exit_code, 0) << done.Describe();
-  }
-  void MakeCa(const std::string& name) {
-    Openssl({"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", File(name + ".key"),
-             "-out", File(name + ".crt"), "-days", "1", "-subj", "/CN=shardctl test " + name});
-  }
+  void MakeCa(const std::string& name) { MakeTestCa(dir_.path(), name); }
   void MakeCertificate(const std::string& name, const std::string& ca) {
-    Openssl({"req", "-newkey", "rsa:2048", "-nodes", "-keyout", File(name + ".key"), "-out",
-             File(name + ".csr"), "-subj", "/CN=127.0.0.1"});
-    Openssl({"x509", "-req", "-in", File(name + ".csr"), "-CA", File(ca + ".crt"), "-CAkey",
-             File(ca + ".key"), "-CAcreateserial", "-out", File(name + ".crt"), "-days", "1"});
+    MakeTestCertificate(dir_.path(), name, ca);
   }
 
   // redis-server on 127.0.0.1 serving TLS only, on the first port of this test's block.

@@ -430,14 +430,20 @@ TEST(DurabilityJsonTest, MissingFieldsTakeTheDefaults) {
   EXPECT_EQ(partial, Full(Persistence::kRdb, "everysec", 300'000, 1, 15'000));
 }
 
-TEST(DurabilityJsonTest, DeploymentRecordKeepsDurability) {
+// A minimal deployment record of a Redis 7.0.15 deployment named `name`.
+Deployment RedisRecord(const std::string& name) {
   Deployment deployment;
-  deployment.plan.name = "durable";
+  deployment.plan.name = name;
   deployment.plan.engine = "redis";
   deployment.plan.bind = "127.0.0.1";
   deployment.plan.maxmemory_policy = "noeviction";
   deployment.engine = {
       .kind = EngineKind::kRedis, .path = "/usr/bin/redis-server", .version = "7.0.15", .major = 7};
+  return deployment;
+}
+
+TEST(DurabilityJsonTest, DeploymentRecordKeepsDurability) {
+  Deployment deployment = RedisRecord("durable");
   deployment.durability = Full(Persistence::kAof, "always", 120'000, 2, 5'000);
   auto back = DeploymentFromJson(nlohmann::json::parse(DeploymentToJson(deployment).dump()));
   ASSERT_TRUE(back.ok()) << back.error().message();
@@ -451,14 +457,26 @@ TEST(DurabilityJsonTest, DeploymentRecordKeepsDurability) {
   EXPECT_EQ(older->durability, Durability{});
 }
 
+TEST(DeploymentJsonTest, TlsRoundTripsAndAnOlderRecordHasNone) {
+  Deployment deployment = RedisRecord("secure");
+  deployment.tls = {
+      .cert = "/t/s.crt", .key = "/t/s.key", .ca = "/t/ca.crt", .auth_clients = "yes"};
+  auto back = DeploymentFromJson(nlohmann::json::parse(DeploymentToJson(deployment).dump()));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->tls, deployment.tls);
+  Deployment plain = deployment;
+  plain.tls = {};
+  EXPECT_EQ(DiffDeployments(plain, deployment),
+            std::vector<std::string>{"tls: none -> /t/s.crt (auth-clients yes)"});
+  nlohmann::json old = DeploymentToJson(deployment);
+  old.erase("tls");
+  auto older = DeploymentFromJson(old);
+  ASSERT_TRUE(older.ok()) << older.error().message();
+  EXPECT_FALSE(older->tls.enabled());
+}
+
 TEST(DeploymentJsonTest, MetricsPortsRoundTripAndDefaultToNone) {
-  Deployment deployment;
-  deployment.plan.name = "watched";
-  deployment.plan.engine = "redis";
-  deployment.plan.bind = "127.0.0.1";
-  deployment.plan.maxmemory_policy = "noeviction";
-  deployment.engine = {
-      .kind = EngineKind::kRedis, .path = "/usr/bin/redis-server", .version = "7.0.15", .major = 7};
+  Deployment deployment = RedisRecord("watched");
   deployment.metrics = {.port = 9121, .bind = "0.0.0.0"};
   deployment.proxy.port = 6379;
   deployment.proxy.metrics_port = 9122;

@@ -229,6 +229,22 @@ TEST(RenderShardConfigAnnounceTest, AnAddressOrANameIsAnnounced) {
   EXPECT_TRUE(HasLine(named, "cluster-preferred-endpoint-type hostname"));
 }
 
+TEST(RenderShardConfigTlsTest, TlsOnlyOnTheShardsPortAndOnEveryLink) {
+  Engine engine{.kind = EngineKind::kRedis, .path = "/usr/bin/x-server", .version = "7.0.15"};
+  Plan plan = OneShardPlan("cache", "127.0.0.1", Shard(0, 7000, 17000, 1 << 30));
+  auto plain = Lines(RenderShardConfig(engine, plan, plan.shards[0], "/d"));
+  EXPECT_TRUE(HasLine(plain, "port 7000"));
+  EXPECT_FALSE(HasLine(plain, "tls-port 7000"));
+  TlsConfig tls{.cert = "/t/s.crt", .key = "/t/s.key", .ca = "/t/ca.crt", .auth_clients = "yes"};
+  auto lines = Lines(RenderShardConfig(engine, plan, plan.shards[0], "/d", {}, {}, tls));
+  for (const char* line : {"port 0", "tls-port 7000", "tls-cert-file \"/t/s.crt\"",
+                           "tls-key-file \"/t/s.key\"", "tls-ca-cert-file \"/t/ca.crt\"",
+                           "tls-auth-clients yes", "tls-cluster yes", "tls-replication yes"}) {
+    EXPECT_TRUE(HasLine(lines, line)) << line;
+  }
+  EXPECT_FALSE(HasLine(lines, "port 7000"));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shards, RenderShardConfigTest,
     testing::Values(

@@ -100,6 +100,23 @@ TEST(BuildSpecTest, ABindBeyondLoopbackTakesAPasswordFileOrAllowNoAuth) {
   }
 }
 
+TEST(BuildSpecTest, TlsTakesCertificateKeyAndCaTogether) {
+  auto all = BuildSpec({Flag("tls-cert", "s.crt"), Flag("tls-key", "s.key"),
+                        Flag("tls-ca", "ca.crt"), Flag("tls-auth-clients", "optional")});
+  ASSERT_TRUE(all.ok()) << all.error().message();
+  EXPECT_EQ(all->tls_cert, std::filesystem::path("s.crt"));
+  EXPECT_EQ(all->tls_auth_clients, std::optional<std::string>("optional"));
+  for (const auto& two :
+       std::vector<std::vector<Setting>>{{Flag("tls-cert", "s.crt"), Flag("tls-key", "s.key")},
+                                         {Flag("tls-key", "s.key"), Flag("tls-ca", "ca.crt")},
+                                         {Flag("tls-ca", "ca.crt")}}) {
+    auto partial = BuildSpec(two);
+    ASSERT_FALSE(partial.ok());
+    EXPECT_NE(partial.error().message().find("TLS needs all three"), std::string::npos)
+        << partial.error().message();
+  }
+}
+
 TEST(BuildSpecTest, BusBasePortFollowsTheBasePortUnlessSet) {
   auto spec = BuildSpec({Flag("base-port", "20000")});
   ASSERT_TRUE(spec.ok());
@@ -202,6 +219,9 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidCase{"join", "", "is not HOST:PORT"},
         InvalidCase{"cluster-name", "", "is not a cluster name"},
         InvalidCase{"preferred-endpoint", "name", "expected ip or hostname"},
+        InvalidCase{"tls-cert", "", "is empty"},
+        InvalidCase{"tls-auth-clients", "maybe", "expected no, yes or optional"},
+        InvalidCase{"tls-auth-clients", "yes", "only means something with TLS"},
         InvalidCase{"preferred-endpoint", "hostname", "hostname needs a host name to give"},
         InvalidCase{"cluster-name", "prod east", "is not a cluster name"},
         InvalidCase{"engine", "memcached", "redis, valkey"},
