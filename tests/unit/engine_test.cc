@@ -2,8 +2,11 @@
 #include "launcher/engine/engine.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -227,6 +230,18 @@ TEST(RenderShardConfigAnnounceTest, AnAddressOrANameIsAnnounced) {
   plan.preferred_endpoint = "hostname";
   auto named = Lines(RenderShardConfig(engine, plan, plan.shards[0], "/d"));
   EXPECT_TRUE(HasLine(named, "cluster-preferred-endpoint-type hostname"));
+}
+
+TEST(EngineHasTlsTest, ABuildThatCallsOpenSslHasTlsOneThatOnlyNamesTheSettingsHasNot) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("engine-tls-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "with") << "tls-cert-file\nSSL_CTX_new\n";
+  std::ofstream(dir / "without") << "tls-cert-file\nFailed finding TLS support\n";
+  EXPECT_EQ(EngineHasTls(dir / "with").value(), true);
+  EXPECT_EQ(EngineHasTls(dir / "without").value(), false);
+  EXPECT_FALSE(EngineHasTls(dir / "missing").ok());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(RenderShardConfigTlsTest, TlsOnlyOnTheShardsPortAndOnEveryLink) {
