@@ -7,6 +7,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -125,6 +126,9 @@ common::Status UseControlTls(const ControlTls& tls) {
   }
   SSL_CTX_free(control_tls);
   control_tls = context;
+  // OpenSSL writes with write(), not send(MSG_NOSIGNAL): a shard that dies mid-write must be an
+  // error for the caller, not a SIGPIPE that ends this process.
+  signal(SIGPIPE, SIG_IGN);
   return common::Ok();
 }
 

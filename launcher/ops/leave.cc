@@ -30,8 +30,9 @@ int ShardAtPort(const Plan& plan, int port) {
 }
 
 // Our primaries that own slots and have a live replica on another host: that replica takes over.
-Result<std::vector<int>> FailOverToOtherHosts(const Plan& plan,
-                                              const std::vector<common::NodeLine>& lines) {
+// Returns the shards handed over; one whose replicas all refuse keeps its slots for the drain.
+std::vector<int> FailOverToOtherHosts(const Plan& plan,
+                                      const std::vector<common::NodeLine>& lines) {
   std::vector<int> moved;
   for (const auto& line : lines) {
     if (!line.IsPrimary() || !line.HasSlots() ||
@@ -54,7 +55,7 @@ Result<std::vector<int>> FailOverToOtherHosts(const Plan& plan,
   return moved;
 }
 
-// Other hosts' replicas that follow one of our nodes get a primary of their own hosts' cluster.
+// Other hosts' replicas that follow one of our nodes follow a primary that stays.
 Result<int> RehomeOrphans(const Plan& plan, const std::vector<common::NodeLine>& lines) {
   std::vector<PlacedNode> remaining;
   std::set<std::string> orphans;
@@ -107,9 +108,7 @@ Result<LeaveResult> HandOverToCluster(const Plan& plan, const LeaveRequest& requ
   }
   LeaveResult result;
   Step(request, "handing primaries over to their replicas on other hosts");
-  auto failed_over = FailOverToOtherHosts(plan, *lines);
-  if (!failed_over.ok()) return failed_over.error();
-  result.failed_over = *failed_over;
+  result.failed_over = FailOverToOtherHosts(plan, *lines);
   auto mid = ReadClusterNodes(plan, kQueryTimeout);
   if (!mid.ok()) return mid.error();
   const bool still_own = std::any_of(mid->begin(), mid->end(), [&](const common::NodeLine& line) {
