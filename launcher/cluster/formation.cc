@@ -118,6 +118,22 @@ Result<std::vector<std::string>> CheckFreshAndGetIds(std::vector<RedisConnection
   return ids;
 }
 
+common::Status MeetTargets(const std::vector<ClusterNode>& nodes,
+                           std::vector<RedisConnection>& connections,
+                           const std::vector<ClusterNode>& targets,
+                           const std::function<bool(size_t, size_t)>& include,
+                           Clock::time_point deadline) {
+  std::vector<std::vector<Command>> meets(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (size_t j = 0; j < targets.size(); ++j) {
+      if (!include(i, j)) continue;
+      meets[i].push_back({"CLUSTER", "MEET", targets[j].host, std::to_string(targets[j].port),
+                          std::to_string(targets[j].bus_port)});
+    }
+  }
+  return RunRepeatableBatches(nodes, connections, meets, "meet", deadline);
+}
+
 namespace {
 
 common::Status AssignSlots(const std::vector<ClusterNode>& nodes,
@@ -138,15 +154,7 @@ common::Status Meet(const std::vector<ClusterNode>& nodes,
                     std::vector<RedisConnection>& connections,
                     const std::function<bool(size_t, size_t)>& include,
                     Clock::time_point deadline) {
-  std::vector<std::vector<Command>> meets(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    for (size_t j = 0; j < nodes.size(); ++j) {
-      if (!include(i, j)) continue;
-      meets[i].push_back({"CLUSTER", "MEET", nodes[j].host, std::to_string(nodes[j].port),
-                          std::to_string(nodes[j].bus_port)});
-    }
-  }
-  return RunRepeatableBatches(nodes, connections, meets, "meet", deadline);
+  return MeetTargets(nodes, connections, nodes, include, deadline);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,14 @@ common::Status RunRepeatableBatches(const std::vector<ClusterNode>& nodes,
                                     const std::vector<std::vector<Command>>& batches,
                                     const char* step,
                                     std::chrono::steady_clock::time_point deadline);
+
+// Node i of `nodes` (on connections[i]) MEETs targets[j] for every j with include(i, j), giving
+// the bus port explicitly; sent again on a new connection when the replies do not come.
+common::Status MeetTargets(const std::vector<ClusterNode>& nodes,
+                           std::vector<RedisConnection>& connections,
+                           const std::vector<ClusterNode>& targets,
+                           const std::function<bool(size_t, size_t)>& include,
+                           std::chrono::steady_clock::time_point deadline);
 
 // A new connection to `node` with `timeout` in place of `connection`, after a short pause.
 void Reconnect(const ClusterNode& node, RedisConnection& connection,

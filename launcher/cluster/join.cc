@@ -79,23 +79,6 @@ Result<SeedView> ReadSeed(const common::Endpoint& seed, const std::vector<Cluste
   return view;
 }
 
-// Our node i MEETs the nodes at positions j of `all` (ours first) for which include(i, j) holds.
-common::Status MeetOthers(const std::vector<ClusterNode>& nodes,
-                          std::vector<RedisConnection>& connections,
-                          const std::vector<ClusterNode>& all,
-                          const std::function<bool(size_t, size_t)>& include,
-                          Clock::time_point deadline) {
-  std::vector<std::vector<Command>> meets(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    for (size_t j = 0; j < all.size(); ++j) {
-      if (!include(i, j)) continue;
-      meets[i].push_back({"CLUSTER", "MEET", all[j].host, std::to_string(all[j].port),
-                          std::to_string(all[j].bus_port)});
-    }
-  }
-  return RunRepeatableBatches(nodes, connections, meets, "meet", deadline);
-}
-
 // Every node as replica placement sees it: ours by their planned role, the others as they are.
 std::vector<PlacedNode> PlacedNodes(const std::vector<ClusterNode>& nodes,
                                     const std::vector<std::string>& ids,
@@ -180,7 +163,7 @@ Result<JoinReport> JoinCluster(const std::vector<ClusterNode>& nodes, const std:
     }
     report.forgotten = seen->ghosts;
   }
-  auto first = MeetOthers(
+  auto first = MeetTargets(
       nodes, *connections, all, [&](size_t i, size_t j) { return j > i; }, deadline);
   if (!first.ok()) return first.error().Context("join");
   std::string last_error;
@@ -192,7 +175,7 @@ Result<JoinReport> JoinCluster(const std::vector<ClusterNode>& nodes, const std:
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  auto again = MeetOthers(
+  auto again = MeetTargets(
       nodes, *connections, all, [](size_t i, size_t j) { return j != i; }, deadline);
   if (!again.ok()) return again.error().Context("join");
   report.replica_moves = PlanReplicaHomes(PlacedNodes(nodes, *ids, our_host, seen->live));
