@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <utility>
 
 #include "common/resp.h"
 
@@ -96,7 +98,8 @@ Status SendAll(int fd, std::string_view bytes, Clock::time_point deadline) {
 
 Result<std::vector<std::string>> QueryNode(const Endpoint& node,
                                            std::span<const std::vector<std::string_view>> commands,
-                                           std::chrono::milliseconds timeout) {
+                                           std::chrono::milliseconds timeout,
+                                           const TlsContext* tls) {
   const auto deadline = Clock::now() + timeout;
   const std::string where = node.ToString();
   auto fd = Connect(node, deadline);
@@ -104,15 +107,24 @@ Result<std::vector<std::string>> QueryNode(const Endpoint& node,
   Fd socket(*fd);
   std::string request;
   for (const auto& args : commands) AppendCommand(request, args);
-  if (auto sent = SendAll(socket.get(), request, deadline); !sent) {
-    return sent.error().Context(where);
-  }
+  std::optional<TlsSession> session;
+  if (tls != nullptr) session.emplace(*tls);
+  // Plain: the request goes out at once. TLS: the handshake first, then the sealed request.
+  auto send_pending = [&]() -> Status {
+    if (!session) return SendAll(socket.get(), std::exchange(request, {}), deadline);
+    if (auto sealed = session->Seal(request); !sealed) return sealed;
+    std::string& wire = session->wire();
+    const Status sent = SendAll(socket.get(), wire, deadline);
+    wire.clear();
+    return sent;
+  };
   RespLimits limits;
   limits.max_line_length = 1 << 24;
   RespScanner scanner(limits);
   std::vector<std::string> replies;
   char buffer[16384];
   while (replies.size() < commands.size()) {
+    if (auto sent = send_pending(); !sent) return sent.error().Context(where);
     ScanResult frame = scanner.Next();
     if (frame.status == ScanStatus::kFrame) {
       replies.emplace_back(scanner.FrameBytes(frame));
@@ -127,7 +139,15 @@ Result<std::vector<std::string>> QueryNode(const Endpoint& node,
     if (got < 0 && errno != EINTR && errno != EAGAIN) {
       return Error(where + ": " + std::strerror(errno));
     }
-    if (got > 0) scanner.Feed(std::string_view(buffer, static_cast<size_t>(got)));
+    if (got <= 0) continue;
+    const std::string_view bytes(buffer, static_cast<size_t>(got));
+    if (!session) {
+      scanner.Feed(bytes);
+      continue;
+    }
+    auto plain = session->Open(bytes);
+    if (!plain) return plain.error().Context(where);
+    scanner.Feed(*plain);
   }
   return replies;
 }

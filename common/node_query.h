@@ -11,14 +11,17 @@
 
 #include "common/endpoint.h"
 #include "common/result.h"
+#include "common/tls.h"
 
 namespace shardctl::common {
 
 // Connects to `node` (resolving its host), sends the RESP requests in `commands` (each a list of
 // arguments) in one write, and returns one complete reply frame per command. Errors name the node
-// and what failed ("127.0.0.1:7000: connection refused", "...: no reply within 1s").
+// and what failed ("127.0.0.1:7000: connection refused", "...: no reply within 1s"). With `tls`
+// (a client context), the exchange runs in TLS; the handshake counts against `timeout`.
 Result<std::vector<std::string>> QueryNode(const Endpoint& node,
                                            std::span<const std::vector<std::string_view>> commands,
-                                           std::chrono::milliseconds timeout);
+                                           std::chrono::milliseconds timeout,
+                                           const TlsContext* tls = nullptr);
 
 }  // namespace shardctl::common

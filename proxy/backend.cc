@@ -79,6 +79,9 @@ void Backend::OnConnect(uv_connect_t* req, int status) {
     return;
   }
   self->connected_ = true;
+  if (const auto tls = self->owner_.shard_tls()) {
+    self->tls_ = std::make_unique<common::TlsSession>(*tls);  // its ClientHello goes out first
+  }
   uv_tcp_nodelay(&self->tcp_, 1);
   uv_read_start(reinterpret_cast<uv_stream_t*>(&self->tcp_), &Backend::OnAlloc, &Backend::OnRead);
   self->Flush();
@@ -123,25 +126,34 @@ void Backend::Flush() {
     Fail("cannot connect: " + connect_error_);
     return;
   }
-  if (!connected_ || writing_ || out_.empty()) return;
-  uv_buf_t buf = uv_buf_init(out_.data(), static_cast<unsigned>(out_.size()));
+  if (!connected_ || writing_) return;
+  if (!tls_) return Write(out_);
+  const bool had_requests = !out_.empty() && tls_->established();
+  if (auto sealed = tls_->Seal(out_); !sealed) return Fail(sealed.error().message());
+  Write(tls_->wire());
+  if (had_requests && !closing_) StampWritten();
+}
+
+void Backend::Write(std::string& wire) {
+  if (wire.empty()) return;
+  uv_buf_t buf = uv_buf_init(wire.data(), static_cast<unsigned>(wire.size()));
   const int written = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
-  if (written == static_cast<int>(out_.size())) {
-    out_.clear();
-    StampWritten();
+  if (written == static_cast<int>(wire.size())) {
+    wire.clear();
+    if (!tls_) StampWritten();
     return;
   }
   if (written < 0 && written != UV_EAGAIN) {
     Fail(std::string("write failed: ") + uv_strerror(written));
     return;
   }
-  if (written > 0) out_.erase(0, static_cast<size_t>(written));
-  StartWrite();
+  if (written > 0) wire.erase(0, static_cast<size_t>(written));
+  StartWrite(wire);
 }
 
-void Backend::StartWrite() {
-  std::swap(out_, in_write_);
-  out_.clear();
+void Backend::StartWrite(std::string& wire) {
+  std::swap(wire, in_write_);
+  wire.clear();
   writing_ = true;
   write_req_.data = this;
   uv_buf_t buf = uv_buf_init(in_write_.data(), static_cast<unsigned>(in_write_.size()));
@@ -152,7 +164,7 @@ void Backend::StartWrite() {
     Fail(std::string("write failed: ") + uv_strerror(rc));
     return;
   }
-  StampWritten();
+  if (!tls_) StampWritten();
 }
 
 void Backend::OnWrite(uv_write_t* req, int status) {
@@ -181,7 +193,18 @@ void Backend::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
     return;
   }
   const ThreadMetrics::ReadBatch batch(self->owner_.metrics());
-  self->replies_.Feed(std::string_view(buf->base, static_cast<size_t>(nread)));
+  std::string_view bytes(buf->base, static_cast<size_t>(nread));
+  if (self->tls_) {
+    const bool was_ready = self->tls_->established();
+    auto plain = self->tls_->Open(bytes);
+    if (!plain) return self->Fail(plain.error().message());
+    bytes = *plain;
+    // The handshake's next flight, or (once it is done) the requests that waited for it.
+    if (self->tls_->HasWire() || (!was_ready && self->tls_->established())) {
+      self->owner_.ScheduleFlush(self);
+    }
+  }
+  self->replies_.Feed(bytes);
   self->HandleFrames();
 }
 
@@ -225,9 +248,10 @@ void Backend::HandleFrames() {
 
 void Backend::CheckTimeout(uint64_t now_ms, uint64_t timeout_ms) {
   if (closing_ || waiters_.empty()) return;
-  if (!connected_) {
+  if (!ready()) {
     if (now_ms - connect_started_ms_ >= timeout_ms) {
-      Fail("connect timed out after " + std::to_string(timeout_ms) + "ms");
+      Fail((connected_ ? "TLS handshake timed out after " : "connect timed out after ") +
+           std::to_string(timeout_ms) + "ms");
     }
     return;
   }
@@ -263,7 +287,7 @@ void Backend::CloseWithWaiters(std::string why, bool failure) {
   closing_ = true;
   owner_.OnBackendClosing(this, failure);
   // Requests queued before the connection was up were never written: safe to retry elsewhere.
-  const bool never_sent = !connected_;
+  const bool never_sent = !ready();
   const std::string error = "shard " + host_ + ":" + std::to_string(port_) + " " + why;
   std::deque<Waiter> waiters;
   waiters.swap(waiters_);

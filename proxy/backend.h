@@ -4,6 +4,11 @@
 // phase); replies come back in the order the requests were written, so each reply frame goes to
 // the front waiter. A RESP3 backend (protocol 3) opens with HELLO 3, whose reply is dropped.
 //
+// With the host's shard_tls(), the connection runs TLS: the handshake starts once TCP connects,
+// requests queue in out_ until it is done, then are sealed and written; replies are opened
+// before the scanner. Requests are "sent" (not safe to retry elsewhere) only once the handshake
+// is done.
+//
 // Failure (connect error, reset, protocol error, a reply later than --timeout): every waiter is
 // handed back to the Worker with the reason, the handle closes, and the Worker forgets this
 // backend; the next request for that shard opens a new connection. Owned by the Worker; deleted
@@ -14,9 +19,11 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 
 #include "common/resp.h"
+#include "common/tls.h"
 #include "proxy/request.h"
 #include "proxy/routing.h"
 
@@ -35,6 +42,8 @@ class BackendHost {
   // The thread's read buffer: reads are handled synchronously, so one per loop is enough.
   virtual uv_buf_t ReadBuffer() = 0;
   virtual const AuthConfig& auth() const = 0;
+  // What a new shard connection speaks TLS with; null for plain RESP.
+  virtual std::shared_ptr<const common::TlsContext> shard_tls() const { return nullptr; }
   virtual ProxyStats& stats() = 0;
   // The thread's /metrics counters (metrics.h); null without --metrics-port.
   virtual ThreadMetrics* metrics() { return nullptr; }
@@ -118,7 +127,12 @@ class Backend final : public PinnedLink {
   static void OnClose(uv_handle_t* handle);
 
   void HandleFrames();
-  void StartWrite();
+  // Writes `wire` (out_, or the TLS session's output): what the socket takes now, the rest
+  // with one uv_write.
+  void Write(std::string& wire);
+  void StartWrite(std::string& wire);
+  // True once requests can reach the shard: connected, and the TLS handshake done.
+  bool ready() const { return connected_ && (!tls_ || tls_->established()); }
   // Queues the wait for one reply, unwritten until the next write stamps it.
   void Expect(Waiting what, SubRequest* request);
   // Stamps the waiters queued since the last write with the time it was written.
@@ -131,6 +145,7 @@ class Backend final : public PinnedLink {
   const int protocol_;
   const std::string key_;
   const bool readonly_;
+  std::unique_ptr<common::TlsSession> tls_;  // null for plain RESP
   uv_tcp_t tcp_{};
   uv_connect_t connect_req_{};
   uv_write_t write_req_{};

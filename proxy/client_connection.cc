@@ -26,10 +26,12 @@ constexpr size_t kFastPathBytes = 16 * 1024;
 }  // namespace
 
 ClientConnection::ClientConnection(ConnectionHost& host, RequestRouter& router,
-                                   ProxyServices& services, uint64_t id, int thread)
+                                   ProxyServices& services, uint64_t id, int thread,
+                                   const common::TlsContext* tls)
     : host_(host),
       services_(services),
       session_(router, services, *this, id, thread),
+      tls_(tls != nullptr ? std::make_unique<common::TlsSession>(*tls) : nullptr),
       requests_(RequestLimits()) {
   uv_tcp_init(host_.loop(), &tcp_);
   tcp_.data = this;
@@ -74,7 +76,18 @@ void ClientConnection::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t
     return;
   }
   const ThreadMetrics::ReadBatch batch(self->session_.metrics());
-  self->requests_.Feed(std::string_view(buf->base, static_cast<size_t>(nread)));
+  std::string_view bytes(buf->base, static_cast<size_t>(nread));
+  if (self->tls_) {
+    auto plain = self->tls_->Open(bytes);
+    if (!plain) {
+      self->services_.stats().tls_errors.fetch_add(1, std::memory_order_relaxed);
+      return self->Close();  // a failed handshake: the alert is OpenSSL's to send, not ours
+    }
+    bytes = *plain;
+    // The handshake's answer, and replies held while it ran.
+    if (self->tls_->HasWire() || !self->session_.output().empty()) self->OutputReady();
+  }
+  self->requests_.Feed(bytes);
   self->ProcessInput();
 }
 
@@ -132,7 +145,8 @@ void ClientConnection::ProcessInput() {
 
 void ClientConnection::UpdateReading() {
   if (closed_) return;
-  const bool want = !session_.done_reading() && !session_.OverLimits();
+  const bool handshaking = tls_ && !tls_->established();
+  const bool want = handshaking || (!session_.done_reading() && !session_.OverLimits());
   if (want == reading_) return;
   auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
   if (want) {
@@ -153,19 +167,28 @@ void ClientConnection::OutputReady() {
   if (!closed_) host_.ScheduleFlush(this);
 }
 
+std::string* ClientConnection::PendingWire() {
+  std::string& out = session_.output();
+  if (!tls_) return &out;
+  if (auto sealed = tls_->Seal(out); !sealed) return nullptr;
+  return &tls_->wire();
+}
+
 void ClientConnection::Flush() {
   if (closed_ || writing_) return;
-  std::string& out = session_.output();
-  if (out.empty()) {
-    if (session_.close_after_output()) Close();
+  std::string* wire = PendingWire();
+  if (wire == nullptr) return Close();
+  if (wire->empty()) {
+    if (session_.close_after_output() && session_.output().empty()) Close();
     return;
   }
+  std::string& out = *wire;
   uv_buf_t buf = uv_buf_init(out.data(), static_cast<unsigned>(out.size()));
   auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
   const int written = uv_try_write(stream, &buf, 1);
   if (written == static_cast<int>(out.size())) {
     out.clear();
-    if (session_.close_after_output()) return Close();
+    if (session_.close_after_output() && session_.output().empty()) return Close();
     return UpdateReading();
   }
   if (written < 0 && written != UV_EAGAIN) return Close();

@@ -8,6 +8,10 @@
 // --max-client-buffer reply bytes) the connection stops reading (uv_read_stop), and resumes once
 // it has drained below both.
 //
+// TLS (--tls-cert ...): bytes read go through the connection's TlsSession before the scanner,
+// and the session's output is sealed before it is written; the handshake is read and answered
+// whatever the session's limits, so even a refused client hears why.
+//
 // Lifetime: owned by its worker. Close() closes the handle; the object (and its Session) is
 // deleted once the handle is closed and no request still points at the session.
 #pragma once
@@ -15,11 +19,13 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/resp.h"
+#include "common/tls.h"
 #include "proxy/routing.h"
 #include "proxy/services.h"
 #include "proxy/session.h"
@@ -44,8 +50,9 @@ class ConnectionHost {
 
 class ClientConnection final : public ClientLink {
  public:
+  // `tls`: a server context when clients speak TLS, else null.
   ClientConnection(ConnectionHost& host, RequestRouter& router, ProxyServices& services,
-                   uint64_t id, int thread);
+                   uint64_t id, int thread, const common::TlsContext* tls = nullptr);
   ClientConnection(const ClientConnection&) = delete;
   ClientConnection& operator=(const ClientConnection&) = delete;
 
@@ -78,10 +85,13 @@ class ClientConnection final : public ClientLink {
   void UpdateReading();
   void MaybeDelete();
   std::string PeerName();
+  // What to write next: the session's output, or with TLS what it was sealed into.
+  std::string* PendingWire();
 
   ConnectionHost& host_;
   ProxyServices& services_;
   Session session_;
+  std::unique_ptr<common::TlsSession> tls_;  // null for plain RESP
   uv_tcp_t tcp_{};
   uv_write_t write_req_{};
   common::RespScanner requests_;

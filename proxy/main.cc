@@ -56,6 +56,26 @@ shardctl::common::Result<AuthConfig> LoadAuth(const ProxyOptions& options) {
   return auth;
 }
 
+// --tls-*: the key kept to its owner (as --auth-file), the files loaded once. Null contexts for
+// plain RESP.
+shardctl::common::Result<ProxyTls> LoadTls(const ProxyOptions& options) {
+  using shardctl::common::TlsContext;
+  ProxyTls tls;
+  if (!options.tls_enabled()) return tls;
+  if (auto key = shardctl::common::ReadSecretFile(options.tls.key_file, "--tls-key"); !key) {
+    return key.error();
+  }
+  auto clients = TlsContext::ForServer(options.tls, options.tls_auth_clients);
+  if (!clients) return clients.error();
+  tls.clients = *std::move(clients);
+  if (options.tls_to_shards) {
+    auto shards = TlsContext::ForClient(options.tls);
+    if (!shards) return shards.error();
+    tls.shards = *std::move(shards);
+  }
+  return tls;
+}
+
 std::vector<std::string> BackendLogin(const AuthConfig& auth) {
   if (!auth.backend_password) return {};
   std::vector<std::string> login = {"AUTH"};
@@ -64,7 +84,22 @@ std::vector<std::string> BackendLogin(const AuthConfig& auth) {
   return login;
 }
 
-int Serve(const ProxyOptions& options, AuthConfig auth) {
+// SIGHUP: the --tls-* files again (renewed certificates), for connections opened from now on;
+// open ones keep theirs. A file that does not load keeps the old contexts and says why.
+void ReloadTls(const ProxyOptions& options, ProxyServer& server, ClusterTopology& topology) {
+  if (!options.tls_enabled()) return;
+  auto tls = LoadTls(options);
+  if (!tls) {
+    Fail("SIGHUP: TLS not reloaded, still serving the previous certificate: " +
+         tls.error().message());
+    return;
+  }
+  topology.UseTls(tls->shards);
+  server.ReplaceTls(std::move(tls).value());
+  if (!options.quiet) std::cerr << "shardproxy: SIGHUP: TLS certificates reloaded" << std::endl;
+}
+
+int Serve(const ProxyOptions& options, AuthConfig auth, ProxyTls tls) {
   // Bound first: a taken --metrics-port fails before the cluster is contacted or a client served.
   MetricsEndpoint metrics;
   if (options.metrics_port) {
@@ -76,8 +111,13 @@ int Serve(const ProxyOptions& options, AuthConfig auth) {
     }
   }
   ClusterTopology topology(options.cluster, options.refresh_interval, BackendLogin(auth));
+  topology.UseTls(tls.shards);
   if (auto first = topology.RefreshNow(); !first) {
-    Fail(first.error().message() + " (is the cluster up? check --cluster)");
+    Fail(first.error().message() +
+         (options.tls_enabled() && options.tls_to_shards
+              ? " (is the cluster up and serving TLS? check --cluster and --tls-ca, or "
+                "--tls-to-shards no for shards without TLS)"
+              : " (is the cluster up? check --cluster)"));
     return kExitRuntime;
   }
   // Signals are taken synchronously by this thread; the workers never see them.
@@ -85,11 +125,12 @@ int Serve(const ProxyOptions& options, AuthConfig auth) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   sigaddset(&signals, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   const int threads = options.threads.value_or(AllowedCpus());
-  ProxyServer server(options, topology, threads, std::move(auth));
+  ProxyServer server(options, topology, threads, std::move(auth), std::move(tls));
   if (auto started = server.Start(); !started) {
     Fail(started.error().message());
     return kExitRuntime;
@@ -99,8 +140,9 @@ int Serve(const ProxyOptions& options, AuthConfig auth) {
   if (!options.pidfile.empty()) std::ofstream(options.pidfile) << getpid() << "\n";
   if (!options.quiet) {
     const auto map = topology.Snapshot();
-    std::cerr << "shardproxy: listening on " << options.listen.ToString() << " with " << threads
-              << " thread(s); " << map->primaries().size() << " primaries, " << map->Unassigned()
+    std::cerr << "shardproxy: listening on " << options.listen.ToString()
+              << (options.tls_enabled() ? " (TLS)" : "") << " with " << threads << " thread(s); "
+              << map->primaries().size() << " primaries, " << map->Unassigned()
               << " unassigned slots" << std::endl;
     if (options.metrics_port) {
       std::cerr << "shardproxy: metrics on http://"
@@ -110,7 +152,10 @@ int Serve(const ProxyOptions& options, AuthConfig auth) {
   }
   sigdelset(&signals, SIGPIPE);
   int signal = 0;
-  while (sigwait(&signals, &signal) != 0) {
+  for (;;) {
+    if (sigwait(&signals, &signal) != 0) continue;
+    if (signal != SIGHUP) break;
+    ReloadTls(options, server, topology);
   }
   if (!options.quiet) std::cerr << "shardproxy: signal " << signal << ", shutting down\n";
   metrics.Stop();
@@ -152,5 +197,10 @@ int main(int argc, char** argv) {
     Fail(auth.error().message());
     return kExitUsage;
   }
-  return Serve(*options, std::move(auth).value());
+  auto tls = LoadTls(*options);
+  if (!tls) {
+    Fail(tls.error().message());
+    return kExitUsage;
+  }
+  return Serve(*options, std::move(auth).value(), std::move(tls).value());
 }

@@ -123,6 +123,28 @@ common::Status SetMetricsBind(ProxyOptions& options, std::string_view value) {
   return common::Ok();
 }
 
+common::Status SetPath(std::string& field, std::string_view flag, std::string_view value) {
+  if (value.empty()) return Error(std::string(flag) + ": expected a file name");
+  field = std::string(value);
+  return common::Ok();
+}
+
+// --tls-*: the three files together, and the modes only with them.
+common::Status CheckTls(const ProxyOptions& options) {
+  const common::TlsFiles& tls = options.tls;
+  const int given =
+      !tls.cert_file.empty() + !tls.key_file.empty() + static_cast<int>(!tls.ca_file.empty());
+  if (given != 0 && given != 3) {
+    return Error(
+        "--tls-cert, --tls-key and --tls-ca go together: give all three (the proxy's certificate, "
+        "its key, and the CA that signed the shards' and clients' certificates)");
+  }
+  if (given == 0 && options.tls_auth_clients != common::TlsClientCertificates::kNo) {
+    return Error("--tls-auth-clients needs --tls-cert, --tls-key and --tls-ca");
+  }
+  return common::Ok();
+}
+
 // Applies one flag that takes a value.
 common::Status ApplyFlag(ProxyOptions& options, std::string_view flag, std::string_view value) {
   if (flag == "--cluster") return AddClusterNodes(options, value);
@@ -143,6 +165,25 @@ common::Status ApplyFlag(ProxyOptions& options, std::string_view flag, std::stri
     options.auth_file = std::string(value);
     return common::Ok();
   }
+  if (flag == "--tls-cert") return SetPath(options.tls.cert_file, flag, value);
+  if (flag == "--tls-key") return SetPath(options.tls.key_file, flag, value);
+  if (flag == "--tls-ca") return SetPath(options.tls.ca_file, flag, value);
+  if (flag == "--tls-auth-clients") {
+    auto mode = common::ParseTlsClientCertificates(value);
+    if (!mode) {
+      return Error("--tls-auth-clients: expected no, yes or optional, got \"" + std::string(value) +
+                   "\"");
+    }
+    options.tls_auth_clients = *mode;
+    return common::Ok();
+  }
+  if (flag == "--tls-to-shards") {
+    if (value != "yes" && value != "no") {
+      return Error("--tls-to-shards: expected yes or no, got \"" + std::string(value) + "\"");
+    }
+    options.tls_to_shards = value == "yes";
+    return common::Ok();
+  }
   if (flag == "--metrics-port") return SetNumber(options.metrics_port, flag, value, 1, 65535);
   if (flag == "--metrics-bind") return SetMetricsBind(options, value);
   if (flag == "--pidfile") {
@@ -156,11 +197,14 @@ common::Status ApplyFlag(ProxyOptions& options, std::string_view flag, std::stri
 
 std::vector<common::CompletionFlag> ProxyFlags() {
   using common::FlagValue;
-  std::vector<common::CompletionFlag> flags = {{"auth-file", FlagValue::kFile},
-                                               {"pidfile", FlagValue::kFile}};
-  for (const char* flag : {"cluster", "listen", "threads", "max-clients", "max-pending",
-                           "max-client-buffer", "read-from", "pubsub-buffer-limit", "timeout",
-                           "refresh-interval", "metrics-port", "metrics-bind"}) {
+  std::vector<common::CompletionFlag> flags;
+  for (const char* flag : {"auth-file", "pidfile", "tls-cert", "tls-key", "tls-ca"}) {
+    flags.push_back({flag, FlagValue::kFile});
+  }
+  for (const char* flag :
+       {"cluster", "listen", "threads", "max-clients", "max-pending", "max-client-buffer",
+        "read-from", "pubsub-buffer-limit", "timeout", "refresh-interval", "metrics-port",
+        "metrics-bind", "tls-auth-clients", "tls-to-shards"}) {
     flags.push_back({flag, FlagValue::kAny});
   }
   for (const char* flag : {"quiet", "allow-no-auth", "version", "help"}) flags.push_back({flag});
@@ -215,6 +259,7 @@ Result<ProxyOptions> ParseProxyArgs(std::span<const std::string> args) {
         "--cluster is required: the address of any node of the cluster, e.g. "
         "--cluster 127.0.0.1:7000");
   }
+  if (auto tls = CheckTls(options); !tls) return tls.error();
   return options;
 }
 
@@ -230,6 +275,7 @@ Usage:
 Examples:
   shardproxy --cluster 127.0.0.1:7000 --listen 127.0.0.1:6379 --threads 2
   redis-cli -p 6379 set foo bar
+  shardproxy --cluster 127.0.0.1:7000 --tls-cert proxy.crt --tls-key proxy.key --tls-ca ca.crt
   shardctl up --shards 8 --proxy-port 6379     # the same, run and healed by shardctl
 
 Options:
@@ -261,6 +307,16 @@ Options:
                            Without users, clients need no AUTH.
   --allow-no-auth          listen on a non-loopback address without any client password
                            (refused by default)
+  --tls-cert FILE --tls-key FILE --tls-ca FILE
+                           serve TLS only (no plain RESP) with this certificate and key, and
+                           speak TLS to the shards, trusting certificates signed by the CA (and
+                           presenting the certificate, for shards with tls-auth-clients yes);
+                           SIGHUP reads the files again (renewed certificates) for new
+                           connections. redis-cli --tls --cacert CA ...
+  --tls-auth-clients MODE  no (default): clients need no certificate; yes: clients must present
+                           one signed by --tls-ca; optional: checked when presented
+  --tls-to-shards yes|no   no: plain RESP to the shards (they serve no TLS), TLS to clients only
+                           (default yes)
   --metrics-port PORT      serve Prometheus metrics at http://ADDR:PORT/metrics: commands and
                            their duration per command family, client connections, shard
                            connection errors, redirects, the slot map version (default: off)

@@ -14,6 +14,7 @@
 #include "common/completion.h"
 #include "common/endpoint.h"
 #include "common/result.h"
+#include "common/tls.h"
 
 namespace shardctl::proxy {
 
@@ -46,6 +47,12 @@ struct ProxyOptions {
   std::string metrics_bind = "127.0.0.1";            // --metrics-bind: the address of /metrics
   std::string auth_file;       // --auth-file: users and the backend password (auth.h)
   bool allow_no_auth = false;  // --allow-no-auth: listen beyond loopback without one
+  // TLS (--tls-cert, --tls-key, --tls-ca): to clients, and to the shards unless
+  // --tls-to-shards no. All three or none.
+  common::TlsFiles tls;
+  common::TlsClientCertificates tls_auth_clients = common::TlsClientCertificates::kNo;
+  bool tls_to_shards = true;  // --tls-to-shards yes|no
+  bool tls_enabled() const { return !tls.cert_file.empty(); }
   bool quiet = false;          // --quiet: no log lines but errors
   bool help = false;
   bool version = false;

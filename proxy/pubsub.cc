@@ -3,11 +3,13 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "common/reply_tree.h"
 #include "common/resp.h"
 #include "common/slots.h"
+#include "common/tls.h"
 #include "proxy/auth.h"
 #include "proxy/backend.h"
 #include "proxy/pubsub_frames.h"
@@ -49,6 +51,9 @@ class SubscriberLink {
     if (connected_ && !writing_) StartWrite();
   }
 
+  // In TLS (the host's shard_tls()), what the socket gets is out_ sealed; out_ waits for the
+  // handshake.
+
   void Close() {
     if (closing_) return;
     closing_ = true;
@@ -61,8 +66,11 @@ class SubscriberLink {
     if (self->closing_) return;
     if (status != 0) return self->Close();
     self->connected_ = true;
+    if (const auto tls = self->owner_.shard_tls()) {
+      self->tls_ = std::make_unique<common::TlsSession>(*tls);
+    }
     uv_read_start(reinterpret_cast<uv_stream_t*>(&self->tcp_), &OnAlloc, &OnRead);
-    if (!self->out_.empty()) self->StartWrite();
+    self->StartWrite();
   }
 
   static void OnAlloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
@@ -73,7 +81,14 @@ class SubscriberLink {
     auto* self = static_cast<SubscriberLink*>(stream->data);
     if (nread == 0 || self->closing_) return;
     if (nread < 0) return self->Close();
-    self->in_.Feed(std::string_view(buf->base, static_cast<size_t>(nread)));
+    std::string_view received(buf->base, static_cast<size_t>(nread));
+    if (self->tls_) {
+      auto plain = self->tls_->Open(received);
+      if (!plain) return self->Close();
+      received = *plain;
+      if (!self->writing_) self->StartWrite();  // the handshake's answer, or what waited for it
+    }
+    self->in_.Feed(received);
     size_t consumed = 0;
     while (!self->closing_) {
       const common::ScanResult frame = self->in_.Next();
@@ -94,8 +109,14 @@ class SubscriberLink {
   }
 
   void StartWrite() {
-    std::swap(out_, in_write_);
-    out_.clear();
+    std::string* wire = &out_;
+    if (tls_) {
+      if (!tls_->Seal(out_)) return Close();
+      wire = &tls_->wire();
+    }
+    if (wire->empty()) return;
+    std::swap(*wire, in_write_);
+    wire->clear();
     writing_ = true;
     write_.data = this;
     uv_buf_t buf = uv_buf_init(in_write_.data(), static_cast<unsigned>(in_write_.size()));
@@ -111,7 +132,7 @@ class SubscriberLink {
     self->in_write_.clear();
     if (self->closing_) return;
     if (status != 0) return self->Close();
-    if (!self->out_.empty()) self->StartWrite();
+    self->StartWrite();
   }
 
   static void OnClose(uv_handle_t* handle) {
@@ -124,6 +145,7 @@ class SubscriberLink {
   BackendHost& owner_;
   const std::string host_;
   const int port_;
+  std::unique_ptr<common::TlsSession> tls_;  // null for plain RESP
   uv_tcp_t tcp_{};
   uv_connect_t connect_{};
   uv_write_t write_{};

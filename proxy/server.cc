@@ -28,13 +28,28 @@ uint64_t Get(const std::atomic<uint64_t>& counter) {
 }  // namespace
 
 ProxyServer::ProxyServer(const ProxyOptions& options, ClusterTopology& topology, int threads,
-                         AuthConfig auth)
-    : options_(options), auth_(std::move(auth)), topology_(topology) {
+                         AuthConfig auth, ProxyTls tls)
+    : options_(options), auth_(std::move(auth)), tls_(std::move(tls)), topology_(topology) {
   if (options.metrics_port) metrics_ = std::make_unique<ProxyMetrics>(threads);
   for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>(*this, i));
 }
 
 ProxyServer::~ProxyServer() { Stop(); }
+
+std::shared_ptr<const common::TlsContext> ProxyServer::client_tls() const {
+  std::lock_guard lock(tls_mutex_);
+  return tls_.clients;
+}
+
+std::shared_ptr<const common::TlsContext> ProxyServer::shard_tls() const {
+  std::lock_guard lock(tls_mutex_);
+  return tls_.shards;
+}
+
+void ProxyServer::ReplaceTls(ProxyTls tls) {
+  std::lock_guard lock(tls_mutex_);
+  tls_ = std::move(tls);
+}
 
 common::Status ProxyServer::Start() {
   for (auto& worker : workers_) {
@@ -138,6 +153,7 @@ void ProxyServer::AppendProxyInfo(std::string& out) const {
   Line(out, "backend_connects", Get(stats_.backend_connects));
   Line(out, "backend_failures", Get(stats_.backend_failures));
   Line(out, "protocol_errors", Get(stats_.protocol_errors));
+  Line(out, "tls_errors", Get(stats_.tls_errors));
   Line(out, "paused_reads", Get(stats_.paused_reads));
   Line(out, "script_reloads", Get(stats_.script_reloads));
   Line(out, "pinned_connections_opened", Get(stats_.pinned_opened));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/tls.h"
 #include "proxy/auth.h"
 #include "proxy/metrics.h"
 #include "proxy/options.h"
@@ -24,10 +25,17 @@ namespace shardctl::proxy {
 
 class Worker;
 
+// The proxy's TLS (--tls-*): what it serves clients with, and what it connects to shards with.
+// Either may be null (plain RESP on that side).
+struct ProxyTls {
+  std::shared_ptr<const common::TlsContext> clients;  // a server context
+  std::shared_ptr<const common::TlsContext> shards;   // a client context
+};
+
 class ProxyServer final : public ProxyServices {
  public:
   ProxyServer(const ProxyOptions& options, ClusterTopology& topology, int threads,
-              AuthConfig auth = {});
+              AuthConfig auth = {}, ProxyTls tls = {});
   ~ProxyServer();
   ProxyServer(const ProxyServer&) = delete;
   ProxyServer& operator=(const ProxyServer&) = delete;
@@ -50,6 +58,13 @@ class ProxyServer final : public ProxyServices {
   }
 
   ClusterTopology& topology() { return topology_; }
+  // The TLS contexts new connections use (any thread). A connection keeps the context it
+  // started with, so a reload never touches one already open.
+  std::shared_ptr<const common::TlsContext> client_tls() const;
+  std::shared_ptr<const common::TlsContext> shard_tls() const;
+  // Swaps in freshly loaded contexts (SIGHUP: certificates renewed on disk). Only a side that
+  // had TLS gets it.
+  void ReplaceTls(ProxyTls tls);
   int threads() const { return static_cast<int>(workers_.size()); }
 
   // Counts a new client against --max-clients; false when full.
@@ -79,6 +94,8 @@ class ProxyServer final : public ProxyServices {
 
   const ProxyOptions& options_;
   const AuthConfig auth_;
+  mutable std::mutex tls_mutex_;
+  ProxyTls tls_;  // guarded by tls_mutex_
   ClusterTopology& topology_;
   ProxyStats stats_;
   std::unique_ptr<ProxyMetrics> metrics_;  // only with --metrics-port

@@ -39,6 +39,11 @@ ClusterTopology::ClusterTopology(std::vector<Endpoint> seeds, std::chrono::milli
 
 ClusterTopology::~ClusterTopology() { Stop(); }
 
+void ClusterTopology::UseTls(std::shared_ptr<const common::TlsContext> tls) {
+  std::lock_guard lock(mutex_);
+  tls_ = std::move(tls);
+}
+
 std::vector<Endpoint> ClusterTopology::Candidates() const {
   std::vector<Endpoint> nodes;
   std::lock_guard lock(mutex_);
@@ -58,11 +63,16 @@ common::Status ClusterTopology::RefreshNow() {
   const size_t first = commands.size();  // replies before this answer the login
   commands.push_back({"CLUSTER", "SLOTS"});
   commands.push_back({"INFO", "server"});
+  std::shared_ptr<const common::TlsContext> tls;
+  {
+    std::lock_guard lock(mutex_);
+    tls = tls_;
+  }
   std::string failures;
   std::optional<SlotMap> best;
   std::string best_version;
   for (const Endpoint& node : Candidates()) {
-    auto replies = common::QueryNode(node, commands, kQueryTimeout);
+    auto replies = common::QueryNode(node, commands, kQueryTimeout, tls.get());
     if (!replies) {
       failures += (failures.empty() ? "" : "; ") + replies.error().message();
       continue;

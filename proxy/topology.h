@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/tls.h"
 #include "proxy/options.h"
 #include "proxy/slot_map.h"
 
@@ -34,6 +35,9 @@ class ClusterTopology {
   ~ClusterTopology();  // stops the refresher thread
   ClusterTopology(const ClusterTopology&) = delete;
   ClusterTopology& operator=(const ClusterTopology&) = delete;
+
+  // The nodes serve TLS: every later query runs in it (a client context). Any thread.
+  void UseTls(std::shared_ptr<const common::TlsContext> tls);
 
   // Reads the map now, on the calling thread. Errors list every node tried and why it failed.
   common::Status RefreshNow();
@@ -64,6 +68,7 @@ class ClusterTopology {
   const std::chrono::milliseconds interval_;
   const std::chrono::milliseconds min_gap_;
   const std::vector<std::string> login_;
+  std::shared_ptr<const common::TlsContext> tls_;  // guarded by mutex_
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -115,6 +115,8 @@ SubscriptionHub& Worker::subscriptions() {
 
 const AuthConfig& Worker::auth() const { return server_.auth(); }
 
+std::shared_ptr<const common::TlsContext> Worker::shard_tls() const { return server_.shard_tls(); }
+
 ProxyStats& Worker::stats() { return server_.stats(); }
 
 void Worker::RequestMapRefresh() { server_.topology().RequestRefresh(); }
@@ -147,7 +149,8 @@ void Worker::OnConnection(uv_stream_t* server, int status) {
 }
 
 void Worker::Accept() {
-  auto* client = new ClientConnection(*this, *this, server_, server_.NextClientId(), index_);
+  auto* client = new ClientConnection(*this, *this, server_, server_.NextClientId(), index_,
+                                      server_.client_tls().get());
   if (uv_accept(reinterpret_cast<uv_stream_t*>(&listener_),
                 reinterpret_cast<uv_stream_t*>(client->handle())) != 0) {
     client->Close();  // deleted in its close callback

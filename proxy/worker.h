@@ -75,6 +75,7 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
   uv_loop_t* loop() override { return &loop_; }
   uv_buf_t ReadBuffer() override;
   const AuthConfig& auth() const override;
+  std::shared_ptr<const common::TlsContext> shard_tls() const override;
   ProxyStats& stats() override;
   ThreadMetrics* metrics() override { return metrics_; }
   void ScheduleFlush(Backend* backend) override;

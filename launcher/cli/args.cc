@@ -17,7 +17,7 @@ using common::Result;
 const std::vector<std::string> kCommands = {
     "plan",      "up",         "status", "down", "restart",   "logs", "rebalance-roles",
     "rebalance", "move-slots", "scale",  "save", "supervise", "help", "bench",
-    "top"};
+    "top",       "reload-tls"};
 
 // Spec keys a command accepts besides the shared --name/--state-dir/--config.
 bool TakesFullSpec(const std::string& command) { return command == "plan" || command == "up"; }
@@ -29,8 +29,8 @@ bool TakesShard(const std::string& command) { return command == "restart" || com
 const std::map<std::string, std::set<std::string>> kSwitches = {
     {"json",
      {"plan", "up", "status", "down", "restart", "rebalance-roles", "rebalance", "move-slots",
-      "scale", "save"}},
-    {"dry-run", {"up", "rebalance", "move-slots", "scale"}},
+      "scale", "save", "reload-tls"}},
+    {"dry-run", {"up", "rebalance", "move-slots", "scale", "reload-tls"}},
     {"foreground", {"up"}},
     {"purge", {"down"}},
     {"leave", {"down"}},
@@ -44,7 +44,7 @@ const std::map<std::string, std::set<std::string>> kSwitches = {
 const std::map<std::string, std::set<std::string>> kValueFlags = {
     {"config",
      {"plan", "up", "status", "down", "restart", "logs", "rebalance-roles", "rebalance",
-      "move-slots", "scale", "save", "supervise", "top"}},
+      "move-slots", "scale", "save", "supervise", "top", "reload-tls"}},
     {"by", {"rebalance"}},
     {"threshold", {"rebalance"}},
     {"to", {"move-slots"}},

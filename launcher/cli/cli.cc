@@ -22,7 +22,8 @@ namespace {
 // Reads the record for LoadTarget: nullopt when missing or unreadable and `needs` allow it to be.
 std::variant<std::optional<Deployment>, int> ReadTargetDeployment(const Spec& spec,
                                                                   const DeploymentDir& dir,
-                                                                  TargetNeeds::IfMissing missing) {
+                                                                  TargetNeeds::IfMissing missing,
+                                                                  bool access) {
   using IfMissing = TargetNeeds::IfMissing;
   const std::string where =
       "no deployment \"" + spec.name + "\" in " + dir.root().parent_path().string();
@@ -33,8 +34,8 @@ std::variant<std::optional<Deployment>, int> ReadTargetDeployment(const Spec& sp
   auto deployment = ReadDeployment(dir);
   if (deployment.ok()) {
     // What every connection of this command uses.
-    if (auto access = UseDeploymentAccess(*deployment); !access.ok()) {
-      PrintError(access.error().message());
+    if (auto used = access ? UseDeploymentAccess(*deployment) : common::Ok(); !used.ok()) {
+      PrintError(used.error().message());
       return kExitRuntime;
     }
     return std::optional<Deployment>(std::move(deployment).value());
@@ -102,7 +103,7 @@ std::variant<Target, int> LoadTarget(const Invocation& invocation, TargetNeeds n
     return kExitUsage;
   }
   DeploymentDir dir = DirOf(*spec);
-  auto deployment = ReadTargetDeployment(*spec, dir, needs.if_missing);
+  auto deployment = ReadTargetDeployment(*spec, dir, needs.if_missing, needs.access);
   if (auto* code = std::get_if<int>(&deployment)) return *code;
   if (needs.supervisor && !SupervisorRunning(dir)) {
     PrintError("no supervisor runs deployment \"" + spec->name +
@@ -210,6 +211,7 @@ int RunCli(int argc, char** argv, std::string_view git_revision) {
   if (command == "move-slots") return RunMoveSlots(*invocation);
   if (command == "scale") return RunScale(*invocation);
   if (command == "top") return RunTop(*invocation);
+  if (command == "reload-tls") return RunReloadTls(*invocation);
   PrintError("unknown command " + command);
   return kExitUsage;
 }

@@ -32,6 +32,7 @@ int RunRebalance(const Invocation& invocation);
 int RunMoveSlots(const Invocation& invocation);
 int RunScale(const Invocation& invocation);
 int RunTop(const Invocation& invocation);
+int RunReloadTls(const Invocation& invocation);
 // What commands acting on an existing deployment start from.
 struct Target {
   Spec spec;
@@ -48,6 +49,9 @@ struct TargetNeeds {
   };
   IfMissing if_missing = IfMissing::kFail;
   bool supervisor = false;  // a live supervisor must run the deployment (exit 1 otherwise)
+  // Set up the deployment's password and TLS for this process's connections; reload-tls checks
+  // the files itself first, as a usage error.
+  bool access = true;
 };
 
 // The host as plan, up and scale see it: sysfs (or the --sysfs-root fixture); on the real host

@@ -27,6 +27,7 @@ Commands:
   move-slots  move slot ranges to one shard, live (move-slots 100-200 --to 3)
   scale     add or remove primaries (and their replicas) live: scale --shards 48
   save      save every shard now, at most --fork-limit forks at once on the host
+  reload-tls  renewed TLS certificates taken up by every shard (one at a time) and the proxy
   supervise run a deployment's supervisor in the foreground (what `up` starts in the background)
   bench compare  single instance vs cluster vs proxy on the same cores: report, CSV, plots
   bench run generate GET/SET load against a server or cluster; throughput and latency percentiles
@@ -314,6 +315,26 @@ only when the host's available memory covers its used memory (what copy-on-write
 Returns when every shard has saved; exit 1 if any save failed.
 )";
 
+constexpr const char* kReloadTls =
+    R"(Usage: shardctl reload-tls [--name NAME] [--state-dir DIR] [--config FILE] [--dry-run] [--json]
+
+Takes up renewed certificates without a restart: replace the files `up --tls-cert/--tls-key/
+--tls-ca` named (same paths), then run this. The files are checked first (the key only for its
+owner, the key matching the certificate, the CA loading); a problem there is exit 2 and nothing
+is touched. Then one shard at a time: CONFIG SET tls-cert-file/tls-key-file/tls-ca-cert-file, and
+a new TLS connection must answer PING before the next shard. Then the supervisor's links and
+shardproxy (SIGHUP) take the new files. Connections already open keep their session.
+
+To change the CA, first give every process a CA file holding both the old and the new CA, reload,
+move to certificates of the new CA, reload, then drop the old CA and reload again.
+
+  --dry-run   check the files and say what would be reloaded
+  --json      {"name", "cert", "reloaded_shards": [...], "supervisor", "proxy", "ms"}
+
+Exit codes: 0 reloaded, 1 a shard refused or stopped answering (the error names it and how many
+were done; running it again is safe), 2 no TLS on this deployment or a file that does not load.
+)";
+
 constexpr const char* kTop =
     R"(Usage: shardctl top [--interval 1s] [--sort KEY] [--count N] [--name NAME] [--state-dir DIR]
                     [--config FILE]
@@ -355,6 +376,7 @@ std::string HelpText(const std::string& command) {
   if (command == "scale") return kScale;
   if (command == "save") return kSave;
   if (command == "top") return kTop;
+  if (command == "reload-tls") return kReloadTls;
   if (command == "bench" || command == "bench compare") return BenchHelpText(command);
   return kOverview;
 }

@@ -28,15 +28,10 @@ using Clock = std::chrono::steady_clock;
 void PrintProgress(const std::string& message) { std::cerr << "shardctl: " << message << "\n"; }
 
 // --tls-*: absolute paths (the supervisor and every later command read them), a private key only
-// its owner may read, an engine built with TLS, files that load. shardproxy has no TLS yet.
-common::Result<TlsConfig> ResolveTls(const Spec& spec, const Engine& engine,
-                                     const ProxyConfig& proxy) {
+// its owner may read, an engine built with TLS, files that load. The proxy (--proxy-port) is
+// given the same three files: TLS to its clients and to the shards.
+common::Result<TlsConfig> ResolveTls(const Spec& spec, const Engine& engine) {
   if (!spec.tls_cert) return TlsConfig{};
-  if (proxy.enabled()) {
-    return common::Error(
-        "--proxy-port: shardproxy does not speak TLS yet (leave --proxy-port out; TLS clients "
-        "talk to the shards directly, e.g. redis-cli --tls --cacert CA -c)");
-  }
   if (auto key = common::ReadSecretFile(*spec.tls_key, "--tls-key"); !key.ok()) return key.error();
   auto has_tls = EngineHasTls(engine.path);
   if (!has_tls.ok()) return has_tls.error();
@@ -96,7 +91,7 @@ std::variant<Deployment, int> DecideDeployment(const Spec& spec,
     }
     auth = {.password_required = true, .password = std::move(password).value()};
   }
-  auto tls = ResolveTls(spec, *engine, *proxy);
+  auto tls = ResolveTls(spec, *engine);
   if (!tls.ok()) {
     PrintError(tls.error().message());
     return kExitUsage;

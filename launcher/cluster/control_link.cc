@@ -14,6 +14,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+
+#include "common/tls.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -21,18 +24,14 @@ namespace {
 using common::Error;
 using common::Result;
 
-SSL_CTX* control_tls = nullptr;  // see UseControlTls; kept for the life of the process
+// See UseControlTls. Replaced whole (reload-tls) while other threads connect: a link takes its
+// own reference under the mutex, and OpenSSL keeps the context alive for its sessions.
+std::mutex control_tls_mutex;
+std::shared_ptr<const common::TlsContext> control_tls;
 
-// The TLS library's reason for the last failure, or `fallback`.
-std::string TlsError(const std::string& fallback) {
-  const unsigned long code = ERR_get_error();
-  ERR_clear_error();
-  if (code == 0) return fallback;
-  char text[256];
-  ERR_error_string_n(code, text, sizeof text);
-  // "error:0A000086:SSL routines::certificate verify failed" -> "certificate verify failed"
-  const char* reason = std::strrchr(text, ':');
-  return reason != nullptr ? reason + 1 : text;
+std::shared_ptr<const common::TlsContext> CurrentControlTls() {
+  std::lock_guard lock(control_tls_mutex);
+  return control_tls;
 }
 
 // A socket connected to `address` within `timeout`, then blocking with every read and write
@@ -104,39 +103,24 @@ struct ControlLink::State {
 };
 
 common::Status UseControlTls(const ControlTls& tls) {
-  SSL_CTX* context = SSL_CTX_new(TLS_client_method());
-  if (context == nullptr) return Error("TLS: " + TlsError("cannot create a context"));
-  SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nullptr);
-  auto fail = [&](const std::string& what) {
-    SSL_CTX_free(context);
-    return Error(what);
-  };
-  if (SSL_CTX_load_verify_locations(context, tls.ca_file.c_str(), nullptr) != 1) {
-    return fail("--tls-ca " + tls.ca_file + ": " + TlsError("cannot load it"));
+  auto context = common::TlsContext::ForClient(
+      {.cert_file = tls.cert_file, .key_file = tls.key_file, .ca_file = tls.ca_file});
+  if (!context) return context.error();
+  {
+    std::lock_guard lock(control_tls_mutex);
+    control_tls = *std::move(context);
   }
-  if (!tls.cert_file.empty()) {
-    if (SSL_CTX_use_certificate_chain_file(context, tls.cert_file.c_str()) != 1) {
-      return fail("--tls-cert " + tls.cert_file + ": " + TlsError("cannot load it"));
-    }
-    if (SSL_CTX_use_PrivateKey_file(context, tls.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
-        SSL_CTX_check_private_key(context) != 1) {
-      return fail("--tls-key " + tls.key_file + ": " +
-                  TlsError("cannot load it, or it is not the key of --tls-cert"));
-    }
-  }
-  SSL_CTX_free(control_tls);
-  control_tls = context;
   // OpenSSL writes with write(), not send(MSG_NOSIGNAL): a shard that dies mid-write must be an
   // error for the caller, not a SIGPIPE that ends this process.
   signal(SIGPIPE, SIG_IGN);
   return common::Ok();
 }
 
-bool ControlTlsEnabled() { return control_tls != nullptr; }
+bool ControlTlsEnabled() { return CurrentControlTls() != nullptr; }
 
 void UsePlainControl() {
-  SSL_CTX_free(control_tls);
-  control_tls = nullptr;
+  std::lock_guard lock(control_tls_mutex);
+  control_tls.reset();
 }
 
 ControlLink::ControlLink(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -150,16 +134,18 @@ Result<ControlLink> ControlLink::Open(const std::string& host, int port,
   if (!fd.ok()) return fd.error();
   auto state = std::make_unique<State>();
   state->fd = *fd;
-  if (control_tls == nullptr) return ControlLink(std::move(state));
-  state->ssl = SSL_new(control_tls);
+  const auto tls = CurrentControlTls();
+  if (tls == nullptr) return ControlLink(std::move(state));
+  state->ssl = SSL_new(tls->native());
   if (state->ssl == nullptr || SSL_set_fd(state->ssl, state->fd) != 1) {
-    return Error("TLS: " + TlsError("cannot set up the connection"));
+    return Error("TLS: " + common::TlsErrorText("cannot set up the connection"));
   }
   // The chain is checked against --tls-ca; names are not (shards are reached by address, and
   // their certificates need not list every address), as redis-cli --tls does.
   if (SSL_connect(state->ssl) != 1) {
     return Error("TLS handshake: " +
-                 TlsError(errno != 0 ? std::strerror(errno) : "the server closed the connection"));
+                 common::TlsErrorText(errno != 0 ? std::strerror(errno)
+                                                 : "the server closed the connection"));
   }
   return ControlLink(std::move(state));
 }
@@ -171,7 +157,8 @@ common::Status ControlLink::WriteAll(std::string_view bytes) {
                               : send(state_->fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (wrote <= 0) {
       if (wrote < 0 && errno == EINTR && state_->ssl == nullptr) continue;
-      return Error(state_->ssl != nullptr ? TlsError(std::strerror(errno)) : std::strerror(errno));
+      return Error(state_->ssl != nullptr ? common::TlsErrorText(std::strerror(errno))
+                                          : std::strerror(errno));
     }
     bytes.remove_prefix(static_cast<size_t>(wrote));
   }
@@ -188,7 +175,7 @@ Result<size_t> ControlLink::ReadSome(char* buffer, size_t size) {
     if (got < 0 && errno == EINTR && state_->ssl == nullptr) continue;
     if (got == 0 && state_->ssl == nullptr) return Error("Server closed the connection");
     if (errno != 0) return Error(std::strerror(errno));
-    return Error(state_->ssl != nullptr ? TlsError("Server closed the connection")
+    return Error(state_->ssl != nullptr ? common::TlsErrorText("Server closed the connection")
                                         : "Server closed the connection");
   }
 }

@@ -22,7 +22,8 @@ struct ControlTls {
 };
 
 // Every later ControlLink of this process speaks TLS with `tls` (a CA that does not load, or a
-// certificate that does not match its key, is the error). Call once, before threads connect.
+// certificate that does not match its key, is the error). Any thread, any time: links already
+// open keep what they started with (reload-tls calls it again with renewed files).
 common::Status UseControlTls(const ControlTls& tls);
 
 // True after a successful UseControlTls.

@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "launcher/cluster/redis_client.h"
 #include "launcher/engine/engine.h"
 #include "launcher/os/files.h"
 #include "launcher/state/deployment_store.h"
@@ -196,6 +197,18 @@ json Supervisor::Handle(const std::string& line, bool& stop_after) {
                deployment_.durability.fork_limit);
     return {{"ok", true}, {"fork_limit", deployment_.durability.fork_limit}};
   }
+  if (command == "reload-tls") {
+    // Renewed certificates on disk: this process's links to the shards present the new one
+    // from now on (shards with tls-auth-clients yes check it).
+    if (!deployment_.tls.enabled()) {
+      return {{"ok", false}, {"error", "this deployment runs without TLS"}};
+    }
+    if (auto reloaded = UseDeploymentAccess(deployment_); !reloaded.ok()) {
+      return {{"ok", false}, {"error", reloaded.error().message()}};
+    }
+    log_->info("TLS files reloaded: {}", deployment_.tls.cert);
+    return {{"ok", true}};
+  }
   if (command == "down") {
     log_->info("down requested over the control socket");
     size_t count = 0;
@@ -206,7 +219,7 @@ json Supervisor::Handle(const std::string& line, bool& stop_after) {
   }
   return {{"ok", false},
           {"error", "unknown command \"" + command +
-                        "\" (known: ping, status, restart, reshape, save, down)"}};
+                        "\" (known: ping, status, restart, reshape, save, reload-tls, down)"}};
 }
 
 bool SupervisorRunning(const DeploymentDir& dir) {

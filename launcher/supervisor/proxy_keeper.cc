@@ -47,6 +47,12 @@ std::vector<std::string> ProxyArgv(const Deployment& deployment,
                              "--metrics-bind", deployment.metrics.bind});
   }
   if (deployment.auth.password_required) argv.insert(argv.end(), {"--auth-file", auth_file});
+  if (deployment.tls.enabled()) {
+    // The shards' certificate serves the proxy's clients too, with the same client policy.
+    argv.insert(argv.end(),
+                {"--tls-cert", deployment.tls.cert, "--tls-key", deployment.tls.key, "--tls-ca",
+                 deployment.tls.ca, "--tls-auth-clients", deployment.tls.auth_clients});
+  }
   return argv;
 }
 

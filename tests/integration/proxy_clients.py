@@ -38,6 +38,13 @@ def error_text(error):
 
 
 def client(args, **extra):
+    if args.tls_ca:
+        # TLS as a redis-py user turns it on: ssl=True and the CA; the certificate is checked
+        # against it, the name is not (it is issued for 127.0.0.1, not a host name).
+        extra.update(ssl=True, ssl_ca_certs=args.tls_ca, ssl_cert_reqs="required",
+                     ssl_check_hostname=False)
+        if args.tls_cert:
+            extra.update(ssl_certfile=args.tls_cert, ssl_keyfile=args.tls_key)
     return redis.Redis(host="127.0.0.1", port=args.port, protocol=args.protocol,
                        decode_responses=True, socket_timeout=10, **extra)
 
@@ -412,6 +419,9 @@ def main():
     parser.add_argument("--protocol", type=int, choices=(2, 3), required=True)
     parser.add_argument("--tag", default="{churn}:", help="churn: the key prefix (hash tag)")
     parser.add_argument("--stop-file", default="", help="churn: stop once this file exists")
+    parser.add_argument("--tls-ca", default="", help="connect with ssl=True, trusting this CA")
+    parser.add_argument("--tls-cert", default="", help="with --tls-ca: the client certificate")
+    parser.add_argument("--tls-key", default="", help="with --tls-cert: its key")
     parser.add_argument("scenario", choices=sorted(SCENARIOS))
     args = parser.parse_args()
     print(f"redis-py {redis.__version__}")

@@ -141,7 +141,8 @@ void ProxyTest::UpWithProxy(const std::vector<std::string>& proxy_flags) {
   StartProxy(proxy_flags);
 }
 
-void ProxyTest::StartProxy(const std::vector<std::string>& flags) {
+void ProxyTest::StartProxy(const std::vector<std::string>& flags,
+                           const std::function<bool()>& answers) {
   ASSERT_TRUE(fs::exists(ShardproxyBinary())) << ShardproxyBinary();
   std::vector<std::string> argv = {ShardproxyBinary(),
                                    "--cluster",
@@ -158,6 +159,7 @@ void ProxyTest::StartProxy(const std::vector<std::string>& flags) {
       [&] {
         exited = proxy_->WaitForExit(0ms);
         if (exited) return true;
+        if (answers) return answers();
         auto pong = QueryRedis(proxy_port(), {"PING"});
         return pong && pong->text == "PONG";
       },
@@ -260,8 +262,9 @@ std::vector<std::string> PythonScenarioArgv(int port, const std::string& scenari
 
 }  // namespace
 
-CommandResult ProxyTest::RunPythonScenario(const std::string& scenario, int protocol) {
-  return RunCommand(PythonScenarioArgv(proxy_port(), scenario, protocol, {}), 60s);
+CommandResult ProxyTest::RunPythonScenario(const std::string& scenario, int protocol,
+                                           const std::vector<std::string>& extra) {
+  return RunCommand(PythonScenarioArgv(proxy_port(), scenario, protocol, extra), 60s);
 }
 
 std::unique_ptr<BackgroundCommand> ProxyTest::StartPythonScenario(

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -82,8 +83,10 @@ class ProxyTest : public ShardctlTest {
   // `shardctl up --shards 3`, then the proxy with `proxy_flags` added to the defaults.
   void UpWithProxy(const std::vector<std::string>& proxy_flags = {});
   // Starts shardproxy --cluster <shard 0> --listen <proxy_port()> --threads 2 plus `flags` and
-  // waits until it answers PING; fails the test when it exits or never answers.
-  void StartProxy(const std::vector<std::string>& flags = {});
+  // waits until it answers PING (or `answers()`, for a proxy plain RESP cannot reach); fails the
+  // test when it exits or never answers.
+  void StartProxy(const std::vector<std::string>& flags = {},
+                  const std::function<bool()>& answers = {});
   // SIGTERM, then expects exit 0 within 10 s (ASan: leak-clean). No-op without a proxy.
   void StopProxy();
 
@@ -105,7 +108,9 @@ class ProxyTest : public ShardctlTest {
   pid_t ShardPid(int index);
 
   // $SHARDCTL_PYTHON (else python3) tests/integration/proxy_clients.py --port <proxy> ...
-  CommandResult RunPythonScenario(const std::string& scenario, int protocol);
+  // `extra`: more flags for the script (--tls-ca FILE ...).
+  CommandResult RunPythonScenario(const std::string& scenario, int protocol,
+                                  const std::vector<std::string>& extra = {});
   // The same in the background, its output in <scratch dir>/<log>.out and .err.
   std::unique_ptr<BackgroundCommand> StartPythonScenario(const std::string& scenario, int protocol,
                                                          const std::vector<std::string>& extra,

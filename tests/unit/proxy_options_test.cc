@@ -79,6 +79,22 @@ TEST(ProxyOptionsTest, EveryFlagInBothSpellings) {
   EXPECT_TRUE(options.quiet);
 }
 
+TEST(ProxyOptionsTest, TlsFilesGoTogetherAndTlsReachesTheShardsByDefault) {
+  const ProxyOptions plain = MustParse({"--cluster", "1:1"});
+  EXPECT_FALSE(plain.tls_enabled());
+  const ProxyOptions tls = MustParse({"--cluster", "1:1", "--tls-cert", "p.crt", "--tls-key=p.key",
+                                      "--tls-ca", "ca.crt", "--tls-auth-clients", "optional"});
+  EXPECT_TRUE(tls.tls_enabled());
+  EXPECT_EQ(tls.tls.cert_file, "p.crt");
+  EXPECT_EQ(tls.tls.key_file, "p.key");
+  EXPECT_EQ(tls.tls.ca_file, "ca.crt");
+  EXPECT_EQ(tls.tls_auth_clients, common::TlsClientCertificates::kOptional);
+  EXPECT_TRUE(tls.tls_to_shards);
+  EXPECT_FALSE(MustParse({"--cluster", "1:1", "--tls-cert", "p.crt", "--tls-key", "p.key",
+                          "--tls-ca", "ca.crt", "--tls-to-shards", "no"})
+                   .tls_to_shards);
+}
+
 TEST(ProxyOptionsTest, HelpAndVersionNeedNothingElse) {
   EXPECT_TRUE(MustParse({"--help"}).help);
   EXPECT_TRUE(MustParse({"-h"}).help);
@@ -132,6 +148,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadArgsCase{{"--cluster", "1:1", "--metrics-bind", "localhost"},
                     "--metrics-bind: expected an IP address (e.g. 127.0.0.1 or ::1), got "
                     "\"localhost\""},
+        BadArgsCase{{"--cluster", "1:1", "--tls-cert", "a.crt", "--tls-key", "a.key"},
+                    "--tls-cert, --tls-key and --tls-ca go together: give all three (the proxy's "
+                    "certificate, its key, and the CA that signed the shards' and clients' "
+                    "certificates)"},
+        BadArgsCase{{"--cluster", "1:1", "--tls-auth-clients", "yes"},
+                    "--tls-auth-clients needs --tls-cert, --tls-key and --tls-ca"},
+        BadArgsCase{{"--cluster", "1:1", "--tls-auth-clients", "maybe"},
+                    "--tls-auth-clients: expected no, yes or optional, got \"maybe\""},
+        BadArgsCase{{"--cluster", "1:1", "--tls-to-shards", "off"},
+                    "--tls-to-shards: expected yes or no, got \"off\""},
         BadArgsCase{{"--cluster", "1:1", "--bogus", "1"},
                     "unknown flag --bogus (see shardproxy --help)"},
         BadArgsCase{{"--cluster", "1:1", "stray"},

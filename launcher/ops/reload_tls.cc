@@ -1,0 +1,107 @@
+#include "launcher/ops/reload_tls.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/secrets.h"
+#include "common/tls.h"
+#include "launcher/cluster/redis_client.h"
+#include "launcher/os/files.h"
+#include "launcher/os/process.h"
+#include "launcher/supervisor/supervisor.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using namespace std::chrono_literals;
+
+// A new TLS connection to host:port answers PING within `within`.
+common::Status AnswersOverTls(const std::string& host, int port, std::chrono::milliseconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  std::string last = "no answer";
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto connection = RedisConnection::Connect(host, port, 2s);
+    if (connection.ok()) {
+      auto pong = connection->Run({"PING"});
+      if (pong.ok()) return common::Ok();
+      last = pong.error().message();
+    } else {
+      last = connection.error().message();
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  return Error(last);
+}
+
+}  // namespace
+
+common::Status CheckTlsFiles(const TlsConfig& tls) {
+  if (auto key = common::ReadSecretFile(tls.key, "--tls-key"); !key.ok()) return key.error();
+  auto clients = common::ParseTlsClientCertificates(tls.auth_clients);
+  auto loaded =
+      common::TlsContext::ForServer({.cert_file = tls.cert, .key_file = tls.key, .ca_file = tls.ca},
+                                    clients.value_or(common::TlsClientCertificates::kYes));
+  if (!loaded.ok()) return loaded.error();
+  return common::Ok();
+}
+
+common::Result<TlsReloadReport> ReloadTls(const DeploymentDir& dir, const Deployment& deployment,
+                                          const std::function<void(int shard)>& progress) {
+  const TlsConfig& tls = deployment.tls;
+  // This process's own links use the renewed files too (their certificate for shards that ask
+  // for one, their CA for the shards' new certificates).
+  if (auto access = UseDeploymentAccess(deployment); !access.ok()) return access.error();
+  const Plan& plan = deployment.plan;
+  TlsReloadReport report;
+  for (const auto& shard : plan.shards) {
+    const std::string where =
+        "shard " + std::to_string(shard.index) + " (port " + std::to_string(shard.port) + ")";
+    const std::string done = std::to_string(report.shards.size()) + " of " +
+                             std::to_string(plan.shards.size()) + " shards reloaded before it";
+    auto connection = RedisConnection::Connect(plan.bind, shard.port, 5s);
+    if (!connection.ok()) {
+      return Error(where + ": " + connection.error().message() + "; " + done +
+                   " (is it running? shardctl status)");
+    }
+    auto set = connection->Run({"CONFIG", "SET", "tls-cert-file", tls.cert, "tls-key-file", tls.key,
+                                "tls-ca-cert-file", tls.ca});
+    if (!set.ok()) {
+      return Error(where + ": CONFIG SET refused the files (" + set.error().message() + "); " +
+                   done);
+    }
+    if (auto answers = AnswersOverTls(plan.bind, shard.port, 5s); !answers.ok()) {
+      return Error(where + ": no TLS answer after the reload (" + answers.error().message() +
+                   "); " + done);
+    }
+    report.shards.push_back(shard.index);
+    if (progress) progress(shard.index);
+  }
+  if (SupervisorRunning(dir)) {
+    auto reply = AskSupervisor(dir, {{"cmd", "reload-tls"}}, 5s);
+    if (!reply.ok() || !reply->value("ok", false)) {
+      return Error(
+          "the supervisor did not reload: " +
+          (reply.ok() ? reply->value("error", std::string("refused")) : reply.error().message()) +
+          " (every shard did)");
+    }
+    report.supervisor = true;
+  }
+  if (deployment.proxy.enabled()) {
+    const auto proxy = ReadProcessId(dir.ProxyPidFile());
+    if (proxy && IsRunning(*proxy)) {
+      kill(proxy->pid, SIGHUP);  // shardproxy reads its --tls-* files again
+      if (auto answers = AnswersOverTls(plan.bind, deployment.proxy.port, 5s); !answers.ok()) {
+        return Error("shardproxy (port " + std::to_string(deployment.proxy.port) +
+                     ") does not answer over TLS after SIGHUP: " + answers.error().message() +
+                     " (see " + dir.ProxyLog().string() + ")");
+      }
+      report.proxy = true;
+    }
+  }
+  return report;
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,36 @@
+// What `shardctl reload-tls` does below the command line: certificates renewed on disk (same
+// paths as `up --tls-*` recorded) are taken up by every running process without a restart, one
+// shard at a time, each checked before the next; then the supervisor's own links and shardproxy.
+// Nothing here prints.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "launcher/model/deployment.h"
+#include "launcher/model/deployment_dir.h"
+
+namespace shardctl::launcher {
+
+struct TlsReloadReport {
+  std::vector<int> shards;  // reloaded, in order
+  bool supervisor = false;  // its links present the new certificate
+  bool proxy = false;       // shardproxy took SIGHUP and serves TLS again
+};
+
+// The files are checked first (the key only for its owner, the key matching the certificate,
+// the CA loading); a problem there is a usage error and nothing was touched. Then each shard:
+// CONFIG SET tls-cert-file/tls-key-file/tls-ca-cert-file (Redis loads them anew even when the
+// paths are the same), and a fresh TLS connection must answer PING before the next shard. A
+// failure stops there; the error names the shard and how many were done (running it again after
+// the fix is safe). `progress` hears each shard done.
+common::Result<TlsReloadReport> ReloadTls(const DeploymentDir& dir, const Deployment& deployment,
+                                          const std::function<void(int shard)>& progress = {});
+
+// The files of `deployment.tls` loaded as a server would load them; the error names the flag and
+// file (exit 2).
+common::Status CheckTlsFiles(const TlsConfig& tls);
+
+}  // namespace shardctl::launcher
