@@ -67,6 +67,11 @@ Result<std::shared_ptr<const TlsContext>> TlsContext::ForServer(const TlsFiles& 
   if (context == nullptr) return Error("TLS: " + TlsErrorText("cannot create a context"));
   std::shared_ptr<const TlsContext> owned(new TlsContext(context, /*server=*/true));
   if (auto loaded = LoadCertificate(context, files); !loaded) return loaded.error();
+  // Without it OpenSSL refuses to resume a session of a server that checks client
+  // certificates ("session id context uninitialized"): every reconnect of a client with a
+  // session cache would fail.
+  static constexpr unsigned char kSessionContext[] = "shardctl";
+  SSL_CTX_set_session_id_context(context, kSessionContext, sizeof kSessionContext - 1);
   if (clients != TlsClientCertificates::kNo) {
     if (auto loaded = LoadCa(context, files); !loaded) return loaded.error();
     // The CA's name goes in the CertificateRequest, so clients with several pick the right one.
@@ -146,7 +151,10 @@ Result<std::string_view> TlsSession::Open(std::string_view network_bytes) {
     }
     const int reason = SSL_get_error(ssl_, got);
     if (reason == SSL_ERROR_WANT_READ || reason == SSL_ERROR_WANT_WRITE) break;
-    if (reason == SSL_ERROR_ZERO_RETURN) return Error("TLS: the peer closed the connection");
+    if (reason == SSL_ERROR_ZERO_RETURN) {
+      peer_closed_ = true;  // what came with its close_notify is still the peer's
+      break;
+    }
     return Error("TLS: " + TlsErrorText("bad record from the peer"));
   }
   return std::string_view(plain_);
@@ -166,6 +174,12 @@ Status TlsSession::Seal(std::string& plain) {
   }
   plain.clear();
   return Ok();
+}
+
+void TlsSession::SendCloseNotify() {
+  ERR_clear_error();
+  if (established_) SSL_shutdown(ssl_);
+  ERR_clear_error();
 }
 
 bool TlsSession::HasWire() const { return !wire_.empty() || BIO_ctrl_pending(network_out_) > 0; }

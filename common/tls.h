@@ -75,19 +75,24 @@ class TlsSession {
 
   // Takes bytes read from the network. Returns the application bytes they completed (a view
   // valid until the next call; often empty during the handshake), or why the connection cannot
-  // go on (a failed handshake, a bad record, the peer's close_notify). Check HasWire() after:
-  // the handshake and key updates answer the peer.
+  // go on (a failed handshake, a bad record). Check HasWire() after: the handshake and key
+  // updates answer the peer, and a failure leaves its alert there; and peer_closed().
   Result<std::string_view> Open(std::string_view network_bytes);
   // Encrypts `plain` into wire() and clears it. Before the handshake is done it leaves `plain`
   // as it is (the caller keeps queueing; Seal it again once established()). An error (a session
   // that already failed) ends the connection.
   Status Seal(std::string& plain);
+  // Puts a close_notify in wire(): the peer learns the end was meant, not a truncation.
+  void SendCloseNotify();
   // True when wire() has bytes to write.
   bool HasWire() const;
   // The bytes to write to the network, in order. The caller writes them and erases what was
   // written (or swaps the string out).
   std::string& wire();
   bool established() const { return established_; }
+  // The peer sent close_notify: after the bytes Open() returned with it, nothing more comes
+  // (handle them, then close, as after a TCP EOF).
+  bool peer_closed() const { return peer_closed_; }
 
  private:
   Status Handshake();
@@ -98,6 +103,7 @@ class TlsSession {
   std::string wire_;
   std::string plain_;  // what Open() returns
   bool established_ = false;
+  bool peer_closed_ = false;
 };
 
 }  // namespace shardctl::common

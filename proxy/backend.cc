@@ -206,6 +206,7 @@ void Backend::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
   }
   self->replies_.Feed(bytes);
   self->HandleFrames();
+  if (self->tls_ && self->tls_->peer_closed()) self->Fail("the shard closed the connection");
 }
 
 void Backend::HandleFrames() {
@@ -286,15 +287,15 @@ void Backend::CloseWithWaiters(std::string why, bool failure) {
   if (closing_) return;
   closing_ = true;
   owner_.OnBackendClosing(this, failure);
-  // Requests queued before the connection was up were never written: safe to retry elsewhere.
-  const bool never_sent = !ready();
+  // Requests not handed to the socket yet (queued before the connection was up, or during its
+  // TLS handshake, or in this loop turn) were never written: safe to retry elsewhere.
   const std::string error = "shard " + host_ + ":" + std::to_string(port_) + " " + why;
   std::deque<Waiter> waiters;
   waiters.swap(waiters_);
   unwritten_ = 0;
   for (const Waiter& waiter : waiters) {
     if (waiter.what == Waiting::kRequest) {
-      owner_.OnBackendFailure(waiter.request, error, never_sent);
+      owner_.OnBackendFailure(waiter.request, error, /*never_sent=*/waiter.written_ms == 0);
     }
   }
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &Backend::OnClose);

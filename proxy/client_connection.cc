@@ -62,7 +62,11 @@ void ClientConnection::Start() {
   UpdateReading();
 }
 
-void ClientConnection::Refuse(std::string_view error) { session_.Refuse(error); }
+void ClientConnection::Refuse(std::string_view error) {
+  session_.Refuse(error);
+  // A TLS client hears the refusal only after its handshake, which needs reading.
+  if (tls_) UpdateReading();
+}
 
 void ClientConnection::OnAlloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
   *buf = static_cast<ClientConnection*>(handle->data)->host_.ReadBuffer();
@@ -81,7 +85,11 @@ void ClientConnection::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t
     auto plain = self->tls_->Open(bytes);
     if (!plain) {
       self->services_.stats().tls_errors.fetch_add(1, std::memory_order_relaxed);
-      return self->Close();  // a failed handshake: the alert is OpenSSL's to send, not ours
+      // The alert says why ("unknown ca", "certificate required"): one try, then close.
+      std::string& alert = self->tls_->wire();
+      uv_buf_t alert_buf = uv_buf_init(alert.data(), static_cast<unsigned>(alert.size()));
+      if (!alert.empty() && !self->writing_) uv_try_write(stream, &alert_buf, 1);
+      return self->Close();
     }
     bytes = *plain;
     // The handshake's answer, and replies held while it ran.
@@ -89,6 +97,8 @@ void ClientConnection::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t
   }
   self->requests_.Feed(bytes);
   self->ProcessInput();
+  // close_notify: like a TCP EOF, after the requests that came with it.
+  if (self->tls_ && self->tls_->peer_closed()) self->Close();
 }
 
 // An inline command ("PING\r\n", as telnet, nc and HAProxy's redis-check send): arguments

@@ -90,16 +90,28 @@ void ReloadTls(const ProxyOptions& options, ProxyServer& server, ClusterTopology
   if (!options.tls_enabled()) return;
   auto tls = LoadTls(options);
   if (!tls) {
+    server.stats().tls_reload_failures.fetch_add(1, std::memory_order_relaxed);
     Fail("SIGHUP: TLS not reloaded, still serving the previous certificate: " +
          tls.error().message());
     return;
   }
   topology.UseTls(tls->shards);
   server.ReplaceTls(std::move(tls).value());
+  server.stats().tls_reloads.fetch_add(1, std::memory_order_relaxed);
   if (!options.quiet) std::cerr << "shardproxy: SIGHUP: TLS certificates reloaded" << std::endl;
 }
 
 int Serve(const ProxyOptions& options, AuthConfig auth, ProxyTls tls) {
+  // Signals are taken synchronously by this thread, and blocked before anything else: the
+  // workers never see them, and a SIGHUP (reload-tls) while the first slot map is read must not
+  // end the process.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
+  sigaddset(&signals, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   // Bound first: a taken --metrics-port fails before the cluster is contacted or a client served.
   MetricsEndpoint metrics;
   if (options.metrics_port) {
@@ -120,14 +132,6 @@ int Serve(const ProxyOptions& options, AuthConfig auth, ProxyTls tls) {
               : " (is the cluster up? check --cluster)"));
     return kExitRuntime;
   }
-  // Signals are taken synchronously by this thread; the workers never see them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGHUP);
-  sigaddset(&signals, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   const int threads = options.threads.value_or(AllowedCpus());
   ProxyServer server(options, topology, threads, std::move(auth), std::move(tls));

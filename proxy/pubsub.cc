@@ -89,6 +89,7 @@ class SubscriberLink {
       if (!self->writing_) self->StartWrite();  // the handshake's answer, or what waited for it
     }
     self->in_.Feed(received);
+    const bool peer_closed = self->tls_ && self->tls_->peer_closed();
     size_t consumed = 0;
     while (!self->closing_) {
       const common::ScanResult frame = self->in_.Next();
@@ -106,6 +107,7 @@ class SubscriberLink {
       }
     }
     if (!self->closing_) self->in_.Consume(consumed);
+    if (peer_closed) self->Close();
   }
 
   void StartWrite() {

@@ -154,6 +154,8 @@ void ProxyServer::AppendProxyInfo(std::string& out) const {
   Line(out, "backend_failures", Get(stats_.backend_failures));
   Line(out, "protocol_errors", Get(stats_.protocol_errors));
   Line(out, "tls_errors", Get(stats_.tls_errors));
+  Line(out, "tls_reloads", Get(stats_.tls_reloads));
+  Line(out, "tls_reload_failures", Get(stats_.tls_reload_failures));
   Line(out, "paused_reads", Get(stats_.paused_reads));
   Line(out, "script_reloads", Get(stats_.script_reloads));
   Line(out, "pinned_connections_opened", Get(stats_.pinned_opened));

@@ -20,8 +20,10 @@ struct ProxyStats {
   std::atomic<uint64_t> backend_connects{0};
   std::atomic<uint64_t> backend_failures{0};
   std::atomic<uint64_t> protocol_errors{0};
-  std::atomic<uint64_t> tls_errors{
-      0};  // client connections closed by a failed TLS handshake or record
+  // Client connections closed by a failed TLS handshake or a bad record.
+  std::atomic<uint64_t> tls_errors{0};
+  std::atomic<uint64_t> tls_reloads{0};          // SIGHUP: the --tls-* files loaded again
+  std::atomic<uint64_t> tls_reload_failures{0};  // SIGHUP: they did not load; the old ones serve
   std::atomic<uint64_t> paused_reads{0};    // a client hit --max-pending or --max-client-buffer
   std::atomic<uint64_t> script_reloads{0};  // NOSCRIPT answered by loading the script again
   // Pinned connections (blocking commands, WATCH, WAIT): opened, taken from a worker's pool,

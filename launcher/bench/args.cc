@@ -37,6 +37,13 @@ Status ParseInt(const std::string& flag, const std::string& value, Int low, Int 
   return common::Ok();
 }
 
+// A file flag's value: not empty.
+Status SetFile(const std::string& flag, const std::string& value, std::string& out) {
+  if (value.empty()) return Error("--" + flag + ": give a file");
+  out = value;
+  return common::Ok();
+}
+
 Status ParseClusterSeed(const std::string& value, BenchOptions& options) {
   auto seed = common::ParseEndpoint(value, "127.0.0.1");
   if (!seed.ok()) return seed.error().Context("--cluster");
@@ -65,6 +72,12 @@ const std::map<std::string, ValueHandler>& TargetFlags() {
          r.options.password_file = v;
          return common::Ok();
        }},
+      {"tls-ca",
+       [](auto& f, auto& v, RawBench& r) { return SetFile(f, v, r.options.tls_files.ca_file); }},
+      {"tls-cert",
+       [](auto& f, auto& v, RawBench& r) { return SetFile(f, v, r.options.tls_files.cert_file); }},
+      {"tls-key",
+       [](auto& f, auto& v, RawBench& r) { return SetFile(f, v, r.options.tls_files.key_file); }},
       {"threads",
        [](auto& f, auto& v, RawBench& r) { return ParseInt(f, v, 1, 256, r.options.threads); }},
       {"connections", [](auto& f, auto& v,
@@ -232,7 +245,7 @@ std::vector<common::CompletionFlag> BenchRunFlags() {
   std::vector<common::CompletionFlag> flags;
   for (const auto* table : {&TargetFlags(), &WorkloadFlags(), &PaceFlags()}) {
     for (const auto& [name, handler] : *table) {
-      const bool file = name == "password-file";
+      const bool file = name == "password-file" || name.starts_with("tls-");
       flags.push_back({name, file ? common::FlagValue::kFile : common::FlagValue::kAny});
     }
   }
@@ -262,6 +275,14 @@ Result<BenchOptions> ParseBenchArgs(const std::vector<std::string>& args) {
   options.pipeline = options.workload.pipeline;
   if (!options.duration && raw.profile_given) options.duration = ProfileDuration(options.rate);
   if (!options.duration && !options.requests) options.duration = kDefaultBenchDuration;
+  const common::TlsFiles& tls = options.tls_files;
+  if (tls.ca_file.empty() && (!tls.cert_file.empty() || !tls.key_file.empty())) {
+    return Error(
+        "--tls-cert/--tls-key need --tls-ca (the CA that signed the server's certificate)");
+  }
+  if (tls.cert_file.empty() != tls.key_file.empty()) {
+    return Error("--tls-cert and --tls-key go together (a client certificate and its key)");
+  }
   return options;
 }
 

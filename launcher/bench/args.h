@@ -4,12 +4,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/completion.h"
 #include "common/result.h"
+#include "common/tls.h"
 #include "launcher/bench/rate.h"
 #include "launcher/bench/workload.h"
 
@@ -23,6 +25,9 @@ struct BenchOptions {
   bool cluster = false;       // --cluster HOST:PORT: route by slot, follow MOVED and ASK
   std::string password_file;  // --password-file: every connection logs in with its password
   std::string password;       // read from password_file by the command, not by the parser
+  common::TlsFiles tls_files;  // --tls-ca (and --tls-cert, --tls-key for client certificates)
+  // Loaded from tls_files by the command: every connection speaks TLS with it. Null: plain.
+  std::shared_ptr<const common::TlsContext> tls;
   int threads = 1;
   int connections = 50;  // per thread
   int pipeline = 1;      // requests in flight per connection

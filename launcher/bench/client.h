@@ -1,5 +1,6 @@
 // The load generator's engine: threads x connections x pipeline depth of GET/SET traffic over
-// hiredis' async API on one libuv loop per thread, to one server or to a Redis Cluster.
+// our own RESP connections (bench/connection.h, TLS when asked) on one libuv loop per thread, to
+// one server or to a Redis Cluster.
 //
 //   RunLoad ──spawns──▶ worker thread i (pinned to --cpus[i]) ── uv loop ──▶ connections ─▶ server
 //      │                  │  closed loop: a reply frees its slot, the next request goes out
@@ -15,10 +16,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
+#include "common/tls.h"
 #include "launcher/bench/args.h"
 #include "launcher/bench/cluster.h"
 #include "launcher/bench/histogram.h"

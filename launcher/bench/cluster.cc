@@ -12,14 +12,14 @@ using common::Error;
 using common::Result;
 
 Result<SlotTable> FetchSlotTable(const std::string& host, int port,
-                                 std::chrono::milliseconds timeout) {
+                                 std::chrono::milliseconds timeout, const common::TlsContext* tls) {
   const Endpoint node{host, port};
   const std::string where = node.ToString();
   std::vector<std::vector<std::string_view>> commands;
   const std::string& password = ControlPassword();
   if (!password.empty()) commands.push_back({"AUTH", password});
   commands.push_back({"CLUSTER", "SLOTS"});
-  auto replies = common::QueryNode(node, commands, timeout);
+  auto replies = common::QueryNode(node, commands, timeout, tls);
   if (!replies.ok()) {
     return Error("cannot connect to " + replies.error().message() + " (is the server running?)");
   }

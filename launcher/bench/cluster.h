@@ -9,6 +9,7 @@
 
 #include "common/cluster_text.h"
 #include "common/result.h"
+#include "common/tls.h"
 
 namespace shardctl::launcher {
 
@@ -18,8 +19,9 @@ using common::Redirect;
 using common::SlotTable;
 
 // Reads CLUSTER SLOTS from host:port (blocking, `timeout` for connect and reply). Errors say
-// what failed: cannot connect, not a cluster, slots without an owner.
+// what failed: cannot connect, not a cluster, slots without an owner. In TLS with `tls`.
 common::Result<SlotTable> FetchSlotTable(const std::string& host, int port,
-                                         std::chrono::milliseconds timeout);
+                                         std::chrono::milliseconds timeout,
+                                         const common::TlsContext* tls = nullptr);
 
 }  // namespace shardctl::launcher

@@ -17,6 +17,10 @@ Target:
   --cluster HOST:PORT    any node of a cluster; enables cluster routing
   --password-file FILE   log in with the password in FILE (mode 0600), e.g. the file given to
                          shardctl up --password-file
+  --tls-ca FILE          speak TLS, trusting servers whose certificate this CA signed (e.g. a
+                         deployment of shardctl up --tls-ca, or shardproxy with --tls-*)
+  --tls-cert FILE --tls-key FILE
+                         a client certificate and its key, for servers with tls-auth-clients
 
 Concurrency:
   --threads N            generator threads, one event loop each (default: 1)

@@ -51,7 +51,7 @@ std::string UnavailableCpus(const std::vector<int>& cpus) {
 // Reaches the target once before any thread starts, so "cannot connect" is one clear line.
 common::Result<std::optional<SlotTable>> ProbeTarget(const BenchOptions& options) {
   if (options.cluster) {
-    auto slots = FetchSlotTable(options.host, options.port, kProbeTimeout);
+    auto slots = FetchSlotTable(options.host, options.port, kProbeTimeout, options.tls.get());
     if (!slots.ok()) return slots.error();
     return std::optional<SlotTable>(std::move(slots).value());
   }
@@ -141,6 +141,18 @@ int RunBench(const std::vector<std::string>& args) {
     if (!password.ok()) return Fail(password.error().message(), kExitUsage);
     options->password = std::move(password).value();
     UseControlPassword(options->password);  // the probe and the slot-table reads log in too
+  }
+  if (!options->tls_files.ca_file.empty()) {
+    // The probe, the slot-table read and every load connection speak TLS.
+    auto tls = common::TlsContext::ForClient(options->tls_files);
+    if (!tls.ok()) return Fail(tls.error().message(), kExitUsage);
+    options->tls = *std::move(tls);
+    const common::TlsFiles& files = options->tls_files;
+    if (auto control = UseControlTls(
+            {.ca_file = files.ca_file, .cert_file = files.cert_file, .key_file = files.key_file});
+        !control.ok()) {
+      return Fail(control.error().message(), kExitUsage);
+    }
   }
   auto slots = ProbeTarget(*options);
   if (!slots.ok()) return Fail(slots.error().message(), kExitRuntime);

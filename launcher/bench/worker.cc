@@ -1,7 +1,5 @@
 #include "launcher/bench/worker.h"
 
-#include <hiredis/async.h>
-#include <hiredis/hiredis.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -35,7 +33,7 @@ Worker::Worker(const LoadSpec& spec, int index, WorkerShared& shared)
   uv_loop_init(&loop_);
   uv_timer_init(&loop_, &tick_);
   tick_.data = this;
-  batcher_ = std::make_unique<UvWriteBatcher>(&loop_);
+  flusher_ = std::make_unique<ConnectionFlusher>(&loop_);
   if (spec.slots) slots_ = *spec.slots;
   host_ = options_.host;
   uint64_t seed = options_.seed * 0x100000001B3ull + static_cast<uint64_t>(index) * 7919;
@@ -61,7 +59,7 @@ Worker::~Worker() {
   // Run() closed every handle; a loop that never ran only holds the timer.
   if (!shut_down_) {
     uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
-    batcher_->Close();
+    flusher_->Close();
     uv_run(&loop_, UV_RUN_DEFAULT);
     uv_loop_close(&loop_);
   }
@@ -95,67 +93,73 @@ void Worker::Run() {
   live_.finished = true;
 }
 
+Endpoint Worker::Target(int node) const {
+  return spec_.slots ? Endpoint(slots_.primaries()[static_cast<size_t>(node)])
+                     : Endpoint{options_.host, options_.port};
+}
+
 Worker::Link* Worker::Connect(Client& client, int node) {
   if (client.links.size() <= static_cast<size_t>(node)) client.links.resize(node + 1);
   auto link = std::make_unique<Link>();
-  link->worker = this;
   link->client = &client;
   link->node = node;
-  Endpoint target = spec_.slots ? Endpoint(slots_.primaries()[static_cast<size_t>(node)])
-                                : Endpoint{options_.host, options_.port};
-  redisAsyncContext* context = redisAsyncConnect(target.host.c_str(), target.port);
-  if (context == nullptr || context->err) {
-    Fail("cannot connect to " + target.ToString() + ": " +
-         (context ? context->errstr : "out of memory"));
-    if (context) redisAsyncFree(context);
+  const Endpoint target = Target(node);
+  std::string error;
+  link->connection =
+      BenchConnection::Open(&loop_, *flusher_, target, options_.tls, *this, link.get(), error);
+  if (link->connection == nullptr) {
+    Fail("cannot connect to " + target.ToString() + ": " + error);
     return nullptr;
   }
-  if (!batcher_->Attach(context)) {
-    Fail("cannot watch the connection to " + target.ToString() + " (libuv refused its socket)");
-    redisAsyncFree(context);
-    return nullptr;
-  }
-  context->data = link.get();
-  redisAsyncSetConnectCallback(context, OnConnect);
-  redisAsyncSetDisconnectCallback(context, OnDisconnect);
-  link->context = context;
   if (!options_.password.empty()) {
     // Queued first, so its reply comes before any request's.
-    redisAsyncCommand(context, OnLogin, link.get(), "AUTH %s", options_.password.c_str());
+    std::string_view login[2] = {"AUTH", options_.password};
+    command_.clear();
+    common::AppendCommand(command_, std::span<const std::string_view>(login, 2));
+    link->connection->Send(command_);
+    link->pending.push_back({.awaited = Awaited::kLogin});
   }
   ++connecting_;
   client.links[static_cast<size_t>(node)] = std::move(link);
   return client.links[static_cast<size_t>(node)].get();
 }
 
-void Worker::OnConnect(const redisAsyncContext* context, int status) {
-  auto* link = static_cast<Link*>(context->data);
-  Worker* worker = link->worker;
-  if (status != REDIS_OK) {
-    worker->Fail("cannot connect to " +
-                 (worker->spec_.slots
-                      ? worker->slots_.primaries()[static_cast<size_t>(link->node)].ToString()
-                      : worker->options_.host + ":" + std::to_string(worker->options_.port)) +
-                 ": " + context->errstr);
-    link->context = nullptr;  // hiredis frees a context whose connect failed
+void Worker::OnConnected(void* user, const std::string& error) {
+  auto* link = static_cast<Link*>(user);
+  if (!error.empty()) {
+    link->connection = nullptr;  // gone after this call
+    Fail("cannot connect to " + Target(link->node).ToString() + ": " + error);
   }
-  if (worker->connecting_ > 0 && --worker->connecting_ == 0) worker->Connected();
+  if (connecting_ > 0 && --connecting_ == 0) Connected();
 }
 
-void Worker::OnLogin(redisAsyncContext* context, void* reply, void* /*privdata*/) {
-  const auto* answer = static_cast<const redisReply*>(reply);
-  if (answer == nullptr || answer->type != REDIS_REPLY_ERROR) return;  // null: a disconnect
-  auto* link = static_cast<Link*>(context->data);
-  link->worker->Fail("login refused: " + std::string(answer->str, answer->len) +
-                     " (check --password-file)");
+void Worker::OnClosed(void* user, const std::string& error) {
+  auto* link = static_cast<Link*>(user);
+  link->connection = nullptr;
+  if (!closing_) Fail("connection to " + Target(link->node).ToString() + " lost: " + error);
+  // Its requests will get no reply.
+  std::deque<Pending> pending;
+  pending.swap(link->pending);
+  for (const Pending& request : pending) {
+    if (request.awaited == Awaited::kRequest) Complete(*link, request, {});
+  }
 }
 
-void Worker::OnDisconnect(const redisAsyncContext* context, int status) {
-  auto* link = static_cast<Link*>(context->data);
-  link->context = nullptr;
-  if (status != REDIS_OK && !link->worker->closing_) {
-    link->worker->Fail("connection lost: " + std::string(context->errstr));
+void Worker::OnReply(void* user, std::string_view frame) {
+  auto* link = static_cast<Link*>(user);
+  if (link->pending.empty())
+    return Fail("a reply nobody asked for from " + Target(link->node).ToString());
+  const Pending request = link->pending.front();
+  link->pending.pop_front();
+  if (request.awaited == Awaited::kLogin) {
+    if (frame.starts_with('-')) {
+      Fail("login refused: " + std::string(frame.substr(1, frame.size() - 3)) +
+           " (check --password-file)");
+    }
+    return;
   }
+  if (request.awaited == Awaited::kAsking) return;  // +OK
+  Complete(*link, request, frame);
 }
 
 void Worker::Connected() {
@@ -261,46 +265,41 @@ void Worker::Send(Client& client, const Pending& request, const Endpoint* ask) {
   auto index = static_cast<size_t>(node);
   Link* link = index < client.links.size() && client.links[index] ? client.links[index].get()
                                                                   : Connect(client, node);
-  if (link == nullptr || link->context == nullptr) {
+  if (link == nullptr || link->connection == nullptr) {
     --client.in_flight;
     Fail("lost the connection to " + (spec_.slots ? slots_.primaries()[index].ToString() : host_));
     return;
   }
-  if (ask) redisAsyncCommand(link->context, nullptr, nullptr, "ASKING");
-  // Encoded here into a reused buffer: hiredis' own formatting allocates for every command.
+  command_.clear();
+  if (ask) {
+    command_ = "*1\r\n$6\r\nASKING\r\n";
+    link->pending.push_back({.awaited = Awaited::kAsking});
+  }
   std::string_view args[3] = {request.get ? "GET" : "SET", key,
                               std::string_view(value_).substr(0, request.value_size)};
-  command_.clear();
   common::AppendCommand(command_, std::span<const std::string_view>(args, request.get ? 2 : 3));
-  redisAsyncFormattedCommand(link->context, OnReply, link, command_.data(), command_.size());
+  link->connection->Send(command_);
   link->pending.push_back(request);
 }
 
-void Worker::OnReply(redisAsyncContext* /*context*/, void* reply, void* privdata) {
-  auto* link = static_cast<Link*>(privdata);
-  if (link->pending.empty()) return;
-  Pending request = link->pending.front();
-  link->pending.pop_front();
-  link->worker->Complete(*link, request, static_cast<const redisReply*>(reply));
-}
-
-void Worker::Complete(Link& link, const Pending& request, const redisReply* reply) {
+void Worker::Complete(Link& link, const Pending& request, std::string_view frame) {
   Client& client = *link.client;
-  if (reply == nullptr) {  // the connection closed before this reply came
+  if (frame.empty()) {  // the connection closed before this reply came
     --client.in_flight;
-    if (!closing_) Fail("connection closed with requests unanswered");
     return;
   }
   uint64_t now = uv_hrtime();
   last_reply_ns_ = now;
   PhaseResult& phase = result_.phases[request.phase];
-  if (reply->type == REDIS_REPLY_ERROR) {
-    std::string error(reply->str, reply->len);
+  if (frame.starts_with('-')) {
+    std::string error(frame.substr(1, frame.size() - 3));
     if (spec_.slots && FollowRedirect(client, request, error)) return;
     if (result_.first_error.empty()) result_.first_error = error;
     Record(request, now, /*error=*/true);
   } else {
-    if (request.get) ++(reply->type == REDIS_REPLY_NIL ? phase.misses : phase.hits);
+    // A GET of a missing key: RESP2's null bulk string ($-1), or RESP3's null (_).
+    const bool nil = frame.starts_with("$-1") || frame.starts_with('_');
+    if (request.get) ++(nil ? phase.misses : phase.hits);
     Record(request, now, /*error=*/false);
   }
   --client.in_flight;
@@ -315,7 +314,7 @@ bool Worker::FollowRedirect(Client& client, Pending request, const std::string& 
   auto redirect = ParseRedirect(error, host_);
   if (!redirect || request.redirects >= kMaxRedirects) return false;
   // A node named by host name (cluster-preferred-endpoint-type hostname): its IP, when CLUSTER
-  // SLOTS gave it; else the name, for hiredis to resolve.
+  // SLOTS gave it; else the name, resolved when the connection opens.
   if (!common::IsIpAddress(redirect->target.host)) {
     if (auto ip = slots_.AddressOfName(redirect->target.host)) redirect->target.host = *ip;
   }
@@ -415,18 +414,12 @@ void Worker::Shutdown() {
   FlushWindow(uv_hrtime());
   uv_timer_stop(&tick_);
   uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
-  batcher_->Close();
+  flusher_->Close();
   for (auto& client : clients_) {
     for (auto& link : client->links) {
-      if (!link || link->context == nullptr) continue;
-      redisAsyncContext* context = link->context;
-      link->context = nullptr;
-      // Free answers what is still pending with null replies; Disconnect closes cleanly.
-      if (link->pending.empty()) {
-        redisAsyncDisconnect(context);
-      } else {
-        redisAsyncFree(context);
-      }
+      if (!link || link->connection == nullptr) continue;
+      link->connection->Close();  // what is still pending gets no reply
+      link->connection = nullptr;
     }
   }
 }

@@ -16,11 +16,8 @@
 #include <vector>
 
 #include "launcher/bench/client.h"
+#include "launcher/bench/connection.h"
 #include "launcher/bench/rate.h"
-#include "launcher/bench/uv_adapter.h"
-
-struct redisAsyncContext;
-struct redisReply;
 
 namespace shardctl::launcher {
 
@@ -51,11 +48,11 @@ struct LiveCounters {
   LatencyHistogram window;  // since the progress thread last took it; guarded by mutex
 };
 
-class Worker {
+class Worker final : private ConnectionEvents {
  public:
   // Thread `index` of `spec`; waits on shared.ready once connected, then reads shared.start_ns.
   Worker(const LoadSpec& spec, int index, WorkerShared& shared);
-  ~Worker();
+  ~Worker() override;
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
@@ -72,6 +69,8 @@ class Worker {
 
  private:
   struct Client;
+  // What a reply on a connection answers: a request, or a command whose reply is dropped.
+  enum class Awaited : uint8_t { kRequest, kLogin, kAsking };
   // A request in flight; FIFO per TCP connection, as Redis answers in order.
   struct Pending {
     uint64_t start_ns = 0;
@@ -80,12 +79,12 @@ class Worker {
     uint16_t phase = 0;
     uint8_t redirects = 0;
     bool get = false;
+    Awaited awaited = Awaited::kRequest;
   };
   // One TCP connection.
   struct Link {
-    Worker* worker = nullptr;
     Client* client = nullptr;
-    redisAsyncContext* context = nullptr;
+    BenchConnection* connection = nullptr;  // null once it failed or was closed
     int node = 0;
     std::deque<Pending> pending;
   };
@@ -95,11 +94,10 @@ class Worker {
     int in_flight = 0;
   };
 
-  static void OnConnect(const redisAsyncContext* context, int status);
-  static void OnDisconnect(const redisAsyncContext* context, int status);
-  // The reply to AUTH (--password-file): a refusal fails the run.
-  static void OnLogin(redisAsyncContext* context, void* reply, void* privdata);
-  static void OnReply(redisAsyncContext* context, void* reply, void* privdata);
+  // ConnectionEvents; `user` is the Link.
+  void OnConnected(void* user, const std::string& error) override;
+  void OnReply(void* user, std::string_view frame) override;
+  void OnClosed(void* user, const std::string& error) override;
   static void OnTick(uv_timer_t* timer);
 
   Link* Connect(Client& client, int node);
@@ -110,7 +108,10 @@ class Worker {
   std::optional<Op> NextOp();
   bool IssueNext(Client& client, uint64_t start_ns);
   void Send(Client& client, const Pending& request, const Endpoint* ask);
-  void Complete(Link& link, const Pending& request, const redisReply* reply);
+  // `frame`: the raw reply; empty when the connection closed before it came.
+  void Complete(Link& link, const Pending& request, std::string_view frame);
+  // Where connection `node` goes: the slot table's primary, or --host/--port.
+  Endpoint Target(int node) const;
   bool FollowRedirect(Client& client, Pending request, const std::string& error);
   void Record(const Pending& request, uint64_t now, bool error);
   void Pump(uint64_t now);
@@ -127,7 +128,7 @@ class Worker {
   WorkerShared& shared_;
   uv_loop_t loop_;
   uv_timer_t tick_;
-  std::unique_ptr<UvWriteBatcher> batcher_;
+  std::unique_ptr<ConnectionFlusher> flusher_;
   SlotTable slots_;
   std::string host_;
   std::vector<std::unique_ptr<Client>> clients_;

@@ -37,6 +37,7 @@ const std::map<std::string, std::set<std::string>> kSwitches = {
     {"rolling", {"restart"}},
     {"follow", {"logs"}},
     {"allow-no-auth", {"plan", "up"}},
+    {"tls-also-plain", {"plan", "up"}},
     {"cluster", {"status"}},
 };
 
@@ -165,7 +166,9 @@ void ApplySwitch(const std::string& flag, Invocation& invocation) {
   if (flag == "follow") invocation.follow = true;
   if (flag == "cluster") invocation.cluster = true;
   // A spec setting written as a switch: `--allow-no-auth` is allow-no-auth = true.
-  if (flag == "allow-no-auth") invocation.settings.push_back({flag, "true", "--" + flag});
+  if (flag == "allow-no-auth" || flag == "tls-also-plain") {
+    invocation.settings.push_back({flag, "true", "--" + flag});
+  }
 }
 
 Result<Invocation> ParseCommand(const std::vector<std::string>& args) {

@@ -87,6 +87,9 @@ Deployment options (each also a key of the TOML file given with --config; flags 
                            Connect: redis-cli --tls --cacert FILE -c -p PORT
   --tls-auth-clients A     no (default: the password authenticates clients), yes (clients
                            must present a certificate signed by --tls-ca) or optional
+  --tls-also-plain         also serve plain RESP, shard i on --plain-base-port + i (clients that
+                           cannot do TLS yet; redirects name the ports of the client's kind)
+  --plain-base-port P      where those plain ports start (default: --base-port + 20000)
   --engine E               redis, valkey, or a path to a server binary (default: redis)
   --cpus LIST              CPUs shards may use, e.g. 2-63 (default: every online CPU this process
                            may run on: its affinity and cgroup cpuset; memory defaults likewise

@@ -69,6 +69,11 @@ int RunReloadTls(const Invocation& invocation) {
               << (report->supervisor ? ", the supervisor" : "")
               << (report->proxy ? " and shardproxy" : "") << " in " << ms
               << " ms; every shard answered over TLS after its reload\n";
+    // What was not running reads the new files when it starts; say so rather than stay silent.
+    if (!report->supervisor) std::cout << "  no supervisor runs: it loads them when it starts\n";
+    if (deployment->proxy.enabled() && !report->proxy) {
+      std::cout << "  shardproxy is not running: it loads them when it starts\n";
+    }
   }
   return kExitOk;
 }

@@ -44,7 +44,8 @@ common::Result<TlsConfig> ResolveTls(const Spec& spec, const Engine& engine) {
   TlsConfig tls{.cert = std::filesystem::absolute(*spec.tls_cert).string(),
                 .key = std::filesystem::absolute(*spec.tls_key).string(),
                 .ca = std::filesystem::absolute(*spec.tls_ca).string(),
-                .auth_clients = spec.tls_auth_clients.value_or("no")};
+                .auth_clients = spec.tls_auth_clients.value_or("no"),
+                .plain_base_port = spec.tls_also_plain ? spec.PlainBasePort() : 0};
   // Loads the files now, so a bad one is named before anything starts.
   if (auto loaded = UseControlTls({.ca_file = tls.ca, .cert_file = tls.cert, .key_file = tls.key});
       !loaded.ok()) {
@@ -286,6 +287,12 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
   if (deployment.tls.enabled()) login += " --tls --cacert " + deployment.tls.ca;
   std::cout << "  connect: redis-cli -c -h " << plan.bind << " -p " << plan.shards.front().port
             << login << "\n";
+  if (deployment.tls.also_plain()) {
+    std::cout << "  plain:   redis-cli -c -h " << plan.bind << " -p "
+              << deployment.tls.PlainPort(plan.shards.front().index)
+              << (deployment.auth.password_required ? " --askpass" : "")
+              << "   (--tls-also-plain: plain RESP beside TLS)\n";
+  }
   if (deployment.proxy.enabled()) {
     std::cout << "  proxy:   redis-cli -h " << plan.bind << " -p " << deployment.proxy.port << login
               << "   (shardproxy: any Redis client, no cluster support needed)\n";

@@ -118,7 +118,11 @@ std::string RenderShardConfig(const Engine& engine, const Plan& plan, const Shar
   out << "# Written by shardctl for deployment \"" << plan.name << "\", shard " << shard.index
       << " (" << engine.Name() << " " << engine.version << ").\n"
       << "# Rewritten at every start: change the deployment spec, not this file.\n"
-      << "port " << (tls.enabled() ? 0 : shard.port) << "\n"
+      << "port "
+      << (!tls.enabled()     ? shard.port
+          : tls.also_plain() ? tls.PlainPort(shard.index)
+                             : 0)
+      << "\n"
       << "bind " << plan.bind << "\n"
       << "cluster-enabled yes\n"
       << "cluster-port " << shard.bus_port << "\n"
@@ -160,7 +164,8 @@ std::string RenderShardConfig(const Engine& engine, const Plan& plan, const Shar
     out << "cluster-preferred-endpoint-type hostname\n";
   }
   if (tls.enabled()) {
-    // TLS only: clients on the shard's port, and the cluster bus and replication between shards.
+    // TLS on the shard's port (plain RESP only with --tls-also-plain, on its PlainPort), and on the
+    // cluster bus and replication between shards.
     out << "tls-port " << shard.port << "\n"
         << "tls-cert-file \"" << tls.cert << "\"\n"
         << "tls-key-file \"" << tls.key << "\"\n"

@@ -33,7 +33,12 @@ std::vector<std::string> DiffDeployments(const Deployment& running, const Deploy
   }
   if (!(running.tls == requested.tls)) {
     auto shown = [](const TlsConfig& tls) {
-      return tls.enabled() ? tls.cert + " (auth-clients " + tls.auth_clients + ")" : "none";
+      return tls.enabled()
+                 ? tls.cert + " (auth-clients " + tls.auth_clients +
+                       (tls.also_plain() ? ", plain from " + std::to_string(tls.plain_base_port)
+                                         : "") +
+                       ")"
+                 : "none";
     };
     diffs.push_back("tls: " + shown(running.tls) + " -> " + shown(requested.tls));
   }

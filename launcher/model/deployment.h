@@ -64,7 +64,13 @@ struct TlsConfig {
   std::string key;
   std::string ca;
   std::string auth_clients = "no";  // --tls-auth-clients: no, yes or optional
+  // --tls-also-plain: shard i also serves plain RESP on plain_base_port + i (0: TLS only). Redis
+  // tells each client the ports of its own kind (MOVED, CLUSTER SLOTS), so plain cluster clients
+  // stay on plain ports; the bus, replication and shardctl stay on TLS.
+  int plain_base_port = 0;
   bool enabled() const { return !cert.empty(); }
+  bool also_plain() const { return plain_base_port != 0; }
+  int PlainPort(int shard_index) const { return plain_base_port + shard_index; }
   friend bool operator==(const TlsConfig&, const TlsConfig&) = default;
 };
 

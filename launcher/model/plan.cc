@@ -7,6 +7,7 @@
 
 #include "common/cpu_list.h"
 #include "common/size.h"
+#include "launcher/model/deployment.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -183,6 +184,20 @@ common::Status AssignPorts(const Spec& spec, Plan& plan) {
     problems += "--bus-base-port: " + std::to_string(count) + " cluster bus ports from " +
                 std::to_string(bus) + " run past 65535 (set --bus-base-port " +
                 std::to_string(65536 - count) + " or lower, or lower --base-port)\n";
+  }
+  if (spec.tls_also_plain) {
+    const int plain = spec.PlainBasePort();
+    if (plain + count - 1 > 65535) {
+      problems += "--plain-base-port: " + std::to_string(count) + " plain ports from " +
+                  std::to_string(plain) + " run past 65535 (set --plain-base-port " +
+                  std::to_string(65536 - count) + " or lower; the default is --base-port + " +
+                  std::to_string(kPlainPortOffset) + ")\n";
+    } else if ((plain < bus + count && bus < plain + count) ||
+               (plain < base + count && base < plain + count)) {
+      problems += "--plain-base-port: the plain ports " + std::to_string(plain) + "-" +
+                  std::to_string(plain + count - 1) +
+                  " overlap the client or cluster bus ports (move one range)\n";
+    }
   }
   if (base < bus + count && bus < base + count) {
     problems += "--bus-base-port: the cluster bus ports " + std::to_string(bus) + "-" +

@@ -116,7 +116,8 @@ json DeploymentToJson(const Deployment& deployment) {
            {{"cert", deployment.tls.cert},
             {"key", deployment.tls.key},
             {"ca", deployment.tls.ca},
-            {"auth_clients", deployment.tls.auth_clients}}}};
+            {"auth_clients", deployment.tls.auth_clients},
+            {"plain_base_port", deployment.tls.plain_base_port}}}};
 }
 
 Result<Deployment> DeploymentFromJson(const json& in) {
@@ -163,7 +164,8 @@ Result<Deployment> DeploymentFromJson(const json& in) {
       deployment.tls = {.cert = tls.value("cert", ""),
                         .key = tls.value("key", ""),
                         .ca = tls.value("ca", ""),
-                        .auth_clients = tls.value("auth_clients", "no")};
+                        .auth_clients = tls.value("auth_clients", "no"),
+                        .plain_base_port = tls.value("plain_base_port", 0)};
     }
   } catch (const json::exception& error) {
     return Error(std::string("malformed engine record: ") + error.what());

@@ -59,12 +59,23 @@ const std::vector<std::string_view> kKeys = {
     "tls-key",
     "tls-ca",
     "tls-auth-clients",
+    "tls-also-plain",
+    "plain-base-port",
 };
 
 const std::vector<std::string_view> kPolicies = {
     "noeviction",   "allkeys-lru",  "allkeys-lfu",     "allkeys-random",
     "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
 };
+
+// A switch setting (--allow-no-auth, or allow-no-auth = true in TOML): true or false.
+common::Status AssignSwitch(const std::string& value, bool& target) {
+  if (value != "true" && value != "false") {
+    return Error("expected true or false (got \"" + value + "\")");
+  }
+  target = value == "true";
+  return common::Ok();
+}
 
 // A file path setting: not empty.
 common::Status AssignPath(const std::string& value, std::optional<std::filesystem::path>& target) {
@@ -356,12 +367,12 @@ const std::map<std::string_view, Applier>& Appliers() {
          return common::Ok();
        }},
       {"allow-no-auth",
-       [](const std::string& v, Spec& s) -> common::Status {
-         if (v != "true" && v != "false") {
-           return Error("expected true or false (got \"" + v + "\")");
-         }
-         s.allow_no_auth = v == "true";
-         return common::Ok();
+       [](const std::string& v, Spec& s) { return AssignSwitch(v, s.allow_no_auth); }},
+      {"tls-also-plain",
+       [](const std::string& v, Spec& s) { return AssignSwitch(v, s.tls_also_plain); }},
+      {"plain-base-port",
+       [](const std::string& v, Spec& s) {
+         return AssignOptional(ParseInt(v, 1, 65535), s.plain_base_port);
        }},
       {"state-dir",
        [](const std::string& v, Spec& s) -> common::Status {
@@ -447,6 +458,14 @@ Result<Spec> BuildSpec(const std::vector<Setting>& settings) {
   if (tls_files != 0 && tls_files != 3) {
     problems += std::string("--tls-cert, --tls-key, --tls-ca: TLS needs all three (the shards' ") +
                 "certificate, its private key and the CA that signed it)\n";
+  }
+  if (spec.tls_also_plain && tls_files == 0) {
+    problems += where_of["tls-also-plain"] +
+                ": only means something with TLS (add --tls-cert, --tls-key and --tls-ca, or "
+                "leave it out: without TLS the shards serve plain RESP anyway)\n";
+  }
+  if (spec.plain_base_port && !spec.tls_also_plain) {
+    problems += where_of["plain-base-port"] + ": only means something with --tls-also-plain\n";
   }
   if (spec.tls_auth_clients && tls_files == 0) {
     problems += where_of["tls-auth-clients"] +

@@ -21,6 +21,8 @@ namespace shardctl::launcher {
 inline constexpr uint64_t kDefaultMaxShardMemory = 25ull << 30;  // keeps fork cheap (see docs)
 inline constexpr int kDefaultBasePort = 7000;
 inline constexpr int kBusPortOffset = 10000;  // Redis' own default: cluster bus = port + 10000
+// --tls-also-plain's plain ports, unless --plain-base-port: past the bus ports.
+inline constexpr int kPlainPortOffset = 20000;
 // Redis Cluster is designed for up to ~1000 nodes; the slot split also needs it.
 inline constexpr int kMaxShards = 1000;
 // More replicas per primary than this only multiplies memory; Redis users rarely run over 2.
@@ -100,8 +102,11 @@ struct Spec {
   std::optional<std::filesystem::path> tls_key;
   std::optional<std::filesystem::path> tls_ca;
   std::optional<std::string> tls_auth_clients;  // no (default), yes, optional
+  bool tls_also_plain = false;         // --tls-also-plain: plain RESP too, from PlainBasePort()
+  std::optional<int> plain_base_port;  // --plain-base-port; unset: base_port + kPlainPortOffset
 
   int BusBasePort() const { return bus_base_port.value_or(base_port + kBusPortOffset); }
+  int PlainBasePort() const { return plain_base_port.value_or(base_port + kPlainPortOffset); }
   friend bool operator==(const Spec&, const Spec&) = default;
 };
 

@@ -183,6 +183,9 @@ common::Status CheckPortsFree(const Deployment& deployment) {
   std::vector<int> ports;
   for (const auto& shard : plan.shards) ports.push_back(shard.port);
   for (const auto& shard : plan.shards) ports.push_back(shard.bus_port);
+  if (deployment.tls.also_plain()) {
+    for (const auto& shard : plan.shards) ports.push_back(deployment.tls.PlainPort(shard.index));
+  }
   auto taken = TakenPorts(plan.bind, ports);
   if (!taken.empty()) {
     std::string list;

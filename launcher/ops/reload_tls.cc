@@ -2,7 +2,9 @@
 
 #include <signal.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "common/secrets.h"
@@ -34,6 +36,47 @@ common::Status AnswersOverTls(const std::string& host, int port, std::chrono::mi
     std::this_thread::sleep_for(100ms);
   }
   return Error(last);
+}
+
+// shardproxy's SIGHUP counters (INFO proxy).
+struct ProxyReloads {
+  long long done = -1;
+  long long failed = -1;
+};
+
+common::Result<ProxyReloads> ReadProxyReloads(const std::string& host, int port) {
+  auto connection = RedisConnection::Connect(host, port, 2s);
+  if (!connection.ok()) return connection.error();
+  auto info = connection->Run({"INFO", "proxy"});
+  if (!info.ok()) return info.error();
+  return ProxyReloads{.done = InfoNumber<long long>(*info, "tls_reloads", -1),
+                      .failed = InfoNumber<long long>(*info, "tls_reload_failures", -1)};
+}
+
+// SIGHUP to shardproxy, then its own word that it loaded the files: INFO proxy's tls_reloads
+// goes up (tls_reload_failures going up is the error). The old certificate would still answer
+// PING, so a PING proves nothing here.
+common::Status ReloadProxy(const ProcessId& proxy, const std::string& host, int port) {
+  const std::string where = "shardproxy (port " + std::to_string(port) + ")";
+  auto before = ReadProxyReloads(host, port);
+  if (!before.ok()) return Error(where + ": " + before.error().message());
+  if (before->done < 0) return Error(where + ": INFO proxy has no tls_reloads (an older build?)");
+  if (kill(proxy.pid, SIGHUP) != 0) {
+    return Error(where + ": cannot signal pid " + std::to_string(proxy.pid) + ": " +
+                 std::strerror(errno));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto now = ReadProxyReloads(host, port);
+    if (now.ok() && now->failed > before->failed) {
+      return Error(where +
+                   ": the files did not load at SIGHUP; it still serves the previous "
+                   "certificate");
+    }
+    if (now.ok() && now->done > before->done) return common::Ok();
+    std::this_thread::sleep_for(50ms);
+  }
+  return Error(where + ": no reload seen within 5s of SIGHUP");
 }
 
 }  // namespace
@@ -92,11 +135,9 @@ common::Result<TlsReloadReport> ReloadTls(const DeploymentDir& dir, const Deploy
   if (deployment.proxy.enabled()) {
     const auto proxy = ReadProcessId(dir.ProxyPidFile());
     if (proxy && IsRunning(*proxy)) {
-      kill(proxy->pid, SIGHUP);  // shardproxy reads its --tls-* files again
-      if (auto answers = AnswersOverTls(plan.bind, deployment.proxy.port, 5s); !answers.ok()) {
-        return Error("shardproxy (port " + std::to_string(deployment.proxy.port) +
-                     ") does not answer over TLS after SIGHUP: " + answers.error().message() +
-                     " (see " + dir.ProxyLog().string() + ")");
+      if (auto reloaded = ReloadProxy(*proxy, plan.bind, deployment.proxy.port); !reloaded.ok()) {
+        return Error(reloaded.error().message() + " (every shard did; see " +
+                     dir.ProxyLog().string() + ")");
       }
       report.proxy = true;
     }

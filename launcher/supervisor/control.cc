@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-#include "launcher/cluster/redis_client.h"
+#include "launcher/cluster/control_link.h"
 #include "launcher/engine/engine.h"
 #include "launcher/os/files.h"
 #include "launcher/state/deployment_store.h"
@@ -203,7 +203,11 @@ json Supervisor::Handle(const std::string& line, bool& stop_after) {
     if (!deployment_.tls.enabled()) {
       return {{"ok", false}, {"error", "this deployment runs without TLS"}};
     }
-    if (auto reloaded = UseDeploymentAccess(deployment_); !reloaded.ok()) {
+    // Only TLS: the password did not change, and other threads read it without a lock.
+    const TlsConfig& tls = deployment_.tls;
+    if (auto reloaded =
+            UseControlTls({.ca_file = tls.ca, .cert_file = tls.cert, .key_file = tls.key});
+        !reloaded.ok()) {
       return {{"ok", false}, {"error", reloaded.error().message()}};
     }
     log_->info("TLS files reloaded: {}", deployment_.tls.cert);

@@ -68,6 +68,25 @@ TEST_F(ProxyTlsTest, TlsClientsReachTlsShardsThroughTheProxy) {
   EXPECT_GE(std::stoll(info.out.substr(at + 11)), 2) << info.out;
   EXPECT_EQ(ProxyCli("ca.crt", {"SET", "after", "refusals"}).out, "OK\n");
   EXPECT_EQ(ProxyCli("ca.crt", {"GET", "after"}).out, "refusals\n");
+
+  // Over --max-clients, a TLS client still finishes its handshake and hears why it is refused
+  // (it is not left hanging with its socket open).
+  StopProxy();
+  auto limited = ProxyTlsFlags();
+  limited.insert(limited.end(), {"--max-clients", "1"});
+  StartProxy(limited, AnswersTls());
+  BackgroundCommand holder(
+      {"openssl", "s_client", "-connect", "127.0.0.1:" + std::to_string(proxy_port()), "-CAfile",
+       File("ca.crt"), "-quiet", "-ign_eof"},
+      scratch_dir() / "holder.out", scratch_dir() / "holder.err");
+  std::string refusal;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        refusal = ProxyCli("ca.crt", {"PING"}).out;
+        return refusal.find("max number of clients") != std::string::npos;
+      },
+      10s, 100ms))
+      << refusal;
 }
 
 TEST_F(ProxyTlsTest, ClientCertificatesAndPlainShards) {
@@ -95,6 +114,17 @@ TEST_F(ProxyTlsTest, ClientCertificatesAndPlainShards) {
                                {"--tls-ca", File("ca.crt"), "--tls-cert", File("client.crt"),
                                 "--tls-key", File("client.key")});
   EXPECT_EQ(run.exit_code, 0) << run.Describe();
+  // Clients resume sessions (a session id context is set: OpenSSL refuses resumption without
+  // one when client certificates are checked).
+  const std::string s_client =
+      "openssl s_client -tls1_2 -connect 127.0.0.1:" + std::to_string(proxy_port()) + " -CAfile " +
+      File("ca.crt") + " -cert " + File("client.crt") + " -key " + File("client.key");
+  const std::string session = File("session.pem");
+  auto resumed = RunCommand({"bash", "-c",
+                             s_client + " -sess_out " + session + " </dev/null >/dev/null 2>&1; " +
+                                 s_client + " -sess_in " + session + " </dev/null 2>&1"},
+                            20s);
+  EXPECT_NE(resumed.out.find("Reused, TLSv1.2"), std::string::npos) << resumed.Describe();
   // The shards themselves stayed plain.
   auto direct = QueryRedis(shard_port(0), {"PING"});
   EXPECT_TRUE(direct && direct->text == "PONG");

@@ -100,6 +100,27 @@ TEST_F(TlsTest, TheSupervisedProxyServesTlsWithTheShardsCertificate) {
   EXPECT_EQ(Cli("ca.crt", {"GET", "z"}).out, "3\n") << "written through the proxy, read direct";
   auto stranger = proxy_cli("other-ca.crt", {"PING"});
   EXPECT_EQ(stranger.out.find("PONG"), std::string::npos) << stranger.Describe();
+
+  // bench run speaks TLS too: slot-routed to the shards, and through the proxy.
+  for (const auto& target : std::vector<std::vector<std::string>>{
+           {"--cluster", "127.0.0.1:" + std::to_string(base_port())},
+           {"--port", std::to_string(proxy_port)}}) {
+    std::vector<std::string> argv = {"bench",      "run",   "--json",  "--tls-ca", File("ca.crt"),
+                                     "--requests", "20000", "--ratio", "1:1"};
+    argv.insert(argv.end(), target.begin(), target.end());
+    auto bench = Shardctl(argv, 60s);
+    ASSERT_EQ(bench.exit_code, 0) << bench.Describe();
+    json result = json::parse(bench.out, nullptr, false);
+    ASSERT_TRUE(result.is_object()) << bench.out;
+    EXPECT_EQ(result.value("errors", -1LL), 0) << bench.out;
+    EXPECT_EQ(result.value("ops", 0LL), 20000) << bench.out;
+  }
+  auto untrusted = Shardctl({"bench", "run", "--tls-ca", File("other-ca.crt"), "--requests", "10",
+                             "--port", std::to_string(proxy_port)},
+                            30s);
+  EXPECT_EQ(untrusted.exit_code, 1) << untrusted.Describe();
+  EXPECT_NE(untrusted.err.find("certificate verify failed"), std::string::npos) << untrusted.err;
+
   int code = -1;
   json status = Status(&code);
   EXPECT_EQ(code, 0) << status.dump();
@@ -162,6 +183,36 @@ TEST_F(TlsTest, ReloadTlsServesRenewedCertificatesWithoutARestart) {
   int code = -1;
   Status(&code);
   EXPECT_EQ(code, 0);
+}
+
+TEST_F(TlsTest, AlsoPlainServesPlainRespBesideTlsAndRedirectsEachKindToItsOwn) {
+  // Plain ports from this test's own port block (the default, base + 20000, could meet a
+  // client's ephemeral port on a busy machine).
+  const int plain_port = base_port() + 30;
+  auto flags = TlsFlags();
+  flags.insert(flags.end(), {"--tls-also-plain", "--plain-base-port", std::to_string(plain_port)});
+  auto up = Up(3, flags);
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  EXPECT_NE(up.out.find("-p " + std::to_string(plain_port)), std::string::npos) << up.out;
+  const std::string config = ReadFileText(deployment_dir() / "shards/1/redis.conf");
+  EXPECT_NE(config.find("port " + std::to_string(plain_port + 1) + "\n"), std::string::npos)
+      << config;
+  // Plain cluster clients follow MOVED to plain ports; TLS ones to TLS ports.
+  auto plain = [&](std::vector<std::string> args) {
+    std::vector<std::string> command = {"redis-cli", "-c", "-p", std::to_string(plain_port)};
+    command.insert(command.end(), args.begin(), args.end());
+    return RunCommand(command, 20s);
+  };
+  for (const char* key : {"alpha", "bravo", "charlie", "delta"}) {
+    EXPECT_EQ(plain({"SET", key, std::string("plain-") + key}).out, "OK\n") << key;
+    EXPECT_EQ(Cli("ca.crt", {"GET", key}).out, std::string("plain-") + key + "\n") << key;
+  }
+  auto slots = plain({"CLUSTER", "SLOTS"});
+  EXPECT_NE(slots.out.find(std::to_string(plain_port + 2)), std::string::npos)
+      << "a plain client sees plain ports: " << slots.out;
+  int code = -1;
+  Status(&code);
+  EXPECT_EQ(code, 0) << "shardctl still manages the shards over TLS";
 }
 
 TEST_F(TlsTest, BadTlsInputIsRefusedBeforeAnythingStarts) {

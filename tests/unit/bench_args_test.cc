@@ -57,6 +57,16 @@ TEST(BenchArgsTest, EveryFlag) {
   EXPECT_TRUE(options->workload.populate);
 }
 
+TEST(BenchArgsTest, TlsFiles) {
+  auto options =
+      ParseBenchArgs({"run", "--tls-ca", "ca.crt", "--tls-cert=c.crt", "--tls-key", "c.key"});
+  ASSERT_TRUE(options.ok()) << options.error().message();
+  EXPECT_EQ(options->tls_files.ca_file, "ca.crt");
+  EXPECT_EQ(options->tls_files.cert_file, "c.crt");
+  EXPECT_EQ(options->tls_files.key_file, "c.key");
+  EXPECT_EQ(options->tls, nullptr) << "loaded by the command, not the parser";
+}
+
 TEST(BenchArgsTest, PresetPipelineUnlessOverridden) {
   auto preset = ParseBenchArgs({"run", "--workload", "redis-vs-dragonfly"});
   ASSERT_TRUE(preset.ok());
@@ -127,6 +137,10 @@ INSTANTIATE_TEST_SUITE_P(
                     BadArgs{{"run", "--duration", "soon"}, "--duration"},
                     BadArgs{{"run", "--requests", "0"}, "--requests"},
                     BadArgs{{"run", "--cpus", "3-1"}, "--cpus"},
+                    BadArgs{{"run", "--tls-cert", "c.crt", "--tls-key", "c.key"}, "need --tls-ca"},
+                    BadArgs{{"run", "--tls-ca", "ca.crt", "--tls-cert", "c.crt"},
+                            "--tls-cert and --tls-key go together"},
+                    BadArgs{{"run", "--tls-ca", ""}, "--tls-ca: give a file"},
                     BadArgs{{"run", "--value-size", "0"}, "--value-size"},
                     BadArgs{{"run", "--json=yes"}, "--json takes no value"},
                     BadArgs{{"run", "--colour"}, "unknown flag --colour"},

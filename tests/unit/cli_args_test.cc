@@ -154,9 +154,10 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(ParseArgsTest, EverySpecFlagIsAcceptedByPlanAndUp) {
   for (const char* command : {"plan", "up"}) {
     for (auto key : SpecKeys()) {
-      // --allow-no-auth is a switch: it sets allow-no-auth = true.
-      Args args = key == "allow-no-auth" ? Args{command, "--allow-no-auth"}
-                                         : Args{command, "--" + std::string(key), "v"};
+      // --allow-no-auth and --tls-also-plain are switches: each sets its key to true.
+      const bool switch_key = key == "allow-no-auth" || key == "tls-also-plain";
+      Args args = switch_key ? Args{command, "--" + std::string(key)}
+                             : Args{command, "--" + std::string(key), "v"};
       auto invocation = ParseArgs(args);
       ASSERT_TRUE(invocation.ok()) << Join(args) << ": " << invocation.error().message();
       ASSERT_EQ(invocation->settings.size(), 1u);

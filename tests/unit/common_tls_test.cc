@@ -143,6 +143,21 @@ TEST_F(TlsSessionTest, RequestsAndRepliesCrossInAnyPieces) {
   }
 }
 
+TEST_F(TlsSessionTest, RequestsThatCameWithCloseNotifyAreStillDelivered) {
+  auto server_context = TlsContext::ForServer(Files(), TlsClientCertificates::kNo);
+  auto client_context = TlsContext::ForClient({.ca_file = (dir_ / "ca.crt").string()});
+  ASSERT_TRUE(server_context && client_context);
+  TlsSession client(**client_context);
+  TlsSession server(**server_context);
+  ASSERT_EQ(Handshake(client, server, 4096), "");
+  std::string last = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n";
+  ASSERT_TRUE(client.Seal(last));
+  client.SendCloseNotify();
+  EXPECT_FALSE(server.peer_closed());
+  EXPECT_EQ(Deliver(client, server, 1 << 20), "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n");
+  EXPECT_TRUE(server.peer_closed());
+}
+
 TEST_F(TlsSessionTest, AServerFromAnotherCaIsRefused) {
   auto server_context = TlsContext::ForServer(Files(), TlsClientCertificates::kNo);
   auto client_context = TlsContext::ForClient({.ca_file = (dir_ / "other-ca.crt").string()});

@@ -258,6 +258,13 @@ TEST(RenderShardConfigTlsTest, TlsOnlyOnTheShardsPortAndOnEveryLink) {
     EXPECT_TRUE(HasLine(lines, line)) << line;
   }
   EXPECT_FALSE(HasLine(lines, "port 7000"));
+
+  tls.plain_base_port = 27000;  // --tls-also-plain: plain RESP from 27000, TLS where it was
+  auto both = Lines(RenderShardConfig(engine, plan, plan.shards[0], "/d", {}, {}, tls));
+  EXPECT_TRUE(HasLine(both, "port 27000"));
+  EXPECT_TRUE(HasLine(both, "tls-port 7000"));
+  EXPECT_TRUE(HasLine(both, "tls-cluster yes"));
+  EXPECT_FALSE(HasLine(both, "port 0"));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -490,6 +490,15 @@ INSTANTIATE_TEST_SUITE_P(
         PortErrorCase{{{"shards", "8"}, {"base-port", "65530"}, {"bus-base-port", "20000"}},
                       {"--base-port", "65535"},
                       "--base-port"},
+        // --tls-also-plain's plain ports (base + 20000) pass 65535.
+        PortErrorCase{{{"shards", "8"},
+                       {"base-port", "50000"},
+                       {"tls-cert", "s.crt"},
+                       {"tls-key", "s.key"},
+                       {"tls-ca", "ca.crt"},
+                       {"tls-also-plain", "true"}},
+                      {"--plain-base-port", "70000"},
+                      "--plain-base-port"},
         // Only the default bus range (base + 10000) passes 65535.
         PortErrorCase{{{"shards", "8"}, {"base-port", "60000"}},
                       {"--bus-base-port", "65535"},

@@ -117,6 +117,18 @@ TEST(BuildSpecTest, TlsTakesCertificateKeyAndCaTogether) {
   }
 }
 
+TEST(BuildSpecTest, TlsAlsoPlainNeedsTls) {
+  auto alone = BuildSpec({Flag("tls-also-plain", "true")});
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.error().message().find("--tls-also-plain: only means something with TLS"),
+            std::string::npos)
+      << alone.error().message();
+  auto with = BuildSpec({Flag("tls-cert", "s.crt"), Flag("tls-key", "s.key"),
+                         Flag("tls-ca", "ca.crt"), Flag("tls-also-plain", "true")});
+  ASSERT_TRUE(with.ok()) << with.error().message();
+  EXPECT_TRUE(with->tls_also_plain);
+}
+
 TEST(BuildSpecTest, BusBasePortFollowsTheBasePortUnlessSet) {
   auto spec = BuildSpec({Flag("base-port", "20000")});
   ASSERT_TRUE(spec.ok());
