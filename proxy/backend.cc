@@ -147,7 +147,11 @@ void Backend::Write(std::string& wire) {
     Fail(std::string("write failed: ") + uv_strerror(written));
     return;
   }
-  if (written > 0) wire.erase(0, static_cast<size_t>(written));
+  if (written > 0) {
+    wire.erase(0, static_cast<size_t>(written));
+    // Part of it reached the socket: a failure from here on must not call it unsent.
+    if (!tls_) StampWritten();
+  }
   StartWrite(wire);
 }
 

@@ -26,11 +26,17 @@ common::Result<sockaddr_storage> Resolve(uv_loop_t* loop, const common::Endpoint
   }
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
+  // IPv4 first, as hiredis does: "localhost" is often ::1 first in /etc/hosts, while servers
+  // bound to 127.0.0.1 are the common case.
+  hints.ai_family = AF_INET;
   uv_getaddrinfo_t request{};
   const std::string service = std::to_string(target.port);
-  // No callback: libuv resolves synchronously (connections open at start only).
-  const int rc =
-      uv_getaddrinfo(loop, &request, nullptr, target.host.c_str(), service.c_str(), &hints);
+  // No callback: libuv resolves synchronously (connections open at start, or on a redirect).
+  int rc = uv_getaddrinfo(loop, &request, nullptr, target.host.c_str(), service.c_str(), &hints);
+  if (rc != 0) {
+    hints.ai_family = AF_UNSPEC;
+    rc = uv_getaddrinfo(loop, &request, nullptr, target.host.c_str(), service.c_str(), &hints);
+  }
   if (rc != 0 || request.addrinfo == nullptr) {
     return common::Error(std::string("cannot resolve it: ") + uv_strerror(rc));
   }
@@ -117,8 +123,10 @@ void BenchConnection::OnConnect(uv_connect_t* request, int status) {
   uv_tcp_nodelay(&self->tcp_, 1);
   if (self->tls_context_) {
     self->tls_ = std::make_unique<common::TlsSession>(*self->tls_context_);  // ClientHello
-    self->flusher_.Mark(self);
   }
+  // The ClientHello, or what was sent while connecting (the login, a redirected request): a
+  // flush before the connect finished wrote nothing.
+  if (self->tls_ || !self->out_.empty()) self->flusher_.Mark(self);
   uv_read_start(reinterpret_cast<uv_stream_t*>(&self->tcp_), OnAlloc, OnRead);
   if (self->ready()) {
     self->announced_ = true;

@@ -129,6 +129,7 @@ void Worker::OnConnected(void* user, const std::string& error) {
   if (!error.empty()) {
     link->connection = nullptr;  // gone after this call
     Fail("cannot connect to " + Target(link->node).ToString() + ": " + error);
+    DropPending(*link);  // requests queued while connecting (after a redirect)
   }
   if (connecting_ > 0 && --connecting_ == 0) Connected();
 }
@@ -137,11 +138,14 @@ void Worker::OnClosed(void* user, const std::string& error) {
   auto* link = static_cast<Link*>(user);
   link->connection = nullptr;
   if (!closing_) Fail("connection to " + Target(link->node).ToString() + " lost: " + error);
-  // Its requests will get no reply.
+  DropPending(*link);
+}
+
+void Worker::DropPending(Link& link) {
   std::deque<Pending> pending;
-  pending.swap(link->pending);
+  pending.swap(link.pending);
   for (const Pending& request : pending) {
-    if (request.awaited == Awaited::kRequest) Complete(*link, request, {});
+    if (request.awaited == Awaited::kRequest) Complete(link, request, {});
   }
 }
 

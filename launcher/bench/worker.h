@@ -110,6 +110,8 @@ class Worker final : private ConnectionEvents {
   void Send(Client& client, const Pending& request, const Endpoint* ask);
   // `frame`: the raw reply; empty when the connection closed before it came.
   void Complete(Link& link, const Pending& request, std::string_view frame);
+  // The link's connection is gone: its requests will get no reply.
+  void DropPending(Link& link);
   // Where connection `node` goes: the slot table's primary, or --host/--port.
   Endpoint Target(int node) const;
   bool FollowRedirect(Client& client, Pending request, const std::string& error);

@@ -97,14 +97,19 @@ std::variant<Deployment, int> DecideDeployment(const Spec& spec,
     PrintError(tls.error().message());
     return kExitUsage;
   }
-  return Deployment{.plan = std::move(plan).value(),
-                    .engine = std::move(engine).value(),
-                    .supervision = spec.supervision,
-                    .durability = spec.durability,
-                    .proxy = std::move(proxy).value(),
-                    .metrics = std::move(metrics).value(),
-                    .auth = std::move(auth),
-                    .tls = std::move(tls).value()};
+  Deployment deployment{.plan = std::move(plan).value(),
+                        .engine = std::move(engine).value(),
+                        .supervision = spec.supervision,
+                        .durability = spec.durability,
+                        .proxy = std::move(proxy).value(),
+                        .metrics = std::move(metrics).value(),
+                        .auth = std::move(auth),
+                        .tls = std::move(tls).value()};
+  if (auto clash = PlainPortClash(deployment); !clash.ok()) {
+    PrintError(clash.error().message());
+    return kExitUsage;
+  }
+  return deployment;
 }
 
 // Creates the deployment's directory and takes its up.lock.

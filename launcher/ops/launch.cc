@@ -86,6 +86,27 @@ common::Status CheckPortFree(const std::string& address, int port, const std::st
 
 }  // namespace
 
+// --tls-also-plain's ports against the other ports `up` opens: a shard would take the port first
+// and the proxy or /metrics would never bind.
+common::Status PlainPortClash(const Deployment& deployment) {
+  if (!deployment.tls.also_plain()) return common::Ok();
+  const int first = deployment.tls.plain_base_port;
+  const int last = deployment.tls.PlainPort(static_cast<int>(deployment.plan.shards.size()) - 1);
+  const std::pair<const char*, int> others[] = {
+      {"--proxy-port", deployment.proxy.port},
+      {"--metrics-port", deployment.metrics.port},
+      {"--proxy-metrics-port", deployment.proxy.metrics_port}};
+  for (const auto& [flag, port] : others) {
+    if (port != 0 && port >= first && port <= last) {
+      return Error(std::string(flag) + " " + std::to_string(port) + ": shard " +
+                   std::to_string(port - first) + " serves plain RESP there (--tls-also-plain " +
+                   "uses " + std::to_string(first) + "-" + std::to_string(last) +
+                   "; pick another port or --plain-base-port)");
+    }
+  }
+  return common::Ok();
+}
+
 common::Result<ProxyConfig> ResolveProxy(const Spec& spec, const Plan& plan) {
   ProxyConfig proxy;
   if (!spec.proxy_port) {

@@ -72,6 +72,10 @@ common::Status CheckNoStrayData(const DeploymentDir& dir, const Deployment& depl
 // runtime error).
 common::Status CheckPortsFree(const Deployment& deployment);
 
+// --tls-also-plain's plain ports against --proxy-port, --metrics-port and --proxy-metrics-port
+// (a usage error: a shard would take the port first and the other would never bind).
+common::Status PlainPortClash(const Deployment& deployment);
+
 // The deployment's up.lock, held while this object lives (or until Release). It serialises `up`s
 // of one deployment (a retrying script, systemd and an operator at once): the second waits for the
 // first to finish, then finds the deployment running and changes nothing. The descriptor is

@@ -274,6 +274,36 @@ TEST_F(BenchRunTest, ClusterFollowsAskAndMovedDuringMigration) {
   EXPECT_EQ(Integer(target, {"EXISTS", hot_key}), 1);
 }
 
+// A MOVED to a primary the generator had no connection to (it served no slots when the run
+// began): the new connection's first requests, queued while it connects, go out once it is up.
+TEST_F(BenchRunTest, ClusterFollowsMovedToAPrimaryItHadNoConnectionTo) {
+  auto up = Up(3);
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  auto emptied = OnDeployment("move-slots", {"10923-16383", "--to", "0"});
+  ASSERT_EQ(emptied.exit_code, 0) << emptied.Describe();
+  const std::string hot_key = "key:000000000000";
+  const int slot = common::KeySlot(hot_key);
+  BackgroundCommand bench(
+      {ShardctlBinary(), "bench", "run", "--json", "--cluster",
+       "127.0.0.1:" + std::to_string(base_port()), "--ratio", "1:1", "--keyspace", "50", "--rate",
+       "2000", "--duration", "60s", "--connections", "4"},
+      scratch_dir() / "bench.out", scratch_dir() / "bench.err");
+  const int shard2 = base_port() + 2;
+  ASSERT_TRUE(WaitUntil(
+      [&] { return GetsAndSets(base_port()) + GetsAndSets(base_port() + 1) > 500; }, 10s));
+  auto moved = OnDeployment("move-slots", {std::to_string(slot), "--to", "2"});
+  ASSERT_EQ(moved.exit_code, 0) << moved.Describe();
+  // Every connection must reach shard 2 and keep its pipeline going there.
+  EXPECT_TRUE(WaitUntil([&] { return GetsAndSets(shard2) > 200; }, 20s))
+      << "shard 2 served " << GetsAndSets(shard2);
+  kill(bench.pid(), SIGINT);
+  ASSERT_EQ(bench.WaitForExit(20s), 0) << ReadFileText(scratch_dir() / "bench.err");
+  json report = json::parse(ReadFileText(scratch_dir() / "bench.out"), nullptr, false);
+  ASSERT_TRUE(report.is_object()) << ReadFileText(scratch_dir() / "bench.out");
+  EXPECT_EQ(report.value("errors", -1), 0) << report.value("first_error", "");
+  EXPECT_GT(report.value("moved", 0), 0) << report.dump();
+}
+
 // Bad flags exit 2, an unreachable server exits 1; each with one "shardctl: bench run:" line.
 TEST_F(BenchRunTest, ErrorsAndExitCodes) {
   struct Case {

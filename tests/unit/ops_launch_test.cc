@@ -103,6 +103,23 @@ TEST(ResolveMetricsTest, RefusesPortsOtherPartsUse) {
   }
 }
 
+TEST(PlainPortClashTest, TheProxyAndMetricsPortsStayOffThePlainPorts) {
+  Deployment deployment = Requested(3);
+  deployment.proxy.port = 27001;
+  deployment.metrics.port = 27003;
+  EXPECT_TRUE(PlainPortClash(deployment).ok()) << "no --tls-also-plain, no plain ports";
+  deployment.tls = {.cert = "/s.crt", .key = "/s.key", .ca = "/ca.crt", .plain_base_port = 27000};
+  auto clash = PlainPortClash(deployment);
+  ASSERT_FALSE(clash.ok());
+  EXPECT_EQ(clash.error().message(),
+            "--proxy-port 27001: shard 1 serves plain RESP there (--tls-also-plain uses "
+            "27000-27002; pick another port or --plain-base-port)");
+  deployment.proxy.port = 6380;
+  EXPECT_TRUE(PlainPortClash(deployment).ok()) << "27003 is past the last plain port";
+  deployment.metrics.port = 27000;
+  EXPECT_FALSE(PlainPortClash(deployment).ok());
+}
+
 TEST(ResolveProxyTest, ProxyMetricsPortNeedsTheProxy) {
   Spec spec;
   spec.proxy_metrics_port = 9122;
