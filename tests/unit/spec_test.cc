@@ -129,6 +129,22 @@ TEST(BuildSpecTest, TlsAlsoPlainNeedsTls) {
   EXPECT_TRUE(with->tls_also_plain);
 }
 
+// The examples in configs/ are what users copy: each must read and build a valid spec.
+TEST(BuildSpecTest, EveryExampleConfigIsValid) {
+  int read = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           std::filesystem::path(SHARDCTL_SOURCE_DIR) / "configs")) {
+    if (entry.path().extension() != ".toml") continue;
+    SCOPED_TRACE(entry.path().string());
+    auto settings = ReadSpecFile(entry.path());
+    ASSERT_TRUE(settings.ok()) << settings.error().message();
+    auto spec = BuildSpec(*settings);
+    EXPECT_TRUE(spec.ok()) << spec.error().message();
+    ++read;
+  }
+  EXPECT_GE(read, 4);
+}
+
 TEST(BuildSpecTest, BusBasePortFollowsTheBasePortUnlessSet) {
   auto spec = BuildSpec({Flag("base-port", "20000")});
   ASSERT_TRUE(spec.ok());
