@@ -180,8 +180,9 @@ void ClientConnection::OutputReady() {
 std::string* ClientConnection::PendingWire() {
   std::string& out = session_.output();
   if (!tls_) return &out;
-  if (auto sealed = tls_->Seal(out); !sealed) return nullptr;
-  return &tls_->wire();
+  // (Not `if (auto sealed = ...)`: GCC 12 -O2 then warns of a dangling pointer that is not.)
+  const bool sealed = tls_->Seal(out).ok();
+  return sealed ? &tls_->wire() : nullptr;
 }
 
 void ClientConnection::Flush() {
