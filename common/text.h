@@ -1,6 +1,7 @@
 // Small text helpers every reader of config files, sysfs and /proc needs.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace shardctl::common {
@@ -11,6 +12,19 @@ inline std::string_view TrimSpace(std::string_view text) {
   const size_t begin = text.find_first_not_of(kSpace);
   if (begin == std::string_view::npos) return {};
   return text.substr(begin, text.find_last_not_of(kSpace) - begin + 1);
+}
+
+// `word` as one shell word, for the commands our hints print: unchanged when it holds only
+// characters no shell treats specially, else in single quotes ('it'\''s').
+inline std::string ShellQuote(std::string_view word) {
+  constexpr std::string_view kPlain =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@%+,";
+  if (!word.empty() && word.find_first_not_of(kPlain) == std::string_view::npos) {
+    return std::string(word);
+  }
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
 }
 
 }  // namespace shardctl::common

@@ -35,6 +35,7 @@ const std::map<std::string, std::set<std::string>> kSwitches = {
     {"purge", {"down"}},
     {"leave", {"down"}},
     {"rolling", {"restart"}},
+    {"discard-data", {"restart"}},
     {"follow", {"logs"}},
     {"allow-no-auth", {"plan", "up"}},
     {"tls-also-plain", {"plan", "up"}},
@@ -163,6 +164,7 @@ void ApplySwitch(const std::string& flag, Invocation& invocation) {
   if (flag == "purge") invocation.purge = true;
   if (flag == "leave") invocation.leave = true;
   if (flag == "rolling") invocation.rolling = true;
+  if (flag == "discard-data") invocation.discard_data = true;
   if (flag == "follow") invocation.follow = true;
   if (flag == "cluster") invocation.cluster = true;
   // A spec setting written as a switch: `--allow-no-auth` is allow-no-auth = true.

@@ -25,12 +25,13 @@ struct Invocation {
   bool dry_run = false;
   bool foreground = false;
   bool purge = false;
-  bool leave = false;  // down --leave: hand slots to the other hosts first, then stop and purge
-  bool rolling = false;      // restart --rolling
-  bool follow = false;       // logs -f
-  bool cluster = false;      // status --cluster: every node of the cluster, other hosts' too
-  int lines = 50;            // logs --lines
-  std::optional<int> shard;  // restart SHARD, logs SHARD
+  bool leave = false;    // down --leave: hand slots to the other hosts first, then stop and purge
+  bool rolling = false;  // restart --rolling
+  bool discard_data = false;  // restart --discard-data: the shard may come back empty
+  bool follow = false;        // logs -f
+  bool cluster = false;       // status --cluster: every node of the cluster, other hosts' too
+  int lines = 50;             // logs --lines
+  std::optional<int> shard;   // restart SHARD, logs SHARD
   // rebalance / move-slots / scale
   std::string balance_by = "slots";        // --by
   std::string threshold = "2%";            // --threshold

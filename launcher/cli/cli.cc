@@ -5,6 +5,7 @@
 
 #include "common/cpu_list.h"
 #include "common/size.h"
+#include "common/text.h"
 #include "launcher/bench/commands.h"
 #include "launcher/cli/commands.h"
 #include "launcher/cli/completion.h"
@@ -91,8 +92,8 @@ common::Result<HostView> ReadHost(const Spec& spec, const std::optional<std::str
 }
 
 std::string StateDirHint(const Spec& spec) {
-  std::string hint = " --name " + spec.name;
-  if (spec.state_dir) hint += " --state-dir " + spec.state_dir->string();
+  std::string hint = " --name " + common::ShellQuote(spec.name);
+  if (spec.state_dir) hint += " --state-dir " + common::ShellQuote(spec.state_dir->string());
   return hint;
 }
 
@@ -106,8 +107,8 @@ std::variant<Target, int> LoadTarget(const Invocation& invocation, TargetNeeds n
   auto deployment = ReadTargetDeployment(*spec, dir, needs.if_missing, needs.access);
   if (auto* code = std::get_if<int>(&deployment)) return *code;
   if (needs.supervisor && !SupervisorRunning(dir)) {
-    PrintError("no supervisor runs deployment \"" + spec->name +
-               "\" (start one with shardctl up; it adopts the running shards)");
+    PrintError("no supervisor runs deployment \"" + spec->name + "\" (start one with shardctl up" +
+               StateDirHint(*spec) + "; it adopts the running shards as recorded)");
     return kExitRuntime;
   }
   return Target{.spec = std::move(spec).value(),

@@ -83,7 +83,10 @@ Deployment options (each also a key of the TOML file given with --config; flags 
   --tls-ca FILE            the CA that signed it. Shards then listen for TLS only (port 0,
                            tls-port on their port), and the cluster bus and replication use
                            TLS too; shardctl presents the same certificate. Needs an engine
-                           built with TLS (Debian's redis-server is); no --proxy-port yet.
+                           built with TLS (Debian's redis-server is); --proxy-port serves TLS
+                           with the same files. The files are checked as a TLS peer will: an
+                           expired certificate, one the CA did not sign, or a key that is not
+                           its key is refused before anything starts (exit 2).
                            Connect: redis-cli --tls --cacert FILE -c -p PORT
   --tls-auth-clients A     no (default: the password authenticates clients), yes (clients
                            must present a certificate signed by --tls-ca) or optional
@@ -204,23 +207,40 @@ running succeeds. Only processes shardctl started are ever signalled (pid and st
 )";
 
 constexpr const char* kRestart =
-    R"(Usage: shardctl restart SHARD | --rolling [--engine E] [--name NAME] [--state-dir DIR]
-                        [--config FILE] [--json]
+    R"(Usage: shardctl restart SHARD | --rolling [--engine E] [--discard-data] [--name NAME]
+                        [--state-dir DIR] [--config FILE] [--json]
 
-Restarts shards through the supervisor: each is stopped with SIGTERM (a clean shutdown; SIGKILL
-after 10 s) and started again at once on the same CPU, NUMA node, port and data directory, with
-its nodes.conf, so it rejoins the cluster with the same node ID. Returns when the shard answers and
-every node reports cluster_state:ok again.
+Restarts shards through the supervisor, keeping every key, and starts each again at once on the
+same CPU, NUMA node, port and data directory, with its nodes.conf, so it rejoins the cluster with
+the same node ID. How the keys are kept, whatever the persistence:
+  a primary with a replica   the replica takes over first (CLUSTER FAILOVER); the old primary
+                             comes back as its replica and resyncs            (data: handed-over)
+  a primary, --persistence aof  a clean shutdown flushes the AOF; the new process replays it
+                                                                              (data: aof)
+  any other primary          writes are held (CLIENT PAUSE WRITE: they wait, none is refused),
+                             the shard is saved (SAVE), stopped, and the new process loads that
+                             snapshot; without persistence the snapshot is deleted once loaded
+                                                                              (data: saved)
+  a replica                  restarts and resyncs from its primary           (data: resynced)
+Returns when the shard has loaded its keys and every node reports cluster_state:ok again; says
+how many keys the shard had before and after.
 
   SHARD                    the index of the shard to restart (see shardctl status)
   --rolling                restart every shard, one at a time, waiting for the cluster to be
                            healthy before the next
   --engine E               switch to another server binary as each shard restarts (redis,
                            valkey or a path): how to upgrade Redis/Valkey without downtime for
-                           the other shards
-  --json                   print the result as JSON
+                           the other shards. Refused before anything stops when E cannot read
+                           the data format of the running engine (a downgrade, e.g. Redis 8 to
+                           7.0)
+  --discard-data           restart without keeping the keys: the shard comes back empty (its
+                           snapshot and AOF are deleted). Only for data you can lose
+  --json                   print the result as JSON: per shard old_pid, new_pid, ms, data,
+                           keys_before, keys_after
 
-Needs a running supervisor (start one with shardctl up, which adopts running shards).
+Needs a running supervisor (start one with shardctl up, which adopts running shards). Exit codes:
+0 restarted, 1 a restart failed (the error says whether the shard still runs as it was), 2 bad
+input or a refused engine change.
 )";
 
 constexpr const char* kLogs =

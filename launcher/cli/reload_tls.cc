@@ -20,7 +20,7 @@ int RunReloadTls(const Invocation& invocation) {
                " runs without TLS (start it with --tls-cert, --tls-key and --tls-ca)");
     return kExitUsage;
   }
-  if (auto files = CheckTlsFiles(deployment->tls); !files.ok()) {
+  if (auto files = CheckTlsFiles(dir, deployment->tls); !files.ok()) {
     PrintError("reload-tls: " + files.error().message() + "; nothing was reloaded");
     return kExitUsage;
   }

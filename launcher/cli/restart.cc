@@ -29,10 +29,49 @@ std::variant<std::optional<Engine>, int> RequestedEngine(const Invocation& invoc
 }
 
 json RestartJson(const ShardRestart& restart) {
+  auto optional = [](const std::optional<long long>& value) {
+    return value ? json(*value) : json(nullptr);
+  };
   return {{"shard", restart.shard},
           {"old_pid", restart.old_pid ? json(*restart.old_pid) : json(nullptr)},
           {"new_pid", restart.new_pid},
-          {"ms", restart.took.count()}};
+          {"ms", restart.took.count()},
+          {"data", restart.data},
+          {"keys_before", optional(restart.keys_before)},
+          {"keys_after", optional(restart.keys_after)}};
+}
+
+// "keys kept: saved 1000 keys, loaded 1000" — what happened to the shard's data, for people.
+std::string DataNote(const ShardRestart& restart) {
+  auto keys = [](const std::optional<long long>& count) {
+    return count ? std::to_string(*count) : std::string("?");
+  };
+  if (restart.data == "handed-over") {
+    return "its replica took over its " + keys(restart.keys_before) + " keys first";
+  }
+  if (restart.data == "saved") {
+    return "saved " + keys(restart.keys_before) + " keys, loaded " + keys(restart.keys_after);
+  }
+  if (restart.data == "aof") {
+    return "AOF replayed: " + keys(restart.keys_before) + " keys before, " +
+           keys(restart.keys_after) + " after";
+  }
+  if (restart.data == "resynced") return "a replica: resynced from its primary";
+  if (restart.data == "discarded") return "data discarded as asked (--discard-data)";
+  return "it was not running";
+}
+
+// --engine E against the engine the deployment runs: refused before anything stops when E
+// cannot read the data the running engine writes. Returns the exit code, or kExitOk.
+int CheckEngineChange(const Deployment& deployment, const std::optional<Engine>& engine,
+                      bool discard_data) {
+  if (!engine || discard_data) return kExitOk;
+  const std::string problem = DataFormatProblem(deployment.engine, *engine);
+  if (problem.empty()) return kExitOk;
+  PrintError("restart --engine " + engine->path.string() + ": " + problem +
+             "; nothing was restarted (keep " + deployment.engine.Name() + " " +
+             deployment.engine.version + ", or pass --discard-data to start every shard empty)");
+  return kExitUsage;
 }
 
 }  // namespace
@@ -51,12 +90,17 @@ int RunRestart(const Invocation& invocation) {
   }
   auto engine = RequestedEngine(invocation, spec);
   if (auto* code = std::get_if<int>(&engine)) return *code;
+  const RestartOptions options{.engine = std::get<std::optional<Engine>>(engine),
+                               .discard_data = invocation.discard_data};
+  if (int code = CheckEngineChange(*deployment, options.engine, options.discard_data);
+      code != kExitOk) {
+    return code;
+  }
   json results = json::array();
   for (const auto& planned : shards) {
     const int index = planned.index;
     if (!invocation.rolling && index != *invocation.shard) continue;
-    auto restart =
-        RestartShard(dir, deployment->plan, index, std::get<std::optional<Engine>>(engine));
+    auto restart = RestartShard(dir, *deployment, index, options);
     if (!restart.ok()) {
       PrintError("restart of shard " + std::to_string(index) + ": " + restart.error().message());
       return kExitRuntime;
@@ -64,8 +108,8 @@ int RunRestart(const Invocation& invocation) {
     json result = RestartJson(*restart);
     if (!invocation.json) {
       std::cout << "shard " << index << " restarted (pid " << result["old_pid"].dump() << " -> "
-                << result["new_pid"].dump() << "), cluster healthy after " << restart->took.count()
-                << " ms\n"
+                << result["new_pid"].dump() << "; " << DataNote(*restart)
+                << "), cluster healthy after " << restart->took.count() << " ms\n"
                 << std::flush;
     }
     results.push_back(result);

@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <iostream>
 #include <variant>
 
 #include "common/secrets.h"
+#include "common/tls_check.h"
 #include "launcher/cli/commands.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/engine/engine.h"
@@ -33,6 +35,14 @@ void PrintProgress(const std::string& message) { std::cerr << "shardctl: " << me
 common::Result<TlsConfig> ResolveTls(const Spec& spec, const Engine& engine) {
   if (!spec.tls_cert) return TlsConfig{};
   if (auto key = common::ReadSecretFile(*spec.tls_key, "--tls-key"); !key.ok()) return key.error();
+  // As a TLS peer will check it: a shard loads an expired certificate, or one another CA
+  // signed, and then no client can reach it.
+  if (auto checked = common::CheckCertificate(
+          {.cert_file = *spec.tls_cert, .key_file = *spec.tls_key, .ca_file = *spec.tls_ca},
+          std::time(nullptr));
+      !checked.ok()) {
+    return checked.error();
+  }
   auto has_tls = EngineHasTls(engine.path);
   if (!has_tls.ok()) return has_tls.error();
   if (!*has_tls) {
@@ -112,6 +122,28 @@ std::variant<Deployment, int> DecideDeployment(const Spec& spec,
   return deployment;
 }
 
+// `up --name N` alone: the deployment as recorded (its shape after any scale), or a fresh default
+// one when nothing is recorded.
+std::variant<Deployment, int> RecordedDeployment(const DeploymentDir& dir, const Spec& spec,
+                                                 std::vector<std::string>& host_notes) {
+  if (!std::filesystem::exists(dir.DeploymentFile())) return DecideDeployment(spec, host_notes);
+  auto recorded = ReadDeployment(dir);
+  if (!recorded.ok()) {
+    PrintError(recorded.error().message());
+    return kExitRuntime;
+  }
+  const TlsConfig& tls = recorded->tls;
+  if (tls.enabled()) {
+    if (auto checked = common::CheckCertificate(
+            {.cert_file = tls.cert, .key_file = tls.key, .ca_file = tls.ca}, std::time(nullptr));
+        !checked.ok()) {
+      PrintError(checked.error().message());
+      return kExitUsage;
+    }
+  }
+  return std::move(recorded).value();
+}
+
 // Creates the deployment's directory and takes its up.lock.
 std::variant<UpLock, int> LockStateDir(const DeploymentDir& dir) {
   if (auto writable = EnsureWritableDir(dir.root()); !writable.ok()) {
@@ -180,6 +212,26 @@ std::string ShareNote(const json& result) {
          std::to_string(result.value("share_keys", uint64_t{0})) + " keys) from the cluster";
 }
 
+// True when `up` names only the deployment (--name, --state-dir, no --config, no spec flag): it
+// then resumes or adopts the deployment as recorded, whatever shape `scale` gave it.
+bool NamesOnlyTheDeployment(const Invocation& invocation) {
+  if (invocation.config_file) return false;
+  return std::all_of(invocation.settings.begin(), invocation.settings.end(),
+                     [](const Setting& s) { return s.key == "name" || s.key == "state-dir"; });
+}
+
+// A stopped deployment whose data has another shape than the one asked for: refused before
+// anything starts or changes, naming each difference and how to make it live.
+int RefuseOtherShape(const Existing& existing, const Spec& spec) {
+  std::string message = "deployment \"" + spec.name +
+                        "\" is stopped with data of another shape; nothing was started or "
+                        "changed (resume it as recorded with shardctl up" +
+                        StateDirHint(spec) + ", then change it live):";
+  for (const auto& difference : existing.differences) message += "\n  " + difference;
+  PrintError(message);
+  return kExitUsage;
+}
+
 // `up` of a deployment that already runs: nothing to do with the same spec (but finishing open
 // slot moves), refused with another.
 int PrintExisting(const Existing& existing, const Deployment& deployment, const Spec& spec,
@@ -187,8 +239,9 @@ int PrintExisting(const Existing& existing, const Deployment& deployment, const 
   const bool as_json = invocation.json;
   if (existing.kind == Existing::Kind::kDifferent) {
     std::string message = "deployment \"" + spec.name +
-                          "\" is running with a different spec (run shardctl down" +
-                          StateDirHint(spec) + " first, or repeat the running spec):";
+                          "\" is running with a different spec (repeat the running spec, or " +
+                          "shardctl up" + StateDirHint(spec) +
+                          " alone, which keeps it as it runs):";
     for (const auto& difference : existing.differences) message += "\n  " + difference;
     PrintError(message);
     return kExitUsage;
@@ -328,7 +381,8 @@ int RunInForeground(const DeploymentDir& dir, const Deployment& deployment, cons
 }
 
 int RunInBackground(const DeploymentDir& dir, const Deployment& deployment, const Spec& spec,
-                    bool adopting, Clock::time_point started, bool as_json) {
+                    const Existing& existing, Clock::time_point started, bool as_json) {
+  const bool adopting = existing.kind == Existing::Kind::kAdopt;
   ProgressDisplay progress(ProgressAllowed(as_json));
   progress.Show("starting " + std::to_string(deployment.plan.shards.size()) + " shards");
   auto ready = StartSupervisor(
@@ -337,7 +391,7 @@ int RunInBackground(const DeploymentDir& dir, const Deployment& deployment, cons
   progress.Clear();
   if (!ready.ok()) {
     // A failed adoption leaves the running shards as they were.
-    if (!adopting) UndoFailedStart(dir, deployment);
+    if (!adopting) UndoFailedStart(dir, deployment, existing.recorded);
     PrintError(ready.error().message() + " (supervisor log: " + dir.SupervisorLog().string() + ")");
     return kExitRuntime;
   }
@@ -360,11 +414,15 @@ int RunUp(const Invocation& invocation) {
     return kExitUsage;
   }
   std::vector<std::string> host_notes;
-  auto decided = DecideDeployment(*spec, host_notes);
+  DeploymentDir dir = DirOf(*spec);
+  auto decided = NamesOnlyTheDeployment(invocation) ? RecordedDeployment(dir, *spec, host_notes)
+                                                    : DecideDeployment(*spec, host_notes);
   if (auto* code = std::get_if<int>(&decided)) return *code;
   const Deployment& deployment = std::get<Deployment>(decided);
-  UseControlPassword(deployment.auth.password);
-  DeploymentDir dir = DirOf(*spec);
+  if (auto used = UseDeploymentAccess(deployment); !used.ok()) {
+    PrintError(used.error().message());
+    return kExitUsage;
+  }
   std::optional<UpLock> lock;
   if (!invocation.dry_run) {
     auto locked = LockStateDir(dir);
@@ -375,6 +433,7 @@ int RunUp(const Invocation& invocation) {
   if (existing.kind == Existing::Kind::kDifferent || existing.kind == Existing::Kind::kRunning) {
     return PrintExisting(existing, deployment, *spec, invocation);
   }
+  if (existing.kind == Existing::Kind::kOtherShape) return RefuseOtherShape(existing, *spec);
   const bool adopting = existing.kind == Existing::Kind::kAdopt;
   PrintPlanWarnings(deployment.plan);
   if (int code = CheckCanStart(dir, deployment, *spec, adopting); code != kExitOk) return code;
@@ -387,10 +446,14 @@ int RunUp(const Invocation& invocation) {
     PrintError(written.error().message());
     return kExitRuntime;
   }
+  if (auto recorded = RecordTlsInUse(dir, deployment.tls); !recorded.ok()) {
+    PrintError(recorded.error().message());
+    return kExitRuntime;
+  }
   if (invocation.foreground) {
     return RunInForeground(dir, deployment, *spec, *lock, started, invocation.json);
   }
-  return RunInBackground(dir, deployment, *spec, adopting, started, invocation.json);
+  return RunInBackground(dir, deployment, *spec, existing, started, invocation.json);
 }
 
 int RunSupervise(const Invocation& invocation) {

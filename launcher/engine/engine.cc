@@ -1,5 +1,6 @@
 #include "launcher/engine/engine.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -99,6 +100,52 @@ Result<Engine> ResolveEngine(const std::string& engine_spec) {
                  " is too old (shardctl needs 7.0 or newer for cluster-port and ADDSLOTSRANGE)");
   }
   return engine;
+}
+
+namespace {
+
+// The minor version of "7.2.4" (2), or 0.
+int VersionMinor(std::string_view version) {
+  const size_t dot = version.find('.');
+  if (dot == std::string_view::npos) return 0;
+  version.remove_prefix(dot + 1);
+  return common::ParseInteger<int>(version.substr(0, version.find('.'))).value_or(0);
+}
+
+}  // namespace
+
+std::string RdbFormat::ToString() const {
+  std::string digits = std::to_string(version);
+  if (valkey_signature)
+    return "VALKEY" + std::string(3 - std::min<size_t>(3, digits.size()), '0') + digits;
+  return "REDIS" + std::string(4 - std::min<size_t>(4, digits.size()), '0') + digits;
+}
+
+RdbFormat WrittenRdbFormat(const Engine& engine) {
+  const int minor = VersionMinor(engine.version);
+  if (engine.kind == EngineKind::kValkey) {
+    return engine.major >= 9 ? RdbFormat{true, 80} : RdbFormat{false, 11};
+  }
+  if (engine.major == 7 && minor < 2) return {false, 10};
+  if (engine.major == 7 && minor < 4) return {false, 11};
+  return {false, 12};
+}
+
+bool ReadsRdbFormat(const Engine& engine, const RdbFormat& format) {
+  if (engine.kind == EngineKind::kRedis) {
+    return !format.valkey_signature && format.version <= WrittenRdbFormat(engine).version;
+  }
+  if (format.valkey_signature) return engine.major >= 9 && format.version <= 80;
+  return format.version <= 11;
+}
+
+std::string DataFormatProblem(const Engine& from, const Engine& to) {
+  const RdbFormat written = WrittenRdbFormat(from);
+  if (ReadsRdbFormat(to, written)) return "";
+  return from.Name() + " " + from.version + " keeps its data in RDB format " + written.ToString() +
+         ", which " + to.Name() + " " + to.version + " cannot load (it reads " +
+         WrittenRdbFormat(to).ToString() +
+         (to.kind == EngineKind::kValkey && to.major >= 9 ? " and REDIS0011" : "") + " and older)";
 }
 
 Result<bool> EngineHasTls(const std::filesystem::path& path) {

@@ -28,6 +28,28 @@ std::string RenderShardConfig(const Engine& engine, const Plan& plan, const Shar
                               const Durability& durability = {}, const AuthConfig& auth = {},
                               const TlsConfig& tls = {});
 
+// The on-disk data format an engine writes (RDB snapshots, the RDB preamble of an AOF, and the
+// stream of a full resync): "REDIS0010" is {false, 10}, Valkey 9's "VALKEY080" is {true, 80}.
+struct RdbFormat {
+  bool valkey_signature = false;
+  int version = 0;
+  std::string ToString() const;  // "REDIS0010", "VALKEY080"
+};
+
+// Pure, from each engine's release notes and measured with every pair shardctl is tested on:
+// Redis 7.0 writes REDIS0010, 7.2 REDIS0011, 7.4 and 8.x REDIS0012; Valkey 7.2 and 8.x
+// REDIS0011, 9.x VALKEY080.
+RdbFormat WrittenRdbFormat(const Engine& engine);
+
+// Pure: whether `engine` loads data in `format`. Redis reads its own REDIS version and older, never
+// a VALKEY signature ("Wrong signature"); Valkey 9 reads REDIS0011 and older and VALKEY080
+// (rdb-version-check strict, its default); Valkey 8 and older read REDIS0011 and older.
+bool ReadsRdbFormat(const Engine& engine, const RdbFormat& format);
+
+// Pure: why data written by `from` cannot be loaded by `to` (a downgrade, or Valkey 9 to Redis),
+// or "" when it can.
+std::string DataFormatProblem(const Engine& from, const Engine& to);
+
 // True when the server binary at `path` was built with TLS: it calls into OpenSSL (names
 // SSL_CTX_new). A build whose TLS is a loadable module counts as without. Errors when it cannot
 // be read.

@@ -1,5 +1,7 @@
 #include "launcher/model/deployment.h"
 
+#include <algorithm>
+
 namespace shardctl::launcher {
 
 std::vector<std::string> DiffDeployments(const Deployment& running, const Deployment& requested) {
@@ -48,6 +50,57 @@ std::vector<std::string> DiffDeployments(const Deployment& running, const Deploy
                     (requested.auth.password_required ? "set" : "none"));
   } else if (running.auth.password != requested.auth.password) {
     diffs.push_back("password-file: holds another password");  // never the passwords themselves
+  }
+  return diffs;
+}
+
+namespace {
+
+size_t Primaries(const Plan& plan) {
+  return static_cast<size_t>(std::count_if(plan.shards.begin(), plan.shards.end(),
+                                           [](const ShardPlan& s) { return !s.primary; }));
+}
+
+}  // namespace
+
+std::vector<std::string> ShapeDifferences(const Deployment& recorded, const Deployment& requested) {
+  std::vector<std::string> diffs;
+  const Plan& was = recorded.plan;
+  const Plan& now = requested.plan;
+  const size_t primaries = Primaries(was);
+  const size_t wanted_primaries = Primaries(now);
+  if (primaries != wanted_primaries) {
+    diffs.push_back("shards: " + std::to_string(primaries) + " -> " +
+                    std::to_string(wanted_primaries) + " (live: shardctl scale --shards " +
+                    std::to_string(wanted_primaries) + ")");
+  }
+  const size_t replicas = was.shards.size() - primaries;
+  const size_t wanted_replicas = now.shards.size() - wanted_primaries;
+  if (replicas != wanted_replicas) {
+    diffs.push_back("replicas: " + std::to_string(replicas) + " -> " +
+                    std::to_string(wanted_replicas) +
+                    " in all (shardctl cannot add or remove replicas of a deployment with data)");
+  }
+  if (diffs.empty()) {
+    for (size_t i = 0; i < was.shards.size(); ++i) {
+      const ShardPlan& a = was.shards[i];
+      const ShardPlan& b = now.shards[i];
+      if (a.index != b.index || a.port != b.port || a.bus_port != b.bus_port) {
+        diffs.push_back("shard " + std::to_string(a.index) + " port/bus port: " +
+                        std::to_string(a.port) + "/" + std::to_string(a.bus_port) + " -> " +
+                        std::to_string(b.port) + "/" + std::to_string(b.bus_port) +
+                        " (the nodes know each other by these ports; keep --base-port and "
+                        "--bus-base-port as recorded)");
+        break;
+      }
+    }
+  }
+  if (recorded.engine.kind != requested.engine.kind ||
+      recorded.engine.major != requested.engine.major) {
+    diffs.push_back("engine: " + recorded.engine.Name() + " " + recorded.engine.version + " -> " +
+                    requested.engine.Name() + " " + requested.engine.version +
+                    " (live: shardctl restart --rolling --engine " +
+                    requested.engine.path.string() + ")");
   }
   return diffs;
 }

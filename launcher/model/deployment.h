@@ -91,4 +91,10 @@ struct Deployment {
 // The proxy's binary path is not compared: it is found anew by every `up`.
 std::vector<std::string> DiffDeployments(const Deployment& running, const Deployment& requested);
 
+// What a stopped deployment's data cannot be resumed with: another number of primaries or
+// replicas, other shard indices or ports, another engine or engine major. One line per difference
+// naming the command that makes the change live where there is one ("shards: 3 -> 2 (live:
+// shardctl scale --shards 2)"); empty when `up` may resume `recorded` as `requested`.
+std::vector<std::string> ShapeDifferences(const Deployment& recorded, const Deployment& requested);
+
 }  // namespace shardctl::launcher

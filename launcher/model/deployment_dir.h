@@ -46,6 +46,9 @@ class DeploymentDir {
   std::filesystem::path ProxyLog() const { return root_ / "proxy.log"; }
   std::filesystem::path PasswordFile() const { return root_ / "password"; }
   std::filesystem::path ProxyAuthFile() const { return root_ / "proxy.auth"; }
+  // Copies of the TLS files the shards serve (written by `up` and each successful reload-tls):
+  // what a new CA must still verify, and what a shard goes back to when new files fail it.
+  std::filesystem::path TlsInUseDir() const { return root_ / "tls-in-use"; }
 
  private:
   std::filesystem::path root_;

@@ -163,13 +163,26 @@ common::Result<MetricsConfig> ResolveMetrics(const Spec& spec, const Plan& plan,
 }
 
 Existing ClassifyExisting(const ExistingFacts& facts, const Deployment& requested) {
-  if (!facts.recorded || (!facts.supervised && !facts.live_shards)) return {};
-  auto differences = DiffDeployments(*facts.recorded, requested);
-  if (!differences.empty()) {
-    return {.kind = Existing::Kind::kDifferent, .differences = std::move(differences)};
+  if (!facts.recorded) return {};
+  Existing existing{.recorded = facts.recorded};
+  if (!facts.supervised && !facts.live_shards) {
+    // The shards' nodes.conf (and data) will be resumed: a different shape would start a cluster
+    // that fails minutes later, so it is refused before anything starts.
+    existing.differences = ShapeDifferences(*facts.recorded, requested);
+    existing.kind =
+        existing.differences.empty() ? Existing::Kind::kResume : Existing::Kind::kOtherShape;
+    return existing;
   }
-  if (!facts.supervised) return {.kind = Existing::Kind::kAdopt};
-  return {.kind = Existing::Kind::kRunning, .shards = facts.recorded->plan.shards.size()};
+  existing.differences = DiffDeployments(*facts.recorded, requested);
+  if (!existing.differences.empty()) {
+    existing.kind = Existing::Kind::kDifferent;
+  } else if (!facts.supervised) {
+    existing.kind = Existing::Kind::kAdopt;
+  } else {
+    existing.kind = Existing::Kind::kRunning;
+    existing.shards = facts.recorded->plan.shards.size();
+  }
+  return existing;
 }
 
 Existing FindExisting(const DeploymentDir& dir, const Deployment& requested) {
@@ -192,7 +205,7 @@ common::Status CheckNoStrayData(const DeploymentDir& dir, const Deployment& depl
       if (std::filesystem::exists(path)) {
         return Error(path.string() +
                      ": data from an earlier run with persistence (start with the same "
-                     "--persistence to keep it, or shardctl down --purge to delete it)");
+                     "--persistence to keep it; move the file away only if it may be lost)");
       }
     }
   }
@@ -294,9 +307,14 @@ common::Result<json> StartSupervisor(const DeploymentDir& dir, const std::string
   return event;
 }
 
-void UndoFailedStart(const DeploymentDir& dir, const Deployment& deployment) {
+void UndoFailedStart(const DeploymentDir& dir, const Deployment& deployment,
+                     const std::optional<Deployment>& previous) {
   if (SupervisorRunning(dir)) return;
   StopProcesses(LiveShards(dir, deployment.plan), std::chrono::seconds(5));
+  if (previous) {
+    (void)WriteDeployment(dir, *previous);
+    return;
+  }
   std::error_code ignored;
   std::filesystem::remove(dir.DeploymentFile(), ignored);
 }

@@ -2,7 +2,9 @@
 //
 //   ResolveProxy ─▶ UpLock::Take ─▶ FindExisting ─┬─ running, same spec: nothing to do
 //                                                 ├─ running, other spec: refuse (the differences)
-//                                                 └─ none / adopt ─▶ CheckNoStrayData,
+//                                                 ├─ stopped, other shape: refuse (the differences
+//                                                 │  and the live command for each)
+//                                                 └─ none / resume / adopt ─▶ CheckNoStrayData,
 //                                                    CheckPortsFree (fresh starts only)
 //   ─▶ WriteDeployment (state/) ─▶ StartSupervisor: fork `shardctl supervise`, read its events
 //                                   └─ failed ─▶ UndoFailedStart
@@ -46,14 +48,18 @@ struct ExistingFacts {
 // What `up` must do about what it found.
 struct Existing {
   enum class Kind {
-    kNone,       // nothing runs (unreadable leftovers included): start afresh
-    kAdopt,      // the same spec runs without a supervisor: start one to adopt the shards
-    kRunning,    // the same spec runs supervised: nothing to do
-    kDifferent,  // another spec runs: refuse, listing `differences`
+    kNone,        // nothing runs (unreadable leftovers included): start afresh
+    kAdopt,       // the same spec runs without a supervisor: start one to adopt the shards
+    kRunning,     // the same spec runs supervised: nothing to do
+    kDifferent,   // another spec runs: refuse, listing `differences`
+    kResume,      // nothing runs, but a record (and the shards' data) is there: resume it
+    kOtherShape,  // nothing runs, and the data has another shape: refuse, listing `differences`
   };
   Kind kind = Kind::kNone;
-  std::vector<std::string> differences;  // kDifferent: DiffDeployments(recorded, requested)
-  size_t shards = 0;                     // kRunning: shards of the running deployment
+  // kDifferent: DiffDeployments(recorded, requested); kOtherShape: ShapeDifferences.
+  std::vector<std::string> differences;
+  size_t shards = 0;                   // kRunning: shards of the running deployment
+  std::optional<Deployment> recorded;  // the record found, put back if a resume fails
 };
 
 // Pure: decides what `up` of `requested` does given the facts.
@@ -108,9 +114,11 @@ common::Result<nlohmann::json> StartSupervisor(const DeploymentDir& dir, const s
                                                const Progress& progress,
                                                const std::function<void()>& waiting = {});
 
-// After a failed fresh start: stops the shards the pid files still name and removes the
-// deployment record. Does nothing when a supervisor holds the lock: a concurrent `up` won the
+// After a failed start: stops the shards the pid files still name, and puts `previous` back as
+// the deployment record (a failed resume leaves the record as it was), or removes the record of a
+// failed fresh start. Does nothing when a supervisor holds the lock: a concurrent `up` won the
 // race, and the shards and the record are its own, not leftovers of ours.
-void UndoFailedStart(const DeploymentDir& dir, const Deployment& deployment);
+void UndoFailedStart(const DeploymentDir& dir, const Deployment& deployment,
+                     const std::optional<Deployment>& previous);
 
 }  // namespace shardctl::launcher

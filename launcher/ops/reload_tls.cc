@@ -5,13 +5,16 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <thread>
 
 #include "common/secrets.h"
 #include "common/tls.h"
+#include "common/tls_check.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
+#include "launcher/state/deployment_store.h"
 #include "launcher/supervisor/supervisor.h"
 
 namespace shardctl::launcher {
@@ -79,10 +82,40 @@ common::Status ReloadProxy(const ProcessId& proxy, const std::string& host, int 
   return Error(where + ": no reload seen within 5s of SIGHUP");
 }
 
+// A shard the new files failed goes back to the copies of the files it served before, on the
+// connection that is still open (its session predates the reload). Says what happened.
+std::string PutBackFilesInUse(RedisConnection& connection, const DeploymentDir& dir) {
+  const auto in_use = dir.TlsInUseDir();
+  if (!std::filesystem::exists(in_use / "cert.pem"))
+    return "no copy of its previous files to put back";
+  auto put_back = connection.Run({"CONFIG", "SET", "tls-cert-file", (in_use / "cert.pem").string(),
+                                  "tls-key-file", (in_use / "key.pem").string(), "tls-ca-cert-file",
+                                  (in_use / "ca.pem").string()});
+  if (!put_back.ok())
+    return "putting its previous files back failed: " + put_back.error().message();
+  return "it is back on its previous certificate (" + in_use.string() +
+         "), and no later shard was touched";
+}
+
 }  // namespace
 
-common::Status CheckTlsFiles(const TlsConfig& tls) {
+common::Status CheckTlsFiles(const DeploymentDir& dir, const TlsConfig& tls) {
   if (auto key = common::ReadSecretFile(tls.key, "--tls-key"); !key.ok()) return key.error();
+  const std::time_t now = std::time(nullptr);
+  const common::TlsFiles files{.cert_file = tls.cert, .key_file = tls.key, .ca_file = tls.ca};
+  if (auto checked = common::CheckCertificate(files, now); !checked.ok()) return checked;
+  const auto in_use = dir.TlsInUseDir() / "cert.pem";
+  if (std::filesystem::exists(in_use)) {
+    if (auto trusted =
+            common::CaVerifies(tls.ca, in_use.string(), now,
+                               "the certificate the shards serve now (" + in_use.string() + ")");
+        !trusted.ok()) {
+      return Error(trusted.error().message() +
+                   ": until every shard is reloaded they present it to each other (put the old "
+                   "and the new CA in one --tls-ca file, reload, then drop the old CA and reload "
+                   "again)");
+    }
+  }
   auto clients = common::ParseTlsClientCertificates(tls.auth_clients);
   auto loaded =
       common::TlsContext::ForServer({.cert_file = tls.cert, .key_file = tls.key, .ca_file = tls.ca},
@@ -117,11 +150,12 @@ common::Result<TlsReloadReport> ReloadTls(const DeploymentDir& dir, const Deploy
     }
     if (auto answers = AnswersOverTls(plan.bind, shard.port, 5s); !answers.ok()) {
       return Error(where + ": no TLS answer after the reload (" + answers.error().message() +
-                   "); " + done);
+                   "); " + PutBackFilesInUse(*connection, dir) + "; " + done);
     }
     report.shards.push_back(shard.index);
     if (progress) progress(shard.index);
   }
+  if (auto recorded = RecordTlsInUse(dir, tls); !recorded.ok()) return recorded.error();
   if (SupervisorRunning(dir)) {
     auto reply = AskSupervisor(dir, {{"cmd", "reload-tls"}}, 5s);
     if (!reply.ok() || !reply->value("ok", false)) {

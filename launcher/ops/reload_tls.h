@@ -24,13 +24,17 @@ struct TlsReloadReport {
 // the CA loading); a problem there is a usage error and nothing was touched. Then each shard:
 // CONFIG SET tls-cert-file/tls-key-file/tls-ca-cert-file (Redis loads them anew even when the
 // paths are the same), and a fresh TLS connection must answer PING before the next shard. A
-// failure stops there; the error names the shard and how many were done (running it again after
-// the fix is safe). `progress` hears each shard done.
+// failure stops there: the shard is put back on the files it served before (the copies in
+// dir.TlsInUseDir()), and the error names the shard and how many were done (running it again
+// after the fix is safe). After the last shard those copies are replaced by the new files.
+// `progress` hears each shard done.
 common::Result<TlsReloadReport> ReloadTls(const DeploymentDir& dir, const Deployment& deployment,
                                           const std::function<void(int shard)>& progress = {});
 
-// The files of `deployment.tls` loaded as a server would load them; the error names the flag and
-// file (exit 2).
-common::Status CheckTlsFiles(const TlsConfig& tls);
+// The files of `deployment.tls` checked as a TLS peer will (dates, chain to the CA) and loaded
+// as a server would load them (the key only for its owner, and the certificate's key), and the
+// new CA must still verify the certificate the shards serve now (dir.TlsInUseDir()), which they
+// present to each other until every one is reloaded. The error names the flag and file (exit 2).
+common::Status CheckTlsFiles(const DeploymentDir& dir, const TlsConfig& tls);
 
 }  // namespace shardctl::launcher

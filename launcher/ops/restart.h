@@ -1,12 +1,24 @@
-// What `shardctl restart` does below the command line: the supervisor restarts one shard; this
-// side waits until the shard answers as a new process and the cluster is healthy again. Nothing
-// here prints.
+// What `shardctl restart` does below the command line: one shard restarted through the
+// supervisor, with its keys kept. Nothing here prints.
+//
+//   primary with a live replica ─▶ the replica takes over (CLUSTER FAILOVER), the old primary
+//                                  restarts and resyncs as a replica                ("handed-over")
+//   primary, AOF persistence     ─▶ SIGTERM flushes the AOF, the new process replays it   ("aof")
+//   primary, none / rdb          ─▶ CLIENT PAUSE WRITE, SAVE (writes wait, none is refused), the
+//                                  new process loads that snapshot; with persistence none the
+//                                  snapshot is deleted once loaded                  ("saved")
+//   replica                      ─▶ restarts and resyncs from its primary           ("resynced")
+//   --discard-data               ─▶ the shard comes back empty                      ("discarded")
+//
+// Then it waits until the shard answers as a new process, has loaded its data, and every node
+// reports cluster_state:ok.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <optional>
+#include <string>
 
 #include "common/result.h"
 #include "launcher/model/deployment.h"
@@ -14,18 +26,26 @@
 
 namespace shardctl::launcher {
 
-// One shard restarted.
+// One shard restarted, and how its data was kept.
 struct ShardRestart {
   int shard = 0;
   std::optional<pid_t> old_pid;  // none when the shard was waiting to be restarted anyway
   pid_t new_pid = 0;
   std::chrono::milliseconds took{0};  // until every node reported cluster_state:ok
+  // "handed-over", "aof", "saved", "resynced", "discarded", or "none" (nothing was running).
+  std::string data;
+  std::optional<long long> keys_before;  // the shard's keys as it stopped (primaries)
+  std::optional<long long> keys_after;   // the same node's keys once it served again
 };
 
-// Asks the deployment's supervisor to restart shard `index` of `plan` (on `engine` when given,
-// which it then records), waits up to 60 s for the new process to answer and then for every node
-// to report cluster_state:ok. Errors say which step failed.
-common::Result<ShardRestart> RestartShard(const DeploymentDir& dir, const Plan& plan, int index,
-                                          const std::optional<Engine>& engine);
+struct RestartOptions {
+  std::optional<Engine> engine;  // run the shard on this engine from now on (recorded)
+  bool discard_data = false;     // --discard-data: the shard may come back empty
+};
+
+// Restarts shard `index` of `deployment` through its supervisor, keeping its keys as the header
+// says. Errors say which step failed and whether the shard was left running as it was.
+common::Result<ShardRestart> RestartShard(const DeploymentDir& dir, const Deployment& deployment,
+                                          int index, const RestartOptions& options);
 
 }  // namespace shardctl::launcher

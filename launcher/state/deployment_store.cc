@@ -65,4 +65,21 @@ bool AnyShardRunning(const DeploymentDir& dir, const Plan& plan) {
   return !LiveShards(dir, plan).empty();
 }
 
+common::Status RecordTlsInUse(const DeploymentDir& dir, const TlsConfig& tls) {
+  if (!tls.enabled()) return common::Ok();
+  std::error_code error;
+  std::filesystem::create_directories(dir.TlsInUseDir(), error);
+  if (error) return Error(dir.TlsInUseDir().string() + ": " + error.message());
+  const std::pair<const std::string*, const char*> files[] = {
+      {&tls.cert, "cert.pem"}, {&tls.key, "key.pem"}, {&tls.ca, "ca.pem"}};
+  for (const auto& [from, name] : files) {
+    auto content = ReadWholeFile(*from);
+    if (!content.ok()) return content.error();
+    if (auto written = WriteFileAtomically(dir.TlsInUseDir() / name, *content); !written.ok()) {
+      return written;
+    }
+  }
+  return common::Ok();
+}
+
 }  // namespace shardctl::launcher

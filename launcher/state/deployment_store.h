@@ -16,6 +16,10 @@ common::Status WriteDeployment(const DeploymentDir& dir, const Deployment& deplo
 // Errors name the file: missing, not JSON, or not a deployment record.
 common::Result<Deployment> ReadDeployment(const DeploymentDir& dir);
 
+// Copies the deployment's TLS files (certificate, key, CA) into dir.TlsInUseDir() as cert.pem,
+// key.pem and ca.pem, mode 0600: the files the shards serve now. Nothing without TLS.
+common::Status RecordTlsInUse(const DeploymentDir& dir, const TlsConfig& tls);
+
 // The names of the deployments under `state_root` (directories holding a deployment.json),
 // sorted; none when the directory is missing or unreadable.
 std::vector<std::string> ListDeployments(const std::filesystem::path& state_root);

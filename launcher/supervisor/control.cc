@@ -165,9 +165,17 @@ json Supervisor::RestartReply(const json& request) {
   const pid_t pid = slot.watcher.process().pid;
   log_->info("restart of shard {} (pid {}) requested", index, pid);
   // A primary with a replica hands its slots over first, so no write is refused while it is down.
-  reply["handed_over"] = HandOverPrimary(slot, FailoverMode::kGraceful);
+  const bool handed_over = HandOverPrimary(slot, FailoverMode::kGraceful);
+  if (!handed_over && request.value("require_handover", false)) {
+    // The caller keeps the keys another way (a snapshot) and asks again; nothing is stopped.
+    return {{"ok", false},
+            {"handover_failed", true},
+            {"error", "no replica of shard " + std::to_string(index) + " took over its slots"}};
+  }
+  reply["handed_over"] = handed_over;
   reply["old_pid"] = pid;
   slot.restart_requested = true;
+  slot.discard_data = request.value("discard_data", false);
   slot.restart_kill_deadline = SteadyClock::now() + kRestartStopGrace;
   ArmSaveOnShutdown(deployment_);
   kill(pid, SIGTERM);  // Redis shuts down cleanly on SIGTERM

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "common/duration.h"
 #include "launcher/cluster/redis_client.h"
@@ -98,6 +99,7 @@ void Supervisor::OnShardExit(ShardSlot& slot, const ProcessWatcher::Exit& exit) 
     slot.restart_requested = false;
     policy.Reset();
     log_->info("shard {} {}; restarting it as requested", slot.index, exit.how);
+    if (std::exchange(slot.discard_data, false)) DiscardShardData(slot.index);
   } else {
     // Before the dead primary comes back (empty, or with an older snapshot), its replica takes
     // its place; the restarted process then rejoins as a replica.
@@ -167,6 +169,14 @@ void Supervisor::KillIfFailedWhileSilent(ShardSlot& slot, SteadyClock::time_poin
       slot.index, slot.watcher.process().pid);
   kill(slot.watcher.process().pid, SIGKILL);
   slot.hung_kill_sent = true;
+}
+
+void Supervisor::DiscardShardData(int index) {
+  const auto shard_dir = dir_.ShardDir(index);
+  std::error_code ignored;
+  std::filesystem::remove(shard_dir / "dump.rdb", ignored);
+  std::filesystem::remove_all(shard_dir / "appendonlydir", ignored);
+  log_->warn("shard {}: its snapshot and AOF were deleted as asked (--discard-data)", index);
 }
 
 void Supervisor::OnRestartDue(ShardSlot& slot) {

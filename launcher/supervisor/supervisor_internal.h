@@ -36,6 +36,7 @@ struct ShardSlot {
   ProcessWatcher watcher;
   std::string state = "starting";  // starting, ok, unresponsive, restarting, disk-full, stopped
   bool restart_requested = false;  // an operator's restart: respawn at once when it exits
+  bool discard_data = false;       // ... and delete its snapshot and AOF first (--discard-data)
   SteadyClock::time_point restart_kill_deadline;
   bool hung_kill_sent = false;
   SteadyClock::time_point next_fail_check;  // when KillIfFailedWhileSilent may ask peers again
@@ -66,6 +67,8 @@ class Supervisor {
   // Lifecycle (supervisor.cc).
   void OnShardExit(ShardSlot& slot, const ProcessWatcher::Exit& exit);
   void OnRestartDue(ShardSlot& slot);
+  // --discard-data: the shard's snapshot and AOF go before it starts again (empty).
+  void DiscardShardData(int index);
   // True (and the slot set to "disk-full", said once in the log) when the shard's data directory
   // has no room: it is then restarted by RetryDiskFull once space is freed, not by its backoff.
   bool HoldForDiskSpace(ShardSlot& slot, const std::string& how);

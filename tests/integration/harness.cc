@@ -662,6 +662,38 @@ json ShardctlTest::Status(int* exit_code) {
   return parsed;
 }
 
+void ShardctlTest::WriteKeys(int count) {
+  const auto file = scratch_dir() / "keys.txt";
+  {
+    std::ofstream script(file);
+    for (int i = 0; i < count; ++i) script << "SET key:" << i << " value-" << i << "\n";
+    script << "SET with-ttl kept EX 100000\n";
+  }
+  auto written = RunCommand(
+      {"sh", "-c",
+       "redis-cli -c -p " + std::to_string(base_port()) + " < " + file.string() + " > /dev/null"},
+      60s);
+  ASSERT_EQ(written.exit_code, 0) << written.Describe();
+}
+
+std::map<int, long long> ShardctlTest::KeysOnPrimaries() {
+  std::map<int, long long> keys;
+  const json status = Status();
+  for (const auto& shard : status.value("shards", json::array())) {
+    if (shard.value("role", "") != "primary") continue;
+    const int port = shard["port"].get<int>();
+    auto size = QueryRedis(port, {"DBSIZE"});
+    keys[port] = size ? size->integer : -1;
+  }
+  return keys;
+}
+
+long long ShardctlTest::TotalKeys(const std::map<int, long long>& keys) {
+  long long total = 0;
+  for (const auto& [port, count] : keys) total += count;
+  return total;
+}
+
 void ShardctlTest::ExpectNothingRunning(const std::string& context) {
   std::string leaks;
   for (const auto& [pid, command] : LiveDescendants()) {

@@ -184,6 +184,14 @@ class ShardctlTest : public ::testing::Test {
   // The same without failing: nullopt when it printed no JSON object (e.g. no deployment yet).
   std::optional<json> TryStatus(int* exit_code = nullptr);
 
+  // Data is counted, not assumed: writes `count` keys "key:I" (and "with-ttl", EX 100000)
+  // through the cluster with one `redis-cli -c` process, failing the test if it fails.
+  void WriteKeys(int count);
+  // DBSIZE of every primary status lists, by port (-1 where it did not answer).
+  std::map<int, long long> KeysOnPrimaries();
+  // Their sum.
+  static long long TotalKeys(const std::map<int, long long>& keys);
+
   // Fails the test unless no process started by this test is alive and no pid file remains.
   void ExpectNothingRunning(const std::string& context);
 

@@ -157,6 +157,30 @@ TEST_F(TlsTest, ReloadTlsServesRenewedCertificatesWithoutARestart) {
   EXPECT_NE(mismatch.err.find("nothing was reloaded"), std::string::npos) << mismatch.err;
   EXPECT_EQ(Fingerprint(base_port()), old_print) << "a shard reloaded after a refused check";
 
+  // Files that load but that no peer would accept: refused by --dry-run and by the reload alike.
+  const auto overwrite = std::filesystem::copy_options::overwrite_existing;
+  MakeTestCa(scratch_dir(), "other");
+  MakeTestCertificate(scratch_dir(), "foreign", "other");
+  std::filesystem::copy_file(File("ca.crt"), File("ca.keep"), overwrite);
+  std::filesystem::copy_file(File("foreign.crt"), File("server.crt"), overwrite);
+  std::filesystem::copy_file(File("foreign.key"), File("server.key"), overwrite);
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--dry-run"}, {}}) {
+    auto foreign = OnDeployment("reload-tls", args);
+    EXPECT_EQ(foreign.exit_code, 2) << foreign.Describe();
+    EXPECT_NE(foreign.err.find("does not verify it"), std::string::npos) << foreign.err;
+  }
+  // A new CA that does not sign what the shards serve now: they could not reach each other
+  // while some are reloaded and some not.
+  std::filesystem::copy_file(File("other.crt"), File("ca.crt"), overwrite);
+  auto new_ca = OnDeployment("reload-tls");
+  EXPECT_EQ(new_ca.exit_code, 2) << new_ca.Describe();
+  EXPECT_NE(new_ca.err.find("does not verify the certificate the shards serve now"),
+            std::string::npos)
+      << new_ca.err;
+  EXPECT_EQ(Fingerprint(base_port()), old_print) << "a shard reloaded after a refused check";
+  std::filesystem::copy_file(File("ca.keep"), File("ca.crt"), overwrite);
+  std::filesystem::copy_file(File("renewed.crt"), File("server.crt"), overwrite);
+
   std::filesystem::copy_file(File("renewed.key"), File("server.key"),
                              std::filesystem::copy_options::overwrite_existing);
   auto dry = OnDeployment("reload-tls", {"--dry-run"});

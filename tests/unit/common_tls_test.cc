@@ -16,6 +16,7 @@
 #include <string>
 
 #include "common/tls.h"
+#include "common/tls_check.h"
 
 namespace shardctl::common {
 namespace {
@@ -216,6 +217,39 @@ TEST_F(TlsSessionTest, FilesThatDoNotLoadNameTheFlagAndTheFile) {
   ASSERT_FALSE(not_a_cert);
   EXPECT_NE(not_a_cert.error().message().find("--tls-cert " + files.cert_file), std::string::npos)
       << not_a_cert.error().message();
+}
+
+// CheckCertificate sees what a peer will refuse, which loading the files does not: the dates
+// (checked at a given time, so no expired file is needed) and the chain to the CA.
+TEST_F(TlsSessionTest, CertificatesAreCheckedAsAPeerWillCheckThem) {
+  const std::time_t now = std::time(nullptr);
+  EXPECT_TRUE(CheckCertificate(Files(), now).ok())
+      << CheckCertificate(Files(), now).error().message();
+
+  auto expired = CheckCertificate(Files(), now + 2 * 86400);
+  ASSERT_FALSE(expired.ok());
+  EXPECT_EQ(expired.error().message().rfind("--tls-cert " + Files().cert_file + ": expired on ", 0),
+            0u)
+      << expired.error().message();
+  EXPECT_NE(expired.error().message().find("(renew it"), std::string::npos);
+
+  auto early = CheckCertificate(Files(), now - 86400);
+  ASSERT_FALSE(early.ok());
+  EXPECT_NE(early.error().message().find(": not valid before "), std::string::npos)
+      << early.error().message();
+
+  auto other_ca = CheckCertificate(Files("other-ca.crt"), now);
+  ASSERT_FALSE(other_ca.ok());
+  EXPECT_NE(other_ca.error().message().find("does not verify it"), std::string::npos)
+      << other_ca.error().message();
+
+  EXPECT_TRUE(CaVerifies(Files().ca_file, Files().cert_file, now, "the certificate in use").ok());
+  auto untrusted = CaVerifies((dir_ / "other-ca.crt").string(), Files().cert_file, now,
+                              "the certificate in use");
+  ASSERT_FALSE(untrusted.ok());
+  EXPECT_NE(untrusted.error().message().find("does not verify the certificate in use"),
+            std::string::npos)
+      << untrusted.error().message();
 }
 
 TEST(TlsClientCertificatesTest, ParsesRedisWords) {

