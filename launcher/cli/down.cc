@@ -20,7 +20,10 @@ std::string Describe(const StopReport& report) {
       how = "stopped by the supervisor";
       break;
     case StopReport::By::kPidFiles:
-      how = "stopped from the pid files (no supervisor answered)";
+      how = report.supervisor_unresponsive
+                ? "stopped from the pid files (the supervisor did not answer: stopped or hung; it "
+                  "was killed)"
+                : "stopped from the pid files (no supervisor answered)";
       break;
     case StopReport::By::kNothing:
       break;

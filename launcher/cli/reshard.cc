@@ -183,8 +183,10 @@ int RunReshard(const Invocation& invocation, ReshardRequest request) {
     return ReportInterrupted(invocation.command, std::get<Target>(loaded).spec);
   }
   if (!result.ok()) {
-    PrintError(invocation.command + ": " + result.error().message());
-    return kExitRuntime;
+    const std::string& message = result.error().message();
+    const bool usage = message.rfind("usage: ", 0) == 0;
+    PrintError(invocation.command + ": " + (usage ? message.substr(7) : message));
+    return usage ? kExitUsage : kExitRuntime;
   }
   return PrintResult(invocation, *result);
 }

@@ -108,6 +108,7 @@ json StatusJson(const Deployment& deployment, const DeploymentStatus& status) {
       {"cluster_state", status.summary.cluster_state},
       {"supervisor",
        {{"running", supervised},
+        {"answering", status.supervisor_answers},
         {"pid", supervised && status.supervisor ? json(status.supervisor->pid) : json(nullptr)}}},
       {"shards", shards},
       {"moves_in_progress", MovesJson(status.moves)}};
@@ -161,9 +162,13 @@ void PrintHuman(const Deployment& deployment, const DeploymentStatus& status,
   std::cout << "deployment \"" << deployment.plan.name << "\": " << deployment.engine.Name() << " "
             << deployment.engine.version << ", cluster_state " << status.summary.cluster_state
             << ", supervisor "
-            << (status.supervised && status.supervisor
+            << (!status.supervised || !status.supervisor ? std::string("DOWN")
+                : status.supervisor_answers
                     ? "pid " + std::to_string(status.supervisor->pid)
-                    : std::string("DOWN"))
+                    : "pid " + std::to_string(status.supervisor->pid) +
+                          " NOT ANSWERING (stopped or hung, nothing heals: kill " +
+                          std::to_string(status.supervisor->pid) + ", then shardctl up" + hint +
+                          " adopts the shards)")
             << "\n";
   std::vector<std::vector<std::string>> rows = {
       {"SHARD", "PORT", "PID", "CPUS", "NODE", "MAXMEMORY", "USED", "KEYS", "ROLE", "HEALTH"}};

@@ -16,6 +16,7 @@
 #include "launcher/ops/launch.h"
 #include "launcher/ops/reshard.h"
 #include "launcher/os/files.h"
+#include "launcher/os/ports.h"
 #include "launcher/supervisor/supervisor.h"
 #include "launcher/term/output.h"
 #include "launcher/term/progress.h"
@@ -274,6 +275,10 @@ int CheckCanStart(const DeploymentDir& dir, const Deployment& deployment, const 
   }
   if (auto stray = CheckNoStrayData(dir, deployment); !stray.ok()) {
     PrintError(stray.error().message());
+    return kExitUsage;
+  }
+  if (auto address = CheckAddressOnHost(deployment.plan.bind, "--bind"); !address.ok()) {
+    PrintError(address.error().message());
     return kExitUsage;
   }
   if (auto ports = CheckPortsFree(deployment); !ports.ok()) {

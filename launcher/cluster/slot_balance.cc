@@ -11,6 +11,12 @@
 namespace shardctl::launcher {
 namespace {
 
+// Slots nobody serves mean their primary did not answer (stopped, hung, restarting): handing its
+// slots to another node would orphan the keys it still holds, so nothing is moved.
+constexpr const char* kOwnerNotAnswering =
+    "the primary that serves them did not answer (see shardctl status: wait for it, restart it, "
+    "or let its replica take over, then run this again); nothing was moved";
+
 using common::kSlotCount;
 using common::SlotRange;
 
@@ -207,8 +213,7 @@ common::Result<std::vector<SlotMove>> PlanBalance(const BalanceRequest& request)
   }
   const OwnerOfSlot owner_of = OwnerOfEachSlot(owners);
   if (const std::string missing = Unowned(owner_of); !missing.empty()) {
-    return common::Error("slots " + missing +
-                         " have no owner (assign them first: redis-cli --cluster fix)");
+    return common::Error("slots " + missing + " have no live owner: " + kOwnerNotAnswering);
   }
   const bool whole_slots = request.slot_weights.empty();
   const std::vector<double> weights = EffectiveWeights(request.slot_weights);
@@ -281,7 +286,7 @@ common::Result<std::vector<SlotMove>> PlanExplicitMove(const std::vector<SlotOwn
     for (int slot = range.first; slot <= range.last; ++slot) {
       if (owner_of[slot] == kNobody) {
         return common::Error("slot " + std::to_string(slot) +
-                             " has no owner (assign it first: redis-cli --cluster fix)");
+                             " has no live owner: " + kOwnerNotAnswering);
       }
       // Already there: moving again is a no-op, so the command can be repeated safely.
       if (owner_of[slot] != target) moves.Add(slot, owner_of[slot], target);

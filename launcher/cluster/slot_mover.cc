@@ -193,8 +193,36 @@ class TaskScheduler {
 
 }  // namespace
 
+namespace {
+
+// --migration atomic asked of an engine without CLUSTER MIGRATESLOTS (Redis, Valkey before 9):
+// refused before any slot moves, naming the node and the path that works ("usage: " marks it a
+// usage error for the CLI, as scale's are).
+common::Status CheckAtomicAvailable(const std::vector<MoveTask>& tasks,
+                                    const MoverOptions& options) {
+  if (options.path != MovePath::kAtomic) return common::Ok();
+  for (const MoveTask& task : tasks) {
+    for (const MoveNode* node : {&task.source, &task.target}) {
+      auto atomic = HasAtomicMigration(*node, options.reply_timeout);
+      if (!atomic.ok()) return atomic.error().Context(mover_internal::NodeName(*node));
+      if (!*atomic) {
+        return common::Error("usage: --migration atomic: " + mover_internal::NodeName(*node) +
+                             " has no atomic slot migration (CLUSTER MIGRATESLOTS, Valkey 9 and "
+                             "newer); use --migration migrate, or auto, which picks what every "
+                             "node has; nothing was moved");
+      }
+    }
+  }
+  return common::Ok();
+}
+
+}  // namespace
+
 common::Result<MoveReport> RunMoves(const std::vector<MoveTask>& tasks,
                                     const MoverOptions& options) {
+  if (auto available = CheckAtomicAvailable(tasks, options); !available.ok()) {
+    return available.error();
+  }
   const auto start = std::chrono::steady_clock::now();
   ProgressSink sink(options);
   CountTotals(tasks, options, sink);

@@ -220,16 +220,10 @@ common::Status CheckPortsFree(const Deployment& deployment) {
   if (deployment.tls.also_plain()) {
     for (const auto& shard : plan.shards) ports.push_back(deployment.tls.PlainPort(shard.index));
   }
-  auto taken = TakenPorts(plan.bind, ports);
-  if (!taken.empty()) {
-    std::string list;
-    for (size_t i = 0; i < taken.size() && i < 8; ++i) {
-      list += (i ? ", " : "") + std::to_string(taken[i]);
-    }
-    if (taken.size() > 8) list += " and " + std::to_string(taken.size() - 8) + " more";
-    return Error("port(s) " + list + " on " + plan.bind +
-                 " are in use by another process (choose another --base-port / "
-                 "--bus-base-port, or stop that process)");
+  if (auto free = RequirePortsFree(
+          plan.bind, ports, "choose another --base-port / --bus-base-port, or stop that process");
+      !free.ok()) {
+    return free;
   }
   const std::string& metrics_bind = deployment.metrics.bind;
   if (auto used = CheckPortFree(plan.bind, deployment.proxy.port, "--proxy-port"); !used.ok()) {

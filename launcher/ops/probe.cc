@@ -176,6 +176,7 @@ DeploymentStatus ProbeDeployment(const DeploymentDir& dir, const Deployment& dep
     if (reply.ok()) {
       MergeSupervisorView(*reply, status.shards);
       supervisor_view = *reply;
+      status.supervisor_answers = true;
     }
   }
   if (deployment.proxy.enabled()) {
@@ -183,7 +184,8 @@ DeploymentStatus ProbeDeployment(const DeploymentDir& dir, const Deployment& dep
   }
   status.moves = CollectMoves(status.shards);
   status.summary =
-      Summarize(status.shards, status.supervised, !status.proxy || status.proxy->answers);
+      // A supervisor that holds its lock but does not answer (stopped, hung) heals nothing.
+      Summarize(status.shards, status.supervisor_answers, !status.proxy || status.proxy->answers);
   return status;
 }
 

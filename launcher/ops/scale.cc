@@ -151,9 +151,12 @@ Result<ScaleResult> ScaleOut(const DeploymentDir& dir, const Deployment& deploym
     ports.push_back(FindShard(next, index)->port);
     ports.push_back(FindShard(next, index)->bus_port);
   }
-  if (auto taken = TakenPorts(next.bind, ports); !taken.empty()) {
-    return Error("usage: port " + std::to_string(taken.front()) + " on " + next.bind +
-                 " is taken, and a new shard needs it (free it, or scale to fewer shards)");
+  // A runtime fault, exit 1, as for `up`: the request is fine, the host is busy.
+  if (auto free = RequirePortsFree(next.bind, ports,
+                                   "a new shard needs it: stop that process, or scale to fewer "
+                                   "shards");
+      !free.ok()) {
+    return free.error();
   }
   result.plan = next;
   if (request.dry_run) {

@@ -15,6 +15,8 @@ namespace {
 
 constexpr auto kSupervisorStopTimeout = std::chrono::seconds(60);
 constexpr auto kSupervisorExitWait = std::chrono::seconds(15);
+// A supervisor's loop answers a ping within milliseconds; one silent this long is stopped or hung.
+constexpr auto kSupervisorPingTimeout = std::chrono::seconds(2);
 
 // Waits for the supervisor to exit (it does right after replying to "down"). It releases its
 // lock a moment before the process ends, so the process itself is waited for too: when `down`
@@ -29,11 +31,18 @@ bool WaitForSupervisorExit(const DeploymentDir& dir, const std::optional<Process
 }
 
 // Asks a live supervisor to stop everything; returns how many shards it stopped, or nullopt
-// when none runs or it did not say.
-std::optional<int> StopThroughSupervisor(const DeploymentDir& dir) {
+// when none runs or it did not say. A supervisor that holds its lock but does not answer a ping
+// (stopped, or hung) cannot stop anything: it is stopped by its pid at once (`unresponsive` set),
+// and the pid files stop the shards.
+std::optional<int> StopThroughSupervisor(const DeploymentDir& dir, bool& unresponsive) {
   if (!SupervisorRunning(dir)) return std::nullopt;
   std::optional<int> stopped;
   auto supervisor = ReadProcessId(dir.SupervisorPidFile());
+  if (!AskSupervisor(dir, {{"cmd", "ping"}}, kSupervisorPingTimeout).ok()) {
+    unresponsive = true;
+    if (supervisor) StopProcesses({*supervisor}, std::chrono::seconds(1));
+    return std::nullopt;
+  }
   auto reply = AskSupervisor(dir, {{"cmd", "down"}}, kSupervisorStopTimeout);
   if (reply.ok() && reply->value("ok", false)) stopped = reply->value("stopped", 0);
   if (!WaitForSupervisorExit(dir, supervisor) && supervisor) {
@@ -66,7 +75,7 @@ int StopFromPidFiles(const DeploymentDir& dir, const Deployment& deployment) {
 
 StopReport StopDeployment(const DeploymentDir& dir, const std::optional<Deployment>& recorded) {
   StopReport report;
-  if (auto stopped = StopThroughSupervisor(dir)) {
+  if (auto stopped = StopThroughSupervisor(dir, report.supervisor_unresponsive)) {
     report.stopped = *stopped;
     report.by = StopReport::By::kSupervisor;
   }

@@ -5,10 +5,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 namespace shardctl::launcher {
 namespace {
 
-bool CanBind(const std::string& address, int port) {
+// Binds a socket to address:port (SO_REUSEADDR, as Redis binds); returns 0 or the errno.
+int TryBind(const std::string& address, int port) {
   sockaddr_storage storage{};
   socklen_t length = 0;
   int family = AF_INET;
@@ -24,15 +27,15 @@ bool CanBind(const std::string& address, int port) {
     v6->sin6_port = htons(static_cast<uint16_t>(port));
     length = sizeof *v6;
   } else {
-    return false;
+    return EINVAL;
   }
   int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
+  if (fd < 0) return errno;
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  bool bound = bind(fd, reinterpret_cast<sockaddr*>(&storage), length) == 0;
+  const int error = bind(fd, reinterpret_cast<sockaddr*>(&storage), length) == 0 ? 0 : errno;
   close(fd);
-  return bound;
+  return error;
 }
 
 }  // namespace
@@ -40,9 +43,33 @@ bool CanBind(const std::string& address, int port) {
 std::vector<int> TakenPorts(const std::string& address, const std::vector<int>& ports) {
   std::vector<int> taken;
   for (int port : ports) {
-    if (!CanBind(address, port)) taken.push_back(port);
+    if (TryBind(address, port) != 0) taken.push_back(port);
   }
   return taken;
+}
+
+common::Status CheckAddressOnHost(const std::string& address, const std::string& flag) {
+  const int error = TryBind(address, 0);
+  if (error == EADDRNOTAVAIL) {
+    return common::Error(flag + " " + address +
+                         ": not an address of this host (`ip -br addr` lists them; use one of "
+                         "those, or 0.0.0.0 with --announce for a NAT address)");
+  }
+  if (error == EINVAL) return common::Error(flag + " " + address + ": not an IP address");
+  return common::Ok();
+}
+
+common::Status RequirePortsFree(const std::string& address, const std::vector<int>& ports,
+                                const std::string& fix) {
+  const auto taken = TakenPorts(address, ports);
+  if (taken.empty()) return common::Ok();
+  std::string list;
+  for (size_t i = 0; i < taken.size() && i < 8; ++i) {
+    list += (i ? ", " : "") + std::to_string(taken[i]);
+  }
+  if (taken.size() > 8) list += " and " + std::to_string(taken.size() - 8) + " more";
+  return common::Error("port(s) " + list + " on " + address + " are in use by another process (" +
+                       fix + ")");
 }
 
 }  // namespace shardctl::launcher

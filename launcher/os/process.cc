@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -283,8 +284,28 @@ Result<std::filesystem::path> FindExecutable(const std::string& name_or_path) {
   return Error(name_or_path + ": not found in $PATH");
 }
 
+std::vector<pid_t> SessionMembers(pid_t session) {
+  std::vector<pid_t> members;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const auto pid = common::ParseInteger<pid_t>(entry.path().filename().string());
+    if (!pid || *pid == session) continue;
+    const auto fields = ReadStatFields(*pid);
+    if (StatField(fields, 6) == std::to_string(session) && StatField(fields, 3) != "Z") {
+      members.push_back(*pid);
+    }
+  }
+  return members;
+}
+
 int StopProcesses(const std::vector<ProcessId>& processes, std::chrono::milliseconds grace) {
   using Clock = std::chrono::steady_clock;
+  // Processes we spawned lead their own session (setsid): whatever they forked and left behind
+  // (an engine that forks and does not exec, a wrapper script) is stopped with them.
+  std::vector<pid_t> sessions;
+  for (const auto& process : processes) {
+    if (IsRunning(process) && getsid(process.pid) == process.pid) sessions.push_back(process.pid);
+  }
   auto alive = [](const ProcessId& process) {
     ReapIfExited(process.pid);  // a child that exited is a zombie until reaped
     return IsRunning(process);
@@ -312,6 +333,9 @@ int StopProcesses(const std::vector<ProcessId>& processes, std::chrono::millisec
   auto kill_deadline = Clock::now() + std::chrono::seconds(5);
   while (killed > 0 && any_alive() && Clock::now() < kill_deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (pid_t session : sessions) {
+    for (pid_t left : SessionMembers(session)) kill(left, SIGKILL);
   }
   return killed;
 }

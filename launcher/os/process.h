@@ -70,8 +70,13 @@ std::optional<std::string> ReapIfExited(pid_t pid);
 
 // SIGTERM to every live process (Redis shuts down cleanly on it, saving if persistence is on),
 // then SIGKILL to those still alive after `grace`. Reaps our children. Returns how many needed
-// SIGKILL. Processes that are not what was recorded (recycled PIDs) are never signalled.
+// SIGKILL. Processes that are not what was recorded (recycled PIDs) are never signalled. A
+// process that leads its own session (all we spawn do) takes the rest of its session with it:
+// whatever it forked and left running is SIGKILLed at the end.
 int StopProcesses(const std::vector<ProcessId>& processes, std::chrono::milliseconds grace);
+
+// The live processes of session `session` other than its leader (/proc/PID/stat field 6).
+std::vector<pid_t> SessionMembers(pid_t session);
 
 // Finds an executable: a name with '/' is checked as is, otherwise searched in $PATH. Returns the
 // path, or an error saying whether it is missing or not executable.

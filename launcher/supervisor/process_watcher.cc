@@ -1,5 +1,6 @@
 #include "launcher/supervisor/process_watcher.h"
 
+#include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,6 +99,15 @@ void ProcessWatcher::StartFailed(const std::string& why) {
 void ProcessWatcher::Ended(std::string how) {
   const auto uptime =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
+  // We start every process as the leader of its own session: what it forked and left running
+  // (an engine that forks and does not exec) must not outlive it, holding its port or data.
+  if (process_.pid > 0) {
+    const auto left = SessionMembers(process_.pid);
+    for (pid_t orphan : left) kill(orphan, SIGKILL);
+    if (!left.empty()) {
+      how += "; killed " + std::to_string(left.size()) + " process(es) it had forked and left";
+    }
+  }
   process_ = {};
   last_exit_ = how;
   last_exit_unix_ms_ = UnixMs();

@@ -98,6 +98,10 @@ const BadSpec kBadSpecs[] = {
     {"OfflineCpu", {"--cpus", "99"}, {"--cpus", "99", "not online"}},
     {"AllCpusReserved", {"--reserve-cpus", "{online}"}, {"--reserve-cpus", "reserved"}},
     {"PortsPast65535", {"--base-port", "65530", "--shards", "10"}, {"--base-port", "65535"}},
+    // TEST-NET-1 (RFC 5737): never an address of this host; nothing is sent, only bind() tried.
+    {"BindNotOnThisHost",
+     {"--bind", "192.0.2.1", "--allow-no-auth", "--shards", "1"},
+     {"--bind 192.0.2.1", "not an address of this host"}},
     {"MemoryBeyondTheHost", {"--memory", "100tb"}, {"--memory", "100tb"}},
     {"ShardMemoryAboveTheCap", {"--shard-memory", "30gb"}, {"--shard-memory", "30gb", "25gb"}},
     {"MemoryAndShardMemory", {"--memory", "1gb", "--shard-memory", "1gb"}, {"conflicts"}},
@@ -187,6 +191,38 @@ TEST_F(BadInputTest, EngineDyingAtStartStopsTheOtherShards) {
   for (int i = 0; i < 3; ++i) {
     EXPECT_TRUE(PortBindable(base_port() + i)) << "port " << base_port() + i << " still served";
   }
+}
+
+// An engine that forks and does not exec (a wrapper that leaves a helper running): whatever it
+// started stops with the shard, on a failed start and on down alike.
+TEST_F(BadInputTest, WhatAnEngineForksStopsWithIt) {
+  auto which = RunCommand({"sh", "-c", "command -v redis-server"}, 10s);
+  ASSERT_EQ(which.exit_code, 0) << which.Describe();
+  const std::string redis = SplitLines(which.out).at(0);
+  const fs::path marker = scratch_dir() / "helper";
+  // The helper is a copy of sleep under a name of its own, so this test finds exactly its own.
+  ASSERT_EQ(RunCommand({"cp", "/bin/sleep", marker.string()}, 10s).exit_code, 0);
+  fs::path wrapper = WriteScratchFile("redis-server-with-helper",
+                                      "#!/bin/sh\n[ \"$1\" = --version ] || " + marker.string() +
+                                          " 300 &\nexec " + redis + " \"$@\"\n",
+                                      0755);
+  auto helpers = [&] {  // live processes whose argv[0] is the helper
+    size_t count = 0;
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+      const std::string cmdline = ReadFileText(entry.path() / "cmdline");
+      if (cmdline.substr(0, cmdline.find('\0')) == marker.string() &&
+          ReadFileText(entry.path() / "stat").find(") Z ") == std::string::npos) {
+        ++count;
+      }
+    }
+    return count;
+  };
+  auto up = UpWith({"--shards", "2", "--engine", wrapper.string()});
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  EXPECT_EQ(helpers(), 2u) << "each shard's wrapper left one helper";
+  auto down = OnDeployment("down");
+  EXPECT_EQ(down.exit_code, 0) << down.Describe();
+  EXPECT_TRUE(WaitUntil([&] { return helpers() == 0; }, 5s)) << "a helper outlived its shard";
 }
 
 TEST_F(BadInputTest, StateDirThatCannotBeCreatedExitsOneNamingIt) {

@@ -141,6 +141,33 @@ TEST_F(LifecycleTest, StatusReportsADeadSupervisorAndADeadShardAndDownStillStops
   ExpectNothingRunning("after down without a supervisor");
 }
 
+// A supervisor that holds its lock but answers nothing (SIGSTOP here; a hang looks the same)
+// heals nothing: status says so with exit 1, and down does not wait on it.
+TEST_F(LifecycleTest, AFrozenSupervisorIsReportedAndDownDoesNotWaitForIt) {
+  json healthy = UpHealthy(2);
+  ASSERT_FALSE(HasFailure());
+  std::vector<pid_t> pids = ShardPids(healthy);
+  pid_t supervisor = SupervisorPid(healthy);
+  ASSERT_GT(supervisor, 0) << healthy.dump(2);
+  ASSERT_EQ(kill(supervisor, SIGSTOP), 0);
+
+  int code = -1;
+  json status = Status(&code);
+  EXPECT_EQ(code, 1) << status.dump(2);
+  EXPECT_EQ(status["supervisor"].value("answering", true), false) << status.dump(2);
+  auto human = OnDeployment("status");
+  EXPECT_EQ(human.exit_code, 1) << human.Describe();
+  EXPECT_NE(human.out.find("NOT ANSWERING"), std::string::npos) << human.Describe();
+
+  auto down = OnDeployment("down", {}, 30s);
+  EXPECT_EQ(down.exit_code, 0) << down.Describe();
+  EXPECT_LT(down.elapsed, 15s) << "down waited on a frozen supervisor: " << down.Describe();
+  EXPECT_NE(down.out.find("the supervisor did not answer"), std::string::npos) << down.Describe();
+  EXPECT_TRUE(WaitUntil([&] { return !IsAlive(supervisor); }, 5s));
+  for (pid_t pid : pids) EXPECT_FALSE(IsAlive(pid)) << "shard pid " << pid << " survived down";
+  ExpectNothingRunning("after down of a frozen supervisor");
+}
+
 // Two `up`s racing for one deployment (a retrying script, systemd and an operator): one starts
 // it, the other waits for it and then finds it running, both exit 0, and the deployment ends up
 // healthy and managed. A few rounds are tried, since the race window is milliseconds wide.

@@ -118,7 +118,11 @@ TEST(PlanBalanceTest, RefusesUnownedSlotsAndDrainingEverything) {
   auto unowned = PlanBalance({.owners = owners, .slot_weights = {}, .threshold = 0});
   ASSERT_FALSE(unowned.ok());
   EXPECT_EQ(unowned.error().message(),
-            "slots 16001-16383 have no owner (assign them first: redis-cli --cluster fix)");
+            "slots 16001-16383 have no live owner: the primary that serves them did not answer "
+            "(see shardctl status: wait for it, restart it, or let its replica take over, then "
+            "run this again); nothing was moved");
+  EXPECT_EQ(unowned.error().message().find("redis-cli --cluster fix"), std::string::npos)
+      << "that fix would hand a live shard's slots away";
   auto all = Owners(2);
   all[0].drain = all[1].drain = true;
   auto none_left = PlanBalance({.owners = all, .slot_weights = {}, .threshold = 0});

@@ -1,0 +1,26 @@
+// common/text.h: trimming, and the shell quoting of the commands our hints print.
+#include <gtest/gtest.h>
+
+#include "common/text.h"
+
+namespace shardctl::common {
+namespace {
+
+TEST(TrimSpaceTest, DropsSpaceAtBothEnds) {
+  EXPECT_EQ(TrimSpace("  7.0.15\r\n"), "7.0.15");
+  EXPECT_EQ(TrimSpace("\t \n"), "");
+  EXPECT_EQ(TrimSpace("a b"), "a b");
+}
+
+// A printed hint is copied into a shell: a state dir with spaces or quotes must stay one word.
+TEST(ShellQuoteTest, QuotesOnlyWhatAShellWouldSplitOrExpand) {
+  EXPECT_EQ(ShellQuote("/var/lib/shardctl"), "/var/lib/shardctl");
+  EXPECT_EQ(ShellQuote("main-1"), "main-1");
+  EXPECT_EQ(ShellQuote("/tmp/my state"), "'/tmp/my state'");
+  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
+  EXPECT_EQ(ShellQuote("$HOME"), "'$HOME'");
+  EXPECT_EQ(ShellQuote(""), "''");
+}
+
+}  // namespace
+}  // namespace shardctl::common
