@@ -33,7 +33,10 @@ using Chain = std::unique_ptr<STACK_OF(X509), FreeChain>;
 Chain ReadCertificates(const std::string& path) {
   Chain chain(sk_X509_new_null());
   std::unique_ptr<BIO, FreeBio> bio(BIO_new_file(path.c_str(), "r"));
-  if (!bio) return chain;
+  if (!chain || !bio) {
+    ERR_clear_error();
+    return chain;
+  }
   while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
     sk_X509_push(chain.get(), cert);
   }
@@ -43,6 +46,7 @@ Chain ReadCertificates(const std::string& path) {
 
 std::string TimeText(const ASN1_TIME* time) {
   std::unique_ptr<BIO, FreeBio> bio(BIO_new(BIO_s_mem()));
+  if (!bio) return "?";
   ASN1_TIME_print(bio.get(), time);
   char* data = nullptr;
   const long size = BIO_get_mem_data(bio.get(), &data);
@@ -58,7 +62,7 @@ Status Verify(const std::string& ca_file, const std::string& ca_flag, STACK_OF(X
   }
   std::unique_ptr<X509_STORE_CTX, FreeStoreContext> context(X509_STORE_CTX_new());
   X509* leaf = sk_X509_value(chain, 0);
-  if (X509_STORE_CTX_init(context.get(), store.get(), leaf, chain) != 1) {
+  if (!context || X509_STORE_CTX_init(context.get(), store.get(), leaf, chain) != 1) {
     return Error(TlsErrorText("cannot set up the certificate check"));
   }
   X509_STORE_CTX_set_time(context.get(), 0, now);
@@ -72,7 +76,7 @@ Status Verify(const std::string& ca_file, const std::string& ca_flag, STACK_OF(X
 Status CheckCertificate(const TlsFiles& files, std::time_t now) {
   const std::string where = "--tls-cert " + files.cert_file;
   Chain chain = ReadCertificates(files.cert_file);
-  if (sk_X509_num(chain.get()) == 0) return Error(where + ": no PEM certificate in it");
+  if (!chain || sk_X509_num(chain.get()) == 0) return Error(where + ": no PEM certificate in it");
   const X509* leaf = sk_X509_value(chain.get(), 0);
   if (X509_cmp_time(X509_get0_notAfter(leaf), &now) < 0) {
     return Error(where + ": expired on " + TimeText(X509_get0_notAfter(leaf)) +
@@ -92,7 +96,9 @@ Status CheckCertificate(const TlsFiles& files, std::time_t now) {
 Status CaVerifies(const std::string& ca_file, const std::string& cert_file, std::time_t now,
                   const std::string& cert_role) {
   Chain chain = ReadCertificates(cert_file);
-  if (sk_X509_num(chain.get()) == 0) return Error(cert_file + ": no PEM certificate in it");
+  if (!chain || sk_X509_num(chain.get()) == 0) {
+    return Error(cert_file + ": no PEM certificate in it");
+  }
   if (auto verified = Verify(ca_file, "--tls-ca", chain.get(), now); !verified.ok()) {
     return Error("--tls-ca " + ca_file + " does not verify " + cert_role + " (" +
                  verified.error().message() + ")");

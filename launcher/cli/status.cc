@@ -109,6 +109,7 @@ json StatusJson(const Deployment& deployment, const DeploymentStatus& status) {
       {"supervisor",
        {{"running", supervised},
         {"answering", status.supervisor_answers},
+        {"stopped", status.supervisor_stopped},
         {"pid", supervised && status.supervisor ? json(status.supervisor->pid) : json(nullptr)}}},
       {"shards", shards},
       {"moves_in_progress", MovesJson(status.moves)}};
@@ -157,6 +158,18 @@ void PrintProxy(const Deployment& deployment, const ProxyStatus& status) {
             << "\n";
 }
 
+// Why a supervisor that holds its lock may not answer, and what to do: nothing heals meanwhile.
+std::string SilentSupervisorHint(pid_t pid, bool stopped, const std::string& hint) {
+  const std::string id = std::to_string(pid);
+  if (stopped) {
+    return "(stopped by a signal or a debugger: kill -CONT " + id +
+           " resumes it; nothing heals "
+           "until then)";
+  }
+  return "(busy starting or handing over, or hung: see shardctl logs" + hint +
+         "; if it stays silent, kill " + id + " and shardctl up" + hint + " adopts the shards)";
+}
+
 void PrintHuman(const Deployment& deployment, const DeploymentStatus& status,
                 const std::string& hint) {
   std::cout << "deployment \"" << deployment.plan.name << "\": " << deployment.engine.Name() << " "
@@ -165,10 +178,9 @@ void PrintHuman(const Deployment& deployment, const DeploymentStatus& status,
             << (!status.supervised || !status.supervisor ? std::string("DOWN")
                 : status.supervisor_answers
                     ? "pid " + std::to_string(status.supervisor->pid)
-                    : "pid " + std::to_string(status.supervisor->pid) +
-                          " NOT ANSWERING (stopped or hung, nothing heals: kill " +
-                          std::to_string(status.supervisor->pid) + ", then shardctl up" + hint +
-                          " adopts the shards)")
+                    : "pid " + std::to_string(status.supervisor->pid) + " NOT ANSWERING " +
+                          SilentSupervisorHint(status.supervisor->pid, status.supervisor_stopped,
+                                               hint))
             << "\n";
   std::vector<std::vector<std::string>> rows = {
       {"SHARD", "PORT", "PID", "CPUS", "NODE", "MAXMEMORY", "USED", "KEYS", "ROLE", "HEALTH"}};

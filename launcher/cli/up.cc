@@ -451,7 +451,9 @@ int RunUp(const Invocation& invocation) {
     PrintError(written.error().message());
     return kExitRuntime;
   }
-  if (auto recorded = RecordTlsInUse(dir, deployment.tls); !recorded.ok()) {
+  // Adopted shards serve what they loaded at their start, not necessarily the files on disk now.
+  if (auto recorded = adopting ? common::Ok() : RecordTlsInUse(dir, deployment.tls);
+      !recorded.ok()) {
     PrintError(recorded.error().message());
     return kExitRuntime;
   }

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "launcher/engine/engine.h"
 #include "launcher/os/ports.h"
 #include "launcher/os/process.h"
 #include "launcher/state/deployment_store.h"
@@ -169,6 +170,11 @@ Existing ClassifyExisting(const ExistingFacts& facts, const Deployment& requeste
     // The shards' nodes.conf (and data) will be resumed: a different shape would start a cluster
     // that fails minutes later, so it is refused before anything starts.
     existing.differences = ShapeDifferences(*facts.recorded, requested);
+    // Same kind and major, yet a format the requested engine cannot read (7.4 data to 7.0).
+    if (const std::string problem = DataFormatProblem(facts.recorded->engine, requested.engine);
+        existing.differences.empty() && !problem.empty()) {
+      existing.differences.push_back("engine: " + problem);
+    }
     existing.kind =
         existing.differences.empty() ? Existing::Kind::kResume : Existing::Kind::kOtherShape;
     return existing;

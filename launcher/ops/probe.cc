@@ -7,6 +7,7 @@
 #include "launcher/cluster/formation.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/os/files.h"
+#include "launcher/os/process.h"
 #include "launcher/supervisor/restart_policy.h"
 #include "launcher/supervisor/supervisor.h"
 
@@ -177,6 +178,8 @@ DeploymentStatus ProbeDeployment(const DeploymentDir& dir, const Deployment& dep
       MergeSupervisorView(*reply, status.shards);
       supervisor_view = *reply;
       status.supervisor_answers = true;
+    } else if (status.supervisor) {
+      status.supervisor_stopped = IsStopped(status.supervisor->pid);
     }
   }
   if (deployment.proxy.enabled()) {

@@ -81,6 +81,7 @@ struct DeploymentStatus {
   std::vector<ShardStatus> shards;  // by shard index
   bool supervised = false;          // a live supervisor holds the lock
   bool supervisor_answers = false;  // ... and answered its status request (not stopped or hung)
+  bool supervisor_stopped = false;  // ... it does not, and is stopped (SIGSTOP, a debugger)
   std::optional<ProcessId> supervisor;
   std::optional<ProxyStatus> proxy;   // with --proxy-port only
   std::vector<MoveInProgress> moves;  // open slot moves, by first slot

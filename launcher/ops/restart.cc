@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "launcher/cluster/formation.h"
-#include "launcher/cluster/redis_client.h"
+#include "launcher/ops/shard_snapshot.h"
 #include "launcher/supervisor/supervisor.h"
 
 namespace shardctl::launcher {
@@ -16,103 +16,36 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kShardBackTimeout = std::chrono::seconds(60);
-constexpr auto kRequestTimeout = std::chrono::seconds(5);
-constexpr auto kQueryTimeout = std::chrono::seconds(2);
-// A SAVE and a load take about a second per GB; a 25 GB shard fits with room to spare.
-constexpr auto kSaveTimeout = std::chrono::minutes(10);
-constexpr auto kLoadTimeout = std::chrono::minutes(10);
-// Writes wait this long at most while the shard saves; its exit (or UNPAUSE) ends the pause.
-constexpr const char* kPauseMs = "660000";
+constexpr auto kStatusTimeout = std::chrono::seconds(5);
+// The supervisor answers a restart after the handover: a graceful failover may take 5 s per
+// replica, plus a second to reach each node.
+constexpr auto kRestartRequestTimeout = std::chrono::seconds(60);
 
-// What the running shard is before it stops: how its keys can be kept.
-struct Before {
-  bool running = false;
-  bool primary = false;
-  long long connected_replicas = 0;
-  long long keys = 0;
-};
-
-Before Inspect(const std::string& host, int port) {
-  Before before;
-  auto connection = RedisConnection::Connect(host, port, kQueryTimeout);
-  if (!connection.ok()) return before;
-  auto replies = connection->Pipeline({{"INFO", "replication"}, {"DBSIZE"}});
-  if (!replies.ok() || !(*replies)[0].ok() || !(*replies)[1].ok()) return before;
-  before.running = true;
-  before.primary = InfoField(*(*replies)[0], "role") == "master";
-  before.connected_replicas = InfoNumber<long long>(*(*replies)[0], "connected_slaves");
-  before.keys = common::ParseInteger<long long>(*(*replies)[1]).value_or(0);
-  return before;
-}
-
-// Holds the shard's writes and snapshots it. The pause is lifted on failure; on success it lasts
-// until the process exits, so no write is acknowledged after the snapshot. Returns the key count
-// the snapshot holds.
-Result<long long> PauseAndSave(const std::string& host, int port, int index) {
-  auto connection = RedisConnection::Connect(
-      host, port, std::chrono::duration_cast<std::chrono::milliseconds>(kSaveTimeout));
-  if (!connection.ok()) return connection.error();
-  if (auto paused = connection->Run({"CLIENT", "PAUSE", kPauseMs, "WRITE"}); !paused.ok()) {
-    return paused.error().Context("CLIENT PAUSE WRITE");
+// The supervisor's entry for shard `index` (pid null when it is not running).
+Result<json> SupervisedShard(const DeploymentDir& dir, int index) {
+  auto reply = AskSupervisor(dir, {{"cmd", "status"}}, kStatusTimeout);
+  if (!reply.ok()) return reply.error();
+  for (const auto& listed : reply->value("shards", json::array())) {
+    if (listed.value("index", -1) == index) return listed;
   }
-  auto keys = connection->Run({"DBSIZE"});
-  auto saved = keys.ok() ? connection->Run({"SAVE"}) : Result<std::string>(keys.error());
-  if (!saved.ok()) {
-    (void)connection->Run({"CLIENT", "UNPAUSE"});
-    return Error("saving shard " + std::to_string(index) +
-                 "'s keys before the restart failed: " + saved.error().message() +
-                 "; nothing was restarted (see shardctl logs " + std::to_string(index) +
-                 "; free space in its data directory, or pass --discard-data to restart it "
-                 "empty)");
-  }
-  return common::ParseInteger<long long>(*keys).value_or(0);
-}
-
-void Unpause(const std::string& host, int port) {
-  auto connection = RedisConnection::Connect(host, port, kQueryTimeout);
-  if (connection.ok()) (void)connection->Run({"CLIENT", "UNPAUSE"});
+  return json::object();
 }
 
 // Waits until the supervisor reports shard `index` running as a new process that answers.
 Result<pid_t> WaitForNewProcess(const DeploymentDir& dir, int index, const json& old_pid) {
   auto deadline = Clock::now() + kShardBackTimeout;
   while (Clock::now() < deadline) {
-    auto reply = AskSupervisor(dir, {{"cmd", "status"}}, kRequestTimeout);
-    if (!reply.ok()) return reply.error();
-    json shard = json::object();
-    for (const auto& listed : reply->value("shards", json::array())) {
-      if (listed.value("index", -1) == index) shard = listed;
-    }
-    if (shard.contains("pid") && shard["pid"].is_number() && shard["pid"] != old_pid &&
-        shard.value("state", "") == "ok") {
-      return shard["pid"].get<pid_t>();
+    auto shard = SupervisedShard(dir, index);
+    if (!shard.ok()) return shard.error();
+    if (shard->contains("pid") && (*shard)["pid"].is_number() && (*shard)["pid"] != old_pid &&
+        shard->value("state", "") == "ok") {
+      return (*shard)["pid"].get<pid_t>();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return Error("shard " + std::to_string(index) + " did not come back within " +
                std::to_string(kShardBackTimeout.count()) + " s (see shardctl logs " +
                std::to_string(index) + ")");
-}
-
-// Waits until the new process has loaded its data (INFO persistence loading:0) and returns its
-// key count.
-Result<long long> WaitForLoadedKeys(const std::string& host, int port) {
-  auto deadline = Clock::now() + kLoadTimeout;
-  std::string last_error = "no answer";
-  while (Clock::now() < deadline) {
-    auto connection = RedisConnection::Connect(host, port, kQueryTimeout);
-    auto info = connection.ok() ? connection->Run({"INFO", "persistence"})
-                                : Result<std::string>(connection.error());
-    if (info.ok() && InfoField(*info, "loading") == "0") {
-      auto keys = connection->Run({"DBSIZE"});
-      if (keys.ok()) return common::ParseInteger<long long>(*keys).value_or(0);
-      last_error = keys.error().message();
-    } else if (!info.ok()) {
-      last_error = info.error().message();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return Error("it did not finish loading its data in time (" + last_error + ")");
 }
 
 json RestartRequest(int index, const RestartOptions& options, bool require_handover) {
@@ -128,7 +61,7 @@ json RestartRequest(int index, const RestartOptions& options, bool require_hando
 
 // Asks the supervisor for the restart; returns its reply (old_pid, handed_over) or its refusal.
 Result<json> AskForRestart(const DeploymentDir& dir, const json& request) {
-  auto reply = AskSupervisor(dir, request, kRequestTimeout);
+  auto reply = AskSupervisor(dir, request, kRestartRequestTimeout);
   if (!reply.ok()) return reply.error();
   if (!reply->value("ok", false)) {
     json refusal = *reply;
@@ -136,6 +69,28 @@ Result<json> AskForRestart(const DeploymentDir& dir, const json& request) {
     return refusal;
   }
   return reply;
+}
+
+// How shard `index` keeps its keys (restart.h), from what it is now. A shard the supervisor runs
+// but that does not answer is not restarted: its keys could not be saved.
+Result<std::string> ChooseDataPath(const DeploymentDir& dir, const Deployment& deployment,
+                                   int index, int port, const RestartOptions& options,
+                                   ShardRestart& result) {
+  auto supervised = SupervisedShard(dir, index);
+  if (!supervised.ok()) return supervised.error();
+  if (!supervised->contains("pid") || !(*supervised)["pid"].is_number()) return std::string("none");
+  if (options.discard_data) return std::string("discarded");
+  auto state = InspectShard(deployment.plan.bind, port);
+  if (!state.ok()) {
+    return Error("shard " + std::to_string(index) + " runs but did not answer (" +
+                 state.error().message() +
+                 "), so its keys cannot be saved; nothing was restarted (try again, or pass "
+                 "--discard-data to restart it empty)");
+  }
+  if (!state->primary) return std::string("resynced");
+  result.keys_before = state->keys;
+  if (state->connected_replicas > 0) return std::string("handed-over");
+  return std::string(deployment.durability.persistence == Persistence::kAof ? "aof" : "saved");
 }
 
 }  // namespace
@@ -152,17 +107,9 @@ Result<ShardRestart> RestartShard(const DeploymentDir& dir, const Deployment& de
   const int port = planned->port;
   const bool aof = deployment.durability.persistence == Persistence::kAof;
   ShardRestart result{.shard = index};
-  const Before before = Inspect(host, port);
-  if (!before.running) {
-    result.data = "none";
-  } else if (options.discard_data) {
-    result.data = "discarded";
-  } else if (!before.primary) {
-    result.data = "resynced";
-  } else {
-    result.keys_before = before.keys;
-    result.data = before.connected_replicas > 0 ? "handed-over" : aof ? "aof" : "saved";
-  }
+  auto path = ChooseDataPath(dir, deployment, index, port, options, result);
+  if (!path.ok()) return path.error();
+  result.data = *path;
 
   Result<json> reply = json::object();
   if (result.data != "saved") {
@@ -174,23 +121,30 @@ Result<ShardRestart> RestartShard(const DeploymentDir& dir, const Deployment& de
     if (aof) reply = AskForRestart(dir, RestartRequest(index, options, false));
   }
   if (result.data == "saved") {
-    auto saved = PauseAndSave(host, port, index);
+    auto saved = PauseAndSnapshot(host, port, index);
     if (!saved.ok()) return saved.error();
     result.keys_before = *saved;
     reply = AskForRestart(dir, RestartRequest(index, options, false));
-    if (!reply.ok() || reply->value("refused", false)) Unpause(host, port);
+    if (!reply.ok()) {
+      // Unknown whether the supervisor stops it: the pause ends on its own either way.
+      return Error(reply.error().message() + " (shard " + std::to_string(index) +
+                   " is saved; if it was not restarted, its writes resume within " +
+                   std::to_string(kPauseSeconds) + " s; shardctl status shows it)");
+    }
+    if (reply->value("refused", false)) Unpause(host, port);
   }
   if (!reply.ok()) return reply.error();
   if (reply->value("refused", false)) return Error(reply->value("error", "restart refused"));
+  if (reply->value("handed_over", false)) result.data = "handed-over";
 
   const json old_pid = (*reply)["old_pid"];
   auto new_pid = WaitForNewProcess(dir, index, old_pid);
   if (!new_pid.ok()) return new_pid.error();
-  auto loaded = WaitForLoadedKeys(host, port);
-  if (!loaded.ok()) return loaded.error().Context("shard " + std::to_string(index));
-  if (result.keys_before) result.keys_after = *loaded;
+  auto serving = WaitUntilServing(host, port);
+  if (!serving.ok()) return serving.error().Context("shard " + std::to_string(index));
+  if (result.keys_before) result.keys_after = *serving;
   const auto snapshot = dir.ShardDir(index) / "dump.rdb";
-  if (result.data == "saved" && *loaded == 0 && *result.keys_before > 0) {
+  if (result.data == "saved" && *serving == 0 && *result.keys_before > 0) {
     return Error("shard " + std::to_string(index) + " came back with no keys although its " +
                  "snapshot holds " + std::to_string(*result.keys_before) + " (kept at " +
                  snapshot.string() + "; see shardctl logs " + std::to_string(index) + ")");

@@ -15,8 +15,9 @@ namespace {
 
 constexpr auto kSupervisorStopTimeout = std::chrono::seconds(60);
 constexpr auto kSupervisorExitWait = std::chrono::seconds(15);
-// A supervisor's loop answers a ping within milliseconds; one silent this long is stopped or hung.
-constexpr auto kSupervisorPingTimeout = std::chrono::seconds(2);
+// A supervisor's loop answers a ping within milliseconds, or a few seconds while it hands a
+// primary over; one silent this long is hung. One that is stopped (SIGSTOP) is not asked.
+constexpr auto kSupervisorPingTimeout = std::chrono::seconds(10);
 
 // Waits for the supervisor to exit (it does right after replying to "down"). It releases its
 // lock a moment before the process ends, so the process itself is waited for too: when `down`
@@ -38,7 +39,8 @@ std::optional<int> StopThroughSupervisor(const DeploymentDir& dir, bool& unrespo
   if (!SupervisorRunning(dir)) return std::nullopt;
   std::optional<int> stopped;
   auto supervisor = ReadProcessId(dir.SupervisorPidFile());
-  if (!AskSupervisor(dir, {{"cmd", "ping"}}, kSupervisorPingTimeout).ok()) {
+  const bool frozen = supervisor && IsStopped(supervisor->pid);
+  if (frozen || !AskSupervisor(dir, {{"cmd", "ping"}}, kSupervisorPingTimeout).ok()) {
     unresponsive = true;
     if (supervisor) StopProcesses({*supervisor}, std::chrono::seconds(1));
     return std::nullopt;

@@ -25,7 +25,8 @@ struct StopReport {
 
 // Stops the deployment in `dir`. A live supervisor is asked first, even when there is no record
 // (it owns the shards), and waited for: one that does not exit within 15 s is stopped by its pid,
-// and one that does not answer a ping within 2 s (stopped or hung) is stopped by its pid at once.
+// and one that is stopped (SIGSTOP) or does not answer a ping within 10 s (hung) is stopped by
+// its pid at once.
 // Then whatever the pid files of `recorded` still name (the proxy, a dead or stuck supervisor's
 // shards) is stopped, saving first with the rdb profile. Safe to repeat: a second call finds
 // nothing running.

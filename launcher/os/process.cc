@@ -207,6 +207,11 @@ std::optional<uint64_t> ProcessStartTime(pid_t pid) {
   return ReadStartTime(pid, /*allow_zombie=*/false);
 }
 
+bool IsStopped(pid_t pid) {
+  const std::string state = StatField(ReadStatFields(pid), 3);
+  return state == "T" || state == "t";
+}
+
 bool IsRunning(const ProcessId& process) {
   if (process.pid <= 0) return false;
   auto start = ProcessStartTime(process.pid);
@@ -284,15 +289,24 @@ Result<std::filesystem::path> FindExecutable(const std::string& name_or_path) {
   return Error(name_or_path + ": not found in $PATH");
 }
 
-std::vector<pid_t> SessionMembers(pid_t session) {
+std::vector<pid_t> SessionMembers(const std::vector<ProcessId>& leaders) {
   std::vector<pid_t> members;
+  if (leaders.empty()) return members;
+  const pid_t own_session = getsid(0);
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
     const auto pid = common::ParseInteger<pid_t>(entry.path().filename().string());
-    if (!pid || *pid == session) continue;
+    if (!pid) continue;
     const auto fields = ReadStatFields(*pid);
-    if (StatField(fields, 6) == std::to_string(session) && StatField(fields, 3) != "Z") {
-      members.push_back(*pid);
+    const auto session = common::ParseInteger<pid_t>(StatField(fields, 6));
+    const auto started = common::ParseInteger<uint64_t>(StatField(fields, 22));
+    if (!session || !started || *session == own_session || StatField(fields, 3) == "Z") continue;
+    for (const auto& leader : leaders) {
+      // Forked by the leader, so started no earlier: an older process in a session of that
+      // number belongs to someone else (the pid was reused).
+      if (*session == leader.pid && *pid != leader.pid && *started >= leader.start_time) {
+        members.push_back(*pid);
+      }
     }
   }
   return members;
@@ -302,9 +316,9 @@ int StopProcesses(const std::vector<ProcessId>& processes, std::chrono::millisec
   using Clock = std::chrono::steady_clock;
   // Processes we spawned lead their own session (setsid): whatever they forked and left behind
   // (an engine that forks and does not exec, a wrapper script) is stopped with them.
-  std::vector<pid_t> sessions;
+  std::vector<ProcessId> sessions;
   for (const auto& process : processes) {
-    if (IsRunning(process) && getsid(process.pid) == process.pid) sessions.push_back(process.pid);
+    if (IsRunning(process) && getsid(process.pid) == process.pid) sessions.push_back(process);
   }
   auto alive = [](const ProcessId& process) {
     ReapIfExited(process.pid);  // a child that exited is a zombie until reaped
@@ -334,9 +348,7 @@ int StopProcesses(const std::vector<ProcessId>& processes, std::chrono::millisec
   while (killed > 0 && any_alive() && Clock::now() < kill_deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  for (pid_t session : sessions) {
-    for (pid_t left : SessionMembers(session)) kill(left, SIGKILL);
-  }
+  for (pid_t left : SessionMembers(sessions)) kill(left, SIGKILL);
   return killed;
 }
 

@@ -75,8 +75,13 @@ std::optional<std::string> ReapIfExited(pid_t pid);
 // whatever it forked and left running is SIGKILLed at the end.
 int StopProcesses(const std::vector<ProcessId>& processes, std::chrono::milliseconds grace);
 
-// The live processes of session `session` other than its leader (/proc/PID/stat field 6).
-std::vector<pid_t> SessionMembers(pid_t session);
+// The live processes in the sessions `leaders` lead (/proc/PID/stat field 6), the leaders left
+// out, and only those started no earlier than their leader (so a reused pid's session is never
+// counted) and never this process' own session.
+std::vector<pid_t> SessionMembers(const std::vector<ProcessId>& leaders);
+
+// True when `pid` is stopped (SIGSTOP, a debugger): state T or t in /proc/PID/stat.
+bool IsStopped(pid_t pid);
 
 // Finds an executable: a name with '/' is checked as is, otherwise searched in $PATH. Returns the
 // path, or an error saying whether it is missing or not executable.

@@ -158,6 +158,7 @@ json Supervisor::RestartReply(const json& request) {
   if (!slot.watcher.running()) {  // waiting for a backoff timer: start it now
     slot.watcher.CancelRestart();
     slot.watcher.policy().Reset();
+    if (request.value("discard_data", false)) DiscardShardData(index);
     Respawn(slot);
     reply["old_pid"] = nullptr;
     return reply;

@@ -102,7 +102,7 @@ void ProcessWatcher::Ended(std::string how) {
   // We start every process as the leader of its own session: what it forked and left running
   // (an engine that forks and does not exec) must not outlive it, holding its port or data.
   if (process_.pid > 0) {
-    const auto left = SessionMembers(process_.pid);
+    const auto left = SessionMembers({process_});
     for (pid_t orphan : left) kill(orphan, SIGKILL);
     if (!left.empty()) {
       how += "; killed " + std::to_string(left.size()) + " process(es) it had forked and left";

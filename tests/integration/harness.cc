@@ -694,6 +694,30 @@ long long ShardctlTest::TotalKeys(const std::map<int, long long>& keys) {
   return total;
 }
 
+ShardctlTest::AckedWriter ShardctlTest::StartAckedWriter(const std::string& mode, int port,
+                                                         const std::string& prefix) {
+  const char* python = std::getenv("SHARDCTL_PYTHON");
+  AckedWriter writer;
+  writer.out = scratch_dir() / (prefix + ".out");
+  writer.err = scratch_dir() / (prefix + ".err");
+  writer.process = std::make_unique<BackgroundCommand>(
+      std::vector<std::string>{python ? python : "python3",
+                               (SourceDir() / "tests/integration/acked_writer.py").string(),
+                               "--port", std::to_string(port), mode, "--prefix", prefix,
+                               "--stop-file", (scratch_dir() / "stop-writers").string()},
+      writer.out, writer.err);
+  return writer;
+}
+
+json ShardctlTest::StopAckedWriter(AckedWriter& writer) {
+  std::ofstream(scratch_dir() / "stop-writers").put('\n');
+  auto code = writer.process->WaitForExit(120s);
+  EXPECT_EQ(code, std::optional<int>(0)) << ReadFileText(writer.out) << ReadFileText(writer.err);
+  json verdict = json::parse(ReadFileText(writer.out), nullptr, false);
+  EXPECT_TRUE(verdict.is_object()) << ReadFileText(writer.out);
+  return verdict.is_object() ? verdict : json::object();
+}
+
 void ShardctlTest::ExpectNothingRunning(const std::string& context) {
   std::string leaks;
   for (const auto& [pid, command] : LiveDescendants()) {

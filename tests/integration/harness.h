@@ -192,6 +192,18 @@ class ShardctlTest : public ::testing::Test {
   // Their sum.
   static long long TotalKeys(const std::map<int, long long>& keys);
 
+  // A writer (tests/integration/acked_writer.py) writing unique keys until StopAckedWriter():
+  // mode "--cluster" (redis-py's cluster client on `port`) or "--plain" (one endpoint: a proxy).
+  struct AckedWriter {
+    std::unique_ptr<BackgroundCommand> process;
+    std::filesystem::path out;
+    std::filesystem::path err;
+  };
+  AckedWriter StartAckedWriter(const std::string& mode, int port, const std::string& prefix);
+  // Stops every writer of this test, waits for this one and returns its verdict ({"acked",
+  // "lost", "wrong", "errors", ...}), failing the test when it has none.
+  json StopAckedWriter(AckedWriter& writer);
+
   // Fails the test unless no process started by this test is alive and no pid file remains.
   void ExpectNothingRunning(const std::string& context);
 

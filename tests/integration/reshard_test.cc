@@ -20,39 +20,6 @@ class ReshardTest : public ShardctlTest {
  protected:
   int ProxyPort() const { return base_port() + 45; }
 
-  // A writer (tests/integration/acked_writer.py) running until Stop().
-  struct Writer {
-    std::unique_ptr<BackgroundCommand> process;
-    std::filesystem::path out;
-    std::filesystem::path err;
-  };
-
-  Writer StartWriter(const std::string& mode, int port, const std::string& prefix) {
-    const char* python = std::getenv("SHARDCTL_PYTHON");
-    Writer writer;
-    writer.out = scratch_dir() / (prefix + ".out");
-    writer.err = scratch_dir() / (prefix + ".err");
-    writer.process = std::make_unique<BackgroundCommand>(
-        std::vector<std::string>{python ? python : "python3",
-                                 (SourceDir() / "tests/integration/acked_writer.py").string(),
-                                 "--port", std::to_string(port), mode, "--prefix", prefix,
-                                 "--stop-file", StopFile().string()},
-        writer.out, writer.err);
-    return writer;
-  }
-
-  std::filesystem::path StopFile() const { return scratch_dir() / "stop-writers"; }
-
-  // Stops the writer and returns its verdict, failing the test when it has none.
-  json Verdict(Writer& writer) {
-    std::ofstream(StopFile()).put('\n');
-    auto code = writer.process->WaitForExit(120s);
-    EXPECT_EQ(code, std::optional<int>(0)) << ReadFileText(writer.out) << ReadFileText(writer.err);
-    json verdict = json::parse(ReadFileText(writer.out), nullptr, false);
-    EXPECT_TRUE(verdict.is_object()) << ReadFileText(writer.out);
-    return verdict.is_object() ? verdict : json::object();
-  }
-
   // Each writer has acknowledged at least `count` writes (so moves happen under load).
   void WaitForWrites(int shard_port, int count) {
     EXPECT_TRUE(WaitUntil(
@@ -165,8 +132,8 @@ class ReshardTest : public ShardctlTest {
 
   // Moves under load through both kinds of client, then checks every acknowledged write.
   void MoveUnderLoad(const std::string& expected_path) {
-    Writer cluster = StartWriter("--cluster", base_port(), "c");
-    Writer proxied = StartWriter("--plain", ProxyPort(), "p");
+    AckedWriter cluster = StartAckedWriter("--cluster", base_port(), "c");
+    AckedWriter proxied = StartAckedWriter("--plain", ProxyPort(), "p");
     WaitForWrites(base_port(), 200);
 
     auto moved = OnDeployment("move-slots", {"0-6000", "--to", "2", "--json"});
@@ -180,8 +147,8 @@ class ReshardTest : public ShardctlTest {
     ASSERT_EQ(rebalanced.exit_code, 0) << rebalanced.Describe();
     EXPECT_FALSE(DoneEvent(rebalanced)["moves"].empty());
 
-    ExpectNoLoss(Verdict(cluster), "cluster client");
-    ExpectNoLoss(Verdict(proxied), "client through shardproxy");
+    ExpectNoLoss(StopAckedWriter(cluster), "cluster client");
+    ExpectNoLoss(StopAckedWriter(proxied), "client through shardproxy");
     std::string map;
     ASSERT_TRUE(WaitUntil([&] { return !(map = AgreedSlotMap(3)).empty(); }, 20s, 100ms));
     // Balanced again: 5462/5461/5461 slots (the remainder may land anywhere).
@@ -212,8 +179,8 @@ TEST_F(ReshardTest, ScalesOutAndInUnderLoadWithReplicasLosingNoAckedWrite) {
   std::vector<std::string> spec = {"--replicas", "1"};
   spec.insert(spec.end(), proxy.begin(), proxy.end());
   ASSERT_EQ(Up(2, spec).exit_code, 0);
-  Writer cluster = StartWriter("--cluster", base_port(), "c");
-  Writer proxied = StartWriter("--plain", ProxyPort(), "p");
+  AckedWriter cluster = StartAckedWriter("--cluster", base_port(), "c");
+  AckedWriter proxied = StartAckedWriter("--plain", ProxyPort(), "p");
   WaitForWrites(base_port(), 200);
 
   // Out: primary 4 with its replica 5 (0-1 primaries, 2-3 replicas), started, joined, given slots.
@@ -238,8 +205,8 @@ TEST_F(ReshardTest, ScalesOutAndInUnderLoadWithReplicasLosingNoAckedWrite) {
   auto in = OnDeployment("scale", {"--shards", "2", "--json"});
   ASSERT_EQ(in.exit_code, 0) << in.Describe();
   EXPECT_EQ(DoneEvent(in)["removed"], json({4, 5})) << in.out;
-  ExpectNoLoss(Verdict(cluster), "cluster client");
-  ExpectNoLoss(Verdict(proxied), "client through shardproxy");
+  ExpectNoLoss(StopAckedWriter(cluster), "cluster client");
+  ExpectNoLoss(StopAckedWriter(proxied), "client through shardproxy");
   status = Status(&code);
   EXPECT_EQ(code, 0) << status.dump(2);
   EXPECT_EQ(status["shards"].size(), 4u);
@@ -375,8 +342,8 @@ TEST_F(ReshardTest, SourceKilledMidMoveLosesNoAckedWrite) {
   ASSERT_EQ(up.exit_code, 0) << up.Describe();
   Populate(40000);
   const long long keys = TotalKeys(3);
-  Writer cluster = StartWriter("--cluster", base_port(), "c");
-  Writer proxied = StartWriter("--plain", ProxyPort(), "p");
+  AckedWriter cluster = StartAckedWriter("--cluster", base_port(), "c");
+  AckedWriter proxied = StartAckedWriter("--plain", ProxyPort(), "p");
   auto on_shard0 = QueryRedis(base_port(), {"DBSIZE"});
   ASSERT_TRUE(on_shard0);
   WaitForWrites(base_port(), static_cast<int>(on_shard0->integer) + 200);
@@ -410,7 +377,7 @@ TEST_F(ReshardTest, SourceKilledMidMoveLosesNoAckedWrite) {
   EXPECT_EQ(OwnedSlots(2), 5461 + 5461);
   for (const auto& [writer, who] :
        {std::pair{&cluster, "cluster client"}, std::pair{&proxied, "client through shardproxy"}}) {
-    json verdict = Verdict(*writer);
+    json verdict = StopAckedWriter(*writer);
     EXPECT_GT(verdict.value("acked", 0), 100) << who << ": " << verdict.dump();
     EXPECT_EQ(verdict.value("lost", -1), 0) << who << ": " << verdict.dump();
     EXPECT_EQ(verdict.value("wrong", -1), 0) << who << ": " << verdict.dump();

@@ -2,6 +2,7 @@
 // shape `scale` gave it; refused before anything starts when asked for another shape, with the
 // record and the data left exactly as they were. Keys are counted before and after.
 #include <signal.h>
+#include <unistd.h>
 
 #include "tests/integration/harness.h"
 
@@ -54,6 +55,14 @@ TEST_F(ResumeTest, AScaledDeploymentWhoseSupervisorDiedIsAdoptedByUpAlone) {
   auto up = Up(2);
   ASSERT_EQ(up.exit_code, 0) << up.Describe();
   WriteKeys(300);
+  // A port the new shard needs is taken: a runtime fault (exit 1), as for up; nothing changes.
+  const int taken = ListenOn(base_port() + 2);
+  ASSERT_GE(taken, 0);
+  auto busy = OnDeployment("scale", {"--shards", "3"}, 120s);
+  close(taken);
+  EXPECT_EQ(busy.exit_code, 1) << busy.Describe();
+  EXPECT_NE(busy.err.find("in use by another process"), std::string::npos) << busy.Describe();
+  EXPECT_EQ(KeysOnPrimaries().size(), 2u);
   auto scaled = OnDeployment("scale", {"--shards", "3"}, 120s);
   ASSERT_EQ(scaled.exit_code, 0) << scaled.Describe();
   const auto before = KeysOnPrimaries();

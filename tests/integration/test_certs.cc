@@ -21,11 +21,12 @@ void MakeTestCa(const std::filesystem::path& dir, const std::string& name) {
 }
 
 void MakeTestCertificate(const std::filesystem::path& dir, const std::string& name,
-                         const std::string& ca) {
+                         const std::string& ca, int days) {
   Openssl({"req", "-newkey", "rsa:2048", "-nodes", "-keyout", dir / (name + ".key"), "-out",
            dir / (name + ".csr"), "-subj", "/CN=127.0.0.1"});
   Openssl({"x509", "-req", "-in", dir / (name + ".csr"), "-CA", dir / (ca + ".crt"), "-CAkey",
-           dir / (ca + ".key"), "-CAcreateserial", "-out", dir / (name + ".crt"), "-days", "1"});
+           dir / (ca + ".key"), "-CAcreateserial", "-out", dir / (name + ".crt"), "-days",
+           std::to_string(days)});
   std::filesystem::permissions(dir / (name + ".key"), std::filesystem::perms::owner_read |
                                                           std::filesystem::perms::owner_write);
 }

@@ -11,8 +11,9 @@ namespace shardctl::integration {
 // <dir>/<name>.crt and <dir>/<name>.key: a self-signed CA, valid one day.
 void MakeTestCa(const std::filesystem::path& dir, const std::string& name);
 
-// <dir>/<name>.crt and <dir>/<name>.key (mode 0600), signed by <dir>/<ca>.crt.
+// <dir>/<name>.crt and <dir>/<name>.key (mode 0600), signed by <dir>/<ca>.crt, valid for `days`
+// from now (-1: it expired a day ago).
 void MakeTestCertificate(const std::filesystem::path& dir, const std::string& name,
-                         const std::string& ca);
+                         const std::string& ca, int days = 1);
 
 }  // namespace shardctl::integration

