@@ -236,7 +236,7 @@ how many keys the shard had before and after.
   --discard-data           restart without keeping the keys: the shard comes back empty (its
                            snapshot and AOF are deleted). Only for data you can lose
   --json                   print the result as JSON: per shard old_pid, new_pid, ms, data,
-                           keys_before, keys_after
+                           keys_before, keys_after, write_pause_ms
 
 Needs a running supervisor (start one with shardctl up, which adopts running shards). Exit codes:
 0 restarted, 1 a restart failed (the error says whether the shard still runs as it was), 2 bad

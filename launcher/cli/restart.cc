@@ -38,7 +38,9 @@ json RestartJson(const ShardRestart& restart) {
           {"ms", restart.took.count()},
           {"data", restart.data},
           {"keys_before", optional(restart.keys_before)},
-          {"keys_after", optional(restart.keys_after)}};
+          {"keys_after", optional(restart.keys_after)},
+          {"write_pause_ms",
+           restart.write_pause ? json(restart.write_pause->count()) : json(nullptr)}};
 }
 
 // "keys kept: saved 1000 keys, loaded 1000" — what happened to the shard's data, for people.
@@ -50,7 +52,9 @@ std::string DataNote(const ShardRestart& restart) {
     return "its replica took over its " + keys(restart.keys_before) + " keys first";
   }
   if (restart.data == "saved") {
-    return "saved " + keys(restart.keys_before) + " keys, loaded " + keys(restart.keys_after);
+    return "saved " + keys(restart.keys_before) + " keys with writes held " +
+           std::to_string(restart.write_pause ? restart.write_pause->count() : 0) +
+           " ms, loaded " + keys(restart.keys_after);
   }
   if (restart.data == "aof") {
     return "AOF replayed: " + keys(restart.keys_before) + " keys before, " +

@@ -105,6 +105,7 @@ common::Status CheckTlsFiles(const DeploymentDir& dir, const TlsConfig& tls) {
   const common::TlsFiles files{.cert_file = tls.cert, .key_file = tls.key, .ca_file = tls.ca};
   if (auto checked = common::CheckCertificate(files, now); !checked.ok()) return checked;
   const auto in_use = dir.TlsInUseDir() / "cert.pem";
+  const auto ca_in_use = dir.TlsInUseDir() / "ca.pem";
   if (std::filesystem::exists(in_use)) {
     if (auto trusted =
             common::CaVerifies(tls.ca, in_use.string(), now,
@@ -114,6 +115,18 @@ common::Status CheckTlsFiles(const DeploymentDir& dir, const TlsConfig& tls) {
                    ": until every shard is reloaded they present it to each other (put the old "
                    "and the new CA in one --tls-ca file, reload, then drop the old CA and reload "
                    "again)");
+    }
+  }
+  if (std::filesystem::exists(ca_in_use)) {
+    // Shards not reloaded yet check the new certificate with the CA they loaded before.
+    if (auto trusted =
+            common::CaVerifies(ca_in_use.string(), tls.cert, now, "--tls-cert " + tls.cert);
+        !trusted.ok()) {
+      return Error("the CA the shards use now (" + ca_in_use.string() +
+                   ") does not verify --tls-cert " + tls.cert +
+                   ": until every shard is reloaded they present it to each other (first "
+                   "reload a --tls-ca file holding the old and the new CA with the old "
+                   "certificate, then the new certificate)");
     }
   }
   auto clients = common::ParseTlsClientCertificates(tls.auth_clients);

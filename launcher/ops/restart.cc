@@ -121,10 +121,13 @@ Result<ShardRestart> RestartShard(const DeploymentDir& dir, const Deployment& de
     if (aof) reply = AskForRestart(dir, RestartRequest(index, options, false));
   }
   if (result.data == "saved") {
+    const auto paused = Clock::now();
     auto saved = PauseAndSnapshot(host, port, index);
     if (!saved.ok()) return saved.error();
     result.keys_before = *saved;
     reply = AskForRestart(dir, RestartRequest(index, options, false));
+    result.write_pause =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - paused);
     if (!reply.ok()) {
       // Unknown whether the supervisor stops it: the pause ends on its own either way.
       return Error(reply.error().message() + " (shard " + std::to_string(index) +

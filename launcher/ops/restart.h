@@ -36,6 +36,9 @@ struct ShardRestart {
   std::string data;
   std::optional<long long> keys_before;  // the shard's keys as it stopped (primaries)
   std::optional<long long> keys_after;   // the same node's keys once it served again
+  // "saved": how long writes were held, from CLIENT PAUSE until the supervisor stopped the shard
+  // (the snapshot's time, mostly); after that, writes fail until the new process serves.
+  std::optional<std::chrono::milliseconds> write_pause;
 };
 
 struct RestartOptions {

@@ -83,6 +83,7 @@ TEST_F(RestartDataTest, WithoutPersistenceOrReplicasEveryKeyIsKeptUpToRedis8) {
   EXPECT_EQ(one["restarted"][0]["data"], "saved");
   EXPECT_EQ(one["restarted"][0]["keys_before"], before.at(base_port() + 1));
   EXPECT_EQ(one["restarted"][0]["keys_after"], before.at(base_port() + 1));
+  EXPECT_TRUE(one["restarted"][0]["write_pause_ms"].is_number()) << one.dump(2);
   EXPECT_EQ(KeysOnPrimaries(), before) << "restart 1 lost keys";
   EXPECT_FALSE(std::filesystem::exists(deployment_dir() / "shards" / "1" / "dump.rdb"))
       << "without persistence the carried snapshot must not outlive the restart";

@@ -3,6 +3,8 @@
 // throwaway CA and certificates from openssl; redis-cli --tls is the client.
 #include <sys/stat.h>
 
+#include <fstream>
+
 #include "tests/integration/harness.h"
 #include "tests/integration/test_certs.h"
 
@@ -177,6 +179,12 @@ TEST_F(TlsTest, ReloadTlsServesRenewedCertificatesWithoutARestart) {
   EXPECT_NE(new_ca.err.find("does not verify the certificate the shards serve now"),
             std::string::npos)
       << new_ca.err;
+  // Both CAs in the file, but a certificate the shards' current CA does not sign: the shards not
+  // reloaded yet would refuse the reloaded ones.
+  std::ofstream(File("ca.crt")) << ReadFileText(File("ca.keep")) << ReadFileText(File("other.crt"));
+  auto old_ca = OnDeployment("reload-tls");
+  EXPECT_EQ(old_ca.exit_code, 2) << old_ca.Describe();
+  EXPECT_NE(old_ca.err.find("the CA the shards use now"), std::string::npos) << old_ca.err;
   EXPECT_EQ(Fingerprint(base_port()), old_print) << "a shard reloaded after a refused check";
   std::filesystem::copy_file(File("ca.keep"), File("ca.crt"), overwrite);
   std::filesystem::copy_file(File("renewed.crt"), File("server.crt"), overwrite);
