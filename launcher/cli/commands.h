@@ -10,7 +10,7 @@
 #include "launcher/model/deployment.h"
 #include "launcher/model/deployment_dir.h"
 #include "launcher/model/topology.h"
-#include "launcher/ops/probe.h"
+#include "launcher/ops/status.h"
 #include "launcher/state/deployment_store.h"
 
 namespace shardctl::launcher {

@@ -1,11 +1,12 @@
-// `shardctl down`: stops the deployment (ops/stop.h: through the supervisor when one answers,
+// `shardctl down`: stops the deployment (ops/down.h: through the supervisor when one answers,
 // else from the pid files) and, with --purge, deletes its state and data. Idempotent: `down` of a
 // deployment that is already down, or was never there, succeeds and says nothing was running.
+#include "launcher/ops/down.h"
+
 #include <iostream>
 
 #include "launcher/cli/commands.h"
 #include "launcher/ops/leave.h"
-#include "launcher/ops/stop.h"
 #include "launcher/term/output.h"
 #include "launcher/term/progress.h"
 

@@ -1,32 +1,296 @@
-// `shardctl rebalance-roles`: after failovers, moves the primary role back to the shards the plan
-// made primaries, one at a time, with a graceful CLUSTER FAILOVER (cluster/failover.h).
+// `shardctl rebalance` and `shardctl move-slots`: parse, call ops/rebalance, print. A progress line
+// on a terminal; with --json one event object per line, the last one the result.
+#include "launcher/ops/rebalance.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
 #include <iostream>
 
+#include "common/endpoint.h"
+#include "common/numbers.h"
 #include "launcher/cli/commands.h"
-#include "launcher/cluster/failover.h"
+#include "launcher/model/topology.h"
+#include "launcher/ops/scale.h"
 #include "launcher/term/output.h"
 
 namespace shardctl::launcher {
+namespace {
 
-int RunRebalanceRoles(const Invocation& invocation) {
-  auto loaded = LoadTarget(invocation, {.supervisor = false});
-  if (auto* code = std::get_if<int>(&loaded)) return *code;
-  const auto& [spec, dir, deployment] = std::get<Target>(loaded);
-  auto moved = RestorePlannedPrimaries(deployment->plan, [&](const ShardPlan& shard) {
-    if (!invocation.json) {
-      std::cout << "shard " << shard.index << " (port " << shard.port << ") is primary again\n";
-    }
-  });
-  if (!moved.ok()) {
-    PrintError(moved.error().message());
-    return kExitRuntime;
+using nlohmann::json;
+
+std::atomic<bool> stop_requested{false};
+
+// The first Ctrl-C lets the batches in hand finish (no slot is left half-moved); the handler
+// resets itself, so a second one stops at once.
+void RequestStop(int) { stop_requested.store(true); }
+
+// After a first Ctrl-C (or SIGTERM) the move stopped between batches: what moved stays moved and
+// no slot is left open. Exit 130 as a shell reports an interrupted command.
+int ReportInterrupted(const std::string& command, const Spec& spec) {
+  PrintError(command.substr(0, command.find(' ')) +
+             ": interrupted; slots moved so far stay moved and none is left open (run " +
+             "shardctl " + command + StateDirHint(spec) + " again to continue)");
+  return kExitInterrupted;
+}
+
+void CatchInterrupt() {
+  struct sigaction action {};
+  action.sa_handler = RequestStop;
+  action.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// "25%", "2.5%" or "2" (percent either way) as a fraction.
+common::Result<double> ParseThreshold(const std::string& text) {
+  std::string number = text;
+  if (!number.empty() && number.back() == '%') number.pop_back();
+  auto percent = common::ParseDecimal(number);
+  if (!percent || *percent < 0 || *percent > 100) {
+    return common::Error("--threshold " + text + ": expected a percentage such as 2% (0-100)");
   }
+  return *percent / 100;
+}
+
+common::Result<MovePath> ParseMigration(const std::string& text) {
+  if (text == "auto") return MovePath::kAuto;
+  if (text == "migrate") return MovePath::kMigrate;
+  if (text == "atomic") return MovePath::kAtomic;
+  return common::Error("--migration " + text + ": expected auto, migrate or atomic");
+}
+
+json ProgressJson(const MoveProgress& progress) {
+  return {{"slots_total", progress.slots_total}, {"slots_moved", progress.slots_moved},
+          {"keys_total", progress.keys_total},   {"keys_moved", progress.keys_moved},
+          {"bytes_total", progress.bytes_total}, {"bytes_moved", progress.bytes_moved}};
+}
+
+// "slots 1200/8191  keys 150000/1000000  45.2 MB/s  ETA 12 s".
+std::string ProgressText(const MoveProgress& progress, double seconds) {
+  char text[160];
+  const double rate = seconds > 0 ? progress.bytes_moved / seconds / 1e6 : 0;
+  const double done = progress.keys_total ? double(progress.keys_moved) / progress.keys_total
+                                          : double(progress.slots_moved) / progress.slots_total;
+  const double eta = done > 0 ? seconds / std::min(done, 1.0) - seconds : 0;
+  std::snprintf(text, sizeof text, "moving: slots %d/%d  keys %llu/%llu  %.1f MB/s  ETA %.0f s",
+                progress.slots_moved, progress.slots_total,
+                static_cast<unsigned long long>(progress.keys_moved),
+                static_cast<unsigned long long>(progress.keys_total), rate, eta);
+  return text;
+}
+
+// Where progress goes: a line rewritten in place on a terminal, JSON events with --json,
+// nothing otherwise.
+std::function<void(const MoveProgress&)> ProgressReporter(bool json_events) {
+  const bool terminal = isatty(STDERR_FILENO);
+  if (!json_events && !terminal) return nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  return [=, last = std::chrono::steady_clock::time_point{}](const MoveProgress& progress) mutable {
+    const auto now = std::chrono::steady_clock::now();
+    const bool finished = progress.slots_moved == progress.slots_total;
+    if (!finished && now - last < std::chrono::milliseconds(json_events ? 1000 : 200)) return;
+    last = now;
+    const double seconds = std::chrono::duration<double>(now - start).count();
+    if (json_events) {
+      json event = ProgressJson(progress);
+      event["event"] = "progress";
+      std::cout << event.dump() << std::endl;
+    } else {
+      std::cerr << "\r" << ProgressText(progress, seconds) << "\033[K" << std::flush;
+      if (finished) std::cerr << "\n";
+    }
+  };
+}
+
+json MovesJson(const std::vector<PlannedMove>& moves) {
+  json list = json::array();
+  for (const auto& move : moves) {
+    list.push_back({{"from_shard", move.source_shard},
+                    {"to_shard", move.target_shard},
+                    {"from", common::FormatEndpoint(move.task.source.host, move.task.source.port)},
+                    {"to", common::FormatEndpoint(move.task.target.host, move.task.target.port)},
+                    {"slots", FormatSlotRanges(move.task.ranges)},
+                    {"slot_count", move.slots}});
+  }
+  return list;
+}
+
+std::string MovesTable(const std::vector<PlannedMove>& moves) {
+  std::vector<std::vector<std::string>> rows = {{"FROM", "TO", "SLOTS", "RANGES"}};
+  auto name = [](int shard, const MoveNode& node) {
+    return shard < 0 ? common::FormatEndpoint(node.host, node.port)
+                     : "shard " + std::to_string(shard);
+  };
+  for (const auto& move : moves) {
+    rows.push_back({name(move.source_shard, move.task.source),
+                    name(move.target_shard, move.task.target), std::to_string(move.slots),
+                    FormatSlotRanges(move.task.ranges)});
+  }
+  return FormatTable(rows);
+}
+
+int PrintResult(const Invocation& invocation, const ReshardResult& result) {
   if (invocation.json) {
-    std::cout << nlohmann::json{{"name", spec.name}, {"moved", *moved}}.dump(2) << "\n";
-  } else if (moved->empty()) {
-    std::cout << "every planned primary is primary; nothing to move\n";
+    json done = {{"event", "done"},
+                 {"dry_run", invocation.dry_run},
+                 {"finished_open_slots", result.open_slots.size()},
+                 {"moves", MovesJson(result.moves)}};
+    if (result.report) {
+      done["progress"] = ProgressJson(result.report->progress);
+      done["elapsed_ms"] = result.report->elapsed.count();
+      done["paths"] = result.report->paths;
+    }
+    std::cout << done.dump() << "\n";
+    return kExitOk;
+  }
+  if (!result.open_slots.empty()) {
+    std::cout << (invocation.dry_run ? "would finish " : "finished ") << result.open_slots.size()
+              << " slot move(s) an earlier run left open\n";
+  }
+  if (result.moves.empty()) {
+    std::cout << "balanced: nothing to move\n";
+    return kExitOk;
+  }
+  std::cout << (invocation.dry_run ? "would move:\n" : "moved:\n") << MovesTable(result.moves);
+  if (result.report) {
+    const auto& progress = result.report->progress;
+    std::cout << progress.slots_moved << " slots and " << progress.keys_moved << " keys in "
+              << result.report->elapsed.count() << " ms (" << result.report->paths.front()
+              << " path)\n";
   }
   return kExitOk;
+}
+
+int RunReshard(const Invocation& invocation, ReshardRequest request) {
+  auto loaded = LoadTarget(invocation, {});
+  if (auto* code = std::get_if<int>(&loaded)) return *code;
+  const Deployment& deployment = *std::get<Target>(loaded).deployment;
+  auto path = ParseMigration(invocation.migration);
+  if (!path.ok()) {
+    PrintError(path.error().message());
+    return kExitUsage;
+  }
+  request.path = *path;
+  request.dry_run = invocation.dry_run;
+  request.on_progress = ProgressReporter(invocation.json);
+  request.stop = &stop_requested;
+  CatchInterrupt();
+  auto result = Reshard(deployment.plan, request);
+  if (!result.ok() && stop_requested.load()) {
+    return ReportInterrupted(invocation.command, std::get<Target>(loaded).spec);
+  }
+  if (!result.ok()) {
+    const std::string& message = result.error().message();
+    const bool usage = message.rfind("usage: ", 0) == 0;
+    PrintError(invocation.command + ": " + (usage ? message.substr(7) : message));
+    return usage ? kExitUsage : kExitRuntime;
+  }
+  return PrintResult(invocation, *result);
+}
+
+}  // namespace
+
+int RunRebalance(const Invocation& invocation) {
+  auto by = ParseBalanceBy(invocation.balance_by);
+  auto threshold = ParseThreshold(invocation.threshold);
+  for (const auto& problem :
+       {by.ok() ? "" : by.error().message(), threshold.ok() ? "" : threshold.error().message()}) {
+    if (problem.empty()) continue;
+    PrintError("rebalance: " + problem);
+    return kExitUsage;
+  }
+  return RunReshard(invocation, {.by = *by, .threshold = *threshold});
+}
+
+int RunScale(const Invocation& invocation) {
+  auto path = ParseMigration(invocation.migration);
+  if (!path.ok()) {
+    PrintError(path.error().message());
+    return kExitUsage;
+  }
+  auto loaded = LoadTarget(invocation, {.supervisor = true});
+  if (auto* code = std::get_if<int>(&loaded)) return *code;
+  const auto& [spec, dir, deployment] = std::get<Target>(loaded);
+  auto host = ReadHost(spec, std::nullopt);
+  if (!host.ok()) {
+    PrintError(host.error().message());
+    return kExitRuntime;
+  }
+  CatchInterrupt();
+  const bool terminal = isatty(STDERR_FILENO);
+  ScaleRequest request{
+      .primaries = spec.shards.value_or(0),
+      .dry_run = invocation.dry_run,
+      .path = *path,
+      .on_step =
+          [&](const std::string& step) {
+            if (invocation.json) {
+              std::cout << json{{"event", "step"}, {"step", step}}.dump() << std::endl;
+            } else if (terminal) {
+              std::cerr << step << "\n";
+            }
+          },
+      .on_progress = ProgressReporter(invocation.json),
+      .stop = &stop_requested};
+  auto scaled = Scale(dir, *deployment, host->topology, host->spec, request);
+  if (!scaled.ok() && stop_requested.load()) {
+    return ReportInterrupted("scale --shards " + std::to_string(request.primaries), spec);
+  }
+  if (!scaled.ok()) {
+    const std::string& message = scaled.error().message();
+    const bool usage = message.rfind("usage: ", 0) == 0;
+    PrintError("scale: " + (usage ? message.substr(7) : message));
+    return usage ? kExitUsage : kExitRuntime;
+  }
+  if (invocation.json) {
+    std::cout << json{{"event", "done"},
+                      {"dry_run", invocation.dry_run},
+                      {"from_shards", scaled->from_primaries},
+                      {"to_shards", scaled->to_primaries},
+                      {"added", scaled->added},
+                      {"removed", scaled->removed},
+                      {"moves", MovesJson(scaled->reshard.moves)}}
+                     .dump()
+              << "\n";
+    return kExitOk;
+  }
+  if (scaled->added.empty() && scaled->removed.empty()) {
+    std::cout << "already " << scaled->to_primaries << " primaries"
+              << (scaled->reshard.moves.empty() ? ": nothing to do\n" : "; evened out slots:\n")
+              << (scaled->reshard.moves.empty() ? "" : MovesTable(scaled->reshard.moves));
+    return kExitOk;
+  }
+  std::cout << (invocation.dry_run ? "would scale " : "scaled ") << "from "
+            << scaled->from_primaries << " to " << scaled->to_primaries << " primaries ("
+            << (scaled->added.empty() ? "removing " : "adding ")
+            << (scaled->added.empty() ? scaled->removed.size() : scaled->added.size())
+            << " shard(s))\n";
+  if (invocation.dry_run) std::cout << PlanTable(scaled->plan);
+  if (!scaled->reshard.moves.empty()) std::cout << MovesTable(scaled->reshard.moves);
+  return kExitOk;
+}
+
+int RunMoveSlots(const Invocation& invocation) {
+  auto ranges = ParseSlotRanges(*invocation.slot_ranges);
+  if (!ranges.ok()) {
+    PrintError("move-slots: " + ranges.error().message());
+    return kExitUsage;
+  }
+  auto loaded = LoadTarget(invocation, {});
+  if (auto* code = std::get_if<int>(&loaded)) return *code;
+  const Plan& plan = std::get<Target>(loaded).deployment->plan;
+  const bool exists = std::any_of(plan.shards.begin(), plan.shards.end(), [&](const ShardPlan& s) {
+    return s.index == *invocation.to_shard;
+  });
+  if (!exists) {
+    PrintError("move-slots: no shard " + std::to_string(*invocation.to_shard) +
+               " in deployment \"" + plan.name + "\" (shardctl status lists the shards)");
+    return kExitUsage;
+  }
+  return RunReshard(invocation, {.ranges = *ranges, .to_shard = *invocation.to_shard});
 }
 
 }  // namespace shardctl::launcher

@@ -1,5 +1,7 @@
-// `shardctl status`: what ops/probe.h learns (every shard probed directly, so it works whether or
+// `shardctl status`: what ops/status.h learns (every shard probed directly, so it works whether or
 // not the supervisor is alive), as a table or JSON, with the monitoring-plugin exit code.
+#include "launcher/ops/status.h"
+
 #include <iostream>
 
 #include "common/cpu_list.h"
@@ -8,7 +10,6 @@
 #include "launcher/cli/commands.h"
 #include "launcher/cluster/slot_balance.h"
 #include "launcher/model/plan_json.h"
-#include "launcher/ops/probe.h"
 #include "launcher/term/output.h"
 
 namespace shardctl::launcher {

@@ -1,5 +1,7 @@
-// `shardctl up` and `shardctl supervise`. The steps of `up` are in ops/launch.h; this file
+// `shardctl up` and `shardctl supervise`. The steps of `up` are in ops/up.h; this file
 // handles the arguments, prints and picks the exit code.
+#include "launcher/ops/up.h"
+
 #include <unistd.h>
 
 #include <chrono>
@@ -13,8 +15,7 @@
 #include "launcher/cluster/redis_client.h"
 #include "launcher/engine/engine.h"
 #include "launcher/model/topology.h"
-#include "launcher/ops/launch.h"
-#include "launcher/ops/reshard.h"
+#include "launcher/ops/rebalance.h"
 #include "launcher/os/files.h"
 #include "launcher/os/ports.h"
 #include "launcher/supervisor/supervisor.h"
@@ -367,14 +368,19 @@ void PrintStarted(const Deployment& deployment, const Spec& spec, const json& re
 // `up --foreground`: this process becomes the supervisor; its own lock takes over from up.lock,
 // so another `up` sees it rather than waiting for this one.
 int RunInForeground(const DeploymentDir& dir, const Deployment& deployment, const Spec& spec,
-                    UpLock& lock, Clock::time_point started, bool as_json) {
+                    const std::optional<Deployment>& previous, UpLock& lock,
+                    Clock::time_point started, bool as_json) {
   lock.Release();
   ProgressDisplay progress(ProgressAllowed(as_json));
   return RunSupervisor(dir, [&](const json& event) {
     std::string kind = event.value("event", "");
     if (kind == "progress") return progress.Show(event.value("message", ""));
     progress.Clear();
-    if (kind == "failed") PrintError(event.value("error", "start-up failed"));
+    if (kind == "failed") {
+      PrintError(event.value("error", "start-up failed"));
+      // A failed resume leaves the record as it was before this `up`.
+      if (previous) (void)WriteDeployment(dir, *previous);
+    }
     if (kind == "ready") {
       // Before the supervisor's loop runs: the share is taken before supervision begins.
       json ready = event;
@@ -447,18 +453,19 @@ int RunUp(const Invocation& invocation) {
     PrintDryRun(dir, deployment);
     return kExitOk;
   }
-  if (auto written = WriteDeployment(dir, deployment); !written.ok()) {
-    PrintError(written.error().message());
-    return kExitRuntime;
-  }
   // Adopted shards serve what they loaded at their start, not necessarily the files on disk now.
   if (auto recorded = adopting ? common::Ok() : RecordTlsInUse(dir, deployment.tls);
       !recorded.ok()) {
     PrintError(recorded.error().message());
     return kExitRuntime;
   }
+  if (auto written = WriteDeployment(dir, deployment); !written.ok()) {
+    PrintError(written.error().message());
+    return kExitRuntime;
+  }
   if (invocation.foreground) {
-    return RunInForeground(dir, deployment, *spec, *lock, started, invocation.json);
+    return RunInForeground(dir, deployment, *spec, existing.recorded, *lock, started,
+                           invocation.json);
   }
   return RunInBackground(dir, deployment, *spec, existing, started, invocation.json);
 }

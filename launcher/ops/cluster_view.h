@@ -11,7 +11,7 @@
 #include "common/cluster_text.h"
 #include "common/result.h"
 #include "launcher/model/plan.h"
-#include "launcher/ops/probe.h"
+#include "launcher/ops/status.h"
 
 namespace shardctl::launcher {
 

@@ -17,7 +17,7 @@
 #include "common/endpoint.h"
 #include "common/result.h"
 #include "launcher/model/plan.h"
-#include "launcher/ops/reshard.h"
+#include "launcher/ops/rebalance.h"
 
 namespace shardctl::launcher {
 

@@ -141,12 +141,18 @@ Result<ShardRestart> RestartShard(const DeploymentDir& dir, const Deployment& de
   if (reply->value("handed_over", false)) result.data = "handed-over";
 
   const json old_pid = (*reply)["old_pid"];
-  auto new_pid = WaitForNewProcess(dir, index, old_pid);
-  if (!new_pid.ok()) return new_pid.error();
-  auto serving = WaitUntilServing(host, port);
-  if (!serving.ok()) return serving.error().Context("shard " + std::to_string(index));
-  if (result.keys_before) result.keys_after = *serving;
   const auto snapshot = dir.ShardDir(index) / "dump.rdb";
+  // Where the keys are while the new process is not serving them yet.
+  const std::string kept =
+      result.data == "saved" ? " (its keys are in " + snapshot.string() + ", loaded when it starts)"
+                             : "";
+  auto new_pid = WaitForNewProcess(dir, index, old_pid);
+  if (!new_pid.ok()) return Error(new_pid.error().message() + kept);
+  auto serving = WaitUntilServing(host, port);
+  if (!serving.ok()) {
+    return Error("shard " + std::to_string(index) + ": " + serving.error().message() + kept);
+  }
+  if (result.keys_before) result.keys_after = *serving;
   if (result.data == "saved" && *serving == 0 && *result.keys_before > 0) {
     return Error("shard " + std::to_string(index) + " came back with no keys although its " +
                  "snapshot holds " + std::to_string(*result.keys_before) + " (kept at " +

@@ -21,7 +21,7 @@
 #include "launcher/model/deployment.h"
 #include "launcher/model/deployment_dir.h"
 #include "launcher/model/topology.h"
-#include "launcher/ops/reshard.h"
+#include "launcher/ops/rebalance.h"
 
 namespace shardctl::launcher {
 

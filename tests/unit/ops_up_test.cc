@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "launcher/ops/launch.h"
+#include "launcher/ops/up.h"
 
 namespace shardctl::launcher {
 namespace {

@@ -1,4 +1,4 @@
-#include "launcher/ops/launch.h"
+#include "launcher/ops/up.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "launcher/ops/stop.h"
+#include "launcher/ops/down.h"
 
 #include <chrono>
 #include <filesystem>

@@ -6,7 +6,7 @@
 #include <tuple>
 #include <vector>
 
-#include "launcher/ops/probe.h"
+#include "launcher/ops/status.h"
 
 namespace shardctl::launcher {
 namespace {

@@ -1,4 +1,4 @@
-#include "launcher/ops/reshard.h"
+#include "launcher/ops/rebalance.h"
 
 #include <algorithm>
 #include <map>

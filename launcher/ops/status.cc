@@ -1,4 +1,4 @@
-#include "launcher/ops/probe.h"
+#include "launcher/ops/status.h"
 
 #include <algorithm>
 #include <chrono>
