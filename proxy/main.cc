@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "common/secrets.h"
+#include "common/tls_check.h"
 #include "git_revision.h"  // generated at build time: SHARDCTL_GIT_REVISION
 #include "proxy/metrics_http.h"
 #include "proxy/options.h"
@@ -64,6 +66,12 @@ shardctl::common::Result<ProxyTls> LoadTls(const ProxyOptions& options) {
   if (!options.tls_enabled()) return tls;
   if (auto key = shardctl::common::ReadSecretFile(options.tls.key_file, "--tls-key"); !key) {
     return key.error();
+  }
+  // As clients will check it: an expired certificate, or one the CA did not sign, loads fine and
+  // then no client can connect.
+  if (auto checked = shardctl::common::CheckCertificate(options.tls, std::time(nullptr));
+      !checked) {
+    return checked.error();
   }
   auto clients = TlsContext::ForServer(options.tls, options.tls_auth_clients);
   if (!clients) return clients.error();

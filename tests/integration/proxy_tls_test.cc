@@ -169,6 +169,13 @@ TEST_F(ProxyTlsTest, BadTlsFlagsAreRefusedWithTheFix) {
   EXPECT_EQ(wrong_key.exit_code, 2) << wrong_key.Describe();
   EXPECT_NE(wrong_key.err.find("not the key of --tls-cert"), std::string::npos) << wrong_key.err;
 
+  // Loads fine, yet no client would accept it: refused at start, not at every handshake.
+  MakeTestCertificate(scratch_dir(), "expired", "ca", /*days=*/-1);
+  auto expired = run({"--tls-cert", File("expired.crt"), "--tls-key", File("expired.key"),
+                      "--tls-ca", File("ca.crt")});
+  EXPECT_EQ(expired.exit_code, 2) << expired.Describe();
+  EXPECT_NE(expired.err.find("expired on"), std::string::npos) << expired.err;
+
   auto missing_ca = run({"--tls-cert", File("proxy.crt"), "--tls-key", File("proxy.key"),
                          "--tls-ca", File("absent.crt")});
   EXPECT_EQ(missing_ca.exit_code, 2) << missing_ca.Describe();
