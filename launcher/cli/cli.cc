@@ -1,5 +1,7 @@
 #include "launcher/cli/cli.h"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <iostream>
 
@@ -90,6 +92,21 @@ common::Result<HostView> ReadHost(const Spec& spec, const std::optional<std::str
   }
   return host;
 }
+
+namespace {
+std::atomic<bool> interrupt_requested{false};
+void OnInterrupt(int) { interrupt_requested.store(true); }
+}  // namespace
+
+void CatchInterrupt() {
+  struct sigaction action {};
+  action.sa_handler = OnInterrupt;
+  action.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+const std::atomic<bool>& InterruptRequested() { return interrupt_requested; }
 
 std::string StateDirHint(const Spec& spec) {
   std::string hint = " --name " + common::ShellQuote(spec.name);

@@ -2,6 +2,7 @@
 // points in bench/commands.h.)
 #pragma once
 
+#include <atomic>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <variant>
@@ -72,6 +73,11 @@ std::string StateDirHint(const Spec& spec);
 // Resolves the spec (exit 2 when it is wrong) and reads the deployment record it names, as `needs`
 // says. On failure prints the one-line error and returns the exit code instead.
 std::variant<Target, int> LoadTarget(const Invocation& invocation, TargetNeeds needs);
+
+// The first Ctrl-C (or SIGTERM) from now on only sets InterruptRequested(), so a long command
+// can stop at a safe point; the handler resets itself, so a second one stops at once.
+void CatchInterrupt();
+const std::atomic<bool>& InterruptRequested();
 
 // Human table of a plan's shards.
 std::string PlanTable(const Plan& plan);

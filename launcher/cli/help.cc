@@ -116,7 +116,9 @@ Deployment options (each also a key of the TOML file given with --config; flags 
                            a primary hangs; too low on a busy host causes needless failovers
   --health-timeout TIME    a shard silent to PING this long is unresponsive (default: 3s)
   --hang-grace TIME        an unresponsive shard is killed and restarted after this much more
-                           (default: 30s)
+                           (default: 30s). A primary no replica can stand in for comes back
+                           with what its persistence kept: raise it, or run --replicas 1, where
+                           a stopped or hung primary must not be given up quickly
   --proxy-port P           also run shardproxy on bind:P, so clients without cluster support
                            (redis-cli without -c, redis-benchmark, plain redis-py) see one Redis;
                            the supervisor restarts it when it exits (default: no proxy)
@@ -238,9 +240,12 @@ how many keys the shard had before and after.
   --json                   print the result as JSON: per shard old_pid, new_pid, ms, data,
                            keys_before, keys_after, write_pause_ms
 
-Needs a running supervisor (start one with shardctl up, which adopts running shards). Exit codes:
-0 restarted, 1 a restart failed (the error says whether the shard still runs as it was), 2 bad
-input or a refused engine change.
+Needs a running supervisor (start one with shardctl up, which adopts running shards); one restart
+of a deployment runs at a time. Ctrl-C sees the shard under way through (or, while it is being
+saved, leaves it running with its writes resumed) and touches no further shard; a second Ctrl-C
+stops at once. Exit codes: 0 restarted, 1 a restart failed (the error says whether the shard still
+runs as it was), 2 bad input, a refused engine change or TLS files no peer would accept, 130
+interrupted.
 )";
 
 constexpr const char* kLogs =

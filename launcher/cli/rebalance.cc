@@ -21,11 +21,9 @@ namespace {
 
 using nlohmann::json;
 
-std::atomic<bool> stop_requested{false};
-
-// The first Ctrl-C lets the batches in hand finish (no slot is left half-moved); the handler
-// resets itself, so a second one stops at once.
-void RequestStop(int) { stop_requested.store(true); }
+// The first Ctrl-C lets the batches in hand finish (no slot is left half-moved); a second one
+// stops at once (CatchInterrupt).
+const std::atomic<bool>& stop_requested = InterruptRequested();
 
 // After a first Ctrl-C (or SIGTERM) the move stopped between batches: what moved stays moved and
 // no slot is left open. Exit 130 as a shell reports an interrupted command.
@@ -34,14 +32,6 @@ int ReportInterrupted(const std::string& command, const Spec& spec) {
              ": interrupted; slots moved so far stay moved and none is left open (run " +
              "shardctl " + command + StateDirHint(spec) + " again to continue)");
   return kExitInterrupted;
-}
-
-void CatchInterrupt() {
-  struct sigaction action {};
-  action.sa_handler = RequestStop;
-  action.sa_flags = SA_RESETHAND;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
 }
 
 // "25%", "2.5%" or "2" (percent either way) as a fraction.

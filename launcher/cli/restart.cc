@@ -7,6 +7,7 @@
 
 #include "launcher/cli/commands.h"
 #include "launcher/engine/engine.h"
+#include "launcher/ops/reload_tls.h"
 #include "launcher/term/output.h"
 
 namespace shardctl::launcher {
@@ -32,15 +33,15 @@ json RestartJson(const ShardRestart& restart) {
   auto optional = [](const std::optional<long long>& value) {
     return value ? json(*value) : json(nullptr);
   };
-  return {{"shard", restart.shard},
-          {"old_pid", restart.old_pid ? json(*restart.old_pid) : json(nullptr)},
-          {"new_pid", restart.new_pid},
-          {"ms", restart.took.count()},
-          {"data", restart.data},
-          {"keys_before", optional(restart.keys_before)},
-          {"keys_after", optional(restart.keys_after)},
-          {"write_pause_ms",
-           restart.write_pause ? json(restart.write_pause->count()) : json(nullptr)}};
+  return {
+      {"shard", restart.shard},
+      {"old_pid", restart.old_pid ? json(*restart.old_pid) : json(nullptr)},
+      {"new_pid", restart.new_pid},
+      {"ms", restart.took.count()},
+      {"data", restart.data},
+      {"keys_before", optional(restart.keys_before)},
+      {"keys_after", optional(restart.keys_after)},
+      {"write_pause_ms", restart.write_pause ? json(restart.write_pause->count()) : json(nullptr)}};
 }
 
 // "keys kept: saved 1000 keys, loaded 1000" — what happened to the shard's data, for people.
@@ -53,8 +54,8 @@ std::string DataNote(const ShardRestart& restart) {
   }
   if (restart.data == "saved") {
     return "saved " + keys(restart.keys_before) + " keys with writes held " +
-           std::to_string(restart.write_pause ? restart.write_pause->count() : 0) +
-           " ms, loaded " + keys(restart.keys_after);
+           std::to_string(restart.write_pause ? restart.write_pause->count() : 0) + " ms, loaded " +
+           keys(restart.keys_after);
   }
   if (restart.data == "aof") {
     return "AOF replayed: " + keys(restart.keys_before) + " keys before, " +
@@ -74,8 +75,19 @@ int CheckEngineChange(const Deployment& deployment, const std::optional<Engine>&
   if (problem.empty()) return kExitOk;
   PrintError("restart --engine " + engine->path.string() + ": " + problem +
              "; nothing was restarted (keep " + deployment.engine.Name() + " " +
-             deployment.engine.version + ", or pass --discard-data to start every shard empty)");
+             deployment.engine.version +
+             ", or pass --discard-data to start the restarted shards empty)");
   return kExitUsage;
+}
+
+// Ctrl-C: the shard under way was seen through (or left running, its writes resumed); no later
+// shard is touched. Exit 130, as a shell reports an interrupted command.
+int ReportInterrupted(const json& done, int next) {
+  std::string message =
+      "restart: interrupted after " + std::to_string(done.size()) + " shard(s) restarted";
+  if (next >= 0) message += "; shard " + std::to_string(next) + " and later were not touched";
+  PrintError(message);
+  return kExitInterrupted;
 }
 
 }  // namespace
@@ -95,16 +107,39 @@ int RunRestart(const Invocation& invocation) {
   auto engine = RequestedEngine(invocation, spec);
   if (auto* code = std::get_if<int>(&engine)) return *code;
   const RestartOptions options{.engine = std::get<std::optional<Engine>>(engine),
-                               .discard_data = invocation.discard_data};
+                               .discard_data = invocation.discard_data,
+                               .interrupted = &InterruptRequested()};
   if (int code = CheckEngineChange(*deployment, options.engine, options.discard_data);
       code != kExitOk) {
     return code;
   }
+  // A restarted shard loads the files at the recorded paths: ones no peer accepts would keep it
+  // out of the cluster.
+  if (deployment->tls.enabled()) {
+    if (auto files = CheckTlsFiles(dir, deployment->tls); !files.ok()) {
+      PrintError("restart: a restarted shard loads the TLS files at the recorded paths: " +
+                 files.error().message() +
+                 "; nothing was restarted (put working files there first; reload-tls checks "
+                 "them the same way)");
+      return kExitUsage;
+    }
+  }
+  auto lock = RestartLock::Take(dir);
+  if (!lock.ok()) {
+    PrintError("restart: " + lock.error().message());
+    return kExitRuntime;
+  }
+  CatchInterrupt();
   json results = json::array();
   for (const auto& planned : shards) {
     const int index = planned.index;
     if (!invocation.rolling && index != *invocation.shard) continue;
+    if (InterruptRequested().load()) return ReportInterrupted(results, index);
     auto restart = RestartShard(dir, *deployment, index, options);
+    if (!restart.ok() && InterruptRequested().load()) {
+      PrintError("restart of shard " + std::to_string(index) + ": " + restart.error().message());
+      return ReportInterrupted(results, -1);
+    }
     if (!restart.ok()) {
       PrintError("restart of shard " + std::to_string(index) + ": " + restart.error().message());
       return kExitRuntime;

@@ -146,6 +146,16 @@ std::variant<Deployment, int> RecordedDeployment(const DeploymentDir& dir, const
   return std::move(recorded).value();
 }
 
+// A refused first `up` leaves nothing behind: the directory LockStateDir made holds only its
+// up.lock then.
+void RemoveUnusedStateDir(const DeploymentDir& dir) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.root(), error)) {
+    if (entry.path() != dir.UpLockFile()) return;
+  }
+  if (!error) std::filesystem::remove_all(dir.root(), error);
+}
+
 // Creates the deployment's directory and takes its up.lock.
 std::variant<UpLock, int> LockStateDir(const DeploymentDir& dir) {
   if (auto writable = EnsureWritableDir(dir.root()); !writable.ok()) {
@@ -226,10 +236,11 @@ bool NamesOnlyTheDeployment(const Invocation& invocation) {
 // anything starts or changes, naming each difference and how to make it live.
 int RefuseOtherShape(const Existing& existing, const Spec& spec) {
   std::string message = "deployment \"" + spec.name +
-                        "\" is stopped with data of another shape; nothing was started or "
-                        "changed (resume it as recorded with shardctl up" +
+                        "\" is stopped, and its nodes were formed with another shape; nothing "
+                        "was started or changed (resume it as recorded with shardctl up" +
                         StateDirHint(spec) + ", then change it live):";
   for (const auto& difference : existing.differences) message += "\n  " + difference;
+  if (existing.recorded) message += "\n  recorded: " + ShapeSummary(*existing.recorded);
   PrintError(message);
   return kExitUsage;
 }
@@ -440,14 +451,17 @@ int RunUp(const Invocation& invocation) {
     if (auto* code = std::get_if<int>(&locked)) return *code;
     lock.emplace(std::get<UpLock>(std::move(locked)));
   }
-  Existing existing = FindExisting(dir, deployment);
+  Existing existing = FindExisting(dir, deployment, StateDirHint(*spec));
   if (existing.kind == Existing::Kind::kDifferent || existing.kind == Existing::Kind::kRunning) {
     return PrintExisting(existing, deployment, *spec, invocation);
   }
   if (existing.kind == Existing::Kind::kOtherShape) return RefuseOtherShape(existing, *spec);
   const bool adopting = existing.kind == Existing::Kind::kAdopt;
   PrintPlanWarnings(deployment.plan);
-  if (int code = CheckCanStart(dir, deployment, *spec, adopting); code != kExitOk) return code;
+  if (int code = CheckCanStart(dir, deployment, *spec, adopting); code != kExitOk) {
+    RemoveUnusedStateDir(dir);
+    return code;
+  }
   if (invocation.dry_run) {
     for (const auto& note : host_notes) std::cout << note << "\n";
     PrintDryRun(dir, deployment);

@@ -63,7 +63,22 @@ size_t Primaries(const Plan& plan) {
 
 }  // namespace
 
-std::vector<std::string> ShapeDifferences(const Deployment& recorded, const Deployment& requested) {
+std::string ShapeSummary(const Deployment& deployment) {
+  const Plan& plan = deployment.plan;
+  const size_t primaries = Primaries(plan);
+  std::string ports;
+  if (!plan.shards.empty()) {
+    ports =
+        std::to_string(plan.shards.front().port) + "-" + std::to_string(plan.shards.back().port);
+  }
+  return std::to_string(primaries) + " shards, " + std::to_string(plan.shards.size() - primaries) +
+         " replicas, ports " + ports + ", " + deployment.engine.Name() + " " +
+         deployment.engine.version + ", persistence " +
+         PersistenceName(deployment.durability.persistence);
+}
+
+std::vector<std::string> ShapeDifferences(const Deployment& recorded, const Deployment& requested,
+                                          const std::string& target) {
   std::vector<std::string> diffs;
   const Plan& was = recorded.plan;
   const Plan& now = requested.plan;
@@ -72,7 +87,7 @@ std::vector<std::string> ShapeDifferences(const Deployment& recorded, const Depl
   if (primaries != wanted_primaries) {
     diffs.push_back("shards: " + std::to_string(primaries) + " -> " +
                     std::to_string(wanted_primaries) + " (live: shardctl scale --shards " +
-                    std::to_string(wanted_primaries) + ")");
+                    std::to_string(wanted_primaries) + target + ")");
   }
   const size_t replicas = was.shards.size() - primaries;
   const size_t wanted_replicas = now.shards.size() - wanted_primaries;
@@ -95,12 +110,20 @@ std::vector<std::string> ShapeDifferences(const Deployment& recorded, const Depl
       }
     }
   }
+  const Persistence was_kept = recorded.durability.persistence;
+  const Persistence now_kept = requested.durability.persistence;
+  if (was_kept != Persistence::kNone && now_kept != was_kept) {
+    diffs.push_back(std::string("persistence: ") + PersistenceName(was_kept) + " -> " +
+                    PersistenceName(now_kept) + " (the shards would not start from their " +
+                    PersistenceName(was_kept) + " data; resume with --persistence " +
+                    PersistenceName(was_kept) + ")");
+  }
   if (recorded.engine.kind != requested.engine.kind ||
       recorded.engine.major != requested.engine.major) {
     diffs.push_back("engine: " + recorded.engine.Name() + " " + recorded.engine.version + " -> " +
                     requested.engine.Name() + " " + requested.engine.version +
                     " (live: shardctl restart --rolling --engine " +
-                    requested.engine.path.string() + ")");
+                    requested.engine.path.string() + target + ")");
   }
   return diffs;
 }

@@ -92,9 +92,17 @@ struct Deployment {
 std::vector<std::string> DiffDeployments(const Deployment& running, const Deployment& requested);
 
 // What a stopped deployment's data cannot be resumed with: another number of primaries or
-// replicas, other shard indices or ports, another engine or engine major. One line per difference
+// replicas, other shard indices or ports, another engine or engine major, another persistence
+// (an rdb deployment resumed as aof would start from an empty AOF, and the reverse from a stale
+// snapshot). One line per difference
 // naming the command that makes the change live where there is one ("shards: 3 -> 2 (live:
 // shardctl scale --shards 2)"); empty when `up` may resume `recorded` as `requested`.
-std::vector<std::string> ShapeDifferences(const Deployment& recorded, const Deployment& requested);
+// `target` (" --name N --state-dir D") is appended to every command named, so it can be pasted.
+std::vector<std::string> ShapeDifferences(const Deployment& recorded, const Deployment& requested,
+                                          const std::string& target = "");
+
+// "3 shards, 0 replicas, ports 7000-7002, redis 7.0.15, persistence rdb": what a deployment is,
+// for a person deciding what to type.
+std::string ShapeSummary(const Deployment& deployment);
 
 }  // namespace shardctl::launcher

@@ -79,7 +79,8 @@ Result<std::vector<SlotMove>> PlanMoves(const Plan& plan, LivePrimaries& primari
   }
   if (shard == nullptr) return Error("no shard " + std::to_string(request.to_shard));
   return Error("shard " + std::to_string(request.to_shard) +
-               " is not a primary now (move slots to a primary; shardctl status shows roles)");
+               " is not a live primary now: a replica, or a primary that did not answer (move "
+               "slots to a primary that answers; shardctl status shows roles and health)");
 }
 
 }  // namespace

@@ -1,5 +1,11 @@
 #include "launcher/ops/restart.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -122,7 +128,7 @@ Result<ShardRestart> RestartShard(const DeploymentDir& dir, const Deployment& de
   }
   if (result.data == "saved") {
     const auto paused = Clock::now();
-    auto saved = PauseAndSnapshot(host, port, index);
+    auto saved = PauseAndSnapshot(host, port, index, options.interrupted);
     if (!saved.ok()) return saved.error();
     result.keys_before = *saved;
     reply = AskForRestart(dir, RestartRequest(index, options, false));
@@ -171,6 +177,23 @@ Result<ShardRestart> RestartShard(const DeploymentDir& dir, const Deployment& de
   result.new_pid = *new_pid;
   result.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   return result;
+}
+
+common::Result<RestartLock> RestartLock::Take(const DeploymentDir& dir) {
+  const auto path = dir.root() / "restart.lock";
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Error(path.string() + ": " + std::strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    return Error(
+        "another shardctl restart of this deployment is running (wait for it, then run "
+        "this again)");
+  }
+  return RestartLock(fd);
+}
+
+RestartLock::~RestartLock() {
+  if (fd_ >= 0) close(fd_);
 }
 
 }  // namespace shardctl::launcher

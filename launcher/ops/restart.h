@@ -16,9 +16,11 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "common/result.h"
 #include "launcher/model/deployment.h"
@@ -44,6 +46,26 @@ struct ShardRestart {
 struct RestartOptions {
   std::optional<Engine> engine;  // run the shard on this engine from now on (recorded)
   bool discard_data = false;     // --discard-data: the shard may come back empty
+  // Set by a signal handler (Ctrl-C): a shard not stopped yet is left running, its writes
+  // resumed; one already stopped is seen through.
+  const std::atomic<bool>* interrupted = nullptr;
+};
+
+// The deployment's restart.lock, held while this object lives: one `restart` at a time, so two
+// never snapshot or stop the same shard at once.
+class RestartLock {
+ public:
+  // Errors when another restart holds it (naming the fix), or the file cannot be opened.
+  static common::Result<RestartLock> Take(const DeploymentDir& dir);
+  RestartLock(RestartLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  RestartLock(const RestartLock&) = delete;
+  RestartLock& operator=(const RestartLock&) = delete;
+  RestartLock& operator=(RestartLock&&) = delete;
+  ~RestartLock();
+
+ private:
+  explicit RestartLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
 };
 
 // Restarts shard `index` of `deployment` through its supervisor, keeping its keys as the header

@@ -24,10 +24,11 @@ Result<std::string> Pause(RedisConnection& connection) {
 
 // Runs BGSAVE once no other fork runs (the fork scheduler's, a replica's sync) and waits for it
 // to end. Writes are paused, so the snapshot holds exactly what the shard acknowledged.
-common::Status Snapshot(RedisConnection& connection) {
+common::Status Snapshot(RedisConnection& connection, const std::atomic<bool>* interrupted) {
   const auto deadline = Clock::now() + kSaveTimeout;
   bool started = false;
   while (Clock::now() < deadline) {
+    if (interrupted != nullptr && interrupted->load()) return Error("interrupted");
     if (auto renewed = Pause(connection); !renewed.ok()) return renewed.error();
     auto info = connection.Run({"INFO", "persistence"});
     if (!info.ok()) return info.error();
@@ -66,7 +67,8 @@ Result<ShardState> InspectShard(const std::string& host, int port) {
                     .keys = common::ParseInteger<long long>(*(*replies)[1]).value_or(0)};
 }
 
-Result<long long> PauseAndSnapshot(const std::string& host, int port, int index) {
+Result<long long> PauseAndSnapshot(const std::string& host, int port, int index,
+                                   const std::atomic<bool>* interrupted) {
   const std::string shard = "shard " + std::to_string(index);
   auto connection = RedisConnection::Connect(host, port, kQueryTimeout);
   if (!connection.ok()) return connection.error().Context(shard);
@@ -74,9 +76,13 @@ Result<long long> PauseAndSnapshot(const std::string& host, int port, int index)
     return paused.error().Context(shard + ": CLIENT PAUSE WRITE");
   }
   auto keys = connection->Run({"DBSIZE"});
-  auto saved = keys.ok() ? Snapshot(*connection) : common::Status(keys.error());
+  auto saved = keys.ok() ? Snapshot(*connection, interrupted) : common::Status(keys.error());
   if (!saved.ok()) {
     (void)connection->Run({"CLIENT", "UNPAUSE"});
+    if (interrupted != nullptr && interrupted->load()) {
+      return Error("interrupted while " + shard +
+                   " was being saved: its writes resumed, and it was not restarted");
+    }
     return Error("saving " + shard +
                  "'s keys before the restart failed: " + saved.error().message() +
                  "; nothing was restarted (see shardctl logs " + std::to_string(index) +

@@ -6,6 +6,7 @@
 //   WaitUntilServing: loading:0, and a replica linked to its primary with its sync done
 #pragma once
 
+#include <atomic>
 #include <string>
 
 #include "common/result.h"
@@ -27,7 +28,9 @@ common::Result<ShardState> InspectShard(const std::string& host, int port);
 // the pause stays (for kPauseSeconds after the last renewal, or until the process exits), so no
 // write is acknowledged after the snapshot; returns the keys it holds. On failure the pause is
 // lifted and the error says nothing was restarted.
-common::Result<long long> PauseAndSnapshot(const std::string& host, int port, int index);
+// `interrupted` (may be null) set while it works lifts the pause and ends it with an error.
+common::Result<long long> PauseAndSnapshot(const std::string& host, int port, int index,
+                                           const std::atomic<bool>* interrupted);
 
 // How long writes stay held after PauseAndSnapshot returns, unless the shard exits first.
 inline constexpr int kPauseSeconds = 30;

@@ -163,16 +163,20 @@ common::Result<MetricsConfig> ResolveMetrics(const Spec& spec, const Plan& plan,
   return metrics;
 }
 
-Existing ClassifyExisting(const ExistingFacts& facts, const Deployment& requested) {
+Existing ClassifyExisting(const ExistingFacts& facts, const Deployment& requested,
+                          const std::string& target) {
   if (!facts.recorded) return {};
   Existing existing{.recorded = facts.recorded};
   if (!facts.supervised && !facts.live_shards) {
     // The shards' nodes.conf (and data) will be resumed: a different shape would start a cluster
     // that fails minutes later, so it is refused before anything starts.
-    existing.differences = ShapeDifferences(*facts.recorded, requested);
-    // Same kind and major, yet a format the requested engine cannot read (7.4 data to 7.0).
+    existing.differences = ShapeDifferences(*facts.recorded, requested, target);
+    // A format the requested engine cannot read (a downgrade, or 7.4 data to 7.0) cannot be
+    // made live either: no restart --engine is suggested for it.
     if (const std::string problem = DataFormatProblem(facts.recorded->engine, requested.engine);
-        existing.differences.empty() && !problem.empty()) {
+        !problem.empty()) {
+      std::erase_if(existing.differences,
+                    [](const std::string& line) { return line.starts_with("engine: "); });
       existing.differences.push_back("engine: " + problem);
     }
     existing.kind =
@@ -191,7 +195,8 @@ Existing ClassifyExisting(const ExistingFacts& facts, const Deployment& requeste
   return existing;
 }
 
-Existing FindExisting(const DeploymentDir& dir, const Deployment& requested) {
+Existing FindExisting(const DeploymentDir& dir, const Deployment& requested,
+                      const std::string& target) {
   ExistingFacts facts;
   if (std::filesystem::exists(dir.DeploymentFile())) {
     if (auto recorded = ReadDeployment(dir); recorded.ok()) {
@@ -200,7 +205,7 @@ Existing FindExisting(const DeploymentDir& dir, const Deployment& requested) {
       facts.live_shards = AnyShardRunning(dir, facts.recorded->plan);
     }
   }
-  return ClassifyExisting(facts, requested);
+  return ClassifyExisting(facts, requested, target);
 }
 
 common::Status CheckNoStrayData(const DeploymentDir& dir, const Deployment& deployment) {

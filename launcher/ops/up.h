@@ -62,11 +62,14 @@ struct Existing {
   std::optional<Deployment> recorded;  // the record found, put back if a resume fails
 };
 
-// Pure: decides what `up` of `requested` does given the facts.
-Existing ClassifyExisting(const ExistingFacts& facts, const Deployment& requested);
+// Pure: decides what `up` of `requested` does given the facts. `target` (" --name N
+// --state-dir D") goes into the commands the differences name.
+Existing ClassifyExisting(const ExistingFacts& facts, const Deployment& requested,
+                          const std::string& target = "");
 
 // Reads the facts from `dir` (deployment.json, supervisor lock, pid files) and classifies them.
-Existing FindExisting(const DeploymentDir& dir, const Deployment& requested);
+Existing FindExisting(const DeploymentDir& dir, const Deployment& requested,
+                      const std::string& target = "");
 
 // A deployment without persistence starts empty, so data files an earlier run with persistence
 // left in the shard directories are refused rather than loaded or later overwritten. The error

@@ -161,6 +161,18 @@ void Supervisor::KillIfFailedWhileSilent(ShardSlot& slot, SteadyClock::time_poin
   slot.next_fail_check = now + kHealthInterval;
   auto view = AskPeersAbout(slot);
   if (!view || !view->me.HasFlag("fail")) return;
+  if (!Replaceable(*view)) {
+    // No replica takes its slots: resumed, it keeps them and loses nothing; killed now, it would
+    // come back with its last snapshot or empty. Only its hang grace (--hang-grace) ends it.
+    if (!slot.unreplaceable_said) {
+      log_->warn(
+          "shard {} (pid {}) is silent and the cluster marked it failed, but no replica can take "
+          "its slots: left running, since killing it would lose its keys",
+          slot.index, slot.watcher.process().pid);
+    }
+    slot.unreplaceable_said = true;
+    return;
+  }
   // A hung process that resumes would first acknowledge the writes waiting in its sockets, then
   // learn it was replaced and drop them (docs/reliability.md): killed, it acknowledges nothing.
   log_->warn(
@@ -169,6 +181,13 @@ void Supervisor::KillIfFailedWhileSilent(ShardSlot& slot, SteadyClock::time_poin
       slot.index, slot.watcher.process().pid);
   kill(slot.watcher.process().pid, SIGKILL);
   slot.hung_kill_sent = true;
+}
+
+bool Supervisor::Replaceable(const PeerView& view) {
+  if (!view.me.IsPrimary() || !view.me.HasSlots()) return true;  // nothing of its own to lose
+  return std::any_of(view.nodes.begin(), view.nodes.end(), [&](const common::NodeLine& node) {
+    return node.master_id == view.me.id && !node.Failing();
+  });
 }
 
 void Supervisor::DiscardShardData(int index) {
@@ -220,6 +239,7 @@ void Supervisor::Respawn(ShardSlot& slot) {
   }
   slot.state = "starting";
   slot.hung_kill_sent = false;
+  slot.unreplaceable_said = false;
   health_->MarkFresh(slot.position, SteadyClock::now());
   log_->info("shard {} started again as pid {} (restart #{})", slot.index, process->pid,
              slot.watcher.restarts() + 1);

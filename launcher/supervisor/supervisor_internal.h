@@ -39,6 +39,7 @@ struct ShardSlot {
   bool discard_data = false;       // ... and delete its snapshot and AOF first (--discard-data)
   SteadyClock::time_point restart_kill_deadline;
   bool hung_kill_sent = false;
+  bool unreplaceable_said = false;          // "silent, but no replica can take over" logged once
   SteadyClock::time_point next_fail_check;  // when KillIfFailedWhileSilent may ask peers again
 };
 
@@ -69,6 +70,10 @@ class Supervisor {
   void OnRestartDue(ShardSlot& slot);
   // --discard-data: the shard's snapshot and AOF go before it starts again (empty).
   void DiscardShardData(int index);
+  // Pure: whether a replica can take over what the shard in `view` serves (a replica, or a
+  // primary without slots, has nothing of its own to lose).
+  static bool Replaceable(const PeerView& view);
+
   // True (and the slot set to "disk-full", said once in the log) when the shard's data directory
   // has no room: it is then restarted by RetryDiskFull once space is freed, not by its backoff.
   bool HoldForDiskSpace(ShardSlot& slot, const std::string& how);

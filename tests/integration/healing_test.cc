@@ -155,6 +155,32 @@ TEST_F(HealingTest, HungShardIsReportedThenReplaced) {
   EXPECT_FALSE(IsAlive(hung)) << "the hung process was not killed";
 }
 
+// The early kill of a silent primary the cluster marked failed exists so a replaced primary
+// cannot acknowledge writes it will drop; with no replica to replace it, it would only lose keys.
+// So such a primary is left alone until its hang grace, and resumes with every key.
+TEST_F(HealingTest, AStoppedPrimaryNoReplicaCanReplaceIsNotKilledWhenMarkedFailed) {
+  UpHealthy(3, {"--health-timeout", "1s", "--hang-grace", "60s", "--cluster-node-timeout", "1s"});
+  ASSERT_FALSE(HasFailure());
+  WriteKeys(300);
+  const auto before = KeysOnPrimaries();
+  pid_t stopped = PidOf(0);
+  ASSERT_EQ(kill(stopped, SIGSTOP), 0);
+  const bool marked = WaitUntil(
+      [&] {
+        auto nodes = QueryRedis(base_port() + 1, {"CLUSTER", "NODES"});
+        return nodes && nodes->text.find("master,fail ") != std::string::npos;
+      },
+      10s, 50ms);
+  std::this_thread::sleep_for(4s);  // the fail check runs every health tick once silent
+  const bool alive = IsAlive(stopped);
+  kill(stopped, SIGCONT);
+  ASSERT_TRUE(marked) << "no peer marked the stopped primary failed";
+  EXPECT_TRUE(alive) << "the supervisor killed a primary no replica could replace";
+  EXPECT_TRUE(WaitUntil([&] { return EveryNodeOk(3); }, 20s));
+  EXPECT_EQ(PidOf(0), stopped);
+  EXPECT_EQ(KeysOnPrimaries(), before) << "keys were lost";
+}
+
 TEST_F(HealingTest, SupervisorCrashLeavesShardsServingAndUpAdoptsThem) {
   json before = UpHealthy(3);
   ASSERT_FALSE(HasFailure());

@@ -12,6 +12,8 @@
 namespace shardctl::integration {
 namespace {
 
+namespace fs = std::filesystem;
+
 class RestartDataTest : public ShardctlTest {
  protected:
   void SetUp() override {
@@ -119,8 +121,14 @@ TEST_F(RestartDataTest, RollingRestartUnderWritesLosesNoAcknowledgedWrite) {
   ASSERT_FALSE(HasFailure());
   AckedWriter writer = StartAckedWriter("--cluster", base_port(), "w");
   ASSERT_TRUE(WaitUntil([&] { return TotalKeys(KeysOnPrimaries()) >= 300; }, 30s, 50ms));
-  auto rolling = OnDeployment("restart", {"--rolling"}, 180s);
-  EXPECT_EQ(rolling.exit_code, 0) << rolling.Describe();
+  auto rolling = StartOnDeployment("restart", {"--rolling"}, "rolling");
+  // One restart at a time: a second one is refused, not run against the same shards.
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(deployment_dir() / "restart.lock"); }, 10s));
+  auto second = OnDeployment("restart", {"0"});
+  EXPECT_EQ(second.exit_code, 1) << second.Describe();
+  EXPECT_NE(second.err.find("another shardctl restart"), std::string::npos) << second.Describe();
+  EXPECT_EQ(rolling->WaitForExit(180s), std::optional<int>(0))
+      << ReadFileText(scratch_dir() / "rolling.err");
   json verdict = StopAckedWriter(writer);
   EXPECT_GT(verdict.value("acked", 0), 300) << verdict.dump();
   EXPECT_EQ(verdict.value("lost", -1), 0) << verdict.dump();

@@ -28,7 +28,8 @@ TEST_F(ResumeTest, AnotherShapeIsRefusedAndTheRecordAndDataStay) {
     auto other = Up(shards, {"--persistence", "rdb"});
     EXPECT_EQ(other.exit_code, 2) << other.Describe();
     EXPECT_NE(other.err.find("shards: 3 -> " + std::to_string(shards) +
-                             " (live: shardctl scale --shards " + std::to_string(shards) + ")"),
+                             " (live: shardctl scale --shards " + std::to_string(shards) +
+                             " --name " + name() + " --state-dir " + state_root().string() + ")"),
               std::string::npos)
         << other.Describe();
     EXPECT_NE(other.err.find("nothing was started or changed"), std::string::npos);
@@ -37,6 +38,15 @@ TEST_F(ResumeTest, AnotherShapeIsRefusedAndTheRecordAndDataStay) {
         << "a refused up rewrote the deployment record";
     for (int i = 0; i < 4; ++i) EXPECT_TRUE(PortBindable(base_port() + i)) << "a shard started";
   }
+  // An rdb deployment resumed as aof would start from an empty AOF: its keys hidden, and lost
+  // with the next down + up.
+  auto other_persistence = Up(3, {"--persistence", "aof"});
+  EXPECT_EQ(other_persistence.exit_code, 2) << other_persistence.Describe();
+  EXPECT_NE(other_persistence.err.find("persistence: rdb -> aof"), std::string::npos)
+      << other_persistence.Describe();
+  EXPECT_NE(other_persistence.err.find("recorded: 3 shards, 0 replicas"), std::string::npos)
+      << other_persistence.Describe();
+  EXPECT_EQ(ReadFileText(deployment_dir() / "deployment.json"), record);
   auto other_engine = Up(3, {"--persistence", "rdb", "--engine", "valkey"});
   EXPECT_EQ(other_engine.exit_code, 2) << other_engine.Describe();
   EXPECT_NE(other_engine.err.find("live: shardctl restart --rolling --engine"), std::string::npos)

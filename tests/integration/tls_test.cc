@@ -171,6 +171,12 @@ TEST_F(TlsTest, ReloadTlsServesRenewedCertificatesWithoutARestart) {
     EXPECT_EQ(foreign.exit_code, 2) << foreign.Describe();
     EXPECT_NE(foreign.err.find("does not verify it"), std::string::npos) << foreign.err;
   }
+  // A restarted shard would load them too, and no peer would accept it.
+  auto restart = OnDeployment("restart", {"1"});
+  EXPECT_EQ(restart.exit_code, 2) << restart.Describe();
+  EXPECT_NE(restart.err.find("a restarted shard loads the TLS files"), std::string::npos)
+      << restart.err;
+  EXPECT_EQ(Status()["shards"][1]["pid"], before["shards"][1]["pid"]) << "a shard restarted";
   // A new CA that does not sign what the shards serve now: they could not reach each other
   // while some are reloaded and some not.
   std::filesystem::copy_file(File("other.crt"), File("ca.crt"), overwrite);
