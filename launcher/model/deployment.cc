@@ -112,7 +112,8 @@ std::vector<std::string> ShapeDifferences(const Deployment& recorded, const Depl
   }
   const Persistence was_kept = recorded.durability.persistence;
   const Persistence now_kept = requested.durability.persistence;
-  if (was_kept != Persistence::kNone && now_kept != was_kept) {
+  // To none, the data files themselves are refused by name (CheckNoStrayData).
+  if (was_kept != Persistence::kNone && now_kept != Persistence::kNone && now_kept != was_kept) {
     diffs.push_back(std::string("persistence: ") + PersistenceName(was_kept) + " -> " +
                     PersistenceName(now_kept) + " (the shards would not start from their " +
                     PersistenceName(was_kept) + " data; resume with --persistence " +

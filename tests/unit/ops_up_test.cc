@@ -96,6 +96,17 @@ TEST(ShapeDifferencesTest, NamesEachDifferenceAndTheLiveCommand) {
                                                              0),
             0u);
 
+  Deployment as_aof = Requested(3);
+  Deployment as_rdb = Requested(3);
+  as_rdb.durability.persistence = Persistence::kRdb;
+  as_aof.durability.persistence = Persistence::kAof;
+  EXPECT_EQ(ShapeDifferences(as_rdb, as_aof),
+            std::vector<std::string>{"persistence: rdb -> aof (the shards would not start from "
+                                     "their rdb data; resume with --persistence rdb)"});
+  EXPECT_TRUE(ShapeDifferences(recorded, as_rdb).empty()) << "a cache may start keeping data";
+  EXPECT_TRUE(ShapeDifferences(as_rdb, recorded).empty())
+      << "to none, the data files are refused by name (CheckNoStrayData)";
+
   Deployment valkey = Requested(3);
   valkey.engine = {
       .kind = EngineKind::kValkey, .path = "/opt/valkey-server", .version = "9.1.2", .major = 9};
