@@ -1,4 +1,4 @@
-// shardproxy: a slot-routing proxy in front of a Redis Cluster (see proxy/worker.h for the data
+// shardproxy: a slot-routing proxy in front of a Redis Cluster (see proxy/net/worker.h for the data
 // path). This file parses flags, reads the first slot map, starts the workers and waits for
 // SIGINT/SIGTERM.
 #include <sched.h>
@@ -15,10 +15,10 @@
 #include "common/secrets.h"
 #include "common/tls_check.h"
 #include "git_revision.h"  // generated at build time: SHARDCTL_GIT_REVISION
-#include "proxy/metrics_http.h"
-#include "proxy/options.h"
+#include "proxy/net/metrics_http.h"
+#include "proxy/routing/topology.h"
 #include "proxy/server.h"
-#include "proxy/topology.h"
+#include "proxy/services/options.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "common/slots.h"
-#include "proxy/worker.h"
+#include "proxy/net/worker.h"
 
 namespace shardctl::proxy {
 namespace {

@@ -14,12 +14,13 @@
 
 #include "common/result.h"
 #include "common/tls.h"
-#include "proxy/auth.h"
-#include "proxy/metrics.h"
-#include "proxy/options.h"
-#include "proxy/services.h"
-#include "proxy/stats.h"
-#include "proxy/topology.h"
+#include "proxy/net/worker_host.h"
+#include "proxy/routing/topology.h"
+#include "proxy/services/auth.h"
+#include "proxy/services/metrics.h"
+#include "proxy/services/options.h"
+#include "proxy/services/services.h"
+#include "proxy/services/stats.h"
 
 namespace shardctl::proxy {
 
@@ -32,7 +33,7 @@ struct ProxyTls {
   std::shared_ptr<const common::TlsContext> shards;   // a client context
 };
 
-class ProxyServer final : public ProxyServices {
+class ProxyServer final : public WorkerHost {
  public:
   ProxyServer(const ProxyOptions& options, ClusterTopology& topology, int threads,
               AuthConfig auth = {}, ProxyTls tls = {});
@@ -57,23 +58,22 @@ class ProxyServer final : public ProxyServices {
     return metrics_ ? &metrics_->thread(thread) : nullptr;
   }
 
-  ClusterTopology& topology() { return topology_; }
-  // The TLS contexts new connections use (any thread). A connection keeps the context it
-  // started with, so a reload never touches one already open.
-  std::shared_ptr<const common::TlsContext> client_tls() const;
-  std::shared_ptr<const common::TlsContext> shard_tls() const;
+  // WorkerHost. A connection keeps the TLS context it started with, so a reload never touches
+  // one already open.
+  ClusterTopology& topology() override { return topology_; }
+  std::shared_ptr<const common::TlsContext> client_tls() const override;
+  std::shared_ptr<const common::TlsContext> shard_tls() const override;
   // Swaps in freshly loaded contexts (SIGHUP: certificates renewed on disk). Only a side that
   // had TLS gets it.
   void ReplaceTls(ProxyTls tls);
   int threads() const { return static_cast<int>(workers_.size()); }
 
-  // Counts a new client against --max-clients; false when full.
-  bool AdmitClient();
-  void ReleaseClient();
-  uint64_t NextClientId() { return next_client_id_.fetch_add(1, std::memory_order_relaxed); }
-
-  // A shard connection failed (any worker thread): counted for /metrics, if it is served.
-  void CountBackendError(const std::string& host, int port) {
+  bool AdmitClient() override;
+  void ReleaseClient() override;
+  uint64_t NextClientId() override {
+    return next_client_id_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void CountBackendError(const std::string& host, int port) override {
     if (metrics_) metrics_->CountBackendError(host, port);
   }
   // The /metrics body (any thread): the workers' counters summed, plus clients, redirects and
@@ -82,7 +82,7 @@ class ProxyServer final : public ProxyServices {
 
   // The body of a script loaded through the proxy (RememberScript()), by sha. Scripts are kept
   // bounded (the oldest half is dropped when full). Thread-safe; not on the GET/SET path.
-  std::optional<std::string> ScriptBody(std::string_view sha) const;
+  std::optional<std::string> ScriptBody(std::string_view sha) const override;
 
  private:
   // INFO's sections, appended to `out`.

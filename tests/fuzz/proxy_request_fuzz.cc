@@ -16,10 +16,10 @@
 
 #include "common/resp.h"
 #include "common/slots.h"
-#include "proxy/command_table.h"
-#include "proxy/fanout.h"
-#include "proxy/redirect.h"
-#include "proxy/split.h"
+#include "proxy/commands/command_table.h"
+#include "proxy/merge/fanout.h"
+#include "proxy/merge/redirect.h"
+#include "proxy/merge/split.h"
 
 namespace {
 

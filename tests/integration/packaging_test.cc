@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "launcher/cli/args.h"
-#include "proxy/options.h"
+#include "proxy/services/options.h"
 #include "tests/integration/harness.h"
 
 namespace shardctl::integration {

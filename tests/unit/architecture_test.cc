@@ -37,6 +37,21 @@ const std::map<std::string, std::set<std::string>>& LauncherLayers() {
   return layers;
 }
 
+// proxy/'s rooms and the rooms each may include (besides itself and common/); the files at the
+// top of proxy/ (the server, main.cc) may include every room. Mirrors the proxy_room targets in
+// CMakeLists.txt and docs/architecture.md.
+const std::map<std::string, std::set<std::string>>& ProxyLayers() {
+  static const std::map<std::string, std::set<std::string>> layers = {
+      {"commands", {}},
+      {"merge", {"commands"}},
+      {"services", {"commands"}},
+      {"routing", {"commands", "services"}},
+      {"session", {"commands", "merge", "routing", "services"}},
+      {"net", {"commands", "merge", "routing", "services", "session"}},
+  };
+  return layers;
+}
+
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path);
   std::stringstream text;
@@ -97,6 +112,34 @@ TEST(ArchitectureTest, LauncherModulesIncludeOnlyTheModulesBelowThem) {
   }
 }
 
+std::vector<std::string> ProxyRooms() {
+  std::vector<std::string> rooms;
+  for (const auto& entry : fs::directory_iterator(kRoot / "proxy")) {
+    if (entry.is_directory()) rooms.push_back(entry.path().filename());
+  }
+  return rooms;
+}
+
+TEST(ArchitectureTest, ProxyRoomsIncludeOnlyTheRoomsBelowThem) {
+  for (const std::string& room : ProxyRooms()) {
+    const auto layer = ProxyLayers().find(room);
+    ASSERT_NE(layer, ProxyLayers().end())
+        << "proxy/" << room << "/ is not in the room table of architecture_test.cc (add it "
+        << "there, to CMakeLists.txt and to docs/architecture.md)";
+    for (const fs::path& file : SourcesUnder(kRoot / "proxy" / room)) {
+      for (const std::string& include : ProjectIncludes(file)) {
+        SCOPED_TRACE(file.string() + " includes " + include);
+        if (!include.starts_with("proxy/")) continue;
+        const size_t slash = include.find('/', 6);
+        ASSERT_NE(slash, std::string::npos) << "only the server sits at the top of proxy/";
+        const std::string target = include.substr(6, slash - 6);
+        EXPECT_TRUE(target == room || layer->second.contains(target))
+            << "proxy/" << room << " may not depend on proxy/" << target;
+      }
+    }
+  }
+}
+
 TEST(ArchitectureTest, CommonAndProxyStayOutOfTheLauncher) {
   for (const char* dir : {"common", "proxy"}) {
     for (const fs::path& file : SourcesUnder(kRoot / dir)) {
@@ -131,13 +174,17 @@ TEST(ArchitectureTest, DocsHaveARowForEveryModule) {
     EXPECT_NE(doc.find("| `" + module + "/` |"), std::string::npos)
         << "docs/architecture.md has no row for launcher/" << module << "/";
   }
-  // The proxy and common are flat folders: every header is a module with a row.
+  for (const std::string& room : ProxyRooms()) {
+    EXPECT_NE(doc.find("| `" + room + "/` |"), std::string::npos)
+        << "docs/architecture.md has no row for proxy/" << room << "/";
+  }
+  // Every header of common/ and of the proxy's rooms is named in a row.
   for (const char* dir : {"proxy", "common"}) {
-    for (const auto& entry : fs::directory_iterator(kRoot / dir)) {
+    for (const auto& entry : fs::recursive_directory_iterator(kRoot / dir)) {
       if (entry.path().extension() != ".h") continue;
       const std::string stem = entry.path().stem();
       EXPECT_NE(doc.find("`" + stem + "`"), std::string::npos)
-          << "docs/architecture.md does not name " << dir << "/" << stem << ".h in a module row";
+          << "docs/architecture.md does not name " << entry.path() << " in a module row";
     }
   }
 }

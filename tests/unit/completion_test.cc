@@ -17,7 +17,7 @@
 #include "launcher/bench/help.h"
 #include "launcher/cli/args.h"
 #include "launcher/cli/completion.h"
-#include "proxy/options.h"
+#include "proxy/services/options.h"
 
 namespace shardctl {
 namespace {

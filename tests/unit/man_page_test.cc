@@ -10,7 +10,7 @@
 #include <string>
 
 #include "launcher/cli/args.h"
-#include "proxy/options.h"
+#include "proxy/services/options.h"
 
 namespace shardctl {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "proxy/auth.h"
+#include "proxy/services/auth.h"
 
 namespace shardctl::proxy {
 namespace {

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "proxy/command_docs.h"
+#include "proxy/commands/command_docs.h"
 
 namespace shardctl::proxy {
 namespace {

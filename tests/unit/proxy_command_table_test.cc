@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "common/slots.h"
-#include "proxy/command_table.h"
+#include "proxy/commands/command_table.h"
 
 namespace shardctl::proxy {
 namespace {

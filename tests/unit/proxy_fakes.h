@@ -1,4 +1,4 @@
-// Fakes of the interfaces a proxy Session talks through (proxy/routing.h, services.h,
+// Fakes of the interfaces a proxy Session talks through (proxy/routing/routing.h, services.h,
 // subscription_hub.h, session.h), so session logic is unit-tested without sockets or threads:
 // what the session routes is recorded, and the test answers it with Session::OnReply().
 #pragma once
@@ -9,12 +9,12 @@
 #include <utility>
 #include <vector>
 
-#include "proxy/routing.h"
-#include "proxy/services.h"
-#include "proxy/session.h"
-#include "proxy/slot_map.h"
-#include "proxy/stats.h"
-#include "proxy/subscription_hub.h"
+#include "proxy/routing/routing.h"
+#include "proxy/routing/slot_map.h"
+#include "proxy/services/services.h"
+#include "proxy/services/stats.h"
+#include "proxy/session/session.h"
+#include "proxy/session/subscription_hub.h"
 
 namespace shardctl::proxy::testing_fakes {
 

@@ -4,8 +4,8 @@
 #include <string_view>
 #include <vector>
 
-#include "proxy/command_table.h"
-#include "proxy/fanout.h"
+#include "proxy/commands/command_table.h"
+#include "proxy/merge/fanout.h"
 
 namespace shardctl::proxy {
 namespace {

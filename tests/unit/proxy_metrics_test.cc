@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "common/resp.h"
-#include "proxy/metrics.h"
-#include "proxy/session.h"
+#include "proxy/services/metrics.h"
+#include "proxy/session/session.h"
 #include "tests/unit/proxy_fakes.h"
 
 namespace shardctl::proxy {

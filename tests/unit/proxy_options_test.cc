@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "proxy/options.h"
+#include "proxy/services/options.h"
 
 namespace shardctl::proxy {
 namespace {

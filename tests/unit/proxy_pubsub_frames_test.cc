@@ -2,7 +2,7 @@
 // (captured with a raw socket in RESP2 and after HELLO 3).
 #include <gtest/gtest.h>
 
-#include "proxy/pubsub_frames.h"
+#include "proxy/merge/pubsub_frames.h"
 
 namespace shardctl::proxy {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "proxy/redirect.h"
+#include "proxy/merge/redirect.h"
 
 namespace shardctl::proxy {
 namespace {

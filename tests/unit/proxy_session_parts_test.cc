@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "common/resp.h"
-#include "proxy/client_subscriptions.h"
-#include "proxy/command_table.h"
-#include "proxy/pinned_links.h"
-#include "proxy/reply_assembly.h"
-#include "proxy/reply_queue.h"
-#include "proxy/slot_sequencer.h"
-#include "proxy/transaction.h"
+#include "proxy/commands/command_table.h"
+#include "proxy/merge/reply_assembly.h"
+#include "proxy/session/client_subscriptions.h"
+#include "proxy/session/pinned_links.h"
+#include "proxy/session/reply_queue.h"
+#include "proxy/session/slot_sequencer.h"
+#include "proxy/session/transaction.h"
 #include "tests/unit/proxy_fakes.h"
 
 namespace shardctl::proxy {

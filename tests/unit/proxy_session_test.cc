@@ -11,7 +11,7 @@
 
 #include "common/resp.h"
 #include "common/slots.h"
-#include "proxy/session.h"
+#include "proxy/session/session.h"
 #include "tests/unit/proxy_fakes.h"
 
 namespace shardctl::proxy {

@@ -6,7 +6,7 @@
 
 #include "common/resp.h"
 #include "common/slots.h"
-#include "proxy/split.h"
+#include "proxy/merge/split.h"
 
 namespace shardctl::proxy {
 namespace {

@@ -1,0 +1,224 @@
+#include "proxy/commands/command_docs.h"
+
+#include <map>
+#include <string_view>
+#include <vector>
+
+#include "proxy/commands/command_table.h"
+
+namespace shardctl::proxy {
+namespace {
+
+std::string Join(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (std::string_view name : names) {
+    if (!out.empty()) out += ", ";
+    out += "`" + std::string(name) + "`";
+  }
+  return out;
+}
+
+std::string KeysOf(const CommandInfo& info) {
+  const KeySpec& keys = info.keys;
+  if (keys.numkeys_at > 0) {
+    return "numkeys at argument " + std::to_string(keys.numkeys_at) + ", keys from " +
+           std::to_string(keys.first);
+  }
+  if (keys.last == -1 && keys.step == 1) return "arguments " + std::to_string(keys.first) + "…";
+  if (keys.last == -1) return "key, value pairs from argument " + std::to_string(keys.first);
+  if (keys.first == keys.last) return "argument " + std::to_string(keys.first);
+  return "arguments " + std::to_string(keys.first) + "–" + std::to_string(keys.last);
+}
+
+std::string_view MergeText(MergeKind merge) {
+  switch (merge) {
+    case MergeKind::kArrayByKey:
+      return "values back in the request's key order";
+    case MergeKind::kSumIntegers:
+      return "the parts' counts added up";
+    case MergeKind::kAllOk:
+      return "`+OK` when every part said `+OK`";
+    case MergeKind::kNone:
+      break;
+  }
+  return "";
+}
+
+// The table's commands by how the proxy routes them.
+struct CommandGroups {
+  std::vector<std::string_view> single, local, fan_out, scan, blocking, pubsub, read_only;
+  std::vector<const CommandInfo*> split, one_slot;
+  std::map<std::string_view, std::vector<std::string_view>> unsupported;  // by reason
+};
+
+CommandGroups GroupCommands() {
+  CommandGroups groups;
+  for (const CommandInfo& info : AllCommands()) {
+    if (info.read_only) groups.read_only.push_back(info.name);
+    switch (info.kind) {
+      case RouteKind::kSingleKey:
+        groups.single.push_back(info.name);
+        break;
+      case RouteKind::kSplitBySlot:
+        groups.split.push_back(&info);
+        break;
+      case RouteKind::kOneSlot:
+        groups.one_slot.push_back(&info);
+        break;
+      case RouteKind::kLocal:
+        groups.local.push_back(info.name);
+        break;
+      case RouteKind::kFanOut:
+        groups.fan_out.push_back(info.name);
+        break;
+      case RouteKind::kScan:
+        groups.scan.push_back(info.name);
+        break;
+      case RouteKind::kBlocking:
+        groups.blocking.push_back(info.name);
+        break;
+      case RouteKind::kPubSub:
+        groups.pubsub.push_back(info.name);
+        break;
+      case RouteKind::kUnsupported:
+        groups.unsupported[info.unsupported_reason].push_back(info.name);
+        break;
+    }
+  }
+  return groups;
+}
+
+std::string Heading(std::string_view title, size_t count) {
+  return "## " + std::string(title) + " (" + std::to_string(count) + ")\n\n";
+}
+
+std::string KeySlotSections(const CommandGroups& groups) {
+  std::string out = Heading("Routed by key slot", groups.single.size());
+  out +=
+      "Sent to the primary serving the key's slot; MOVED, ASK, TRYAGAIN and CLUSTERDOWN are\n"
+      "followed by the proxy.\n\n" +
+      Join(groups.single) + "\n\n";
+  out += Heading("Split by slot and merged", groups.split.size());
+  out +=
+      "Keys of one slot stay in one sub-command; all sub-commands for one shard go out in one\n"
+      "write; the first error of any part is the reply.\n\n"
+      "| command | keys | reply |\n|---|---|---|\n";
+  for (const CommandInfo* info : groups.split) {
+    out += "| `" + std::string(info->name) + "` | " + KeysOf(*info) + " | " +
+           std::string(MergeText(info->merge)) + " |\n";
+  }
+  out += "\n" + Heading("Keys must share one slot", groups.one_slot.size());
+  out +=
+      "Otherwise `-CROSSSLOT Keys in request don't hash to the same slot`, as Redis Cluster "
+      "answers.\nWithout keys (e.g. `EVAL` with numkeys 0) any primary runs it.\n\n"
+      "| command | keys |\n|---|---|\n";
+  for (const CommandInfo* info : groups.one_slot) {
+    out += "| `" + std::string(info->name) + "` | " + KeysOf(*info) + " |\n";
+  }
+  return out;
+}
+
+std::string KeyspaceSection(const CommandGroups& groups) {
+  return "\n" + Heading("Over the whole keyspace", groups.fan_out.size() + groups.scan.size()) +
+         Join(groups.fan_out) + ", " + Join(groups.scan) + "\n\n" +
+         "- every primary: `DBSIZE` (summed), `KEYS` (joined), `FLUSHALL`/`FLUSHDB`, `SCRIPT "
+         "FLUSH`,\n  `FUNCTION FLUSH`/`DELETE` (`+OK` when all are), `SCRIPT LOAD`/`FUNCTION "
+         "LOAD` (every shard\n  must answer the same), `SCRIPT EXISTS` (1 only where every "
+         "shard has it), `RANDOMKEY` (a\n  non-null key from a rotating shard)\n"
+         "- any one primary: `CONFIG GET`, `FUNCTION LIST`\n"
+         "- refused, because they would change one shard only: `CONFIG SET`/`RESETSTAT`/`REWRITE`,"
+         "\n  `SCRIPT KILL`, other subcommands\n"
+         "- `SCAN`: one shard at a time; the cursor's low 10 bits name the shard, the rest is "
+         "that\n  shard's cursor. A full iteration returns every key exactly once while the key "
+         "set and\n  the slot map stay the same.\n\n";
+}
+
+std::string BlockingSection(const CommandGroups& groups) {
+  return Heading("Blocking, over a connection pinned to the client", groups.blocking.size()) +
+         Join(groups.blocking) + ", and `XREAD`/`XREADGROUP` with `BLOCK`" +
+         "\n\nThe keys must share one slot. The command goes to the slot's primary over a "
+         "connection\nthat only this client uses, so a blocked command never stalls other "
+         "clients. Later\ncommands of the same client for that slot wait for it, as they would "
+         "on one Redis\nconnection. Inside `MULTI` they do not block. Pinned connections come "
+         "from a pool per\nproxy thread (up to 64 idle per shard, closed after 30 s idle) and go "
+         "back to it once idle; "
+         "one whose client left\nwhile blocked is closed (Redis then unblocks it).\n\n"
+         "`WAIT numreplicas timeout` runs on every connection pinned to the client and answers "
+         "the\nfewest replicas any shard counted. From its first `WAIT` on, the client's keyed "
+         "commands\nstay on its pinned connections, so each shard's count covers the client's "
+         "own writes. The\nfirst `WAIT` after keyed commands that went over shared connections "
+         "goes to every primary\nafter those commands' replies, each preceded by a "
+         "self-erasing write (`SET` + `DEL` of\n`__shardproxy:wait:{tag}` in one script) that "
+         "moves the connection's replication offset past\nthem. Whole-keyspace commands "
+         "(`FLUSHALL` ...) are not counted.\n\n";
+}
+
+std::string ReplicaSection(const CommandGroups& groups) {
+  return Heading("Read from replicas with `--read-from`", groups.read_only.size()) +
+         Join(groups.read_only) +
+         "\n\nRedis' `readonly` commands (and the `_RO` script commands): with `--read-from "
+         "replica` they go\nto a replica of the slot; with `prefer-replica` too, unless this "
+         "client wrote that slot in the\nlast second. No healthy replica: the primary.\n\n";
+}
+
+std::string PubSubSection(const CommandGroups& groups) {
+  return Heading("Pub/sub", groups.pubsub.size()) + Join(groups.pubsub) +
+         "\n\nAnswered by the proxy per client (confirmations and counts as Redis gives them; "
+         "RESP2\nclients in subscribed mode may only (un)subscribe, `PING`, `QUIT` and `RESET`). "
+         "Each proxy\nthread holds one subscriber connection to one primary for all its "
+         "clients' channels and\npatterns (Redis Cluster broadcasts `PUBLISH` to every node), "
+         "and one per primary for shard\nchannels; a channel is subscribed there while at least "
+         "one client wants it. Shard channels\nmust share one slot per `SSUBSCRIBE`; when their "
+         "slot moves or their primary fails over they\nare subscribed again at the new owner. "
+         "`PUBLISH` goes to any primary, `SPUBLISH` to the\nchannel's slot, `PUBSUB` to every "
+         "primary (names joined, counts added). A subscriber that\nleaves more than "
+         "`--pubsub-buffer-limit` bytes of messages unread is disconnected.\n\n";
+}
+
+std::string LocalSection(const CommandGroups& groups) {
+  return Heading("Answered by the proxy", groups.local.size()) + Join(groups.local) +
+         "\n\n`SELECT` accepts only 0; `HELLO` 2 or 3 with `AUTH` and `SETNAME`; `AUTH`/`HELLO "
+         "AUTH` are\n"
+         "checked against the users of `--auth-file` (without users: `default` with any password,\n"
+         "like Redis' nopass default user; with users, everything else answers `-NOAUTH` until\n"
+         "then); `MULTI`/`EXEC`/`DISCARD` are queued by the proxy (keys in one slot) and sent as\n"
+         "one batch to that slot's primary; `WATCH` (keys in one slot, the transaction's) pins a\n"
+         "connection to that slot's primary for WATCH, the slot's commands and EXEC; if that\n"
+         "connection fails or the slot moves, `EXEC` answers null (aborted) as for a changed key;\n"
+         "`CLIENT` ID, GETNAME, SETNAME, SETINFO, INFO, LIST; `COMMAND` (COUNT, INFO, LIST, "
+         "DOCS);\n`INFO` with a `proxy` section and the keyspace summed over every primary.\n\n";
+}
+
+std::string UnsupportedSection(const CommandGroups& groups) {
+  std::string out =
+      "## Not supported yet\n\nAnswered with `-ERR command '<name>' is not supported by "
+      "shardproxy: <reason>`.\n\n| reason | commands |\n|---|---|\n";
+  for (const auto& [reason, names] : groups.unsupported) {
+    if (reason.empty()) continue;
+    out += "| " + std::string(reason) + " | " + Join(names) + " |\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderCommandDocs() {
+  const CommandGroups groups = GroupCommands();
+  std::string out =
+      "# shardproxy commands\n\n"
+      "Generated from `proxy/commands/command_table.cc` by `RenderCommandDocs()` "
+      "(proxy/commands/command_docs.cc);\n"
+      "the unit test `CommandDocsTest` fails when this page and the table differ. Regenerate with\n"
+      "`SHARDCTL_UPDATE_DOCS=1 build-sanitize/tests/unit_tests --gtest_filter=CommandDocs*`.\n\n"
+      "Commands the table does not know get Redis' own `-ERR unknown command '<name>'`.\n\n";
+  out += KeySlotSections(groups);
+  out += KeyspaceSection(groups);
+  out += BlockingSection(groups);
+  out += ReplicaSection(groups);
+  out += PubSubSection(groups);
+  out += LocalSection(groups);
+  out += UnsupportedSection(groups);
+  return out;
+}
+
+}  // namespace shardctl::proxy

@@ -1,0 +1,493 @@
+#include "proxy/commands/command_table.h"
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "common/numbers.h"
+#include "common/slots.h"
+
+namespace shardctl::proxy {
+namespace {
+
+using common::Error;
+using common::Result;
+
+constexpr KeySpec kNoKeys{};
+constexpr KeySpec kFirstKey{1, 1, 1};
+constexpr KeySpec kAllArgs{1, -1, 1};
+constexpr KeySpec kKeyValuePairs{1, -1, 2};
+constexpr KeySpec kFirstTwo{1, 2, 1};
+
+CommandInfo Single(std::string_view name) { return {name, RouteKind::kSingleKey, kFirstKey}; }
+CommandInfo OneSlot(std::string_view name, KeySpec keys) {
+  return {name, RouteKind::kOneSlot, keys};
+}
+CommandInfo Split(std::string_view name, KeySpec keys, MergeKind merge) {
+  return {name, RouteKind::kSplitBySlot, keys, merge};
+}
+CommandInfo Local(std::string_view name) { return {name, RouteKind::kLocal, kNoKeys}; }
+CommandInfo Unsupported(std::string_view name, std::string_view reason) {
+  return {name, RouteKind::kUnsupported, kNoKeys, MergeKind::kNone, reason};
+}
+
+constexpr std::string_view kSingleKeyCommands[] = {
+    "APPEND",
+    "BITCOUNT",
+    "BITFIELD",
+    "BITFIELD_RO",
+    "BITPOS",
+    "DECR",
+    "DECRBY",
+    "DUMP",
+    "EXPIRE",
+    "EXPIREAT",
+    "EXPIRETIME",
+    "GEOADD",
+    "GEODIST",
+    "GEOHASH",
+    "GEOPOS",
+    "GEORADIUSBYMEMBER_RO",
+    "GEORADIUS_RO",
+    "GEOSEARCH",
+    "GET",
+    "GETBIT",
+    "GETDEL",
+    "GETEX",
+    "GETRANGE",
+    "GETSET",
+    "HDEL",
+    "HEXISTS",
+    "HGET",
+    "HGETALL",
+    "HINCRBY",
+    "HINCRBYFLOAT",
+    "HKEYS",
+    "HLEN",
+    "HMGET",
+    "HMSET",
+    "HRANDFIELD",
+    "HSCAN",
+    "HSET",
+    "HSETNX",
+    "HSTRLEN",
+    "HVALS",
+    "INCR",
+    "INCRBY",
+    "INCRBYFLOAT",
+    "LINDEX",
+    "LINSERT",
+    "LLEN",
+    "LPOP",
+    "LPOS",
+    "LPUSH",
+    "LPUSHX",
+    "LRANGE",
+    "LREM",
+    "LSET",
+    "LTRIM",
+    "PERSIST",
+    "PEXPIRE",
+    "PEXPIREAT",
+    "PEXPIRETIME",
+    "PFADD",
+    "PSETEX",
+    "PTTL",
+    "RESTORE",
+    "RPOP",
+    "RPUSH",
+    "RPUSHX",
+    "SADD",
+    "SCARD",
+    "SET",
+    "SETBIT",
+    "SETEX",
+    "SETNX",
+    "SETRANGE",
+    "SISMEMBER",
+    "SMEMBERS",
+    "SMISMEMBER",
+    "SORT_RO",
+    "SPOP",
+    "SRANDMEMBER",
+    "SREM",
+    "SSCAN",
+    "STRLEN",
+    "SUBSTR",
+    "TTL",
+    "TYPE",
+    "XACK",
+    "XADD",
+    "XAUTOCLAIM",
+    "XCLAIM",
+    "XDEL",
+    "XLEN",
+    "XPENDING",
+    "XRANGE",
+    "XREVRANGE",
+    "XSETID",
+    "XTRIM",
+    "ZADD",
+    "ZCARD",
+    "ZCOUNT",
+    "ZINCRBY",
+    "ZLEXCOUNT",
+    "ZMSCORE",
+    "ZPOPMAX",
+    "ZPOPMIN",
+    "ZRANDMEMBER",
+    "ZRANGE",
+    "ZRANGEBYLEX",
+    "ZRANGEBYSCORE",
+    "ZRANK",
+    "ZREM",
+    "ZREMRANGEBYLEX",
+    "ZREMRANGEBYRANK",
+    "ZREMRANGEBYSCORE",
+    "ZREVRANGE",
+    "ZREVRANGEBYLEX",
+    "ZREVRANGEBYSCORE",
+    "ZREVRANK",
+    "ZSCAN",
+    "ZSCORE",
+};
+
+constexpr std::string_view kLocalCommands[] = {
+    "AUTH", "CLIENT", "COMMAND", "ECHO", "HELLO", "INFO", "PING", "QUIT", "RESET", "SELECT",
+};
+
+// The keyed commands redis-server 7.0 flags "readonly" (COMMAND: readonly and not write), plus
+// the _RO script commands: the ones a replica in READONLY mode serves.
+constexpr std::string_view kReadOnlyCommands[] = {"BITCOUNT",
+                                                  "BITFIELD_RO",
+                                                  "BITPOS",
+                                                  "DUMP",
+                                                  "EVALSHA_RO",
+                                                  "EVAL_RO",
+                                                  "EXISTS",
+                                                  "EXPIRETIME",
+                                                  "FCALL_RO",
+                                                  "GEODIST",
+                                                  "GEOHASH",
+                                                  "GEOPOS",
+                                                  "GEORADIUSBYMEMBER_RO",
+                                                  "GEORADIUS_RO",
+                                                  "GEOSEARCH",
+                                                  "GET",
+                                                  "GETBIT",
+                                                  "GETRANGE",
+                                                  "HEXISTS",
+                                                  "HGET",
+                                                  "HGETALL",
+                                                  "HKEYS",
+                                                  "HLEN",
+                                                  "HMGET",
+                                                  "HRANDFIELD",
+                                                  "HSCAN",
+                                                  "HSTRLEN",
+                                                  "HVALS",
+                                                  "LCS",
+                                                  "LINDEX",
+                                                  "LLEN",
+                                                  "LPOS",
+                                                  "LRANGE",
+                                                  "MGET",
+                                                  "PEXPIRETIME",
+                                                  "PFCOUNT",
+                                                  "PTTL",
+                                                  "SCARD",
+                                                  "SDIFF",
+                                                  "SINTER",
+                                                  "SISMEMBER",
+                                                  "SMEMBERS",
+                                                  "SMISMEMBER",
+                                                  "SORT_RO",
+                                                  "SRANDMEMBER",
+                                                  "SSCAN",
+                                                  "STRLEN",
+                                                  "SUBSTR",
+                                                  "SUNION",
+                                                  "TOUCH",
+                                                  "TTL",
+                                                  "TYPE",
+                                                  "XLEN",
+                                                  "XPENDING",
+                                                  "XRANGE",
+                                                  "XREVRANGE",
+                                                  "ZCARD",
+                                                  "ZCOUNT",
+                                                  "ZLEXCOUNT",
+                                                  "ZMSCORE",
+                                                  "ZRANDMEMBER",
+                                                  "ZRANGE",
+                                                  "ZRANGEBYLEX",
+                                                  "ZRANGEBYSCORE",
+                                                  "ZRANK",
+                                                  "ZREVRANGE",
+                                                  "ZREVRANGEBYLEX",
+                                                  "ZREVRANGEBYSCORE",
+                                                  "ZREVRANK",
+                                                  "ZSCAN",
+                                                  "ZSCORE"};
+
+std::vector<CommandInfo> BuildTable() {
+  std::vector<CommandInfo> table;
+  for (std::string_view name : kSingleKeyCommands) table.push_back(Single(name));
+  for (std::string_view name : kLocalCommands) table.push_back(Local(name));
+  table.push_back(Split("MGET", kAllArgs, MergeKind::kArrayByKey));
+  table.push_back(Split("MSET", kKeyValuePairs, MergeKind::kAllOk));
+  for (std::string_view name : {"DEL", "UNLINK", "EXISTS", "TOUCH"}) {
+    table.push_back(Split(name, kAllArgs, MergeKind::kSumIntegers));
+  }
+  table.push_back(OneSlot("MSETNX", kKeyValuePairs));
+  for (std::string_view name : {"RENAME", "RENAMENX", "RPOPLPUSH", "LMOVE", "SMOVE", "COPY",
+                                "GEOSEARCHSTORE", "ZRANGESTORE"}) {
+    table.push_back(OneSlot(name, kFirstTwo));
+  }
+  for (std::string_view name : {"SDIFF", "SDIFFSTORE", "SINTER", "SINTERSTORE", "SUNION",
+                                "SUNIONSTORE", "PFCOUNT", "PFMERGE"}) {
+    table.push_back(OneSlot(name, kAllArgs));
+  }
+  table.push_back(OneSlot("BITOP", {2, -1, 1}));
+  for (std::string_view name : {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}) {
+    table.push_back(OneSlot(name, {3, 0, 1, 2}));
+  }
+  // MULTI/EXEC/DISCARD are queued by the session; WATCH/UNWATCH hold a pinned connection for
+  // the transaction (session_transaction.cc, session_pinned.cc).
+  for (std::string_view name : {"MULTI", "EXEC", "DISCARD", "UNWATCH"}) {
+    table.push_back(Local(name));
+  }
+  table.push_back({"WATCH", RouteKind::kLocal, {1, -1, 1}});
+  // Blocking commands get a backend connection of their own (worker.cc, session.cc).
+  for (std::string_view name : {"BLPOP", "BRPOP", "BZPOPMIN", "BZPOPMAX"}) {
+    table.push_back({name, RouteKind::kBlocking, {1, -2, 1}});
+  }
+  for (std::string_view name : {"BLMOVE", "BRPOPLPUSH"}) {
+    table.push_back({name, RouteKind::kBlocking, kFirstTwo});
+  }
+  for (std::string_view name : {"BLMPOP", "BZMPOP"}) {
+    table.push_back({name, RouteKind::kBlocking, {3, 0, 1, 2}});
+  }
+  // WAIT counts the replicas that have this client's writes: over every pinned connection.
+  table.push_back({"WAIT", RouteKind::kBlocking, kNoKeys});
+  // Stream reads block only with BLOCK (then pinned, see BlocksWithOption()).
+  for (std::string_view name : {"XREAD", "XREADGROUP"}) {
+    KeySpec streams;
+    streams.first = 1;
+    streams.after_streams = true;
+    table.push_back(OneSlot(name, streams));
+  }
+  // Subscriptions are answered by the proxy and fanned in from the cluster (pubsub.h); shard
+  // channels hash like keys, so SSUBSCRIBE's channels must share a slot.
+  for (std::string_view name : {"SUBSCRIBE", "PSUBSCRIBE", "UNSUBSCRIBE", "PUNSUBSCRIBE"}) {
+    table.push_back({name, RouteKind::kPubSub, kNoKeys});
+  }
+  for (std::string_view name : {"SSUBSCRIBE", "SUNSUBSCRIBE"}) {
+    table.push_back({name, RouteKind::kPubSub, {1, -1, 1}});
+  }
+  table.push_back(OneSlot("PUBLISH", kNoKeys));  // any primary: the bus broadcasts it
+  table.push_back({"SPUBLISH", RouteKind::kSingleKey, {1, 1, 1}});  // the channel's slot
+  table.push_back({"PUBSUB", RouteKind::kFanOut, kNoKeys});
+  table.push_back(Unsupported(
+      "MONITOR", "it streams one server's commands; run MONITOR on a shard (redis-cli -p PORT)"));
+  for (std::string_view name :
+       {"DBSIZE", "KEYS", "RANDOMKEY", "FLUSHALL", "FLUSHDB", "SCRIPT", "FUNCTION", "CONFIG"}) {
+    table.push_back({name, RouteKind::kFanOut, kNoKeys});
+  }
+  table.push_back({"SCAN", RouteKind::kScan, kNoKeys});
+  for (CommandInfo& info : table) {
+    info.read_only = std::find(std::begin(kReadOnlyCommands), std::end(kReadOnlyCommands),
+                               info.name) != std::end(kReadOnlyCommands);
+  }
+  std::sort(table.begin(), table.end(),
+            [](const CommandInfo& a, const CommandInfo& b) { return a.name < b.name; });
+  return table;
+}
+
+const std::vector<CommandInfo>& Table() {
+  static const std::vector<CommandInfo> table = BuildTable();
+  return table;
+}
+
+// An open-addressing index over Table() by upper-case name, so a lookup on the request path is
+// one hash and, almost always, one comparison (a binary search made ~8 string comparisons).
+class CommandIndex {
+ public:
+  explicit CommandIndex(const std::vector<CommandInfo>& table) : table_(table) {
+    size_t size = 1;
+    while (size < table.size() * 4) size <<= 1;  // at most a quarter full: short probes
+    slots_.assign(size, kEmpty);
+    mask_ = size - 1;
+    for (size_t i = 0; i < table.size(); ++i) {
+      size_t at = Hash(table[i].name) & mask_;
+      while (slots_[at] != kEmpty) at = (at + 1) & mask_;
+      slots_[at] = static_cast<int32_t>(i);
+    }
+  }
+
+  // The entry named `upper` (already upper case), or nullptr.
+  const CommandInfo* Find(std::string_view upper) const {
+    for (size_t at = Hash(upper) & mask_; slots_[at] != kEmpty; at = (at + 1) & mask_) {
+      const CommandInfo& info = table_[static_cast<size_t>(slots_[at])];
+      if (info.name == upper) return &info;
+    }
+    return nullptr;
+  }
+
+ private:
+  static constexpr int32_t kEmpty = -1;
+
+  // FNV-1a: command names are short, and the table is fixed.
+  static uint64_t Hash(std::string_view name) {
+    uint64_t hash = 14695981039346656037ull;
+    for (char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    return hash;
+  }
+
+  const std::vector<CommandInfo>& table_;
+  std::vector<int32_t> slots_;
+  size_t mask_ = 0;
+};
+
+const CommandIndex& Index() {
+  static const CommandIndex index(Table());
+  return index;
+}
+
+bool EqualsIgnoringCase(std::string_view text, std::string_view upper) {
+  if (text.size() != upper.size()) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if ((c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c) != upper[i]) return false;
+  }
+  return true;
+}
+
+// Redis' string2ll subset for numkeys: plain non-negative decimal.
+bool ParseCount(std::string_view text, int64_t& out) {
+  std::optional<int64_t> value = common::ParseInteger<int64_t>(text);
+  if (value) out = *value;
+  return value && *value >= 0;
+}
+
+}  // namespace
+
+std::string CommandInfo::UnsupportedError(std::string_view command) const {
+  if (unsupported_reason.empty()) return "ERR unknown command '" + std::string(command) + "'";
+  return "ERR command '" + LowerCase(command) +
+         "' is not supported by shardproxy: " + std::string(unsupported_reason);
+}
+
+std::span<const CommandInfo> AllCommands() { return Table(); }
+
+const CommandInfo& LookupCommand(std::string_view name) {
+  // Longer than any command name: not in the table, no need to upper-case it.
+  constexpr size_t kMaxName = 32;
+  std::array<char, kMaxName> upper{};
+  if (name.size() <= kMaxName) {
+    for (size_t i = 0; i < name.size(); ++i) {
+      const char c = name[i];
+      upper[i] = c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c;
+    }
+    const std::string_view key(upper.data(), name.size());
+    if (const CommandInfo* info = Index().Find(key)) return *info;
+  }
+  thread_local std::string unknown_name;
+  thread_local CommandInfo unknown;
+  unknown_name.assign(name);
+  unknown = CommandInfo{unknown_name, RouteKind::kUnsupported};
+  return unknown;
+}
+
+std::string LowerCase(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+  }
+  return lower;
+}
+
+std::string WrongArgCountError(std::string_view command) {
+  return "ERR wrong number of arguments for '" + LowerCase(command) + "' command";
+}
+
+namespace {
+
+// XREAD ... STREAMS k1 k2 id1 id2: the keys are the first half of what follows STREAMS.
+Result<KeyPositions> StreamKeys(const CommandInfo& info, std::string_view command,
+                                std::span<const std::string_view> args) {
+  // Redis' arity: XREAD STREAMS k id, XREADGROUP GROUP g c STREAMS k id.
+  const size_t arity = info.name == "XREADGROUP" ? 7 : 4;
+  if (args.size() < arity) return Error(WrongArgCountError(command));
+  for (size_t i = static_cast<size_t>(info.keys.first); i < args.size(); ++i) {
+    if (!EqualsIgnoringCase(args[i], "STREAMS")) continue;
+    const size_t rest = args.size() - i - 1;
+    if (rest == 0 || rest % 2 != 0) {
+      return Error("ERR Unbalanced " + std::string(info.name) +
+                   " list of streams: for each stream key an ID or '$' must be specified.");
+    }
+    return KeyPositions{i + 1, i + rest / 2, 1};
+  }
+  return Error("ERR syntax error");
+}
+
+}  // namespace
+
+bool BlocksWithOption(const CommandInfo& info, std::span<const std::string_view> args) {
+  if (!info.keys.after_streams) return false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (EqualsIgnoringCase(args[i], "STREAMS")) return false;
+    if (EqualsIgnoringCase(args[i], "BLOCK")) return true;
+  }
+  return false;
+}
+
+Result<KeyPositions> ResolveKeys(const CommandInfo& info, std::span<const std::string_view> args) {
+  const KeySpec& spec = info.keys;
+  if (spec.first == 0) return KeyPositions{};
+  const std::string_view command = args.empty() ? info.name : args[0];
+  const size_t argc = args.size();
+  const auto first = static_cast<size_t>(spec.first);
+  if (spec.after_streams) return StreamKeys(info, command, args);
+  if (spec.numkeys_at > 0) {
+    const auto at = static_cast<size_t>(spec.numkeys_at);
+    if (argc <= at) return Error(WrongArgCountError(command));
+    int64_t numkeys = 0;
+    if (!ParseCount(args[at], numkeys)) return Error("ERR value is not an integer or out of range");
+    if (numkeys == 0) return KeyPositions{};
+    if (static_cast<uint64_t>(numkeys) > argc - first) {
+      return Error("ERR Number of keys can't be greater than number of args");
+    }
+    return KeyPositions{first, first + static_cast<size_t>(numkeys) - 1, 1};
+  }
+  if (argc <= first) return Error(WrongArgCountError(command));
+  const auto step = static_cast<size_t>(spec.step);
+  size_t last = 0;
+  if (spec.last < 0) {
+    const auto from_end = static_cast<size_t>(-spec.last);
+    if (argc < from_end || argc - from_end < first) return Error(WrongArgCountError(command));
+    last = argc - from_end;
+  } else {
+    last = static_cast<size_t>(spec.last);
+    if (last >= argc) return Error(WrongArgCountError(command));
+  }
+  // MSET k v k: the key list must end where a whole key/value group ends.
+  if (step > 1 && (argc - first) % step != 0) return Error(WrongArgCountError(command));
+  if (step > 1) last = argc - step;
+  return KeyPositions{first, last, step};
+}
+
+Result<int> RequestSlot(const CommandInfo& info, std::span<const std::string_view> args) {
+  auto keys = ResolveKeys(info, args);
+  if (!keys) return keys.error();
+  if (keys->count() == 0) return -1;
+  const int slot = common::KeySlot(args[keys->first]);
+  for (size_t i = keys->first + keys->step; i <= keys->last; i += keys->step) {
+    if (common::KeySlot(args[i]) != slot) {
+      return Error("CROSSSLOT Keys in request don't hash to the same slot");
+    }
+  }
+  return slot;
+}
+
+}  // namespace shardctl::proxy

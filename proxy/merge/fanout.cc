@@ -1,0 +1,295 @@
+#include "proxy/merge/fanout.h"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "common/numbers.h"
+#include "common/resp.h"
+#include "proxy/merge/frames.h"
+
+namespace shardctl::proxy {
+namespace {
+
+using common::Error;
+using common::Result;
+
+bool Is(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i];
+    if (x >= 'a' && x <= 'z') x = static_cast<char>(x - 32);
+    if (x != b[i]) return false;
+  }
+  return true;
+}
+
+bool IsNull(std::string_view frame) {
+  return frame == "$-1\r\n" || frame == "*-1\r\n" || frame == "_\r\n";
+}
+
+std::string SumIntegers(std::span<const std::string_view> replies) {
+  int64_t sum = 0;
+  for (std::string_view reply : replies) {
+    int64_t value = 0;
+    if (!ParseIntegerReply(reply, value)) return MergeError("expected an integer reply");
+    sum += value;
+  }
+  std::string out;
+  common::AppendInteger(out, sum);
+  return out;
+}
+
+std::string MinInteger(std::span<const std::string_view> replies) {
+  std::optional<int64_t> least;
+  for (std::string_view reply : replies) {
+    int64_t value = 0;
+    if (!ParseIntegerReply(reply, value)) return MergeError("expected an integer reply");
+    if (!least || value < *least) least = value;
+  }
+  std::string out;
+  common::AppendInteger(out, *least);
+  return out;
+}
+
+// Every shard answers the same names in the request's order; only the counts differ.
+std::string SumPairs(std::span<const std::string_view> replies) {
+  std::vector<std::string_view> names;
+  std::vector<int64_t> counts;
+  for (size_t r = 0; r < replies.size(); ++r) {
+    auto elements = ArrayElements(replies[r]);
+    if (!elements) return MergeError(elements.error().message());
+    if (elements->size() % 2 != 0) return MergeError("expected name, count pairs");
+    if (r == 0) {
+      counts.assign(elements->size() / 2, 0);
+      for (size_t i = 0; i < elements->size(); i += 2) names.push_back((*elements)[i]);
+    }
+    if (elements->size() / 2 != counts.size()) return MergeError("shards answered differently");
+    for (size_t i = 0; i < counts.size(); ++i) {
+      int64_t value = 0;
+      if (!ParseIntegerReply((*elements)[2 * i + 1], value)) return MergeError("expected counts");
+      counts[i] += value;
+    }
+  }
+  std::string out;
+  common::AppendArrayHeader(out, 2 * counts.size());
+  for (size_t i = 0; i < counts.size(); ++i) {
+    out += names[i];
+    common::AppendInteger(out, counts[i]);
+  }
+  return out;
+}
+
+// Every shard's elements in one array; with `unique`, each element once (channel names can be
+// on several nodes; keys never are, so KEYS skips the search).
+std::string ConcatArrays(std::span<const std::string_view> replies, bool unique) {
+  std::vector<std::string_view> all;
+  for (std::string_view reply : replies) {
+    auto elements = ArrayElements(reply, /*allow_set=*/true);
+    if (!elements) return MergeError(elements.error().message());
+    for (std::string_view element : *elements) {
+      if (!unique || std::find(all.begin(), all.end(), element) == all.end()) {
+        all.push_back(element);
+      }
+    }
+  }
+  std::string out;
+  common::AppendArrayHeader(out, all.size());
+  for (std::string_view element : all) out += element;
+  return out;
+}
+
+std::string AndIntegerArrays(std::span<const std::string_view> replies) {
+  std::vector<int64_t> all;
+  for (size_t r = 0; r < replies.size(); ++r) {
+    auto elements = ArrayElements(replies[r]);
+    if (!elements) return MergeError(elements.error().message());
+    if (r == 0) all.assign(elements->size(), 1);
+    if (elements->size() != all.size()) return MergeError("shards answered different lengths");
+    for (size_t i = 0; i < elements->size(); ++i) {
+      int64_t value = 0;
+      if (!ParseIntegerReply((*elements)[i], value)) return MergeError("expected integers");
+      all[i] = all[i] && value;
+    }
+  }
+  std::string out;
+  common::AppendArrayHeader(out, all.size());
+  for (int64_t value : all) common::AppendInteger(out, value);
+  return out;
+}
+
+}  // namespace
+
+Result<FanOutPlan> PlanFanOut(std::span<const std::string_view> args) {
+  const std::string_view name = args[0];
+  const std::string_view sub = args.size() > 1 ? args[1] : "";
+  if (Is(name, "DBSIZE")) return FanOutPlan{true, FanOutMerge::kSumIntegers};
+  if (Is(name, "KEYS")) return FanOutPlan{true, FanOutMerge::kConcatArrays};
+  if (Is(name, "FLUSHALL") || Is(name, "FLUSHDB")) return FanOutPlan{true, FanOutMerge::kAllOk};
+  if (Is(name, "RANDOMKEY")) return FanOutPlan{true, FanOutMerge::kAnyNonNull};
+  if (Is(name, "SCRIPT")) {
+    if (Is(sub, "LOAD")) return FanOutPlan{true, FanOutMerge::kSameReply};
+    if (Is(sub, "FLUSH")) return FanOutPlan{true, FanOutMerge::kAllOk};
+    if (Is(sub, "EXISTS")) return FanOutPlan{true, FanOutMerge::kAndIntegerArrays};
+  }
+  if (Is(name, "FUNCTION")) {
+    if (Is(sub, "LOAD")) return FanOutPlan{true, FanOutMerge::kSameReply};
+    if (Is(sub, "DELETE") || Is(sub, "FLUSH")) return FanOutPlan{true, FanOutMerge::kAllOk};
+    if (Is(sub, "LIST")) return FanOutPlan{false, FanOutMerge::kFirst};
+  }
+  if (Is(name, "CONFIG") && Is(sub, "GET")) return FanOutPlan{false, FanOutMerge::kFirst};
+  if (Is(name, "PUBSUB")) {
+    // Each node knows only its own subscribers: ask every primary and add up.
+    if (Is(sub, "CHANNELS") || Is(sub, "SHARDCHANNELS")) {
+      return FanOutPlan{true, FanOutMerge::kUniqueArrays};
+    }
+    if (Is(sub, "NUMPAT")) return FanOutPlan{true, FanOutMerge::kSumIntegers};
+    if (Is(sub, "NUMSUB") || Is(sub, "SHARDNUMSUB"))
+      return FanOutPlan{true, FanOutMerge::kSumPairs};
+  }
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  std::string lower_sub(sub);
+  for (char& c : lower_sub) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  return Error("ERR command '" + lower + (sub.empty() ? "" : "|" + lower_sub) +
+               "' is not supported by shardproxy: it would apply to one shard only (run it on "
+               "each shard, e.g. with redis-cli --cluster call)");
+}
+
+std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> replies,
+                        size_t start) {
+  if (replies.empty()) return MergeError("no shard to ask");
+  for (std::string_view reply : replies) {
+    if (!reply.empty() && reply[0] == '-') return std::string(reply);
+  }
+  switch (merge) {
+    case FanOutMerge::kSumIntegers:
+      return SumIntegers(replies);
+    case FanOutMerge::kConcatArrays:
+      return ConcatArrays(replies, /*unique=*/false);
+    case FanOutMerge::kAllOk:
+      for (std::string_view reply : replies) {
+        if (reply != "+OK\r\n") return MergeError("expected +OK from every shard");
+      }
+      return "+OK\r\n";
+    case FanOutMerge::kSameReply:
+      for (std::string_view reply : replies) {
+        if (reply != replies[0]) return MergeError("shards answered differently");
+      }
+      return std::string(replies[0]);
+    case FanOutMerge::kAndIntegerArrays:
+      return AndIntegerArrays(replies);
+    case FanOutMerge::kAnyNonNull:
+      for (size_t i = 0; i < replies.size(); ++i) {
+        std::string_view reply = replies[(start + i) % replies.size()];
+        if (!IsNull(reply)) return std::string(reply);
+      }
+      return std::string(replies[0]);
+    case FanOutMerge::kFirst:
+      return std::string(replies[0]);
+    case FanOutMerge::kMinInteger:
+      return MinInteger(replies);
+    case FanOutMerge::kUniqueArrays:
+      return ConcatArrays(replies, /*unique=*/true);
+    case FanOutMerge::kSumPairs:
+      return SumPairs(replies);
+    case FanOutMerge::kKeyspace:
+      break;  // needs the shards' names: MergeKeyspace()
+  }
+  return MergeError("internal error: unknown merge");
+}
+
+namespace {
+
+// The text of a bulk ("$n\r\n...\r\n") or verbatim ("=n\r\ntxt:...\r\n") string reply.
+std::optional<std::string_view> StringReplyText(std::string_view frame) {
+  const size_t header_end = frame.find("\r\n");
+  if (frame.size() < 4 || (frame[0] != '$' && frame[0] != '=') ||
+      header_end == std::string_view::npos || !frame.ends_with("\r\n")) {
+    return std::nullopt;
+  }
+  std::string_view text = frame.substr(header_end + 2, frame.size() - header_end - 4);
+  if (frame[0] == '=' && text.size() >= 4) text.remove_prefix(4);  // "txt:"
+  return text;
+}
+
+// "keys=12,expires=3,avg_ttl=0" -> the number after `name=`.
+uint64_t Field(std::string_view line, std::string_view name) {
+  const size_t at = line.find(std::string(name) + "=");
+  if (at == std::string_view::npos) return 0;
+  const std::string_view rest = line.substr(at + name.size() + 1);
+  return common::ParseInteger<uint64_t>(rest.substr(0, rest.find_first_not_of("0123456789")))
+      .value_or(0);
+}
+
+}  // namespace
+
+std::string MergeKeyspace(std::span<const std::string_view> replies,
+                          std::span<const std::string> shards) {
+  uint64_t keys = 0, expires = 0;
+  std::string per_shard;
+  for (size_t i = 0; i < replies.size(); ++i) {
+    const std::string name =
+        "shard" + std::to_string(i) + ":addr=" + (i < shards.size() ? shards[i] : std::string("?"));
+    auto text = StringReplyText(replies[i]);
+    if (!text) {
+      per_shard +=
+          name + ",error=" + std::string(replies[i].substr(0, replies[i].find('\r'))) + "\r\n";
+      continue;
+    }
+    const size_t db0 = text->find("db0:");
+    const std::string_view line =
+        db0 == std::string_view::npos ? "" : text->substr(db0, text->find('\r', db0) - db0);
+    const uint64_t shard_keys = Field(line, "keys");
+    const uint64_t shard_expires = Field(line, "expires");
+    keys += shard_keys;
+    expires += shard_expires;
+    per_shard += name + ",keys=" + std::to_string(shard_keys) +
+                 ",expires=" + std::to_string(shard_expires) + "\r\n";
+  }
+  std::string out = "# Keyspace\r\n";
+  if (keys > 0) {
+    out += "db0:keys=" + std::to_string(keys) + ",expires=" + std::to_string(expires) +
+           ",avg_ttl=0\r\n";
+  }
+  return out + "\r\n# Shards\r\n" + per_shard;
+}
+
+Result<ScanPosition> DecodeScanCursor(std::string_view text, size_t shards) {
+  std::optional<uint64_t> parsed = common::ParseInteger<uint64_t>(text);
+  if (!parsed) return Error("ERR invalid cursor");
+  const uint64_t value = *parsed;
+  ScanPosition position{value & ((1u << kScanShardBits) - 1), value >> kScanShardBits};
+  if (position.shard >= shards) return Error("ERR invalid cursor");
+  return position;
+}
+
+std::string EncodeScanCursor(ScanPosition position) {
+  return std::to_string(position.cursor << kScanShardBits | position.shard);
+}
+
+std::string RewriteScanReply(std::string_view reply, size_t shard, size_t shards) {
+  if (!reply.empty() && reply[0] == '-') return std::string(reply);
+  auto elements = ArrayElements(reply);
+  if (!elements || elements->size() != 2) return MergeError("unexpected SCAN reply");
+  const std::string_view cursor_frame = (*elements)[0];
+  const size_t header_end = cursor_frame.find("\r\n");
+  if (cursor_frame.empty() || cursor_frame[0] != '$' || header_end == std::string_view::npos) {
+    return MergeError("unexpected SCAN cursor");
+  }
+  const std::string_view text =
+      cursor_frame.substr(header_end + 2, cursor_frame.size() - header_end - 4);
+  std::optional<uint64_t> parsed = common::ParseInteger<uint64_t>(text);
+  if (!parsed) return MergeError("unexpected SCAN cursor");
+  const uint64_t cursor = *parsed;
+  if (cursor >> (64 - kScanShardBits) != 0) return MergeError("shard cursor too large");
+  ScanPosition next{shard, cursor};
+  if (cursor == 0) next = {shard + 1, 0};
+  std::string out;
+  common::AppendArrayHeader(out, 2);
+  common::AppendBulk(out, next.shard >= shards ? "0" : EncodeScanCursor(next));
+  out += (*elements)[1];
+  return out;
+}
+
+}  // namespace shardctl::proxy

@@ -1,0 +1,71 @@
+// Replies the proxy makes from the shards' replies, one kind per class. Pure: frames in, one
+// frame out, no sockets, so every kind is unit-tested.
+//
+//   MGET a b ──split──▶ part 0 ─▶ reply ─┐
+//                       part 1 ─▶ reply ─┴─▶ Add(part, frame) ... the last one ─▶ client's reply
+//
+// A session gives a PendingReply an assembly when a command is answered by several parts (split
+// by slot, fanned out to every primary) or when the one reply must be rewritten (SCAN's cursor).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proxy/merge/fanout.h"
+#include "proxy/merge/split.h"
+
+namespace shardctl::proxy {
+
+class ReplyAssembly {
+ public:
+  virtual ~ReplyAssembly() = default;
+  // How many replies make the client's reply.
+  virtual size_t parts() const = 0;
+  // Takes part `part`'s reply (each part exactly once); returns the client's reply once the last
+  // one is in, nullopt before.
+  std::optional<std::string> Add(size_t part, std::string_view frame);
+
+ protected:
+  // The client's reply from every part's reply, in part order.
+  virtual std::string Assemble(std::span<const std::string_view> replies) = 0;
+
+ private:
+  std::vector<std::string> replies_;
+  size_t received_ = 0;
+};
+
+// MGET/MSET/DEL/EXISTS/TOUCH/UNLINK split by slot: MergeReplies().
+std::unique_ptr<ReplyAssembly> SplitAssembly(SplitRequest split);
+
+// A command run on every primary (`shards` of them): MergeFanOut(). `rotate` is where
+// kAnyNonNull (RANDOMKEY) starts looking.
+std::unique_ptr<ReplyAssembly> FanOutAssembly(FanOutMerge merge, size_t shards, size_t rotate = 0);
+
+// SCRIPT LOAD on every primary: the common sha, and `remember(sha)` once every shard loaded it,
+// so the proxy can load the script again where it goes missing (NOSCRIPT).
+std::unique_ptr<ReplyAssembly> ScriptLoadAssembly(size_t shards,
+                                                  std::function<void(std::string sha)> remember);
+
+// INFO with a keyspace section: `own_sections` (the proxy's text, may be empty) followed by the
+// cluster's keyspace summed from every primary's INFO keyspace (`shard_names[i]` answers part
+// i), framed as INFO is for the client's protocol (bulk, or verbatim over RESP3).
+std::unique_ptr<ReplyAssembly> KeyspaceInfoAssembly(std::string own_sections,
+                                                    std::vector<std::string> shard_names,
+                                                    int protocol);
+
+// SCAN on shard `shard` of `shards`: its cursor rewritten to the proxy's (RewriteScanReply()).
+std::unique_ptr<ReplyAssembly> ScanAssembly(size_t shard, size_t shards);
+
+// INFO's reply frame for `text`: a bulk string (RESP2) or a verbatim string (RESP3), as Redis.
+std::string InfoFrame(std::string_view text, int protocol);
+
+// The 40-hex-digit sha in a bulk string reply ("$40\r\n<sha>\r\n"), nullopt for any other frame.
+std::optional<std::string_view> ShaOfBulkReply(std::string_view frame);
+
+}  // namespace shardctl::proxy

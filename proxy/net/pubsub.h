@@ -1,0 +1,83 @@
+// PubSubHub: one worker's pub/sub subscriptions to the cluster, shared by its clients.
+//
+//   Subscriber ──Subscribe(kind, name)──▶ refcount per name ──first one──▶ SUBSCRIBE on a link
+//      ▲                                                       last one───▶ UNSUBSCRIBE
+//      └──PushMessage()◀── every subscriber of the name ◀── message / pmessage / smessage push
+//
+//   classic link: one RESP3 connection to any primary, for channels and patterns (Redis Cluster
+//                 broadcasts PUBLISH over the bus, so one node hears every message)
+//   shard links:  one RESP3 connection per primary, for shard channels (SSUBSCRIBE lives on
+//                 the owner of the channel's slot)
+//
+// A link that fails, a shard channel the server unsubscribes (its slot moved: Redis pushes
+// "sunsubscribe"), or an SSUBSCRIBE answered with MOVED: the affected names are subscribed again
+// after a short delay at their owner per the (refreshed) slot map. Clients see nothing of it but
+// the messages published while nobody was subscribed. Loop thread only.
+#pragma once
+
+#include <uv.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proxy/session/subscription_hub.h"
+
+namespace shardctl::proxy {
+
+class BackendHost;
+class RequestRouter;
+class SubscriberLink;
+
+class PubSubHub final : public SubscriptionHub {
+ public:
+  // Links are opened on `owner`'s loop (with its login); shard channels are placed by `router`'s
+  // slot map.
+  PubSubHub(BackendHost& owner, RequestRouter& router);
+  PubSubHub(const PubSubHub&) = delete;
+  PubSubHub& operator=(const PubSubHub&) = delete;
+
+  // SubscriptionHub.
+  void Subscribe(SubscriptionKind kind, const std::string& name, Subscriber* subscriber) override;
+  void Unsubscribe(SubscriptionKind kind, const std::string& name, Subscriber* subscriber) override;
+
+  // From a link (pubsub.cc).
+  void OnPush(SubscriberLink* link, std::string_view frame);
+  void OnLinkError(SubscriberLink* link, std::string_view frame);
+  void OnLinkClosed(SubscriberLink* link);
+
+  // Closes the links and the timer (the worker is shutting down).
+  void ShutDown();
+
+  size_t names() const { return channels_.size() + patterns_.size() + shard_channels_.size(); }
+
+ private:
+  using Subscribers = std::map<std::string, std::vector<Subscriber*>, std::less<>>;
+
+  static void OnResubscribeTimer(uv_timer_t* timer);
+  Subscribers& Table(SubscriptionKind kind);
+  SubscriberLink* ClassicLink();
+  SubscriberLink* ShardLinkFor(const std::string& channel);
+  void SendSubscribe(SubscriptionKind kind, const std::string& name, bool subscribe);
+  // The shard channels placed on `link` are to be placed again (Resubscribe()).
+  void UnplaceChannelsOn(SubscriberLink* link);
+  void ScheduleResubscribe();
+  void Resubscribe();
+  void Deliver(const Subscribers& table, std::string_view name, std::string_view push);
+
+  BackendHost& owner_;
+  RequestRouter& router_;
+  uv_timer_t timer_{};
+  bool timer_started_ = false;
+  bool shut_down_ = false;
+  Subscribers channels_, patterns_, shard_channels_;
+  SubscriberLink* classic_ = nullptr;
+  std::map<std::string, SubscriberLink*> shard_links_;                   // BackendKey()
+  std::map<std::string, SubscriberLink*, std::less<>> shard_placement_;  // channel -> its link
+  std::set<std::string> unplaced_;  // shard channels to place again
+  size_t classic_node_ = 0;         // which primary the classic link uses; moves on after a failure
+};
+
+}  // namespace shardctl::proxy

@@ -1,0 +1,35 @@
+// ProxyServices: what every session shares, whatever thread it runs on: the options, the users,
+// the counters INFO shows, the scripts loaded through the proxy, the proxy's own INFO text.
+// ProxyServer implements it; unit tests use a fake. Thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "proxy/services/auth.h"
+#include "proxy/services/options.h"
+
+namespace shardctl::proxy {
+
+struct ProxyStats;
+class ThreadMetrics;
+
+class ProxyServices {
+ public:
+  virtual ~ProxyServices() = default;
+  virtual const ProxyOptions& options() const = 0;
+  virtual const AuthConfig& auth() const = 0;
+  virtual ProxyStats& stats() = 0;
+  // A script every shard loaded through the proxy (SCRIPT LOAD), kept by sha so that a shard
+  // that lost it (a restart, a failover) gets it again on NOSCRIPT.
+  virtual void RememberScript(std::string sha, std::string body) = 0;
+  // The text of INFO for `section` ("" for the default sections), the proxy's own parts.
+  virtual std::string InfoText(std::string_view section) const = 0;
+  // redis_version of the cluster, for HELLO; "" before it is known.
+  virtual std::string ServerVersion() const = 0;
+  // The /metrics counters of worker `thread` (metrics.h), written only by that thread; null
+  // without --metrics-port.
+  virtual ThreadMetrics* metrics(int /*thread*/) { return nullptr; }
+};
+
+}  // namespace shardctl::proxy

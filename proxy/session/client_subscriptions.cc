@@ -1,0 +1,61 @@
+#include "proxy/session/client_subscriptions.h"
+
+#include <vector>
+
+#include "proxy/merge/pubsub_frames.h"
+
+namespace shardctl::proxy {
+
+std::set<std::string>& ClientSubscriptions::Names(SubscriptionKind kind) {
+  switch (kind) {
+    case SubscriptionKind::kChannel:
+      return channels_;
+    case SubscriptionKind::kPattern:
+      return patterns_;
+    case SubscriptionKind::kShardChannel:
+      break;
+  }
+  return shard_channels_;
+}
+
+int64_t ClientSubscriptions::Count(SubscriptionKind kind) const {
+  if (kind == SubscriptionKind::kShardChannel) return static_cast<int64_t>(shard_channels_.size());
+  return static_cast<int64_t>(channels_.size() + patterns_.size());
+}
+
+std::string ClientSubscriptions::Subscribe(SubscriptionKind kind, std::string_view command,
+                                           std::span<const std::string_view> names, int protocol) {
+  std::set<std::string>& mine = Names(kind);
+  std::string replies;
+  for (std::string_view name : names) {
+    std::string channel(name);
+    if (mine.insert(channel).second) hub_.Subscribe(kind, channel, self_);
+    replies += SubscriptionReply(command, channel, Count(kind), protocol);
+  }
+  return replies;
+}
+
+std::string ClientSubscriptions::Unsubscribe(SubscriptionKind kind, std::string_view command,
+                                             std::span<const std::string_view> names,
+                                             int protocol) {
+  std::set<std::string>& mine = Names(kind);
+  std::vector<std::string> targets(names.begin(), names.end());
+  if (targets.empty()) targets.assign(mine.begin(), mine.end());
+  if (targets.empty()) return SubscriptionReply(command, std::nullopt, Count(kind), protocol);
+  std::string replies;
+  for (const std::string& channel : targets) {
+    if (mine.erase(channel) > 0) hub_.Unsubscribe(kind, channel, self_);
+    replies += SubscriptionReply(command, channel, Count(kind), protocol);
+  }
+  return replies;
+}
+
+void ClientSubscriptions::Clear() {
+  for (SubscriptionKind kind :
+       {SubscriptionKind::kChannel, SubscriptionKind::kPattern, SubscriptionKind::kShardChannel}) {
+    for (const std::string& name : Names(kind)) hub_.Unsubscribe(kind, name, self_);
+    Names(kind).clear();
+  }
+}
+
+}  // namespace shardctl::proxy

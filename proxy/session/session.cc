@@ -1,0 +1,310 @@
+#include "proxy/session/session.h"
+
+#include <utility>
+
+#include "common/resp.h"
+#include "proxy/merge/fanout.h"
+#include "proxy/merge/reply_assembly.h"
+#include "proxy/services/stats.h"
+
+namespace shardctl::proxy {
+
+Session::Session(RequestRouter& router, ProxyServices& services, ClientLink& link, uint64_t id,
+                 int thread)
+    : router_(router),
+      services_(services),
+      link_(link),
+      id_(id),
+      thread_(thread),
+      options_(services.options()),
+      metrics_(services.metrics(thread)),
+      pinned_(router, this),
+      authenticated_(!services.auth().required()) {}
+
+void Session::HandleCommand(std::string_view frame, std::span<const std::string_view> args) {
+  if (done_reading()) return;
+  const CommandInfo& info = LookupCommand(args[0]);
+  if (metrics_ == nullptr) return Dispatch(frame, args, info);
+  // Timed until its reply is complete (Fill); a command answered here and now, at once.
+  stamp_ = metrics_->OnCommand(info);
+  Dispatch(frame, args, info);
+  if (stamp_.started_ns != 0) metrics_->OnReply(stamp_);
+  stamp_ = {};
+}
+
+void Session::Dispatch(std::string_view frame, std::span<const std::string_view> args,
+                       const CommandInfo& info) {
+  ProxyStats& stats = services_.stats();
+  stats.commands.fetch_add(1, std::memory_order_relaxed);
+  if (!authenticated_ && info.name != "AUTH" && info.name != "HELLO" && info.name != "QUIT" &&
+      info.name != "RESET") {
+    return ReplyError("NOAUTH Authentication required.");
+  }
+  if (subscriptions_ && SubscribedModeRefuses(args, info)) return;
+  if (HandleTransaction(frame, args, info)) return;
+  switch (info.kind) {
+    case RouteKind::kSingleKey:
+    case RouteKind::kOneSlot: {
+      auto slot = RequestSlot(info, args);
+      if (!slot) return ReplyError(slot.error().message());
+      const bool blocks = BlocksWithOption(info, args);
+      return Forward(frame, *slot, blocks, blocks, !blocks && ReadsFromReplica(info, *slot));
+    }
+    case RouteKind::kSplitBySlot: {
+      auto split = SplitBySlot(info, args);
+      if (!split) return ReplyError(split.error().message());
+      // One slot: the request goes out as the client wrote it.
+      if (split->parts.size() == 1) {
+        const int slot = split->parts[0].slot;
+        return Forward(frame, slot, false, false, ReadsFromReplica(info, slot));
+      }
+      stats.split_commands.fetch_add(1, std::memory_order_relaxed);
+      return ForwardSplit(std::move(split).value(), info);
+    }
+    case RouteKind::kLocal:
+      stats.local_commands.fetch_add(1, std::memory_order_relaxed);
+      return HandleLocal(args);
+    case RouteKind::kBlocking: {
+      if (info.name == "WAIT") return ForwardWait(frame, args);
+      auto slot = RequestSlot(info, args);
+      if (!slot) return ReplyError(slot.error().message());
+      return Forward(frame, *slot, /*pinned=*/true, /*may_block=*/true);
+    }
+    case RouteKind::kFanOut:
+      return ForwardFanOut(frame, args);
+    case RouteKind::kScan:
+      return ForwardScan(args);
+    case RouteKind::kPubSub:
+      return HandlePubSub(args, info);
+    case RouteKind::kUnsupported:
+      return ReplyError(info.UnsupportedError(args[0]));
+  }
+}
+
+// ---- requests ----
+
+SubRequest* Session::NewSubRequest(PendingReply& pending, int slot, bool pinned) {
+  SubRequest* request = router_.NewRequest();
+  request->sink = this;
+  request->pending = &pending;
+  request->slot = slot;
+  request->protocol = protocol_;
+  request->mode.pinned = pinned;
+  if (stamp_.started_ns != 0) pending.stamp = std::exchange(stamp_, {});
+  if (slot >= 0) {
+    request->mode.watched = pinned_.watched_slot(slot);
+    if (request->mode.watched || pinned_.wait_mode()) request->mode.pinned = true;
+    if (!request->mode.pinned) shared_keyed_ = true;
+  }
+  ++inflight_;
+  return request;
+}
+
+void Session::Forward(std::string_view frame, int slot, bool pinned, bool may_block,
+                      bool read_only) {
+  PendingReply& pending = replies_.Push();
+  SubRequest* request = NewSubRequest(pending, slot, pinned);
+  request->request.assign(frame);
+  request->mode.may_block = may_block;
+  // WATCH and WAIT keep reads on the client's own connections.
+  request->mode.read_only = read_only && !request->mode.pinned;
+  router_.Route(request);
+}
+
+bool Session::ReadsFromReplica(const CommandInfo& info, int slot) {
+  const ReadFrom mode = options_.read_from;
+  if (mode == ReadFrom::kPrimary || slot < 0) return false;
+  constexpr uint64_t kReadYourWritesMs = 1000;
+  constexpr size_t kMaxRememberedWrites = 1024;
+  const uint64_t now = router_.NowMs();
+  if (!info.read_only) {
+    if (mode == ReadFrom::kPreferReplica) {
+      if (recent_writes_.size() > kMaxRememberedWrites) {
+        std::erase_if(recent_writes_,
+                      [&](const auto& entry) { return now - entry.second >= kReadYourWritesMs; });
+      }
+      recent_writes_[slot] = now;
+    }
+    return false;
+  }
+  if (mode == ReadFrom::kPreferReplica) {
+    auto written = recent_writes_.find(slot);
+    if (written != recent_writes_.end() && now - written->second < kReadYourWritesMs) return false;
+  }
+  return true;
+}
+
+void Session::ForwardSplit(SplitRequest split, const CommandInfo& info) {
+  PendingReply& pending = replies_.Push();
+  std::vector<SubRequest*> parts;
+  for (size_t i = 0; i < split.parts.size(); ++i) {
+    SubCommand& part = split.parts[i];
+    SubRequest* request = NewSubRequest(pending, part.slot);
+    request->part = static_cast<int>(i);
+    request->request = std::move(part.request);
+    request->mode.read_only = ReadsFromReplica(info, part.slot) && !request->mode.pinned;
+    parts.push_back(request);
+  }
+  // Before any part is routed: a part may be answered at once (an error).
+  pending.assembly = SplitAssembly(std::move(split));
+  for (SubRequest* request : parts) router_.Route(request);
+}
+
+bool Session::ForwardToEveryPrimary(PendingReply& pending, std::string_view request) {
+  const auto& primaries = router_.CurrentMap().primaries();
+  if (primaries.empty()) return false;
+  std::vector<SubRequest*> parts;
+  for (size_t i = 0; i < primaries.size(); ++i) {
+    SubRequest* part = NewSubRequest(pending, -1);
+    part->part = static_cast<int>(i);
+    part->request.assign(request);
+    part->host = primaries[i].host;
+    part->port = primaries[i].port;
+    parts.push_back(part);
+  }
+  for (SubRequest* part : parts) router_.Route(part);
+  return true;
+}
+
+void Session::ForwardFanOut(std::string_view frame, std::span<const std::string_view> args) {
+  auto plan = PlanFanOut(args);
+  if (!plan) return ReplyError(plan.error().message());
+  if (!plan->every_shard) return Forward(frame, -1);
+  const size_t shards = router_.CurrentMap().primaries().size();
+  if (shards == 0) return ReplyError("CLUSTERDOWN Hash slot not served");
+  PendingReply& pending = replies_.Push();
+  const bool script_load = plan->merge == FanOutMerge::kSameReply && args.size() == 3 &&
+                           LookupCommand(args[0]).name == "SCRIPT" && LowerCase(args[1]) == "load";
+  if (script_load) {
+    pending.assembly = ScriptLoadAssembly(
+        shards, [&services = services_, body = std::string(args[2])](std::string sha) {
+          services.RememberScript(std::move(sha), body);
+        });
+  } else {
+    pending.assembly = FanOutAssembly(plan->merge, shards, id_ + replies_.size());
+  }
+  ForwardToEveryPrimary(pending, frame);
+}
+
+void Session::ForwardScan(std::span<const std::string_view> args) {
+  if (args.size() < 2) return ReplyError(WrongArgCountError(args[0]));
+  const auto& primaries = router_.CurrentMap().primaries();
+  if (primaries.empty()) return ReplyError("CLUSTERDOWN Hash slot not served");
+  auto position = DecodeScanCursor(args[1], primaries.size());
+  if (!position) return ReplyError(position.error().message());
+  std::vector<std::string_view> shard_args(args.begin(), args.end());
+  const std::string cursor = std::to_string(position->cursor);
+  shard_args[1] = cursor;
+  PendingReply& pending = replies_.Push();
+  pending.assembly = ScanAssembly(position->shard, primaries.size());
+  SubRequest* request = NewSubRequest(pending, -1);
+  request->part = 0;
+  common::AppendCommand(request->request, shard_args);
+  request->host = primaries[position->shard].host;
+  request->port = primaries[position->shard].port;
+  router_.Route(request);
+}
+
+// ---- replies ----
+
+void Session::OnReply(SubRequest* request, std::string_view frame) {
+  Deliver(*request, frame);
+  if (request->mode.pinned && !closed_) pinned_.ReleaseIdle();
+  const bool sequenced = request->sequenced;
+  const int slot = request->slot;
+  router_.FreeRequest(request);
+  // Before this request stops counting: the requests it held are routed, and may be answered.
+  if (sequenced) {
+    for (SubRequest* held : sequencer_.Leave(slot)) router_.Route(held);
+  }
+  --inflight_;
+  if (closed_ && inflight_ == 0) link_.SessionIdle();  // last: the session may be deleted
+}
+
+void Session::Deliver(const SubRequest& request, std::string_view frame) {
+  // Closed, or past the last reply (QUIT): the PendingReply is gone, nobody reads this.
+  if (closed_ || replies_.closing()) return;
+  PendingReply& pending = *request.pending;
+  if (!pending.assembly) return Fill(pending, frame);
+  std::optional<std::string> reply =
+      pending.assembly->Add(static_cast<size_t>(request.part), frame);
+  if (reply) Fill(pending, *reply);
+}
+
+bool Session::Admit(SubRequest* request, const void* connection) {
+  return sequencer_.Admit(request, connection);
+}
+
+PinnedLink* Session::PinnedLinkFor(const SubRequest& request, const std::string& host, int port) {
+  return pinned_.For(request, host, port);
+}
+
+void Session::Reply(std::string_view bytes, bool close_after) {
+  if (close_after) last_reply_queued_ = true;
+  if (replies_.empty() && !close_after) {
+    out_ += bytes;
+    link_.OutputReady();
+    return;
+  }
+  PendingReply& pending = replies_.Push();
+  pending.close_after = close_after;
+  Fill(pending, bytes);
+}
+
+void Session::ReplyError(std::string_view message, bool close_after) {
+  services_.stats().error_replies.fetch_add(1, std::memory_order_relaxed);
+  std::string frame;
+  common::AppendError(frame, message);
+  Reply(frame, close_after);
+}
+
+void Session::ProtocolError(std::string_view what) {
+  services_.stats().protocol_errors.fetch_add(1, std::memory_order_relaxed);
+  ReplyError("ERR Protocol error: " + std::string(what), /*close_after=*/true);
+}
+
+void Session::Refuse(std::string_view error) { ReplyError(error, /*close_after=*/true); }
+
+void Session::Fill(PendingReply& pending, std::string_view bytes) {
+  if (pending.stamp.started_ns != 0) metrics_->OnReply(std::exchange(pending.stamp, {}));
+  replies_.Fill(pending, bytes, out_);
+  if (barrier_pending_ != nullptr && replies_.IsFront(*barrier_pending_)) RunWaitBarrier();
+  link_.OutputReady();
+}
+
+void Session::PushMessage(std::string_view frame) {
+  if (closed_ || replies_.closing()) return;
+  ProxyStats& stats = services_.stats();
+  if (out_.size() + link_.BytesInFlight() + frame.size() > options_.pubsub_buffer_limit) {
+    // A subscriber that does not read would make the proxy hold every message for it.
+    stats.pubsub_slow_disconnects.fetch_add(1, std::memory_order_relaxed);
+    return link_.CloseNow();
+  }
+  stats.pubsub_messages.fetch_add(1, std::memory_order_relaxed);
+  out_ += frame;
+  link_.OutputReady();
+}
+
+bool Session::OverLimits() const {
+  return replies_.size() >= options_.max_pending || out_.size() >= options_.max_client_buffer;
+}
+
+void Session::Discard(SubRequest* request) {
+  router_.FreeRequest(request);
+  --inflight_;
+}
+
+void Session::Close() {
+  if (closed_) return;
+  closed_ = true;
+  replies_.Clear();
+  // Held requests were never sent: nothing will answer them.
+  for (SubRequest* request : barrier_requests_) Discard(request);
+  barrier_requests_.clear();
+  barrier_pending_ = nullptr;
+  for (SubRequest* request : sequencer_.TakeAllHeld()) Discard(request);
+  pinned_.ReleaseAll();
+  subscriptions_.reset();  // unsubscribes everything at the hub
+}
+
+}  // namespace shardctl::proxy

@@ -1,0 +1,190 @@
+// Session: one client's commands, from request frames to reply bytes. No sockets: its
+// ClientConnection reads the socket and writes output(); the worker routes its requests
+// (RequestRouter) and hands the replies back (ReplySink), so all of it is unit-tested with fakes.
+//
+//   frames ──HandleCommand()──▶ command table ──▶ local reply (PING, HELLO, CLIENT, INFO ...)
+//                                  │ one slot: one SubRequest ──▶ RequestRouter::Route()
+//                                  │ split by slot, fanned out: one SubRequest per part
+//                                  │ MULTI ... EXEC: queued (Transaction), sent as one batch
+//                                  │ (P|S)SUBSCRIBE: ClientSubscriptions ◀─▶ SubscriptionHub
+//                                  ▼
+//          ReplyQueue (one PendingReply per command, in the client's order)
+//                                  ▲ OnReply(): a reply, or a part of one (ReplyAssembly)
+//   output() ◀── the ready replies at the front, in order
+//
+// Its parts: SlotSequencer (a slot's commands stay in order across map changes), Transaction
+// (MULTI), PinnedLinks (WATCH, WAIT, blocking commands), ClientSubscriptions (pub/sub).
+//
+// Lifetime: owned by its ClientConnection. After Close() it lives on while requests still point
+// at it (inflight()), and calls ClientLink::SessionIdle() when the last one is done.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "proxy/commands/command_table.h"
+#include "proxy/merge/split.h"
+#include "proxy/routing/routing.h"
+#include "proxy/services/metrics.h"
+#include "proxy/services/services.h"
+#include "proxy/session/client_subscriptions.h"
+#include "proxy/session/pinned_links.h"
+#include "proxy/session/reply_queue.h"
+#include "proxy/session/slot_sequencer.h"
+#include "proxy/session/subscription_hub.h"
+#include "proxy/session/transaction.h"
+
+namespace shardctl::proxy {
+
+// What a session writes to: its client connection.
+class ClientLink {
+ public:
+  virtual ~ClientLink() = default;
+  // Output was appended (Session::output()): write it at the end of this loop turn.
+  virtual void OutputReady() = 0;
+  // Output handed to the socket and not yet written (counts against --pubsub-buffer-limit).
+  virtual size_t BytesInFlight() const = 0;
+  // Close the connection now (a subscriber over its buffer limit); replies owed are dropped.
+  virtual void CloseNow() = 0;
+  // The session is closed and its last request is done: it may be deleted now.
+  virtual void SessionIdle() = 0;
+};
+
+class Session final : public ReplySink, public Subscriber {
+ public:
+  // `id` answers CLIENT ID; `thread` is the worker's index, shown by CLIENT INFO.
+  Session(RequestRouter& router, ProxyServices& services, ClientLink& link, uint64_t id,
+          int thread);
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // "ip:port" of the client, for CLIENT INFO.
+  void set_peer(std::string peer) { peer_ = std::move(peer); }
+
+  // One complete request: `frame` as the client sent it, `args` its arguments (non-empty).
+  void HandleCommand(std::string_view frame, std::span<const std::string_view> args);
+  // A malformed request: "-ERR Protocol error: <what>" after the replies owed, then close.
+  void ProtocolError(std::string_view what);
+  // Refuses the client (too many clients): `error`, then close.
+  void Refuse(std::string_view error);
+  // The connection is closing: nothing more is answered, held requests are dropped, pinned
+  // connections and subscriptions are given back. Replies still in flight are dropped on arrival.
+  void Close();
+
+  // Bytes to send to the client, in order; the connection takes them.
+  std::string& output() { return out_; }
+  // No more requests are read: QUIT or a protocol error is being answered.
+  bool done_reading() const { return last_reply_queued_ || closed_; }
+  // Past --max-pending commands or --max-client-buffer reply bytes: stop reading for now.
+  bool OverLimits() const;
+  // The last reply (QUIT's, a protocol error's) is in output(): close once it is written.
+  bool close_after_output() const { return replies_.closing(); }
+  bool closed() const { return closed_; }
+  // This thread's /metrics counters; null without --metrics-port.
+  ThreadMetrics* metrics() const { return metrics_; }
+  // SubRequests that point at this session.
+  size_t inflight() const { return inflight_; }
+
+  // ReplySink: the worker hands replies back and asks about order and pinned connections.
+  void OnReply(SubRequest* request, std::string_view frame) override;
+  bool Gone() const override { return closed_; }
+  bool Admit(SubRequest* request, const void* connection) override;
+  void HoldSlot(int slot) override { sequencer_.Hold(slot); }
+  PinnedLink* PinnedLinkFor(const SubRequest& request, const std::string& host, int port) override;
+  void ForgetPinned(PinnedLink* link) override { pinned_.Forget(link); }
+  void BreakWatch() override { pinned_.BreakWatch(); }
+
+  // Subscriber: messages on the channels this client subscribed to.
+  int protocol() const override { return protocol_; }
+  void PushMessage(std::string_view frame) override;
+
+ private:
+  // The command table's routing (session.cc), once HandleCommand counted the command.
+  void Dispatch(std::string_view frame, std::span<const std::string_view> args,
+                const CommandInfo& info);
+  // Routing (session.cc). `pinned`: over this client's own connection (also a watched slot's
+  // commands, and every keyed command once the client has used WAIT). `may_block`: exempt from
+  // --timeout (it waits by design).
+  SubRequest* NewSubRequest(PendingReply& pending, int slot, bool pinned = false);
+  void Forward(std::string_view frame, int slot, bool pinned = false, bool may_block = false,
+               bool read_only = false);
+  void ForwardSplit(SplitRequest split, const CommandInfo& info);
+  void ForwardFanOut(std::string_view frame, std::span<const std::string_view> args);
+  void ForwardScan(std::span<const std::string_view> args);
+  // Sends one request to every primary, part i to primary i; null when the map has none.
+  bool ForwardToEveryPrimary(PendingReply& pending, std::string_view request);
+  // Whether a command for `slot` may go to a replica (--read-from); notes this client's writes
+  // for prefer-replica's read-your-writes rule.
+  bool ReadsFromReplica(const CommandInfo& info, int slot);
+  void Deliver(const SubRequest& request, std::string_view frame);
+
+  // Transactions (session_transaction.cc). HandleTransaction() returns false when the command
+  // is not part of one and takes the normal path.
+  bool HandleTransaction(std::string_view frame, std::span<const std::string_view> args,
+                         const CommandInfo& info);
+  void ExecTransaction();
+  // WATCH, UNWATCH outside MULTI, WAIT (session_pinned.cc).
+  void HandleWatch(std::string_view frame, std::span<const std::string_view> args,
+                   const CommandInfo& info);
+  void HandleUnwatch(std::string_view frame);
+  void ForwardWait(std::string_view frame, std::span<const std::string_view> args);
+  void RunWaitBarrier();
+  // Pub/sub (session_pubsub.cc). SubscribedModeRefuses() answers a RESP2 subscriber's command
+  // that Redis would refuse in that state and returns true.
+  void HandlePubSub(std::span<const std::string_view> args, const CommandInfo& info);
+  bool SubscribedModeRefuses(std::span<const std::string_view> args, const CommandInfo& info);
+  // Local commands (session_local.cc).
+  void HandleLocal(std::span<const std::string_view> args);
+  void HandleHello(std::span<const std::string_view> args);
+  void HandleClient(std::span<const std::string_view> args);
+  void HandleCommandCommand(std::span<const std::string_view> args);
+  void HandleInfo(std::span<const std::string_view> args);
+  void HandleReset();
+  bool CheckAuth(std::string_view user, std::string_view password);
+
+  // Replies made by the proxy, queued in order behind pending ones.
+  void Reply(std::string_view bytes, bool close_after = false);
+  void ReplyError(std::string_view message, bool close_after = false);
+  void Fill(PendingReply& pending, std::string_view bytes);
+  // Takes back a request that was never sent.
+  void Discard(SubRequest* request);
+
+  RequestRouter& router_;
+  ProxyServices& services_;
+  ClientLink& link_;
+  const uint64_t id_;
+  const int thread_;
+  const ProxyOptions& options_;   // fixed for the proxy's life: read on every command
+  ThreadMetrics* const metrics_;  // null without --metrics-port
+  // The command being handled, until a request for it takes it into its PendingReply.
+  CommandStamp stamp_;
+  std::string peer_;
+  std::string out_;
+  ReplyQueue replies_;
+  SlotSequencer sequencer_;
+  PinnedLinks pinned_;
+  std::optional<Transaction> transaction_;              // set between MULTI and EXEC/DISCARD
+  std::unique_ptr<ClientSubscriptions> subscriptions_;  // null until the first (P|S)SUBSCRIBE
+  size_t inflight_ = 0;
+  int protocol_ = 2;
+  std::string name_;
+  bool authenticated_;  // false until AUTH when the proxy has users (--auth-file)
+  bool closed_ = false;
+  bool last_reply_queued_ = false;  // QUIT or a protocol error: read nothing more
+  // --read-from prefer-replica: when this client last wrote each slot (loop ms); its reads of a
+  // slot written in the last second go to the primary.
+  std::unordered_map<int, uint64_t> recent_writes_;
+  // Keyed commands went over shared connections since the last WAIT (WAIT must catch up).
+  bool shared_keyed_ = false;
+  // A WAIT held until the replies before it are in (see ForwardWait()).
+  PendingReply* barrier_pending_ = nullptr;
+  std::vector<SubRequest*> barrier_requests_;
+};
+
+}  // namespace shardctl::proxy

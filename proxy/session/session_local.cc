@@ -1,0 +1,301 @@
+// The commands shardproxy answers itself: connection state (HELLO, AUTH, SELECT, CLIENT, RESET,
+// QUIT), PING/ECHO, COMMAND from the routing table, INFO about the proxy.
+#include "common/resp.h"
+#include "proxy/merge/frames.h"
+#include "proxy/merge/reply_assembly.h"
+#include "proxy/session/session.h"
+
+namespace shardctl::proxy {
+namespace {
+
+using common::AppendArrayHeader;
+using common::AppendBulk;
+using common::AppendInteger;
+
+bool EqualsNoCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'a' && x <= 'z') x = static_cast<char>(x - 32);
+    if (y >= 'a' && y <= 'z') y = static_cast<char>(y - 32);
+    if (x != y) return false;
+  }
+  return true;
+}
+
+std::string Lower(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+  }
+  return lower;
+}
+
+// A map header in RESP3, the flat array of twice as many elements in RESP2.
+void AppendMapHeader(std::string& out, size_t pairs, int protocol) {
+  if (protocol >= 3) {
+    out += '%' + std::to_string(pairs) + "\r\n";
+  } else {
+    AppendArrayHeader(out, pairs * 2);
+  }
+}
+
+// Redis' rule for client names: printable ASCII without spaces.
+bool ValidClientName(std::string_view name) {
+  for (char c : name) {
+    if (c < '!' || c > '~') return false;
+  }
+  return true;
+}
+
+// One COMMAND INFO entry in Redis 7's ten-element shape; arity is -1 (the table does not track
+// it), key positions are the table's.
+void AppendCommandInfo(std::string& out, const CommandInfo& info) {
+  AppendArrayHeader(out, 10);
+  AppendBulk(out, Lower(info.name));
+  AppendInteger(out, -1);
+  const bool movable = info.keys.numkeys_at > 0;
+  AppendArrayHeader(out, movable ? 1 : 0);
+  if (movable) out += "+movablekeys\r\n";
+  AppendInteger(out, movable ? 0 : info.keys.first);
+  AppendInteger(out, movable ? 0 : info.keys.last);
+  AppendInteger(out, movable ? 0 : info.keys.step);
+  for (int empty = 0; empty < 4; ++empty) AppendArrayHeader(out, 0);
+}
+
+bool Served(const CommandInfo& info) { return info.kind != RouteKind::kUnsupported; }
+
+}  // namespace
+
+void Session::HandleLocal(std::span<const std::string_view> args) {
+  const std::string_view name = args[0];
+  const size_t argc = args.size();
+  std::string out;
+  if (EqualsNoCase(name, "PING")) {
+    if (argc > 2) return ReplyError(WrongArgCountError(name));
+    if (argc == 2) {
+      AppendBulk(out, args[1]);
+      return Reply(out);
+    }
+    return Reply("+PONG\r\n");
+  }
+  if (EqualsNoCase(name, "ECHO")) {
+    if (argc != 2) return ReplyError(WrongArgCountError(name));
+    AppendBulk(out, args[1]);
+    return Reply(out);
+  }
+  if (EqualsNoCase(name, "QUIT")) return Reply("+OK\r\n", /*close_after=*/true);
+  if (EqualsNoCase(name, "RESET")) return HandleReset();
+  if (EqualsNoCase(name, "SELECT")) {
+    if (argc != 2) return ReplyError(WrongArgCountError(name));
+    if (args[1] == "0") return Reply("+OK\r\n");
+    return ReplyError("ERR SELECT is not allowed in cluster mode");
+  }
+  if (EqualsNoCase(name, "AUTH")) {
+    if (argc < 2 || argc > 3) return ReplyError(WrongArgCountError(name));
+    if (argc == 2 && services_.auth().required()) {
+      if (!CheckAuth("default", args[1])) return;
+      return Reply("+OK\r\n");
+    }
+    if (argc == 2) {
+      return ReplyError(
+          "ERR AUTH <password> called without any password configured for the default user. "
+          "Are you sure your configuration is correct?");
+    }
+    if (!CheckAuth(args[1], args[2])) return;
+    return Reply("+OK\r\n");
+  }
+  if (EqualsNoCase(name, "HELLO")) return HandleHello(args);
+  if (EqualsNoCase(name, "CLIENT")) return HandleClient(args);
+  if (EqualsNoCase(name, "COMMAND")) return HandleCommandCommand(args);
+  if (EqualsNoCase(name, "INFO")) return HandleInfo(args);
+  ReplyError(LookupCommand(name).UnsupportedError(name));
+}
+
+// With users in --auth-file, the password must match. Without, like a Redis whose default user
+// is "nopass": the default user is accepted with any password, other users are refused.
+void Session::HandleReset() {
+  pinned_.EndWatch();
+  subscriptions_.reset();
+  protocol_ = 2;
+  name_.clear();
+  authenticated_ = !services_.auth().required();
+  Reply("+RESET\r\n");
+}
+
+bool Session::CheckAuth(std::string_view user, std::string_view password) {
+  const AuthConfig& auth = services_.auth();
+  if (auth.required() ? auth.Check(user, password) : user == "default") {
+    authenticated_ = true;
+    return true;
+  }
+  ReplyError("WRONGPASS invalid username-password pair or user is disabled.");
+  return false;
+}
+
+void Session::HandleHello(std::span<const std::string_view> args) {
+  int protocol = protocol_;
+  if (args.size() >= 2) {
+    const std::string_view version = args[1];
+    if (version != "2" && version != "3") {
+      return ReplyError("NOPROTO unsupported protocol version");
+    }
+    protocol = version[0] - '0';
+  }
+  std::string name = name_;
+  bool authenticates = false;
+  for (size_t i = 2; i < args.size(); ++i) {
+    const bool more = i + 1 < args.size();
+    if (EqualsNoCase(args[i], "AUTH") && i + 2 < args.size()) {
+      if (!CheckAuth(args[i + 1], args[i + 2])) return;
+      authenticates = true;
+      i += 2;
+    } else if (EqualsNoCase(args[i], "SETNAME") && more) {
+      if (!ValidClientName(args[i + 1])) {
+        return ReplyError(
+            "ERR Client names cannot contain spaces, newlines or special characters.");
+      }
+      name = std::string(args[++i]);
+    } else {
+      return ReplyError("ERR Syntax error in HELLO option '" + std::string(args[i]) + "'");
+    }
+  }
+  if (!authenticated_ && !authenticates) {
+    return ReplyError(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+        "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+        "select the RESP protocol version at the same time");
+  }
+  protocol_ = protocol;
+  name_ = name;
+  std::string out;
+  AppendMapHeader(out, 8, protocol_);
+  const std::string version = services_.ServerVersion();
+  AppendBulk(out, "server");
+  AppendBulk(out, "redis");
+  AppendBulk(out, "version");
+  AppendBulk(out, version.empty() ? "7.0.0" : version);
+  AppendBulk(out, "proto");
+  AppendInteger(out, protocol_);
+  AppendBulk(out, "id");
+  AppendInteger(out, static_cast<int64_t>(id_));
+  AppendBulk(out, "mode");
+  AppendBulk(out, "standalone");
+  AppendBulk(out, "role");
+  AppendBulk(out, "master");
+  AppendBulk(out, "modules");
+  AppendArrayHeader(out, 0);
+  AppendBulk(out, "proxy");
+  AppendBulk(out, "shardproxy " SHARDCTL_VERSION);
+  Reply(out);
+}
+
+void Session::HandleClient(std::span<const std::string_view> args) {
+  if (args.size() < 2) return ReplyError(WrongArgCountError("client"));
+  const std::string_view sub = args[1];
+  std::string out;
+  if (EqualsNoCase(sub, "ID") && args.size() == 2) {
+    AppendInteger(out, static_cast<int64_t>(id_));
+    return Reply(out);
+  }
+  if (EqualsNoCase(sub, "GETNAME") && args.size() == 2) {
+    if (name_.empty()) {
+      common::AppendNull(out, protocol_);
+    } else {
+      AppendBulk(out, name_);
+    }
+    return Reply(out);
+  }
+  if (EqualsNoCase(sub, "SETNAME") && args.size() == 3) {
+    if (!ValidClientName(args[2])) {
+      return ReplyError("ERR Client names cannot contain spaces, newlines or special characters.");
+    }
+    name_ = std::string(args[2]);
+    return Reply("+OK\r\n");
+  }
+  if (EqualsNoCase(sub, "SETINFO") && args.size() == 4) {
+    if (!EqualsNoCase(args[2], "LIB-NAME") && !EqualsNoCase(args[2], "LIB-VER")) {
+      return ReplyError("ERR Unrecognized option '" + std::string(args[2]) + "'");
+    }
+    return Reply("+OK\r\n");
+  }
+  if ((EqualsNoCase(sub, "INFO") || EqualsNoCase(sub, "LIST")) && args.size() == 2) {
+    AppendBulk(out, "id=" + std::to_string(id_) + " addr=" + peer_ + " name=" + name_ +
+                        " db=0 resp=" + std::to_string(protocol_) +
+                        " proxy-thread=" + std::to_string(thread_) + "\n");
+    return Reply(out);
+  }
+  ReplyError("ERR command 'client|" + Lower(sub) +
+             "' is not supported by shardproxy: the proxy multiplexes clients over shared "
+             "shard connections (supported: ID, GETNAME, SETNAME, SETINFO, INFO, LIST)");
+}
+
+void Session::HandleCommandCommand(std::span<const std::string_view> args) {
+  std::string out;
+  const auto commands = AllCommands();
+  if (args.size() == 1) {
+    size_t served = 0;
+    for (const CommandInfo& info : commands) served += Served(info) ? 1 : 0;
+    AppendArrayHeader(out, served);
+    for (const CommandInfo& info : commands) {
+      if (Served(info)) AppendCommandInfo(out, info);
+    }
+    return Reply(out);
+  }
+  const std::string_view sub = args[1];
+  if (EqualsNoCase(sub, "COUNT") && args.size() == 2) {
+    int64_t served = 0;
+    for (const CommandInfo& info : commands) served += Served(info) ? 1 : 0;
+    AppendInteger(out, served);
+    return Reply(out);
+  }
+  if (EqualsNoCase(sub, "INFO")) {
+    AppendArrayHeader(out, args.size() - 2);
+    for (size_t i = 2; i < args.size(); ++i) {
+      const CommandInfo& info = LookupCommand(args[i]);
+      if (Served(info)) {
+        AppendCommandInfo(out, info);
+      } else {
+        out += NullArray(protocol_);  // Redis' null for an unknown command
+      }
+    }
+    return Reply(out);
+  }
+  if (EqualsNoCase(sub, "DOCS")) {
+    // No docs: clients (redis-cli) fall back to their built-in help.
+    AppendMapHeader(out, 0, protocol_);
+    return Reply(out);
+  }
+  if (EqualsNoCase(sub, "LIST") && args.size() == 2) {
+    size_t served = 0;
+    for (const CommandInfo& info : commands) served += Served(info) ? 1 : 0;
+    AppendArrayHeader(out, served);
+    for (const CommandInfo& info : commands) {
+      if (Served(info)) AppendBulk(out, Lower(info.name));
+    }
+    return Reply(out);
+  }
+  ReplyError("ERR unknown subcommand '" + std::string(sub) +
+             "'. Try COMMAND, COMMAND COUNT, COMMAND INFO, COMMAND DOCS or COMMAND LIST.");
+}
+
+void Session::HandleInfo(std::span<const std::string_view> args) {
+  const std::string section = args.size() >= 2 ? Lower(args[1]) : "";
+  const bool keyspace = section.empty() || section == "all" || section == "everything" ||
+                        section == "default" || section == "keyspace";
+  const auto& primaries = router_.CurrentMap().primaries();
+  if (!keyspace || primaries.empty()) {
+    return Reply(InfoFrame(services_.InfoText(section), protocol_));
+  }
+  // The keyspace is the cluster's: ask every primary and add it up.
+  std::vector<std::string> shard_names;
+  for (const common::NodeAddress& primary : primaries) shard_names.push_back(primary.ToString());
+  PendingReply& pending = replies_.Push();
+  pending.assembly =
+      KeyspaceInfoAssembly(section == "keyspace" ? "" : services_.InfoText(section) + "\r\n",
+                           std::move(shard_names), protocol_);
+  static constexpr std::string_view kInfoKeyspace = "*2\r\n$4\r\nINFO\r\n$8\r\nkeyspace\r\n";
+  ForwardToEveryPrimary(pending, kInfoKeyspace);
+}
+
+}  // namespace shardctl::proxy

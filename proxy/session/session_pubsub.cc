@@ -1,0 +1,47 @@
+// A client's side of pub/sub: ClientSubscriptions keeps its channels and answers with Redis'
+// counts; the worker's SubscriptionHub holds the shared subscriber connections and pushes the
+// messages back (Session::PushMessage()).
+#include "proxy/merge/pubsub_frames.h"
+#include "proxy/session/session.h"
+
+namespace shardctl::proxy {
+
+bool Session::SubscribedModeRefuses(std::span<const std::string_view> args,
+                                    const CommandInfo& info) {
+  if (protocol_ >= 3 || subscriptions_->empty()) return false;  // RESP3 may run anything
+  if (info.kind == RouteKind::kPubSub || info.name == "QUIT" || info.name == "RESET") {
+    return false;
+  }
+  if (info.name == "PING") {
+    if (args.size() > 2) return false;  // the usual arity error
+    Reply(SubscribedPong(args.size() == 2 ? args[1] : ""));
+    return true;
+  }
+  ReplyError("ERR Can't execute '" + LowerCase(args[0]) +
+             "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
+             "this context");
+  return true;
+}
+
+void Session::HandlePubSub(std::span<const std::string_view> args, const CommandInfo& info) {
+  const std::string_view name = info.name;
+  const bool subscribe = name.ends_with("SUBSCRIBE") && !name.ends_with("UNSUBSCRIBE");
+  if (subscribe && args.size() < 2) return ReplyError(WrongArgCountError(args[0]));
+  const bool sharded = name == "SSUBSCRIBE" || name == "SUNSUBSCRIBE";
+  if (sharded && args.size() >= 2) {
+    auto slot = RequestSlot(info, args);  // a shard subscription lives on one shard
+    if (!slot) return ReplyError(slot.error().message());
+  }
+  if (!subscriptions_) {
+    subscriptions_ = std::make_unique<ClientSubscriptions>(router_.subscriptions(), this);
+  }
+  const SubscriptionKind kind = sharded                 ? SubscriptionKind::kShardChannel
+                                : name.starts_with("P") ? SubscriptionKind::kPattern
+                                                        : SubscriptionKind::kChannel;
+  const std::string command = LowerCase(name);
+  const std::span<const std::string_view> names = args.subspan(1);
+  Reply(subscribe ? subscriptions_->Subscribe(kind, command, names, protocol_)
+                  : subscriptions_->Unsubscribe(kind, command, names, protocol_));
+}
+
+}  // namespace shardctl::proxy
