@@ -1,8 +1,11 @@
 #include "common/slots.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
+
+#include "common/numbers.h"
 
 namespace shardctl::common {
 namespace {
@@ -89,6 +92,50 @@ std::vector<SlotRange> SplitSlotsEvenly(int primaries) {
   // then fail at CLUSTER ADDSLOTS, so there is no split to reproduce.
   if (ranges.back().last != kSlotCount - 1) return {};
   return ranges;
+}
+
+std::string FormatSlotRange(const SlotRange& range) {
+  return range.first == range.last ? std::to_string(range.first)
+                                   : std::to_string(range.first) + "-" + std::to_string(range.last);
+}
+
+Result<std::vector<SlotRange>> ParseSlotRanges(const std::string& text) {
+  std::vector<SlotRange> ranges;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string part = text.substr(start, comma - start);
+    const size_t dash = part.find('-');
+    auto first = ParseIntegerIn<int>(part.substr(0, dash), 0, kSlotCount - 1);
+    auto last = dash == std::string::npos
+                    ? first
+                    : ParseIntegerIn<int>(part.substr(dash + 1), 0, kSlotCount - 1);
+    if (!first || !last || *first > *last) {
+      return Error("slot range '" + part +
+                   "': expected FIRST-LAST or SLOT within 0-16383, e.g. 100-200");
+    }
+    ranges.push_back({*first, *last});
+    start = comma + 1;
+  }
+  std::vector<SlotRange> sorted = ranges;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const SlotRange& a, const SlotRange& b) { return a.first < b.first; });
+  for (size_t i = 1; i < sorted.size(); ++i) {
+    if (sorted[i].first <= sorted[i - 1].last) {
+      return Error("slot ranges " + FormatSlotRange(sorted[i - 1]) + " and " +
+                   FormatSlotRange(sorted[i]) + " overlap (name each slot once)");
+    }
+  }
+  return ranges;
+}
+
+std::string FormatSlotRanges(const std::vector<SlotRange>& ranges) {
+  std::string text;
+  for (const auto& range : ranges) {
+    if (!text.empty()) text += ",";
+    text += FormatSlotRange(range);
+  }
+  return text;
 }
 
 }  // namespace shardctl::common

@@ -2,8 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
+
+#include "common/result.h"
 
 namespace shardctl::common {
 
@@ -35,5 +38,15 @@ struct SlotRange {
 // is no such split: primaries < 1 or > 16384, or one of the counts above 7541 where the float
 // cursor drifts so far that the last node would get slot 16384 (which Redis rejects in ADDSLOTS).
 std::vector<SlotRange> SplitSlotsEvenly(int primaries);
+
+// "5-9", or "5" for a range of one slot.
+std::string FormatSlotRange(const SlotRange& range);
+
+// "0-99,500-599".
+std::string FormatSlotRanges(const std::vector<SlotRange>& ranges);
+
+// Parses "100-200", "7" or "0-99,500-599" into ranges within 0..16383; errors name the bad part
+// and ranges that overlap.
+Result<std::vector<SlotRange>> ParseSlotRanges(const std::string& text);
 
 }  // namespace shardctl::common

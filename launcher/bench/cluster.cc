@@ -11,15 +11,15 @@ namespace shardctl::launcher {
 using common::Error;
 using common::Result;
 
-Result<SlotTable> FetchSlotTable(const std::string& host, int port,
-                                 std::chrono::milliseconds timeout, const common::TlsContext* tls) {
+Result<SlotTable> FetchSlotTable(const Access& access, const std::string& host, int port,
+                                 std::chrono::milliseconds timeout) {
   const Endpoint node{host, port};
   const std::string where = node.ToString();
   std::vector<std::vector<std::string_view>> commands;
-  const std::string& password = ControlPassword();
+  const std::string& password = access.password;
   if (!password.empty()) commands.push_back({"AUTH", password});
   commands.push_back({"CLUSTER", "SLOTS"});
-  auto replies = common::QueryNode(node, commands, timeout, tls);
+  auto replies = common::QueryNode(node, commands, timeout, access.tls.get());
   if (!replies.ok()) {
     return Error("cannot connect to " + replies.error().message() + " (is the server running?)");
   }

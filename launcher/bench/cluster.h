@@ -10,6 +10,7 @@
 #include "common/cluster_text.h"
 #include "common/result.h"
 #include "common/tls.h"
+#include "launcher/cluster/access.h"
 
 namespace shardctl::launcher {
 
@@ -18,10 +19,10 @@ using common::ParseRedirect;
 using common::Redirect;
 using common::SlotTable;
 
-// Reads CLUSTER SLOTS from host:port (blocking, `timeout` for connect and reply). Errors say
-// what failed: cannot connect, not a cluster, slots without an owner. In TLS with `tls`.
-common::Result<SlotTable> FetchSlotTable(const std::string& host, int port,
-                                         std::chrono::milliseconds timeout,
-                                         const common::TlsContext* tls = nullptr);
+// Reads CLUSTER SLOTS from host:port (blocking, `timeout` for connect and reply), logging in and
+// speaking TLS as `access` says. Errors say what failed: cannot connect, a refused login, not a
+// cluster, slots without an owner.
+common::Result<SlotTable> FetchSlotTable(const Access& access, const std::string& host, int port,
+                                         std::chrono::milliseconds timeout);
 
 }  // namespace shardctl::launcher

@@ -97,7 +97,7 @@ common::Status WaitForPing(int port, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string last = "no answer";
   for (int attempt = 0; attempt < 1000 && std::chrono::steady_clock::now() < deadline; ++attempt) {
-    auto connection = RedisConnection::Connect("127.0.0.1", port, 500ms);
+    auto connection = RedisConnection::Connect(Access{}, "127.0.0.1", port, 500ms);
     if (connection.ok()) {
       if (auto pong = connection->Run({"PING"}); pong.ok()) return common::Ok();
       last = "PING refused";
@@ -181,7 +181,7 @@ common::Status Measure(const CompareRun& run, CompareResult& result) {
   if (!options.ok()) return options.error();
   std::optional<SlotTable> slots;
   if (options->cluster) {
-    auto table = FetchSlotTable("127.0.0.1", run.port, 3000ms);
+    auto table = FetchSlotTable(Access{}, "127.0.0.1", run.port, 3000ms);
     if (!table.ok()) return table.error();
     slots = std::move(table).value();
   }

@@ -50,12 +50,13 @@ std::string UnavailableCpus(const std::vector<int>& cpus) {
 
 // Reaches the target once before any thread starts, so "cannot connect" is one clear line.
 common::Result<std::optional<SlotTable>> ProbeTarget(const BenchOptions& options) {
+  const Access access{.password = options.password, .tls = options.tls};
   if (options.cluster) {
-    auto slots = FetchSlotTable(options.host, options.port, kProbeTimeout, options.tls.get());
+    auto slots = FetchSlotTable(access, options.host, options.port, kProbeTimeout);
     if (!slots.ok()) return slots.error();
     return std::optional<SlotTable>(std::move(slots).value());
   }
-  auto connection = RedisConnection::Connect(options.host, options.port, kProbeTimeout);
+  auto connection = RedisConnection::Connect(access, options.host, options.port, kProbeTimeout);
   if (!connection.ok()) {
     return common::Error("cannot connect to " + connection.error().message() +
                          " (is the server running? see --host and --port)");
@@ -140,19 +141,12 @@ int RunBench(const std::vector<std::string>& args) {
     auto password = common::ReadPasswordFile(options->password_file, "--password-file");
     if (!password.ok()) return Fail(password.error().message(), kExitUsage);
     options->password = std::move(password).value();
-    UseControlPassword(options->password);  // the probe and the slot-table reads log in too
   }
   if (!options->tls_files.ca_file.empty()) {
     // The probe, the slot-table read and every load connection speak TLS.
     auto tls = common::TlsContext::ForClient(options->tls_files);
     if (!tls.ok()) return Fail(tls.error().message(), kExitUsage);
     options->tls = *std::move(tls);
-    const common::TlsFiles& files = options->tls_files;
-    if (auto control = UseControlTls(
-            {.ca_file = files.ca_file, .cert_file = files.cert_file, .key_file = files.key_file});
-        !control.ok()) {
-      return Fail(control.error().message(), kExitUsage);
-    }
   }
   auto slots = ProbeTarget(*options);
   if (!slots.ok()) return Fail(slots.error().message(), kExitRuntime);

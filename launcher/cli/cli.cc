@@ -11,87 +11,11 @@
 #include "launcher/bench/commands.h"
 #include "launcher/cli/commands.h"
 #include "launcher/cli/completion.h"
-#include "launcher/cluster/redis_client.h"
-#include "launcher/model/host_limits.h"
 #include "launcher/model/plan_json.h"
 #include "launcher/model/topology.h"
-#include "launcher/supervisor/supervisor.h"
 #include "launcher/term/output.h"
 
 namespace shardctl::launcher {
-
-namespace {
-
-// Reads the record for LoadTarget: nullopt when missing or unreadable and `needs` allow it to be.
-std::variant<std::optional<Deployment>, int> ReadTargetDeployment(const Spec& spec,
-                                                                  const DeploymentDir& dir,
-                                                                  TargetNeeds::IfMissing missing,
-                                                                  bool access) {
-  using IfMissing = TargetNeeds::IfMissing;
-  const std::string where =
-      "no deployment \"" + spec.name + "\" in " + dir.root().parent_path().string();
-  if (missing == IfMissing::kUnknown && !std::filesystem::exists(dir.DeploymentFile())) {
-    PrintError(where + " (start one with shardctl up, or pass --name / --state-dir)");
-    return kStatusUnknown;
-  }
-  auto deployment = ReadDeployment(dir);
-  if (deployment.ok()) {
-    // What every connection of this command uses.
-    if (auto used = access ? UseDeploymentAccess(*deployment) : common::Ok(); !used.ok()) {
-      PrintError(used.error().message());
-      return kExitRuntime;
-    }
-    return std::optional<Deployment>(std::move(deployment).value());
-  }
-  switch (missing) {
-    case IfMissing::kCarryOn:
-      return std::optional<Deployment>();
-    case IfMissing::kUnknown:
-      PrintError(deployment.error().message());
-      return kStatusUnknown;
-    case IfMissing::kFail:
-      break;
-  }
-  PrintError(where + " (check --name and --state-dir)");
-  return kExitRuntime;
-}
-
-}  // namespace
-
-common::Result<HostView> ReadHost(const Spec& spec, const std::optional<std::string>& sysfs_root) {
-  auto topology = ReadTopology(sysfs_root.value_or("/"));
-  if (!topology.ok()) return topology.error();
-  HostView host{.topology = std::move(topology).value(), .spec = spec, .notes = {}};
-  // A --sysfs-root fixture stands for another host: this process' limits and NICs are not its.
-  if (!sysfs_root) {
-    auto limits = ReadHostLimits("/");
-    if (!limits.ok()) return limits.error();
-    if (auto applied = ApplyHostLimits(host.topology, *limits); !applied.ok()) {
-      return applied.error();
-    }
-    for (const auto& limit : host.topology.limits) {
-      host.notes.push_back(limit.starts_with(" ") ? limit : "limited to " + limit);
-    }
-  }
-  if (spec.reserve_cpus_auto) {
-    NicInterrupts nic;
-    if (!sysfs_root) {
-      auto read = ReadNicInterrupts("/");
-      if (!read.ok()) return read.error();
-      nic = std::move(read).value();
-    }
-    std::vector<int> usable;
-    for (const auto& cpu : host.topology.cpus) {
-      if (!spec.cpus || std::count(spec.cpus->begin(), spec.cpus->end(), cpu.id)) {
-        usable.push_back(cpu.id);
-      }
-    }
-    std::string why;
-    host.spec.reserve_cpus = AutoReservedCpus(nic, usable, why);
-    host.notes.push_back(why);
-  }
-  return host;
-}
 
 namespace {
 std::atomic<bool> interrupt_requested{false};
@@ -108,29 +32,34 @@ void CatchInterrupt() {
 
 const std::atomic<bool>& InterruptRequested() { return interrupt_requested; }
 
-std::string StateDirHint(const Spec& spec) {
-  std::string hint = " --name " + common::ShellQuote(spec.name);
-  if (spec.state_dir) hint += " --state-dir " + common::ShellQuote(spec.state_dir->string());
-  return hint;
-}
-
 std::variant<Target, int> LoadTarget(const Invocation& invocation, TargetNeeds needs) {
   auto spec = ResolveSpec(invocation);
   if (!spec.ok()) {
     PrintError(spec.error().message());
     return kExitUsage;
   }
-  DeploymentDir dir = DirOf(*spec);
-  auto deployment = ReadTargetDeployment(*spec, dir, needs.if_missing, needs.access);
-  if (auto* code = std::get_if<int>(&deployment)) return *code;
-  if (needs.supervisor && !SupervisorRunning(dir)) {
-    PrintError("no supervisor runs deployment \"" + spec->name + "\" (start one with shardctl up" +
-               StateDirHint(*spec) + "; it adopts the running shards as recorded)");
-    return kExitRuntime;
+  auto target = LoadTarget(*spec, needs);
+  if (!target.ok()) return Fail(target.error());
+  return std::move(target).value();
+}
+
+int ExitCodeOf(Fault fault) {
+  switch (fault) {
+    case Fault::kUsage:
+      return kExitUsage;
+    case Fault::kUnknown:
+      return kStatusUnknown;
+    case Fault::kInterrupted:
+      return kExitInterrupted;
+    case Fault::kRuntime:
+      break;
   }
-  return Target{.spec = std::move(spec).value(),
-                .dir = dir,
-                .deployment = std::get<std::optional<Deployment>>(std::move(deployment))};
+  return kExitRuntime;
+}
+
+int Fail(const Failure& failure) {
+  PrintError(failure.message());
+  return ExitCodeOf(failure.fault());
 }
 
 std::string PlanTable(const Plan& plan) {
@@ -162,25 +91,18 @@ int RunPlan(const Invocation& invocation) {
     PrintError(spec.error().message());
     return kExitUsage;
   }
-  auto host = ReadHost(*spec, invocation.sysfs_root);
-  if (!host.ok()) {
-    PrintError(host.error().message());
-    return invocation.sysfs_root ? kExitUsage : kExitRuntime;
-  }
-  const Topology* topology = &host->topology;
-  auto plan = MakePlan(*topology, host->spec);
-  if (!plan.ok()) {
-    PrintError(plan.error().message());
-    return kExitUsage;
-  }
+  auto planned = PlanOnHost(*spec, invocation.sysfs_root);
+  if (!planned.ok()) return Fail(planned.error());
+  const Plan* plan = &planned->plan;
+  const Topology* topology = &planned->topology;
   PrintPlanWarnings(*plan);
   if (invocation.json) {
     nlohmann::json out = PlanToJson(*plan);
-    out["host_notes"] = host->notes;
+    out["host_notes"] = planned->host_notes;
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
-  for (const auto& note : host->notes) std::cout << note << "\n";
+  for (const auto& note : planned->host_notes) std::cout << note << "\n";
   std::cout << "plan \"" << plan->name << "\": " << plan->shards.size() << " " << plan->engine
             << " shards on " << plan->usable_cpus << " CPU(s) (" << plan->usable_cores
             << " physical cores, " << topology->nodes.size() << " NUMA node(s)), "

@@ -6,7 +6,7 @@
 #include "launcher/bench/args.h"
 #include "launcher/bench/compare.h"
 #include "launcher/cli/args.h"
-#include "launcher/state/deployment_store.h"
+#include "launcher/ops/target.h"
 
 namespace shardctl::launcher {
 
@@ -33,9 +33,9 @@ namespace {
 
 // The state directory a command line names: its --state-dir (the shell leaves "~/" unexpanded in
 // the words it passes), else the default.
-std::filesystem::path StateRootOf(const std::map<std::string, std::string>& given) {
+std::optional<std::filesystem::path> StateRootOf(const std::map<std::string, std::string>& given) {
   auto state_dir = given.find("state-dir");
-  if (state_dir == given.end()) return DefaultStateDir();
+  if (state_dir == given.end()) return std::nullopt;
   const std::string& dir = state_dir->second;
   const char* home = std::getenv("HOME");
   if (dir.starts_with("~/") && home != nullptr) return std::filesystem::path(home) / dir.substr(2);
@@ -46,7 +46,7 @@ std::filesystem::path StateRootOf(const std::map<std::string, std::string>& give
 
 int RunComplete(const std::vector<std::string>& words) {
   auto deployments = [](const std::string&, const std::map<std::string, std::string>& given) {
-    return ListDeployments(StateRootOf(given));
+    return DeploymentNames(StateRootOf(given));
   };
   std::cout << common::FormatCompletion(common::Complete(CompletionTree(), words, deployments));
   return kExitOk;

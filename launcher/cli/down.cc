@@ -6,7 +6,6 @@
 #include <iostream>
 
 #include "launcher/cli/commands.h"
-#include "launcher/ops/leave.h"
 #include "launcher/term/output.h"
 #include "launcher/term/progress.h"
 
@@ -32,70 +31,29 @@ std::string Describe(const StopReport& report) {
   return report.stopped ? std::to_string(report.stopped) + " shard(s) " + how : how;
 }
 
-// down --leave, before the stop: everything this host serves goes to the other hosts. Returns
-// nullopt after printing the error (nothing was stopped); `usage` says whether it was the
-// request's fault.
-std::optional<LeaveResult> HandOver(const Deployment& deployment, bool as_json, bool& usage) {
-  ProgressDisplay progress(ProgressAllowed(as_json));
-  auto left = HandOverToCluster(
-      deployment.plan,
-      {.on_step = [&progress](const std::string& step) { progress.Show(step); },
-       .on_progress =
-           [&progress](const MoveProgress& moved) {
-             progress.Show("moving slots to other hosts: " + std::to_string(moved.slots_moved) +
-                           "/" + std::to_string(moved.slots_total) + ", " +
-                           std::to_string(moved.keys_moved) + " keys");
-           }});
-  progress.Clear();
-  if (!left.ok()) {
-    std::string message = left.error().message();
-    usage = message.rfind("usage: ", 0) == 0;
-    if (usage) message.erase(0, 7);
-    PrintError("down --leave: " + message + "; nothing was stopped");
-    return std::nullopt;
-  }
-  return std::move(left).value();
-}
-
-int MovedSlots(const LeaveResult& left) {
-  int slots = 0;
-  for (const auto& move : left.reshard.moves) slots += move.slots;
-  return slots;
-}
-
 }  // namespace
 
 int RunDown(const Invocation& invocation) {
-  auto loaded =
-      LoadTarget(invocation, {.if_missing = TargetNeeds::IfMissing::kCarryOn, .supervisor = false});
-  if (auto* code = std::get_if<int>(&loaded)) return *code;
-  const auto& [spec, dir, deployment] = std::get<Target>(loaded);
-  std::optional<LeaveResult> left;
-  if (invocation.leave && deployment) {
-    bool usage = false;
-    left = HandOver(*deployment, invocation.json, usage);
-    if (!left) return usage ? kExitUsage : kExitRuntime;
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) {
+    PrintError(spec.error().message());
+    return kExitUsage;
   }
-  StopReport report = StopDeployment(dir, deployment);
-  if (left) {
-    if (auto forgot = ForgetLeftNodes(*left); !forgot.ok()) {
-      PrintWarning("the other hosts' nodes could not all be told to forget this host's (" +
-                   forgot.error().message() +
-                   "); they show them as failed until CLUSTER FORGET is run there");
-    }
-  }
-  bool purged = false;
-  // A host that left has no cluster to come back to: its shards' state is deleted with it.
-  if (invocation.purge || left) {
-    auto deleted = PurgeDeployment(dir);
-    if (!deleted.ok()) {
-      PrintError(deleted.error().message());
-      return kExitRuntime;
-    }
-    purged = *deleted;
-  }
+  ProgressDisplay progress(ProgressAllowed(invocation.json));
+  auto down = Down({.spec = *spec,
+                    .leave = invocation.leave,
+                    .purge = invocation.purge,
+                    .on_progress = [&progress](const std::string& line) { progress.Show(line); },
+                    .on_warning =
+                        [&progress](const std::string& warning) {
+                          progress.Clear();
+                          PrintWarning(warning);
+                        }});
+  progress.Clear();
+  if (!down.ok()) return Fail(down.error());
+  const auto& [report, purged, left] = *down;
   if (invocation.json) {
-    nlohmann::json out = {{"name", spec.name}, {"stopped", report.stopped}, {"purged", purged}};
+    nlohmann::json out = {{"name", spec->name}, {"stopped", report.stopped}, {"purged", purged}};
     if (left) {
       out["left"] = true;
       out["failed_over"] = left->failed_over;
@@ -110,7 +68,7 @@ int RunDown(const Invocation& invocation) {
                 << " slot(s) moved to other hosts' primaries, " << left->replicas_rehomed
                 << " replica(s) re-homed\n";
     }
-    std::cout << "deployment \"" << spec.name << "\": " << Describe(report)
+    std::cout << "deployment \"" << spec->name << "\": " << Describe(report)
               << (purged ? "; state and data deleted" : "") << "\n";
   }
   return kExitOk;

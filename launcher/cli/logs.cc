@@ -1,4 +1,6 @@
 // `shardctl logs [SHARD] [-f]`: the supervisor's or a shard's log, optionally followed.
+#include "launcher/ops/logs.h"
+
 #include <sys/stat.h>
 
 #include <fstream>
@@ -6,7 +8,6 @@
 #include <thread>
 
 #include "launcher/cli/commands.h"
-#include "launcher/os/files.h"
 #include "launcher/term/output.h"
 
 namespace shardctl::launcher {
@@ -33,24 +34,22 @@ void PrintAppended(const std::filesystem::path& path, ino_t& inode, std::streamo
 }  // namespace
 
 int RunLogs(const Invocation& invocation) {
-  // No record is fine: the logs of an `up` that failed (and removed its record) are still there.
-  auto loaded = LoadTarget(invocation, {.if_missing = TargetNeeds::IfMissing::kCarryOn});
-  if (auto* code = std::get_if<int>(&loaded)) return *code;
-  const DeploymentDir& dir = std::get<Target>(loaded).dir;
-  auto path = invocation.shard ? dir.ShardLog(*invocation.shard) : dir.SupervisorLog();
-  struct stat info;
-  if (stat(path.c_str(), &info) != 0) {
-    PrintError(path.string() + ": no such log (check --name, --state-dir and the shard index)");
-    return kExitRuntime;
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) {
+    PrintError(spec.error().message());
+    return kExitUsage;
   }
-  std::string tail = TailOfFile(path, invocation.lines);
-  if (!tail.empty()) std::cout << tail << "\n" << std::flush;
+  auto log = ReadLog(*spec, invocation.shard, invocation.lines);
+  if (!log.ok()) return Fail(log.error());
+  struct stat info;
+  if (stat(log->path.c_str(), &info) != 0) return Fail({Fault::kRuntime, log->path.string()});
+  if (!log->tail.empty()) std::cout << log->tail << "\n" << std::flush;
   if (!invocation.follow) return kExitOk;
   ino_t inode = info.st_ino;
   std::streamoff offset = info.st_size;
   for (;;) {  // until Ctrl-C, like tail -f
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    PrintAppended(path, inode, offset);
+    PrintAppended(log->path, inode, offset);
   }
 }
 

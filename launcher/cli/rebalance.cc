@@ -12,7 +12,6 @@
 #include "common/endpoint.h"
 #include "common/numbers.h"
 #include "launcher/cli/commands.h"
-#include "launcher/model/topology.h"
 #include "launcher/ops/scale.h"
 #include "launcher/term/output.h"
 
@@ -102,7 +101,7 @@ json MovesJson(const std::vector<PlannedMove>& moves) {
                     {"to_shard", move.target_shard},
                     {"from", common::FormatEndpoint(move.task.source.host, move.task.source.port)},
                     {"to", common::FormatEndpoint(move.task.target.host, move.task.target.port)},
-                    {"slots", FormatSlotRanges(move.task.ranges)},
+                    {"slots", common::FormatSlotRanges(move.task.ranges)},
                     {"slot_count", move.slots}});
   }
   return list;
@@ -117,7 +116,7 @@ std::string MovesTable(const std::vector<PlannedMove>& moves) {
   for (const auto& move : moves) {
     rows.push_back({name(move.source_shard, move.task.source),
                     name(move.target_shard, move.task.target), std::to_string(move.slots),
-                    FormatSlotRanges(move.task.ranges)});
+                    common::FormatSlotRanges(move.task.ranges)});
   }
   return FormatTable(rows);
 }
@@ -155,9 +154,11 @@ int PrintResult(const Invocation& invocation, const ReshardResult& result) {
 }
 
 int RunReshard(const Invocation& invocation, ReshardRequest request) {
-  auto loaded = LoadTarget(invocation, {});
-  if (auto* code = std::get_if<int>(&loaded)) return *code;
-  const Deployment& deployment = *std::get<Target>(loaded).deployment;
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) {
+    PrintError(spec.error().message());
+    return kExitUsage;
+  }
   auto path = ParseMigration(invocation.migration);
   if (!path.ok()) {
     PrintError(path.error().message());
@@ -168,16 +169,11 @@ int RunReshard(const Invocation& invocation, ReshardRequest request) {
   request.on_progress = ProgressReporter(invocation.json);
   request.stop = &stop_requested;
   CatchInterrupt();
-  auto result = Reshard(deployment.plan, request);
-  if (!result.ok() && stop_requested.load()) {
-    return ReportInterrupted(invocation.command, std::get<Target>(loaded).spec);
+  auto result = Rebalance(*spec, request);
+  if (!result.ok() && result.error().fault() == Fault::kInterrupted) {
+    return ReportInterrupted(invocation.command, *spec);
   }
-  if (!result.ok()) {
-    const std::string& message = result.error().message();
-    const bool usage = message.rfind("usage: ", 0) == 0;
-    PrintError(invocation.command + ": " + (usage ? message.substr(7) : message));
-    return usage ? kExitUsage : kExitRuntime;
-  }
+  if (!result.ok()) return Fail(result.error().Context(invocation.command));
   return PrintResult(invocation, *result);
 }
 
@@ -201,18 +197,15 @@ int RunScale(const Invocation& invocation) {
     PrintError(path.error().message());
     return kExitUsage;
   }
-  auto loaded = LoadTarget(invocation, {.supervisor = true});
-  if (auto* code = std::get_if<int>(&loaded)) return *code;
-  const auto& [spec, dir, deployment] = std::get<Target>(loaded);
-  auto host = ReadHost(spec, std::nullopt);
-  if (!host.ok()) {
-    PrintError(host.error().message());
-    return kExitRuntime;
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) {
+    PrintError(spec.error().message());
+    return kExitUsage;
   }
   CatchInterrupt();
   const bool terminal = isatty(STDERR_FILENO);
   ScaleRequest request{
-      .primaries = spec.shards.value_or(0),
+      .primaries = spec->shards.value_or(0),
       .dry_run = invocation.dry_run,
       .path = *path,
       .on_step =
@@ -225,16 +218,11 @@ int RunScale(const Invocation& invocation) {
           },
       .on_progress = ProgressReporter(invocation.json),
       .stop = &stop_requested};
-  auto scaled = Scale(dir, *deployment, host->topology, host->spec, request);
-  if (!scaled.ok() && stop_requested.load()) {
-    return ReportInterrupted("scale --shards " + std::to_string(request.primaries), spec);
+  auto scaled = Scale(*spec, request);
+  if (!scaled.ok() && scaled.error().fault() == Fault::kInterrupted) {
+    return ReportInterrupted("scale --shards " + std::to_string(request.primaries), *spec);
   }
-  if (!scaled.ok()) {
-    const std::string& message = scaled.error().message();
-    const bool usage = message.rfind("usage: ", 0) == 0;
-    PrintError("scale: " + (usage ? message.substr(7) : message));
-    return usage ? kExitUsage : kExitRuntime;
-  }
+  if (!scaled.ok()) return Fail(scaled.error().Context("scale"));
   if (invocation.json) {
     std::cout << json{{"event", "done"},
                       {"dry_run", invocation.dry_run},
@@ -264,20 +252,9 @@ int RunScale(const Invocation& invocation) {
 }
 
 int RunMoveSlots(const Invocation& invocation) {
-  auto ranges = ParseSlotRanges(*invocation.slot_ranges);
+  auto ranges = common::ParseSlotRanges(*invocation.slot_ranges);
   if (!ranges.ok()) {
     PrintError("move-slots: " + ranges.error().message());
-    return kExitUsage;
-  }
-  auto loaded = LoadTarget(invocation, {});
-  if (auto* code = std::get_if<int>(&loaded)) return *code;
-  const Plan& plan = std::get<Target>(loaded).deployment->plan;
-  const bool exists = std::any_of(plan.shards.begin(), plan.shards.end(), [&](const ShardPlan& s) {
-    return s.index == *invocation.to_shard;
-  });
-  if (!exists) {
-    PrintError("move-slots: no shard " + std::to_string(*invocation.to_shard) +
-               " in deployment \"" + plan.name + "\" (shardctl status lists the shards)");
     return kExitUsage;
   }
   return RunReshard(invocation, {.ranges = *ranges, .to_shard = *invocation.to_shard});

@@ -12,66 +12,50 @@
 namespace shardctl::launcher {
 
 int RunReloadTls(const Invocation& invocation) {
-  auto loaded = LoadTarget(invocation, {.access = false});
-  if (auto* code = std::get_if<int>(&loaded)) return *code;
-  const auto& [spec, dir, deployment] = std::get<Target>(loaded);
-  if (!deployment->tls.enabled()) {
-    PrintError("reload-tls: deployment " + spec.name +
-               " runs without TLS (start it with --tls-cert, --tls-key and --tls-ca)");
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) {
+    PrintError(spec.error().message());
     return kExitUsage;
   }
-  if (auto files = CheckTlsFiles(dir, deployment->tls); !files.ok()) {
-    PrintError("reload-tls: " + files.error().message() + "; nothing was reloaded");
-    return kExitUsage;
-  }
-  if (invocation.dry_run) {
+  ProgressDisplay progress(ProgressAllowed(invocation.json));
+  auto report = ReloadTls(*spec, invocation.dry_run, [&](size_t done, size_t total) {
+    progress.Show("reloading TLS, shards done", done, total);
+  });
+  progress.Clear();
+  if (!report.ok()) return Fail(report.error().Context("reload-tls"));
+  if (report->dry_run) {
     if (invocation.json) {
-      std::cout << nlohmann::json{{"name", spec.name},
+      std::cout << nlohmann::json{{"name", spec->name},
                                   {"dry_run", true},
-                                  {"cert", deployment->tls.cert},
-                                  {"shards", deployment->plan.shards.size()},
-                                  {"proxy", deployment->proxy.enabled()}}
+                                  {"cert", report->cert},
+                                  {"shards", report->shard_count},
+                                  {"proxy", report->proxy_enabled}}
                        .dump(2)
                 << "\n";
     } else {
-      std::cout << "would reload " << deployment->tls.cert << " on "
-                << deployment->plan.shards.size() << " shards, one at a time"
-                << (deployment->proxy.enabled() ? ", then shardproxy" : "")
+      std::cout << "would reload " << report->cert << " on " << report->shard_count
+                << " shards, one at a time" << (report->proxy_enabled ? ", then shardproxy" : "")
                 << " (the files load: certificate, key and CA)\n";
     }
     return kExitOk;
   }
-  ProgressDisplay progress(ProgressAllowed(invocation.json));
-  size_t done = 0;
-  const auto started = std::chrono::steady_clock::now();
-  auto report = ReloadTls(dir, *deployment, [&](int) {
-    progress.Show("reloading TLS, shards done", ++done, deployment->plan.shards.size());
-  });
-  progress.Clear();
-  if (!report.ok()) {
-    PrintError("reload-tls: " + report.error().message());
-    return kExitRuntime;
-  }
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - started)
-                      .count();
   if (invocation.json) {
-    std::cout << nlohmann::json{{"name", spec.name},
-                                {"cert", deployment->tls.cert},
+    std::cout << nlohmann::json{{"name", spec->name},
+                                {"cert", report->cert},
                                 {"reloaded_shards", report->shards},
                                 {"supervisor", report->supervisor},
                                 {"proxy", report->proxy},
-                                {"ms", ms}}
+                                {"ms", report->took.count()}}
                      .dump(2)
               << "\n";
   } else {
-    std::cout << "reloaded " << deployment->tls.cert << " on " << report->shards.size() << " shards"
+    std::cout << "reloaded " << report->cert << " on " << report->shards.size() << " shards"
               << (report->supervisor ? ", the supervisor" : "")
-              << (report->proxy ? " and shardproxy" : "") << " in " << ms
+              << (report->proxy ? " and shardproxy" : "") << " in " << report->took.count()
               << " ms; every shard answered over TLS after its reload\n";
     // What was not running reads the new files when it starts; say so rather than stay silent.
     if (!report->supervisor) std::cout << "  no supervisor runs: it loads them when it starts\n";
-    if (deployment->proxy.enabled() && !report->proxy) {
+    if (report->proxy_enabled && !report->proxy) {
       std::cout << "  shardproxy is not running: it loads them when it starts\n";
     }
   }

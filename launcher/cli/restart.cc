@@ -6,28 +6,12 @@
 #include <iostream>
 
 #include "launcher/cli/commands.h"
-#include "launcher/engine/engine.h"
-#include "launcher/ops/reload_tls.h"
 #include "launcher/term/output.h"
 
 namespace shardctl::launcher {
 namespace {
 
 using nlohmann::json;
-
-// The engine named by --engine (a rolling upgrade), nullopt without one, or the exit code.
-std::variant<std::optional<Engine>, int> RequestedEngine(const Invocation& invocation,
-                                                         const Spec& spec) {
-  bool given = std::any_of(invocation.settings.begin(), invocation.settings.end(),
-                           [](const Setting& s) { return s.key == "engine"; });
-  if (!given) return std::optional<Engine>();
-  auto engine = ResolveEngine(spec.engine);
-  if (!engine.ok()) {
-    PrintError(engine.error().message());
-    return kExitUsage;
-  }
-  return std::optional<Engine>(std::move(engine).value());
-}
 
 json RestartJson(const ShardRestart& restart) {
   auto optional = [](const std::optional<long long>& value) {
@@ -66,95 +50,37 @@ std::string DataNote(const ShardRestart& restart) {
   return "it was not running";
 }
 
-// --engine E against the engine the deployment runs: refused before anything stops when E
-// cannot read the data the running engine writes. Returns the exit code, or kExitOk.
-int CheckEngineChange(const Deployment& deployment, const std::optional<Engine>& engine,
-                      bool discard_data) {
-  if (!engine || discard_data) return kExitOk;
-  const std::string problem = DataFormatProblem(deployment.engine, *engine);
-  if (problem.empty()) return kExitOk;
-  PrintError("restart --engine " + engine->path.string() + ": " + problem +
-             "; nothing was restarted (keep " + deployment.engine.Name() + " " +
-             deployment.engine.version +
-             ", or pass --discard-data to start the restarted shards empty)");
-  return kExitUsage;
-}
-
-// Ctrl-C: the shard under way was seen through (or left running, its writes resumed); no later
-// shard is touched. Exit 130, as a shell reports an interrupted command.
-int ReportInterrupted(const json& done, int next) {
-  std::string message =
-      "restart: interrupted after " + std::to_string(done.size()) + " shard(s) restarted";
-  if (next >= 0) message += "; shard " + std::to_string(next) + " and later were not touched";
-  PrintError(message);
-  return kExitInterrupted;
-}
-
 }  // namespace
 
 int RunRestart(const Invocation& invocation) {
-  auto loaded = LoadTarget(invocation, {.supervisor = true});
-  if (auto* code = std::get_if<int>(&loaded)) return *code;
-  const auto& [spec, dir, deployment] = std::get<Target>(loaded);
-  const auto& shards = deployment->plan.shards;
-  if (invocation.shard && std::none_of(shards.begin(), shards.end(), [&](const ShardPlan& s) {
-        return s.index == *invocation.shard;
-      })) {
-    PrintError("restart: no shard " + std::to_string(*invocation.shard) + " (shards are 0-" +
-               std::to_string(shards.back().index) + "; shardctl status lists them)");
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) {
+    PrintError(spec.error().message());
     return kExitUsage;
-  }
-  auto engine = RequestedEngine(invocation, spec);
-  if (auto* code = std::get_if<int>(&engine)) return *code;
-  const RestartOptions options{.engine = std::get<std::optional<Engine>>(engine),
-                               .discard_data = invocation.discard_data,
-                               .interrupted = &InterruptRequested()};
-  if (int code = CheckEngineChange(*deployment, options.engine, options.discard_data);
-      code != kExitOk) {
-    return code;
-  }
-  // A restarted shard loads the files at the recorded paths: ones no peer accepts would keep it
-  // out of the cluster.
-  if (deployment->tls.enabled()) {
-    if (auto files = CheckTlsFiles(dir, deployment->tls); !files.ok()) {
-      PrintError("restart: a restarted shard loads the TLS files at the recorded paths: " +
-                 files.error().message() +
-                 "; nothing was restarted (put working files there first; reload-tls checks "
-                 "them the same way)");
-      return kExitUsage;
-    }
-  }
-  auto lock = RestartLock::Take(dir);
-  if (!lock.ok()) {
-    PrintError("restart: " + lock.error().message());
-    return kExitRuntime;
   }
   CatchInterrupt();
   json results = json::array();
-  for (const auto& planned : shards) {
-    const int index = planned.index;
-    if (!invocation.rolling && index != *invocation.shard) continue;
-    if (InterruptRequested().load()) return ReportInterrupted(results, index);
-    auto restart = RestartShard(dir, *deployment, index, options);
-    if (!restart.ok() && InterruptRequested().load()) {
-      PrintError("restart of shard " + std::to_string(index) + ": " + restart.error().message());
-      return ReportInterrupted(results, -1);
-    }
-    if (!restart.ok()) {
-      PrintError("restart of shard " + std::to_string(index) + ": " + restart.error().message());
-      return kExitRuntime;
-    }
-    json result = RestartJson(*restart);
-    if (!invocation.json) {
-      std::cout << "shard " << index << " restarted (pid " << result["old_pid"].dump() << " -> "
-                << result["new_pid"].dump() << "; " << DataNote(*restart)
-                << "), cluster healthy after " << restart->took.count() << " ms\n"
-                << std::flush;
-    }
-    results.push_back(result);
-  }
+  auto report =
+      Restart({.spec = *spec,
+               .shard = invocation.rolling ? std::nullopt : invocation.shard,
+               .engine_given = std::any_of(invocation.settings.begin(), invocation.settings.end(),
+                                           [](const Setting& s) { return s.key == "engine"; }),
+               .discard_data = invocation.discard_data,
+               .interrupted = &InterruptRequested(),
+               .on_restarted = [&](const ShardRestart& restart) {
+                 json result = RestartJson(restart);
+                 if (!invocation.json) {
+                   std::cout << "shard " << restart.shard << " restarted (pid "
+                             << result["old_pid"].dump() << " -> " << result["new_pid"].dump()
+                             << "; " << DataNote(restart) << "), cluster healthy after "
+                             << restart.took.count() << " ms\n"
+                             << std::flush;
+                 }
+                 results.push_back(result);
+               }});
+  if (!report.ok()) return Fail(report.error().Context("restart"));
   if (invocation.json) {
-    std::cout << json{{"name", spec.name}, {"restarted", results}}.dump(2) << "\n";
+    std::cout << json{{"name", spec->name}, {"restarted", results}}.dump(2) << "\n";
   }
   return kExitOk;
 }

@@ -6,55 +6,42 @@
 #include <iostream>
 
 #include "launcher/cli/commands.h"
-#include "launcher/supervisor/supervisor.h"
 #include "launcher/term/output.h"
 #include "launcher/term/progress.h"
 
 namespace shardctl::launcher {
 
 int RunSave(const Invocation& invocation) {
-  auto loaded = LoadTarget(invocation, {.supervisor = true});
-  if (auto* code = std::get_if<int>(&loaded)) return *code;
-  const auto& [spec, dir, deployment] = std::get<Target>(loaded);
-  const Plan& plan = deployment->plan;
-  std::vector<ForkCount> before = ObserveForks(plan);
-  auto started = std::chrono::steady_clock::now();
-  auto reply = AskSupervisor(dir, {{"cmd", "save"}}, std::chrono::seconds(5));
-  if (!reply.ok() || !reply->value("ok", false)) {
-    PrintError(reply.ok() ? reply->value("error", "save refused") : reply.error().message());
-    return reply.ok() ? kExitUsage : kExitRuntime;
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) {
+    PrintError(spec.error().message());
+    return kExitUsage;
   }
   ProgressDisplay progress(ProgressAllowed(invocation.json));
-  auto saved = WaitForSaves(plan, before, started, [&](size_t done, size_t total, int forking) {
+  auto saved = Save(*spec, [&](size_t done, size_t total, int forking, int fork_limit) {
     progress.Show("saving: " + std::to_string(forking) + " forking now, fork limit " +
-                      std::to_string(reply->value("fork_limit", 1)) + ", saved",
+                      std::to_string(fork_limit) + ", saved",
                   done, total);
   });
   progress.Clear();
-  if (!saved.ok()) {
-    PrintError(saved.error().message());
-    return kExitRuntime;
-  }
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                  started)
-                .count();
-  const int fork_limit = reply->value("fork_limit", 1);
+  if (!saved.ok()) return Fail(saved.error());
+  const auto& [report, shards, fork_limit, took] = *saved;
   if (invocation.json) {
-    std::cout << nlohmann::json{{"name", spec.name},
-                                {"saved", plan.shards.size()},
-                                {"failed", saved->failed},
-                                {"ms", ms},
-                                {"most_forks_seen", saved->most_forks_seen},
+    std::cout << nlohmann::json{{"name", spec->name},
+                                {"saved", shards},
+                                {"failed", report.failed},
+                                {"ms", took.count()},
+                                {"most_forks_seen", report.most_forks_seen},
                                 {"fork_limit", fork_limit}}
                      .dump(2)
               << "\n";
   } else {
-    std::cout << "saved " << plan.shards.size() << " shards in " << ms << " ms, at most "
-              << saved->most_forks_seen << " fork(s) seen at once (fork limit " << fork_limit << ")"
-              << (saved->failed ? "; " + std::to_string(saved->failed) + " save(s) FAILED" : "")
+    std::cout << "saved " << shards << " shards in " << took.count() << " ms, at most "
+              << report.most_forks_seen << " fork(s) seen at once (fork limit " << fork_limit << ")"
+              << (report.failed ? "; " + std::to_string(report.failed) + " save(s) FAILED" : "")
               << "\n";
   }
-  return saved->failed ? kExitRuntime : kExitOk;
+  return report.failed ? kExitRuntime : kExitOk;
 }
 
 }  // namespace shardctl::launcher

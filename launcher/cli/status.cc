@@ -7,8 +7,8 @@
 #include "common/cpu_list.h"
 #include "common/endpoint.h"
 #include "common/size.h"
+#include "common/slots.h"
 #include "launcher/cli/commands.h"
-#include "launcher/cluster/slot_balance.h"
 #include "launcher/model/plan_json.h"
 #include "launcher/term/output.h"
 
@@ -72,7 +72,7 @@ json MovesJson(const std::vector<MoveInProgress>& moves) {
   json out = json::array();
   for (const auto& move : moves) {
     out.push_back(
-        {{"slots", FormatSlotRanges({{move.first, move.last}})},
+        {{"slots", common::FormatSlotRanges({{move.first, move.last}})},
          {"first_slot", move.first},
          {"last_slot", move.last},
          {"source_shard", move.source_shard < 0 ? json(nullptr) : json(move.source_shard)},
@@ -88,7 +88,7 @@ void PrintMoves(const std::vector<MoveInProgress>& moves, const std::string& hin
   std::cout << "slot moves in progress (an interrupted one is finished by shardctl rebalance"
             << hint << "):\n";
   for (const auto& move : moves) {
-    std::cout << "  slots " << FormatSlotRanges({{move.first, move.last}}) << ": "
+    std::cout << "  slots " << common::FormatSlotRanges({{move.first, move.last}}) << ": "
               << ShardName(move.source_shard) << " -> " << ShardName(move.target_shard) << "\n";
   }
 }
@@ -220,15 +220,19 @@ int StatusExitCode(Verdict verdict) {
 }
 
 int RunStatus(const Invocation& invocation) {
-  auto loaded = LoadTarget(invocation, {.if_missing = TargetNeeds::IfMissing::kUnknown});
-  if (auto* code = std::get_if<int>(&loaded)) return *code;
-  const Deployment& deployment = *std::get<Target>(loaded).deployment;
-  if (invocation.cluster) return RunStatusCluster(invocation, deployment);
-  DeploymentStatus status = ProbeDeployment(std::get<Target>(loaded).dir, deployment);
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) {
+    PrintError(spec.error().message());
+    return kExitUsage;
+  }
+  if (invocation.cluster) return RunStatusCluster(invocation, *spec);
+  auto report = Status(*spec);
+  if (!report.ok()) return Fail(report.error());
+  const auto& [deployment, status] = *report;
   if (invocation.json) {
     std::cout << StatusJson(deployment, status).dump(2) << "\n";
   } else {
-    PrintHuman(deployment, status, StateDirHint(std::get<Target>(loaded).spec));
+    PrintHuman(deployment, status, StateDirHint(*spec));
   }
   return StatusExitCode(status.summary.verdict);
 }

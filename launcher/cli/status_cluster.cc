@@ -68,8 +68,10 @@ void PrintView(const Plan& plan, const ClusterView& view) {
 
 }  // namespace
 
-int RunStatusCluster(const Invocation& invocation, const Deployment& deployment) {
-  auto view = ReadClusterView(deployment.plan, std::chrono::seconds(2));
+int RunStatusCluster(const Invocation& invocation, const Spec& spec) {
+  auto report = ClusterStatus(spec);
+  if (!report.ok()) return Fail(report.error());
+  const auto& [deployment, view] = *report;
   if (!view.ok()) {
     PrintError(view.error().message());
     return kStatusDown;

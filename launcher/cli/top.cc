@@ -16,6 +16,7 @@
 
 #include "launcher/cli/commands.h"
 #include "launcher/cli/top_view.h"
+#include "launcher/term/output.h"
 #include "launcher/term/terminal.h"
 
 namespace shardctl::launcher {
@@ -38,25 +39,6 @@ void CatchStopSignals() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-// One refresh: a sample, its rows against the previous one.
-class TopFeed {
- public:
-  TopFeed(const DeploymentDir& dir, const Deployment& deployment)
-      : deployment_(deployment), sampler_(dir, deployment, kShardTimeout) {}
-
-  std::vector<TopRow> Next() {
-    TopSample sample = sampler_.Sample();
-    auto rows = TopRows(deployment_, previous_ ? &*previous_ : nullptr, sample);
-    previous_ = std::move(sample);
-    return rows;
-  }
-
- private:
-  const Deployment& deployment_;
-  TopSampler sampler_;
-  std::optional<TopSample> previous_;
-};
-
 void Draw(const std::string& name, std::vector<TopRow>& rows, TopSort sort) {
   SortTopRows(rows, sort);
   std::vector<std::string> lines = {TopHeadline(name, rows, sort, /*keys=*/true), ""};
@@ -65,10 +47,9 @@ void Draw(const std::string& name, std::vector<TopRow>& rows, TopSort sort) {
   std::fflush(stdout);
 }
 
-int RunLive(const Target& target, TopSort sort, const Invocation& invocation) {
-  TopFeed feed(target.dir, *target.deployment);
+int RunLive(TopFeed& feed, TopSort sort, const Invocation& invocation) {
   FullScreen screen;
-  const std::string& name = target.deployment->plan.name;
+  const std::string& name = feed.name();
   for (int refreshes = 0; !g_stop;) {
     std::vector<TopRow> rows = feed.Next();
     Draw(name, rows, sort);
@@ -88,16 +69,14 @@ int RunLive(const Target& target, TopSort sort, const Invocation& invocation) {
   return kExitOk;
 }
 
-int RunPlain(const Target& target, TopSort sort, const Invocation& invocation) {
-  TopFeed feed(target.dir, *target.deployment);
+int RunPlain(TopFeed& feed, TopSort sort, const Invocation& invocation) {
   for (int refreshes = 0; !g_stop;) {
     std::vector<TopRow> rows = feed.Next();
     SortTopRows(rows, sort);
     const std::time_t now = std::time(nullptr);
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
-    std::cout << stamp << "  "
-              << TopHeadline(target.deployment->plan.name, rows, sort, /*keys=*/false) << "\n";
+    std::cout << stamp << "  " << TopHeadline(feed.name(), rows, sort, /*keys=*/false) << "\n";
     for (const auto& line : TopTable(rows)) std::cout << line << "\n";
     std::cout << std::endl;
     if (invocation.count > 0 && ++refreshes >= invocation.count) break;
@@ -110,13 +89,17 @@ int RunPlain(const Target& target, TopSort sort, const Invocation& invocation) {
 }  // namespace
 
 int RunTop(const Invocation& invocation) {
-  auto loaded = LoadTarget(invocation, {.if_missing = TargetNeeds::IfMissing::kFail});
-  if (auto* code = std::get_if<int>(&loaded)) return *code;
-  const Target& target = std::get<Target>(loaded);
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) {
+    PrintError(spec.error().message());
+    return kExitUsage;
+  }
+  auto feed = TopFeed::Open(*spec, kShardTimeout);
+  if (!feed.ok()) return Fail(feed.error());
   const TopSort sort = ParseTopSort(invocation.sort).value_or(TopSort::kOps);
   CatchStopSignals();
-  if (IsTerminal(STDOUT_FILENO)) return RunLive(target, sort, invocation);
-  return RunPlain(target, sort, invocation);
+  if (IsTerminal(STDOUT_FILENO)) return RunLive(*feed, sort, invocation);
+  return RunPlain(*feed, sort, invocation);
 }
 
 }  // namespace shardctl::launcher

@@ -14,7 +14,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <mutex>
 
 #include "common/tls.h"
 
@@ -23,16 +22,6 @@ namespace {
 
 using common::Error;
 using common::Result;
-
-// See UseControlTls. Replaced whole (reload-tls) while other threads connect: a link takes its
-// own reference under the mutex, and OpenSSL keeps the context alive for its sessions.
-std::mutex control_tls_mutex;
-std::shared_ptr<const common::TlsContext> control_tls;
-
-std::shared_ptr<const common::TlsContext> CurrentControlTls() {
-  std::lock_guard lock(control_tls_mutex);
-  return control_tls;
-}
 
 // A socket connected to `address` within `timeout`, then blocking with every read and write
 // bounded by `timeout`; -1 with `error` set when it cannot be.
@@ -102,40 +91,22 @@ struct ControlLink::State {
   }
 };
 
-common::Status UseControlTls(const ControlTls& tls) {
-  auto context = common::TlsContext::ForClient(
-      {.cert_file = tls.cert_file, .key_file = tls.key_file, .ca_file = tls.ca_file});
-  if (!context) return context.error();
-  {
-    std::lock_guard lock(control_tls_mutex);
-    control_tls = *std::move(context);
-  }
-  // OpenSSL writes with write(), not send(MSG_NOSIGNAL): a shard that dies mid-write must be an
-  // error for the caller, not a SIGPIPE that ends this process.
-  signal(SIGPIPE, SIG_IGN);
-  return common::Ok();
-}
-
-bool ControlTlsEnabled() { return CurrentControlTls() != nullptr; }
-
-void UsePlainControl() {
-  std::lock_guard lock(control_tls_mutex);
-  control_tls.reset();
-}
-
 ControlLink::ControlLink(std::unique_ptr<State> state) : state_(std::move(state)) {}
 ControlLink::ControlLink(ControlLink&&) noexcept = default;
 ControlLink& ControlLink::operator=(ControlLink&&) noexcept = default;
 ControlLink::~ControlLink() = default;
 
 Result<ControlLink> ControlLink::Open(const std::string& host, int port,
-                                      std::chrono::milliseconds timeout) {
+                                      std::chrono::milliseconds timeout,
+                                      const common::TlsContext* tls) {
   auto fd = ConnectTcp(host, port, timeout);
   if (!fd.ok()) return fd.error();
   auto state = std::make_unique<State>();
   state->fd = *fd;
-  const auto tls = CurrentControlTls();
   if (tls == nullptr) return ControlLink(std::move(state));
+  // OpenSSL writes with write(), not send(MSG_NOSIGNAL): a shard that dies mid-write must be an
+  // error for the caller, not a SIGPIPE that ends this process.
+  signal(SIGPIPE, SIG_IGN);
   state->ssl = SSL_new(tls->native());
   if (state->ssl == nullptr || SSL_set_fd(state->ssl, state->fd) != 1) {
     return Error("TLS: " + common::TlsErrorText("cannot set up the connection"));

@@ -31,9 +31,9 @@ std::vector<common::Endpoint> ReplicaEndpoints(const std::vector<common::NodeLin
   return endpoints;
 }
 
-common::Status PromoteReplica(const std::string& host, int port, FailoverMode mode,
-                              std::chrono::milliseconds timeout) {
-  auto connection = RedisConnection::Connect(host, port, timeout);
+common::Status PromoteReplica(const Access& access, const std::string& host, int port,
+                              FailoverMode mode, std::chrono::milliseconds timeout) {
+  auto connection = RedisConnection::Connect(access, host, port, timeout);
   if (!connection.ok()) return connection.error();
   Command failover = {"CLUSTER", "FAILOVER"};
   if (mode == FailoverMode::kTakeover) failover.push_back("TAKEOVER");
@@ -55,11 +55,12 @@ common::Status PromoteReplica(const std::string& host, int port, FailoverMode mo
 }
 
 Result<std::vector<int>> RestorePlannedPrimaries(
-    const Plan& plan, const std::function<void(const ShardPlan&)>& moved) {
+    const Access& access, const Plan& plan, const std::function<void(const ShardPlan&)>& moved) {
   std::vector<int> indices;
   for (const auto& shard : plan.shards) {
     if (shard.role != Role::kPrimary) continue;
-    auto connection = RedisConnection::Connect(plan.bind, shard.port, std::chrono::seconds(2));
+    auto connection =
+        RedisConnection::Connect(access, plan.bind, shard.port, std::chrono::seconds(2));
     auto info = connection.ok() ? connection->Run({"INFO", "replication"})
                                 : Result<std::string>(connection.error());
     if (!info.ok()) {
@@ -67,8 +68,8 @@ Result<std::vector<int>> RestorePlannedPrimaries(
                    " (is it running? see shardctl status)");
     }
     if (InfoField(*info, "role") == "master") continue;
-    auto promoted =
-        PromoteReplica(plan.bind, shard.port, FailoverMode::kGraceful, std::chrono::seconds(20));
+    auto promoted = PromoteReplica(access, plan.bind, shard.port, FailoverMode::kGraceful,
+                                   std::chrono::seconds(20));
     if (!promoted.ok()) return promoted.error().Context("shard " + std::to_string(shard.index));
     indices.push_back(shard.index);
     moved(shard);

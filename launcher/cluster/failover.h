@@ -15,6 +15,7 @@
 
 #include "common/cluster_text.h"
 #include "common/result.h"
+#include "launcher/cluster/access.h"
 #include "launcher/model/plan.h"
 
 namespace shardctl::launcher {
@@ -33,8 +34,8 @@ enum class FailoverMode { kGraceful, kTakeover };
 
 // Makes the replica at host:port a primary (CLUSTER FAILOVER [TAKEOVER]) and waits until it
 // reports role:master, at most `timeout`.
-common::Status PromoteReplica(const std::string& host, int port, FailoverMode mode,
-                              std::chrono::milliseconds timeout);
+common::Status PromoteReplica(const Access& access, const std::string& host, int port,
+                              FailoverMode mode, std::chrono::milliseconds timeout);
 
 // After failovers, gives the primary role back to every shard the plan made a primary (they sit
 // where the plan spread them over cores and NUMA nodes), one at a time, with a graceful CLUSTER
@@ -42,6 +43,6 @@ common::Status PromoteReplica(const std::string& host, int port, FailoverMode mo
 // refused. `moved` hears of each shard once it is primary again. Returns the shards moved; the
 // error names the shard that could not be asked or promoted (the shards before it stay moved).
 common::Result<std::vector<int>> RestorePlannedPrimaries(
-    const Plan& plan, const std::function<void(const ShardPlan&)>& moved);
+    const Access& access, const Plan& plan, const std::function<void(const ShardPlan&)>& moved);
 
 }  // namespace shardctl::launcher

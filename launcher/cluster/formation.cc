@@ -22,10 +22,11 @@ std::string Name(const ClusterNode& node) { return node.host + ":" + std::to_str
 
 }  // namespace
 
-Result<std::vector<RedisConnection>> ConnectAll(const std::vector<ClusterNode>& nodes) {
+Result<std::vector<RedisConnection>> ConnectAll(const Access& access,
+                                                const std::vector<ClusterNode>& nodes) {
   std::vector<RedisConnection> connections;
   for (const auto& node : nodes) {
-    auto connection = RedisConnection::Connect(node.host, node.port, kCommandTimeout);
+    auto connection = RedisConnection::Connect(access, node.host, node.port, kCommandTimeout);
     if (!connection.ok()) return connection.error();
     connections.push_back(std::move(connection).value());
   }
@@ -67,7 +68,7 @@ common::Status RunBatches(std::vector<RedisConnection>& connections,
 void Reconnect(const ClusterNode& node, RedisConnection& connection,
                std::chrono::milliseconds timeout) {
   std::this_thread::sleep_for(timeout / 40);
-  auto again = RedisConnection::Connect(node.host, node.port, timeout);
+  auto again = RedisConnection::Connect(connection.access(), node.host, node.port, timeout);
   if (again.ok()) connection = std::move(again).value();
 }
 
@@ -216,10 +217,11 @@ common::Status AttachReplicas(const std::vector<ClusterNode>& nodes,
 }
 
 // One poll over all nodes; returns "" when healthy, else what is still missing.
-std::string HealthGap(const std::vector<ClusterNode>& nodes, Membership membership) {
+std::string HealthGap(const Access& access, const std::vector<ClusterNode>& nodes,
+                      Membership membership) {
   std::string first_map;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    NodeView view = ViewFrom(nodes[i], kCommandTimeout);
+    NodeView view = ViewFrom(access, nodes[i], kCommandTimeout);
     std::string who = "node " + Name(nodes[i]);
     if (!view.reachable) return who + " does not answer: " + view.error;
     if (view.cluster_state != "ok") return who + " reports cluster_state:" + view.cluster_state;
@@ -241,11 +243,11 @@ std::string HealthGap(const std::vector<ClusterNode>& nodes, Membership membersh
 
 }  // namespace
 
-common::Status WaitForPing(const std::vector<ClusterNode>& nodes, Clock::time_point deadline,
-                           const AbortCheck& abort_check) {
+common::Status WaitForPing(const Access& access, const std::vector<ClusterNode>& nodes,
+                           Clock::time_point deadline, const AbortCheck& abort_check) {
   for (const auto& node : nodes) {
     for (;;) {
-      auto connection = RedisConnection::Connect(node.host, node.port, kCommandTimeout);
+      auto connection = RedisConnection::Connect(access, node.host, node.port, kCommandTimeout);
       std::string last_error;
       if (connection.ok()) {
         auto pong = connection->Run({"PING"});
@@ -264,11 +266,11 @@ common::Status WaitForPing(const std::vector<ClusterNode>& nodes, Clock::time_po
   return common::Ok();
 }
 
-Result<FormationReport> FormCluster(const std::vector<ClusterNode>& nodes,
+Result<FormationReport> FormCluster(const Access& access, const std::vector<ClusterNode>& nodes,
                                     Clock::time_point deadline, const AbortCheck& abort_check) {
   FormationReport report;
   auto started = Clock::now();
-  auto connections = ConnectAll(nodes);
+  auto connections = ConnectAll(access, nodes);
   if (!connections.ok()) return connections.error().Context("form cluster");
   auto ids = CheckFreshAndGetIds(*connections);
   if (!ids.ok()) return ids.error().Context("form cluster");
@@ -284,7 +286,7 @@ Result<FormationReport> FormCluster(const std::vector<ClusterNode>& nodes,
   }
   auto met = Clock::now();
   report.slots_and_meet = std::chrono::duration_cast<std::chrono::milliseconds>(met - started);
-  if (auto healthy = WaitUntilHealthy(nodes, deadline, abort_check, Membership::kExactly);
+  if (auto healthy = WaitUntilHealthy(access, nodes, deadline, abort_check, Membership::kExactly);
       !healthy.ok()) {
     return healthy.error().Context("form cluster");
   }
@@ -292,10 +294,11 @@ Result<FormationReport> FormCluster(const std::vector<ClusterNode>& nodes,
   return report;
 }
 
-common::Status WaitUntilHealthy(const std::vector<ClusterNode>& nodes, Clock::time_point deadline,
-                                const AbortCheck& abort_check, Membership membership) {
+common::Status WaitUntilHealthy(const Access& access, const std::vector<ClusterNode>& nodes,
+                                Clock::time_point deadline, const AbortCheck& abort_check,
+                                Membership membership) {
   for (;;) {
-    std::string gap = HealthGap(nodes, membership);
+    std::string gap = HealthGap(access, nodes, membership);
     if (gap.empty()) return common::Ok();
     if (auto abort = abort_check(); !abort.ok()) return abort;
     if (Clock::now() > deadline) {
@@ -306,9 +309,10 @@ common::Status WaitUntilHealthy(const std::vector<ClusterNode>& nodes, Clock::ti
   }
 }
 
-NodeView ViewFrom(const ClusterNode& node, std::chrono::milliseconds timeout) {
+NodeView ViewFrom(const Access& access, const ClusterNode& node,
+                  std::chrono::milliseconds timeout) {
   NodeView view;
-  auto connection = RedisConnection::Connect(node.host, node.port, timeout);
+  auto connection = RedisConnection::Connect(access, node.host, node.port, timeout);
   if (!connection.ok()) {
     view.error = connection.error().message();
     return view;
@@ -336,10 +340,10 @@ NodeView ViewFrom(const ClusterNode& node, std::chrono::milliseconds timeout) {
   return view;
 }
 
-common::Status ForgetNodes(const std::vector<common::Endpoint>& nodes,
+common::Status ForgetNodes(const Access& access, const std::vector<common::Endpoint>& nodes,
                            const std::vector<std::string>& ids) {
   for (const auto& node : nodes) {
-    auto connection = RedisConnection::Connect(node.host, node.port, kCommandTimeout);
+    auto connection = RedisConnection::Connect(access, node.host, node.port, kCommandTimeout);
     if (!connection.ok()) return connection.error();
     for (const auto& id : ids) {
       auto forgot = connection->Run({"CLUSTER", "FORGET", id});

@@ -21,6 +21,7 @@
 #include "common/endpoint.h"
 #include "common/result.h"
 #include "common/slots.h"
+#include "launcher/cluster/access.h"
 #include "launcher/model/plan.h"
 
 namespace shardctl::launcher {
@@ -43,13 +44,14 @@ struct FormationReport {
 using AbortCheck = std::function<common::Status()>;
 
 // Waits until every node answers PING, or `deadline`.
-common::Status WaitForPing(const std::vector<ClusterNode>& nodes,
+common::Status WaitForPing(const Access& access, const std::vector<ClusterNode>& nodes,
                            std::chrono::steady_clock::time_point deadline,
                            const AbortCheck& abort_check);
 
 // Forms a cluster of fresh nodes (each knows only itself and owns no slots) and waits until it is
 // healthy. Errors name the node and the step.
-common::Result<FormationReport> FormCluster(const std::vector<ClusterNode>& nodes,
+common::Result<FormationReport> FormCluster(const Access& access,
+                                            const std::vector<ClusterNode>& nodes,
                                             std::chrono::steady_clock::time_point deadline,
                                             const AbortCheck& abort_check);
 
@@ -59,7 +61,7 @@ enum class Membership { kExactly, kAtLeast };
 
 // Polls every node until all report cluster_state:ok, know every node, agree on the slot map and
 // every replica's link is up; the error says what was still missing at the deadline.
-common::Status WaitUntilHealthy(const std::vector<ClusterNode>& nodes,
+common::Status WaitUntilHealthy(const Access& access, const std::vector<ClusterNode>& nodes,
                                 std::chrono::steady_clock::time_point deadline,
                                 const AbortCheck& abort_check,
                                 Membership membership = Membership::kAtLeast);
@@ -67,7 +69,7 @@ common::Status WaitUntilHealthy(const std::vector<ClusterNode>& nodes,
 // Every node at `nodes` forgets the nodes `ids` (CLUSTER FORGET; a node that does not know one,
 // or already forgot it, is fine). Sent to each within seconds, so no node learns them back by
 // gossip during Redis' 60 s ban. The error names the node that refused or did not answer.
-common::Status ForgetNodes(const std::vector<common::Endpoint>& nodes,
+common::Status ForgetNodes(const Access& access, const std::vector<common::Endpoint>& nodes,
                            const std::vector<std::string>& ids);
 
 // The cluster nodes of a plan (address, bus port, slots, planned roles), for formation.
@@ -90,7 +92,7 @@ struct NodeView {
 };
 
 // Asks one node for its view (CLUSTER INFO + CLUSTER NODES + INFO replication).
-NodeView ViewFrom(const ClusterNode& node, std::chrono::milliseconds timeout);
+NodeView ViewFrom(const Access& access, const ClusterNode& node, std::chrono::milliseconds timeout);
 
 // Normalises CLUSTER NODES output to "id:ranges" lines of primaries that own slots, sorted, so two
 // nodes agree exactly when their strings are equal. Handshake and migration markers are ignored.

@@ -13,7 +13,8 @@
 namespace shardctl::launcher {
 
 // One connection per node, in order; the first that fails is the error.
-common::Result<std::vector<RedisConnection>> ConnectAll(const std::vector<ClusterNode>& nodes);
+common::Result<std::vector<RedisConnection>> ConnectAll(const Access& access,
+                                                        const std::vector<ClusterNode>& nodes);
 
 // Each node's ID; errors when a node already knows other nodes or owns slots (not fresh).
 common::Result<std::vector<std::string>> CheckFreshAndGetIds(
@@ -36,7 +37,8 @@ common::Status MeetTargets(const std::vector<ClusterNode>& nodes,
                            const std::function<bool(size_t, size_t)>& include,
                            std::chrono::steady_clock::time_point deadline);
 
-// A new connection to `node` with `timeout` in place of `connection`, after a short pause.
+// A new connection to `node` with `timeout` (and the access `connection` used) in place of
+// `connection`, after a short pause.
 void Reconnect(const ClusterNode& node, RedisConnection& connection,
                std::chrono::milliseconds timeout);
 

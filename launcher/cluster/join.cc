@@ -30,10 +30,11 @@ bool AtOurAddress(const common::NodeLine& line, const std::vector<ClusterNode>& 
                      [&](const ClusterNode& node) { return node.port == line.address.port; });
 }
 
-Result<SeedView> ReadSeed(const common::Endpoint& seed, const std::vector<ClusterNode>& nodes,
-                          const std::string& our_host, const std::vector<std::string>& our_ids) {
+Result<SeedView> ReadSeed(const Access& access, const common::Endpoint& seed,
+                          const std::vector<ClusterNode>& nodes, const std::string& our_host,
+                          const std::vector<std::string>& our_ids) {
   const std::string where = "--join " + seed.ToString();
-  auto connection = RedisConnection::Connect(seed.host, seed.port, kCommandTimeout);
+  auto connection = RedisConnection::Connect(access, seed.host, seed.port, kCommandTimeout);
   if (!connection.ok()) {
     return Error(where + ": " + connection.error().message() +
                  " (is a cluster node listening there, and reachable from this host?)");
@@ -98,11 +99,11 @@ std::vector<PlacedNode> PlacedNodes(const std::vector<ClusterNode>& nodes,
 }
 
 // CLUSTER REPLICATE on the replica at `where`, retried while it has not heard of its primary yet.
-common::Status Replicate(const ClusterNode& where, const std::string& primary,
+common::Status Replicate(const Access& access, const ClusterNode& where, const std::string& primary,
                          Clock::time_point deadline, const AbortCheck& abort_check) {
   std::string refused = "no answer before the deadline";
   while (Clock::now() < deadline) {
-    auto connection = RedisConnection::Connect(where.host, where.port, kCommandTimeout);
+    auto connection = RedisConnection::Connect(access, where.host, where.port, kCommandTimeout);
     if (!connection.ok()) return connection.error();
     auto reply = connection->Run({"CLUSTER", "REPLICATE", primary});
     if (reply.ok()) return common::Ok();
@@ -115,7 +116,7 @@ common::Status Replicate(const ClusterNode& where, const std::string& primary,
 }
 
 // Applies the replica moves: each replica, ours or another host's, follows its new primary.
-common::Status MoveReplicas(const std::vector<ReplicaMove>& moves,
+common::Status MoveReplicas(const Access& access, const std::vector<ReplicaMove>& moves,
                             const std::vector<ClusterNode>& nodes,
                             const std::vector<std::string>& ids,
                             const std::vector<common::NodeLine>& others, Clock::time_point deadline,
@@ -128,7 +129,7 @@ common::Status MoveReplicas(const std::vector<ReplicaMove>& moves,
     for (const auto& line : others) {
       if (line.id == move.replica) where = {.host = line.address.host, .port = line.address.port};
     }
-    if (auto moved = Replicate(where, move.primary, deadline, abort_check); !moved.ok()) {
+    if (auto moved = Replicate(access, where, move.primary, deadline, abort_check); !moved.ok()) {
       return moved;
     }
   }
@@ -137,16 +138,16 @@ common::Status MoveReplicas(const std::vector<ReplicaMove>& moves,
 
 }  // namespace
 
-Result<JoinReport> JoinCluster(const std::vector<ClusterNode>& nodes, const std::string& our_host,
-                               const common::Endpoint& seed, Clock::time_point deadline,
-                               const AbortCheck& abort_check) {
+Result<JoinReport> JoinCluster(const Access& access, const std::vector<ClusterNode>& nodes,
+                               const std::string& our_host, const common::Endpoint& seed,
+                               Clock::time_point deadline, const AbortCheck& abort_check) {
   JoinReport report;
-  auto connections = ConnectAll(nodes);
+  auto connections = ConnectAll(access, nodes);
   if (!connections.ok()) return connections.error().Context("join");
   auto ids = CheckFreshAndGetIds(*connections);
   if (!ids.ok()) return ids.error().Context("join");
   report.node_ids = *ids;
-  auto seen = ReadSeed(seed, nodes, our_host, *ids);
+  auto seen = ReadSeed(access, seed, nodes, our_host, *ids);
   if (!seen.ok()) return seen.error();
   std::vector<ClusterNode> all = nodes, others;
   for (const auto& line : seen->live) {
@@ -158,7 +159,7 @@ Result<JoinReport> JoinCluster(const std::vector<ClusterNode>& nodes, const std:
   if (!seen->ghosts.empty()) {
     std::vector<common::Endpoint> where;
     for (const auto& line : seen->live) where.push_back(line.address);
-    if (auto forgot = ForgetNodes(where, seen->ghosts); !forgot.ok()) {
+    if (auto forgot = ForgetNodes(access, where, seen->ghosts); !forgot.ok()) {
       return forgot.error().Context("join: forget this host's earlier nodes");
     }
     report.forgotten = seen->ghosts;
@@ -179,12 +180,12 @@ Result<JoinReport> JoinCluster(const std::vector<ClusterNode>& nodes, const std:
       nodes, *connections, all, [](size_t i, size_t j) { return j != i; }, deadline);
   if (!again.ok()) return again.error().Context("join");
   report.replica_moves = PlanReplicaHomes(PlacedNodes(nodes, *ids, our_host, seen->live));
-  if (auto moved =
-          MoveReplicas(report.replica_moves, nodes, *ids, seen->live, deadline, abort_check);
+  if (auto moved = MoveReplicas(access, report.replica_moves, nodes, *ids, seen->live, deadline,
+                                abort_check);
       !moved.ok()) {
     return moved.error().Context("join: place replicas");
   }
-  if (auto healthy = WaitUntilHealthy(all, deadline, abort_check, Membership::kAtLeast);
+  if (auto healthy = WaitUntilHealthy(access, all, deadline, abort_check, Membership::kAtLeast);
       !healthy.ok()) {
     return healthy.error().Context("join");
   }

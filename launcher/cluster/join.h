@@ -34,7 +34,7 @@ struct JoinReport {
 // are replicas) to the cluster `seed` belongs to. `our_host` is the address the cluster knows our
 // nodes by (the announce or bind address). Errors name the node and the step; a seed that does
 // not answer, is one of ours, or serves no slots is an error before anything is changed.
-common::Result<JoinReport> JoinCluster(const std::vector<ClusterNode>& nodes,
+common::Result<JoinReport> JoinCluster(const Access& access, const std::vector<ClusterNode>& nodes,
                                        const std::string& our_host, const common::Endpoint& seed,
                                        std::chrono::steady_clock::time_point deadline,
                                        const AbortCheck& abort_check);

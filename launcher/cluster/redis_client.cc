@@ -64,34 +64,34 @@ std::string Frame(const std::vector<Command>& commands) {
 
 void RedisConnection::FreeReader::operator()(redisReader* reader) const { redisReaderFree(reader); }
 
-RedisConnection::RedisConnection(ControlLink link, std::string address)
-    : link_(std::move(link)), reader_(redisReaderCreate()), address_(std::move(address)) {}
+RedisConnection::RedisConnection(ControlLink link, std::string address, Access access)
+    : link_(std::move(link)),
+      reader_(redisReaderCreate()),
+      address_(std::move(address)),
+      access_(std::move(access)) {}
 
-Result<RedisConnection> RedisConnection::Connect(const std::string& host, int port,
-                                                 std::chrono::milliseconds timeout) {
+Result<RedisConnection> RedisConnection::Connect(const Access& access, const std::string& host,
+                                                 int port, std::chrono::milliseconds timeout) {
   std::string address = host + ":" + std::to_string(port);
-  auto link = ControlLink::Open(host, port, timeout);
+  auto link = ControlLink::Open(host, port, timeout, access.tls.get());
   if (!link.ok()) return Error(address + ": " + link.error().message());
-  RedisConnection connection(std::move(link).value(), std::move(address));
+  RedisConnection connection(std::move(link).value(), std::move(address), access);
   if (!connection.reader_) return Error(connection.address() + ": out of memory");
-  if (ControlPassword().empty()) return connection;
-  if (auto login = connection.Run({"AUTH", ControlPassword()}); !login.ok()) {
+  if (access.password.empty()) return connection;
+  if (auto login = connection.Run({"AUTH", access.password}); !login.ok()) {
     return Error(connection.address() + ": login refused (" + login.error().message() +
                  "; the deployment's password file no longer matches the shards' requirepass)");
   }
   return connection;
 }
 
-namespace {
-std::string control_password;  // see UseControlPassword
-}  // namespace
-
-Result<FirstAnswer> AskFirstThatAnswers(const std::string& host, const std::vector<int>& ports,
+Result<FirstAnswer> AskFirstThatAnswers(const Access& access, const std::string& host,
+                                        const std::vector<int>& ports,
                                         const std::vector<Command>& commands,
                                         std::chrono::milliseconds timeout) {
   std::string last_error = "no node to ask";
   for (int port : ports) {
-    auto connection = RedisConnection::Connect(host, port, timeout);
+    auto connection = RedisConnection::Connect(access, host, port, timeout);
     if (!connection.ok()) {
       last_error = connection.error().message();
       continue;
@@ -112,18 +112,6 @@ Result<FirstAnswer> AskFirstThatAnswers(const std::string& host, const std::vect
     if (answer.replies.size() == commands.size()) return answer;
   }
   return Error(last_error);
-}
-
-void UseControlPassword(std::string password) { control_password = std::move(password); }
-
-const std::string& ControlPassword() { return control_password; }
-
-common::Status UseDeploymentAccess(const Deployment& deployment) {
-  UseControlPassword(deployment.auth.password);
-  if (!deployment.tls.enabled()) return common::Ok();
-  return UseControlTls({.ca_file = deployment.tls.ca,
-                        .cert_file = deployment.tls.cert,
-                        .key_file = deployment.tls.key});
 }
 
 Result<std::string> RedisConnection::Run(const Command& command) {

@@ -1,5 +1,5 @@
 // A small blocking RESP2 client for the control plane (formation, status probes): commands framed
-// by common/resp, bytes over a ControlLink (TCP, or TLS after UseControlTls), replies parsed by
+// by common/resp, bytes over a ControlLink (TCP, or TLS when the Access says so), replies parsed by
 // hiredis' I/O-free reader. Not for the data path: every reply is turned into text.
 #pragma once
 
@@ -11,6 +11,7 @@
 
 #include "common/numbers.h"
 #include "common/result.h"
+#include "launcher/cluster/access.h"
 #include "launcher/cluster/control_link.h"
 #include "launcher/model/deployment.h"
 
@@ -22,10 +23,11 @@ using Command = std::vector<std::string>;
 
 class RedisConnection {
  public:
-  // Connects with `timeout` for the connect and for every later reply, and logs in with
-  // ControlPassword() when there is one (a refused login is an error naming the fix).
-  static common::Result<RedisConnection> Connect(const std::string& host, int port,
-                                                 std::chrono::milliseconds timeout);
+  // Connects with `timeout` for the connect and for every later reply, in TLS when `access` has
+  // it, and logs in with its password when there is one (a refused login is an error naming the
+  // fix).
+  static common::Result<RedisConnection> Connect(const Access& access, const std::string& host,
+                                                 int port, std::chrono::milliseconds timeout);
 
   // Sends one command and returns its reply as text: status and bulk strings as they are,
   // integers in decimal, nil as "", arrays as their elements' text joined by '\n'. An error reply
@@ -49,6 +51,8 @@ class RedisConnection {
   common::Result<std::vector<common::Result<std::string>>> Receive(size_t count);
 
   const std::string& address() const { return address_; }
+  // What this connection logged in with: a reconnect to the same node uses it again.
+  const Access& access() const { return access_; }
 
  private:
   struct FreeReader {
@@ -63,11 +67,12 @@ class RedisConnection {
   auto ReadReplies(size_t count, Convert convert)
       -> common::Result<std::vector<decltype(convert(nullptr))>>;
 
-  RedisConnection(ControlLink link, std::string address);
+  RedisConnection(ControlLink link, std::string address, Access access);
 
   ControlLink link_;
   std::unique_ptr<redisReader, FreeReader> reader_;
   std::string address_;
+  Access access_;
 };
 
 // The replies of the first of several nodes that answered every command.
@@ -78,20 +83,10 @@ struct FirstAnswer {
 
 // Sends `commands` to host:port for each of `ports` in order until one node answers all of them
 // without an error reply. The error names the last failure ("127.0.0.1:7002: Connection refused").
-common::Result<FirstAnswer> AskFirstThatAnswers(const std::string& host,
+common::Result<FirstAnswer> AskFirstThatAnswers(const Access& access, const std::string& host,
                                                 const std::vector<int>& ports,
                                                 const std::vector<Command>& commands,
                                                 std::chrono::milliseconds timeout);
-
-// The password every RedisConnection of this process logs in with; "" (the default) for none.
-// One process manages one deployment, so this is set once, before any thread connects: by the
-// command line after reading the deployment, and by the supervisor as it starts.
-void UseControlPassword(std::string password);
-const std::string& ControlPassword();
-
-// Every later connection of this process logs in as `deployment` wants: its password, and TLS
-// with its CA and certificate when it has TLS. Errors name the TLS file that does not load.
-common::Status UseDeploymentAccess(const Deployment& deployment);
 
 // Value of `field` in INFO / CLUSTER INFO text ("field:value\r\n" lines), or "" when absent.
 std::string InfoField(const std::string& info, const std::string& field);

@@ -104,8 +104,9 @@ common::Result<ShardInfo> QueryShardInfo(RedisConnection& connection) {
   return ParseShardInfo(*(*replies)[0], *(*replies)[1], *(*replies)[2]);
 }
 
-ShardInfo ProbeShardInfo(const std::string& host, int port, std::chrono::milliseconds timeout) {
-  auto connection = RedisConnection::Connect(host, port, timeout);
+ShardInfo ProbeShardInfo(const Access& access, const std::string& host, int port,
+                         std::chrono::milliseconds timeout) {
+  auto connection = RedisConnection::Connect(access, host, port, timeout);
   if (!connection.ok()) return {};
   auto info = QueryShardInfo(*connection);
   return info.ok() ? std::move(info).value() : ShardInfo{};

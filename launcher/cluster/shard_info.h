@@ -57,6 +57,7 @@ common::Result<ShardInfo> QueryShardInfo(RedisConnection& connection);
 
 // The same over a new connection to host:port, the connect and each reply bounded by `timeout`.
 // A shard that does not answer comes back with up == false. Blocking: never on an event loop.
-ShardInfo ProbeShardInfo(const std::string& host, int port, std::chrono::milliseconds timeout);
+ShardInfo ProbeShardInfo(const Access& access, const std::string& host, int port,
+                         std::chrono::milliseconds timeout);
 
 }  // namespace shardctl::launcher

@@ -36,12 +36,6 @@ OwnerOfSlot OwnerOfEachSlot(const std::vector<SlotOwner>& owners) {
   return owner_of;
 }
 
-// "5-9" or "5".
-std::string FormatRange(const SlotRange& range) {
-  return range.first == range.last ? std::to_string(range.first)
-                                   : std::to_string(range.first) + "-" + std::to_string(range.last);
-}
-
 // Appends `slot` to `ranges`, growing the last range when it is the next slot.
 void AppendSlot(std::vector<SlotRange>& ranges, int slot) {
   if (!ranges.empty() && ranges.back().last + 1 == slot) {
@@ -233,45 +227,6 @@ common::Result<std::vector<SlotMove>> PlanBalance(const BalanceRequest& request)
     if (receiver != give.source) moves.Add(give.slot, give.source, receiver);
   }
   return moves.Take();
-}
-
-common::Result<std::vector<SlotRange>> ParseSlotRanges(const std::string& text) {
-  std::vector<SlotRange> ranges;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = std::min(text.find(',', start), text.size());
-    const std::string part = text.substr(start, comma - start);
-    const size_t dash = part.find('-');
-    auto first = common::ParseIntegerIn<int>(part.substr(0, dash), 0, kSlotCount - 1);
-    auto last = dash == std::string::npos
-                    ? first
-                    : common::ParseIntegerIn<int>(part.substr(dash + 1), 0, kSlotCount - 1);
-    if (!first || !last || *first > *last) {
-      return common::Error("slot range '" + part +
-                           "': expected FIRST-LAST or SLOT within 0-16383, e.g. 100-200");
-    }
-    ranges.push_back({*first, *last});
-    start = comma + 1;
-  }
-  std::vector<SlotRange> sorted = ranges;
-  std::sort(sorted.begin(), sorted.end(),
-            [](const SlotRange& a, const SlotRange& b) { return a.first < b.first; });
-  for (size_t i = 1; i < sorted.size(); ++i) {
-    if (sorted[i].first <= sorted[i - 1].last) {
-      return common::Error("slot ranges " + FormatRange(sorted[i - 1]) + " and " +
-                           FormatRange(sorted[i]) + " overlap (name each slot once)");
-    }
-  }
-  return ranges;
-}
-
-std::string FormatSlotRanges(const std::vector<SlotRange>& ranges) {
-  std::string text;
-  for (const auto& range : ranges) {
-    if (!text.empty()) text += ",";
-    text += FormatRange(range);
-  }
-  return text;
 }
 
 common::Result<std::vector<SlotMove>> PlanExplicitMove(const std::vector<SlotOwner>& owners,

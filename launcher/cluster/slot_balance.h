@@ -59,12 +59,6 @@ common::Result<std::vector<SlotMove>> PlanBalance(const BalanceRequest& request)
 std::vector<double> OwnerLoads(const std::vector<SlotOwner>& owners,
                                const std::vector<double>& weights);
 
-// Parses "100-200", "7" or "0-99,500-599" into ranges within 0..16383; errors name the bad part.
-common::Result<std::vector<common::SlotRange>> ParseSlotRanges(const std::string& text);
-
-// "0-99,500-599".
-std::string FormatSlotRanges(const std::vector<common::SlotRange>& ranges);
-
 // The moves that give `ranges` to owners[target]. Every range must be owned by some other owner;
 // errors name a slot nobody owns, a slot the target already owns, and ranges that overlap.
 common::Result<std::vector<SlotMove>> PlanExplicitMove(const std::vector<SlotOwner>& owners,

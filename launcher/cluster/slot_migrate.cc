@@ -123,7 +123,8 @@ Result<uint64_t> SlotMigration::MigrateKeys(const std::vector<std::vector<std::s
                        std::to_string(options_.migrate_timeout.count())};
     if (resuming_) migrate.push_back("REPLACE");
     // The source logs in to the target itself; the shards share one password.
-    if (!ControlPassword().empty()) migrate.insert(migrate.end(), {"AUTH", ControlPassword()});
+    const std::string& password = options_.access.password;
+    if (!password.empty()) migrate.insert(migrate.end(), {"AUTH", password});
     migrate.push_back("KEYS");
     migrate.insert(migrate.end(), keys.begin(), keys.end());
     return migrate;

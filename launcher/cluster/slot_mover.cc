@@ -38,7 +38,7 @@ MoveProgress ProgressSink::Snapshot() {
 }
 
 common::Result<RedisConnection> ConnectTo(const MoveNode& node, const MoverOptions& options) {
-  return RedisConnection::Connect(node.host, node.port, options.reply_timeout);
+  return RedisConnection::Connect(options.access, node.host, node.port, options.reply_timeout);
 }
 
 std::string NodeName(const MoveNode& node) { return common::FormatEndpoint(node.host, node.port); }
@@ -87,7 +87,7 @@ using mover_internal::ProgressSink;
 bool UseAtomic(const MoveTask& task, const MoverOptions& options) {
   if (options.path != MovePath::kAuto) return options.path == MovePath::kAtomic;
   for (const MoveNode* node : {&task.source, &task.target}) {
-    auto atomic = HasAtomicMigration(*node, options.reply_timeout);
+    auto atomic = HasAtomicMigration(options.access, *node, options.reply_timeout);
     if (!atomic.ok() || !*atomic) return false;
   }
   return true;
@@ -171,7 +171,7 @@ class TaskScheduler {
     paths_[i] = atomic ? "atomic" : "migrate";
     if (!status.ok() && !error_ && status.error().message() != "stopped") {
       error_ =
-          common::Error("slots " + FormatSlotRanges(task.ranges) + " from " +
+          common::Error("slots " + common::FormatSlotRanges(task.ranges) + " from " +
                         mover_internal::NodeName(task.source) + " to " +
                         mover_internal::NodeName(task.target) + ": " + status.error().message());
     }
@@ -203,7 +203,7 @@ common::Status CheckAtomicAvailable(const std::vector<MoveTask>& tasks,
   if (options.path != MovePath::kAtomic) return common::Ok();
   for (const MoveTask& task : tasks) {
     for (const MoveNode* node : {&task.source, &task.target}) {
-      auto atomic = HasAtomicMigration(*node, options.reply_timeout);
+      auto atomic = HasAtomicMigration(options.access, *node, options.reply_timeout);
       if (!atomic.ok()) return atomic.error().Context(mover_internal::NodeName(*node));
       if (!*atomic) {
         return common::Error("usage: --migration atomic: " + mover_internal::NodeName(*node) +
@@ -240,8 +240,9 @@ common::Result<MoveReport> RunMoves(const std::vector<MoveTask>& tasks,
                         std::chrono::steady_clock::now() - start)};
 }
 
-common::Result<bool> HasAtomicMigration(const MoveNode& node, std::chrono::milliseconds timeout) {
-  auto connection = RedisConnection::Connect(node.host, node.port, timeout);
+common::Result<bool> HasAtomicMigration(const Access& access, const MoveNode& node,
+                                        std::chrono::milliseconds timeout) {
+  auto connection = RedisConnection::Connect(access, node.host, node.port, timeout);
   if (!connection.ok()) return connection.error();
   // COMMAND INFO answers nil (empty text here) for a command the server does not have.
   auto info = connection->Run({"COMMAND", "INFO", "CLUSTER|MIGRATESLOTS"});

@@ -25,6 +25,7 @@
 
 #include "common/result.h"
 #include "common/slots.h"
+#include "launcher/cluster/access.h"
 
 namespace shardctl::launcher {
 
@@ -55,6 +56,7 @@ struct MoveProgress {
 enum class MovePath { kAuto, kMigrate, kAtomic };
 
 struct MoverOptions {
+  Access access;  // how every connection of the move logs in (and its TLS)
   // Every primary of the cluster: step 4 tells all of them who owns a moved slot.
   std::vector<MoveNode> primaries;
   MovePath path = MovePath::kAuto;  // kAuto: atomic when both nodes have it, else MIGRATE
@@ -85,7 +87,8 @@ common::Result<MoveReport> RunMoves(const std::vector<MoveTask>& tasks,
 
 // True when `node` has Valkey's atomic slot migration (CLUSTER MIGRATESLOTS), by asking it for the
 // command, not by its name or version.
-common::Result<bool> HasAtomicMigration(const MoveNode& node, std::chrono::milliseconds timeout);
+common::Result<bool> HasAtomicMigration(const Access& access, const MoveNode& node,
+                                        std::chrono::milliseconds timeout);
 
 // A slot marked MIGRATING on `source` or IMPORTING on `target`, as left by an interrupted move.
 struct OpenSlot {
@@ -96,7 +99,8 @@ struct OpenSlot {
 };
 
 // The open slots among `primaries` (each asked for its own markers in CLUSTER NODES).
-common::Result<std::vector<OpenSlot>> FindOpenSlots(const std::vector<MoveNode>& primaries,
+common::Result<std::vector<OpenSlot>> FindOpenSlots(const Access& access,
+                                                    const std::vector<MoveNode>& primaries,
                                                     std::chrono::milliseconds timeout);
 
 // Finishes each open slot's move toward its target (the keys still on the source follow, then

@@ -7,7 +7,8 @@
 
 namespace shardctl::launcher {
 
-common::Result<std::vector<OpenSlot>> FindOpenSlots(const std::vector<MoveNode>& primaries,
+common::Result<std::vector<OpenSlot>> FindOpenSlots(const Access& access,
+                                                    const std::vector<MoveNode>& primaries,
                                                     std::chrono::milliseconds timeout) {
   std::map<std::string, MoveNode> by_id;
   for (const auto& node : primaries) by_id[node.id] = node;
@@ -17,7 +18,7 @@ common::Result<std::vector<OpenSlot>> FindOpenSlots(const std::vector<MoveNode>&
   };
   std::map<int, OpenSlot> open;
   for (const auto& node : primaries) {
-    auto connection = RedisConnection::Connect(node.host, node.port, timeout);
+    auto connection = RedisConnection::Connect(access, node.host, node.port, timeout);
     if (!connection.ok()) return connection.error();
     auto text = connection->Run({"CLUSTER", "NODES"});
     if (!text.ok()) return common::Error(connection->address() + ": " + text.error().message());

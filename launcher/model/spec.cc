@@ -14,6 +14,7 @@
 #include "common/numbers.h"
 #include "common/secrets.h"
 #include "common/size.h"
+#include "common/text.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -498,6 +499,12 @@ std::filesystem::path DefaultStateDir() {
   }
   const char* home = std::getenv("HOME");
   return std::filesystem::path(home ? home : "/tmp") / ".local/state/shardctl";
+}
+
+std::string StateDirHint(const Spec& spec) {
+  std::string hint = " --name " + common::ShellQuote(spec.name);
+  if (spec.state_dir) hint += " --state-dir " + common::ShellQuote(spec.state_dir->string());
+  return hint;
 }
 
 }  // namespace shardctl::launcher

@@ -146,4 +146,7 @@ common::Result<std::vector<Setting>> ParseSpecToml(std::string_view text,
 // /var/lib/shardctl for root, else $XDG_STATE_HOME/shardctl or ~/.local/state/shardctl.
 std::filesystem::path DefaultStateDir();
 
+// " --name N [--state-dir D]": what a printed follow-up command needs to reach this deployment.
+std::string StateDirHint(const Spec& spec);
+
 }  // namespace shardctl::launcher

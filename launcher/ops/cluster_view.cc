@@ -4,6 +4,7 @@
 #include <set>
 
 #include "launcher/cluster/redis_client.h"
+#include "launcher/ops/target.h"
 
 namespace shardctl::launcher {
 
@@ -48,11 +49,12 @@ ClusterView MakeClusterView(const Plan& plan, std::vector<NodeLine> nodes,
   return view;
 }
 
-common::Result<ClusterView> ReadClusterView(const Plan& plan, std::chrono::milliseconds timeout) {
+common::Result<ClusterView> ReadClusterView(const Access& access, const Plan& plan,
+                                            std::chrono::milliseconds timeout) {
   std::vector<int> ports;
   for (const auto& shard : plan.shards) ports.push_back(shard.port);
-  auto answer =
-      AskFirstThatAnswers(plan.bind, ports, {{"CLUSTER", "NODES"}, {"CLUSTER", "INFO"}}, timeout);
+  auto answer = AskFirstThatAnswers(access, plan.bind, ports,
+                                    {{"CLUSTER", "NODES"}, {"CLUSTER", "INFO"}}, timeout);
   if (!answer.ok()) {
     return Error("no shard of the deployment answers (" + answer.error().message() +
                  "; shardctl status shows each shard)");
@@ -69,6 +71,13 @@ Verdict ClusterViewVerdict(const ClusterView& view) {
     if (entry.state != "ok") return Verdict::kDegraded;
   }
   return Verdict::kOk;
+}
+
+Outcome<ClusterStatusReport> ClusterStatus(const Spec& spec) {
+  auto target = LoadTarget(spec, {.if_missing = TargetNeeds::IfMissing::kUnknown});
+  if (!target.ok()) return target.error();
+  auto view = ReadClusterView(target->access, target->deployment->plan, std::chrono::seconds(2));
+  return ClusterStatusReport{.deployment = std::move(*target->deployment), .view = std::move(view)};
 }
 
 }  // namespace shardctl::launcher

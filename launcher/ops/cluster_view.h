@@ -11,6 +11,8 @@
 #include "common/cluster_text.h"
 #include "common/result.h"
 #include "launcher/model/plan.h"
+#include "launcher/model/spec.h"
+#include "launcher/ops/outcome.h"
 #include "launcher/ops/status.h"
 
 namespace shardctl::launcher {
@@ -35,10 +37,19 @@ ClusterView MakeClusterView(const Plan& plan, std::vector<common::NodeLine> node
 
 // Asks the plan's shards in order until one answers CLUSTER NODES and CLUSTER INFO. The error
 // says no shard answered.
-common::Result<ClusterView> ReadClusterView(const Plan& plan, std::chrono::milliseconds timeout);
+common::Result<ClusterView> ReadClusterView(const Access& access, const Plan& plan,
+                                            std::chrono::milliseconds timeout);
 
 // Pure: ok when the cluster is ok and every node is; degraded when it serves but a node fails or
 // a link is down; down when cluster_state is not ok.
 Verdict ClusterViewVerdict(const ClusterView& view);
+
+// `shardctl status --cluster`: the record, and the cluster as the first shard that answers sees
+// it (`view` holds the error when none does). No deployment is Fault::kUnknown.
+struct ClusterStatusReport {
+  Deployment deployment;
+  common::Result<ClusterView> view;
+};
+Outcome<ClusterStatusReport> ClusterStatus(const Spec& spec);
 
 }  // namespace shardctl::launcher

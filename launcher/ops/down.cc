@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "launcher/ops/target.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
 #include "launcher/supervisor/shards.h"
@@ -55,7 +56,7 @@ std::optional<int> StopThroughSupervisor(const DeploymentDir& dir, bool& unrespo
 
 // Stops whatever the pid files still name (a dead supervisor's shards, or a stuck one's) and
 // removes the pid files. Returns how many shards were running.
-int StopFromPidFiles(const DeploymentDir& dir, const Deployment& deployment) {
+int StopFromPidFiles(const Access& access, const DeploymentDir& dir, const Deployment& deployment) {
   if (auto proxy = ReadProcessId(dir.ProxyPidFile()); proxy && IsRunning(*proxy)) {
     StopProcesses({*proxy}, std::chrono::seconds(5));
   }
@@ -68,21 +69,22 @@ int StopFromPidFiles(const DeploymentDir& dir, const Deployment& deployment) {
     std::error_code ignored;
     std::filesystem::remove(dir.ShardPidFile(shard.index), ignored);
   }
-  if (!live.empty()) ArmSaveOnShutdown(deployment);
+  if (!live.empty()) ArmSaveOnShutdown(access, deployment);
   StopProcesses(live, std::chrono::seconds(10));
   return static_cast<int>(live.size());
 }
 
 }  // namespace
 
-StopReport StopDeployment(const DeploymentDir& dir, const std::optional<Deployment>& recorded) {
+StopReport StopDeployment(const Access& access, const DeploymentDir& dir,
+                          const std::optional<Deployment>& recorded) {
   StopReport report;
   if (auto stopped = StopThroughSupervisor(dir, report.supervisor_unresponsive)) {
     report.stopped = *stopped;
     report.by = StopReport::By::kSupervisor;
   }
   if (recorded) {
-    if (int leftover = StopFromPidFiles(dir, *recorded); leftover > 0) {
+    if (int leftover = StopFromPidFiles(access, dir, *recorded); leftover > 0) {
       report.stopped += leftover;
       report.by = StopReport::By::kPidFiles;
     }
@@ -98,6 +100,63 @@ common::Result<bool> PurgeDeployment(const DeploymentDir& dir) {
     return common::Error(dir.root().string() + ": cannot delete (" + error.message() + ")");
   }
   return true;
+}
+
+int MovedSlots(const LeaveResult& left) {
+  int slots = 0;
+  for (const auto& move : left.reshard.moves) slots += move.slots;
+  return slots;
+}
+
+namespace {
+
+// down --leave, before the stop: everything this host serves goes to the other hosts.
+Outcome<LeaveResult> HandOver(const Access& access, const Deployment& deployment,
+                              const DownRequest& request) {
+  const auto show = [&request](const std::string& line) {
+    if (request.on_progress) request.on_progress(line);
+  };
+  auto left = HandOverToCluster(
+      access, deployment.plan,
+      {.on_step = show, .on_progress = [&show](const MoveProgress& moved) {
+         show("moving slots to other hosts: " + std::to_string(moved.slots_moved) + "/" +
+              std::to_string(moved.slots_total) + ", " + std::to_string(moved.keys_moved) +
+              " keys");
+       }});
+  if (left.ok()) return std::move(left).value();
+  const Failure failure = Classify(left.error());
+  return Failure(failure.fault(), "down --leave: " + failure.message() + "; nothing was stopped");
+}
+
+}  // namespace
+
+Outcome<DownReport> Down(const DownRequest& request) {
+  auto target = LoadTarget(request.spec, {.if_missing = TargetNeeds::IfMissing::kCarryOn});
+  if (!target.ok()) return target.error();
+  const auto& [spec, dir, deployment, access] = *target;
+  DownReport report;
+  if (request.leave && deployment) {
+    auto left = HandOver(access, *deployment, request);
+    if (!left.ok()) return left.error();
+    report.left = std::move(left).value();
+  }
+  report.stop = StopDeployment(access, dir, deployment);
+  if (report.left) {
+    if (auto forgot = ForgetLeftNodes(access, *report.left); !forgot.ok()) {
+      if (request.on_warning) {
+        request.on_warning("the other hosts' nodes could not all be told to forget this host's (" +
+                           forgot.error().message() +
+                           "); they show them as failed until CLUSTER FORGET is run there");
+      }
+    }
+  }
+  // A host that left has no cluster to come back to: its shards' state is deleted with it.
+  if (request.purge || report.left) {
+    auto deleted = PurgeDeployment(dir);
+    if (!deleted.ok()) return deleted.error();
+    report.purged = *deleted;
+  }
+  return report;
 }
 
 }  // namespace shardctl::launcher

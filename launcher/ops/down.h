@@ -3,11 +3,17 @@
 // here prints.
 #pragma once
 
+#include <functional>
 #include <optional>
+#include <string>
 
 #include "common/result.h"
+#include "launcher/cluster/access.h"
 #include "launcher/model/deployment.h"
 #include "launcher/model/deployment_dir.h"
+#include "launcher/model/spec.h"
+#include "launcher/ops/leave.h"
+#include "launcher/ops/outcome.h"
 
 namespace shardctl::launcher {
 
@@ -30,10 +36,38 @@ struct StopReport {
 // Then whatever the pid files of `recorded` still name (the proxy, a dead or stuck supervisor's
 // shards) is stopped, saving first with the rdb profile. Safe to repeat: a second call finds
 // nothing running.
-StopReport StopDeployment(const DeploymentDir& dir, const std::optional<Deployment>& recorded);
+StopReport StopDeployment(const Access& access, const DeploymentDir& dir,
+                          const std::optional<Deployment>& recorded);
 
 // Deletes the deployment's directory, state and data. Returns false when there was none; the error
 // names the directory.
 common::Result<bool> PurgeDeployment(const DeploymentDir& dir);
+
+// `shardctl down`: one entry for every step.
+//
+//   LoadTarget (no record is fine: down is idempotent)
+//   ─▶ --leave: HandOverToCluster (ops/leave.h) ── fails: nothing stopped
+//   ─▶ StopDeployment ─▶ --leave: ForgetLeftNodes (a warning when it fails)
+//   ─▶ --purge or --leave: PurgeDeployment
+struct DownRequest {
+  Spec spec;
+  bool leave = false;  // hand everything to the other hosts first, then stop and purge
+  bool purge = false;  // delete the state and data after the stop
+  std::function<void(const std::string&)> on_progress;  // --leave's steps and slot moves
+  std::function<void(const std::string&)> on_warning;
+};
+
+struct DownReport {
+  StopReport stop;
+  bool purged = false;
+  std::optional<LeaveResult> left;  // --leave, with a record
+};
+
+// The slots --leave moved to the other hosts' primaries.
+int MovedSlots(const LeaveResult& left);
+
+// A --leave refused by what the cluster is (no other host to take over) is a usage fault; every
+// failure before the stop leaves everything running.
+Outcome<DownReport> Down(const DownRequest& request);
 
 }  // namespace shardctl::launcher

@@ -31,7 +31,7 @@ int ShardAtPort(const Plan& plan, int port) {
 
 // Our primaries that own slots and have a live replica on another host: that replica takes over.
 // Returns the shards handed over; one whose replicas all refuse keeps its slots for the drain.
-std::vector<int> FailOverToOtherHosts(const Plan& plan,
+std::vector<int> FailOverToOtherHosts(const Access& access, const Plan& plan,
                                       const std::vector<common::NodeLine>& lines) {
   std::vector<int> moved;
   for (const auto& line : lines) {
@@ -44,7 +44,7 @@ std::vector<int> FailOverToOtherHosts(const Plan& plan,
           IsOurNode(plan, replica.address.host, replica.address.port)) {
         continue;
       }
-      auto promoted = PromoteReplica(replica.address.host, replica.address.port,
+      auto promoted = PromoteReplica(access, replica.address.host, replica.address.port,
                                      FailoverMode::kGraceful, kFailoverTimeout);
       if (promoted.ok()) {
         moved.push_back(ShardAtPort(plan, line.address.port));
@@ -56,7 +56,8 @@ std::vector<int> FailOverToOtherHosts(const Plan& plan,
 }
 
 // Other hosts' replicas that follow one of our nodes follow a primary that stays.
-Result<int> RehomeOrphans(const Plan& plan, const std::vector<common::NodeLine>& lines) {
+Result<int> RehomeOrphans(const Access& access, const Plan& plan,
+                          const std::vector<common::NodeLine>& lines) {
   std::vector<PlacedNode> remaining;
   std::set<std::string> orphans;
   std::set<std::string> ours;
@@ -78,7 +79,7 @@ Result<int> RehomeOrphans(const Plan& plan, const std::vector<common::NodeLine>&
     for (const auto& line : lines) {
       if (line.id != move.replica) continue;
       auto connection =
-          RedisConnection::Connect(line.address.host, line.address.port, kQueryTimeout);
+          RedisConnection::Connect(access, line.address.host, line.address.port, kQueryTimeout);
       if (!connection.ok()) return connection.error();
       auto replicated = connection->Run({"CLUSTER", "REPLICATE", move.primary});
       if (!replicated.ok()) {
@@ -93,8 +94,9 @@ Result<int> RehomeOrphans(const Plan& plan, const std::vector<common::NodeLine>&
 
 }  // namespace
 
-Result<LeaveResult> HandOverToCluster(const Plan& plan, const LeaveRequest& request) {
-  auto lines = ReadClusterNodes(plan, kQueryTimeout);
+Result<LeaveResult> HandOverToCluster(const Access& access, const Plan& plan,
+                                      const LeaveRequest& request) {
+  auto lines = ReadClusterNodes(access, plan, kQueryTimeout);
   if (!lines.ok()) return lines.error();
   bool others = false;
   for (const auto& line : *lines) {
@@ -108,8 +110,8 @@ Result<LeaveResult> HandOverToCluster(const Plan& plan, const LeaveRequest& requ
   }
   LeaveResult result;
   Step(request, "handing primaries over to their replicas on other hosts");
-  result.failed_over = FailOverToOtherHosts(plan, *lines);
-  auto mid = ReadClusterNodes(plan, kQueryTimeout);
+  result.failed_over = FailOverToOtherHosts(access, plan, *lines);
+  auto mid = ReadClusterNodes(access, plan, kQueryTimeout);
   if (!mid.ok()) return mid.error();
   const bool still_own = std::any_of(mid->begin(), mid->end(), [&](const common::NodeLine& line) {
     return line.IsPrimary() && line.HasSlots() &&
@@ -119,14 +121,15 @@ Result<LeaveResult> HandOverToCluster(const Plan& plan, const LeaveRequest& requ
     Step(request, "moving the remaining slots to other hosts' primaries");
     std::set<int> drain;
     for (const auto& shard : plan.shards) drain.insert(shard.index);
-    auto reshard = Reshard(plan, {.threshold = 0,
-                                  .drain_shards = drain,
-                                  .on_progress = request.on_progress,
-                                  .stop = request.stop});
+    auto reshard = Reshard(access, plan,
+                           {.threshold = 0,
+                            .drain_shards = drain,
+                            .on_progress = request.on_progress,
+                            .stop = request.stop});
     if (!reshard.ok()) return reshard.error().Context("move slots");
     result.reshard = *reshard;
   }
-  auto after = ReadClusterNodes(plan, kQueryTimeout);
+  auto after = ReadClusterNodes(access, plan, kQueryTimeout);
   if (!after.ok()) return after.error();
   for (const auto& line : *after) {
     if (!IsOurNode(plan, line.address.host, line.address.port)) continue;
@@ -137,7 +140,7 @@ Result<LeaveResult> HandOverToCluster(const Plan& plan, const LeaveRequest& requ
     }
     result.our_ids.push_back(line.id);
   }
-  auto rehomed = RehomeOrphans(plan, *after);
+  auto rehomed = RehomeOrphans(access, plan, *after);
   if (!rehomed.ok()) return rehomed.error().Context("re-home replicas");
   result.replicas_rehomed = *rehomed;
   for (const auto& line : *after) {
@@ -148,8 +151,8 @@ Result<LeaveResult> HandOverToCluster(const Plan& plan, const LeaveRequest& requ
   return result;
 }
 
-common::Status ForgetLeftNodes(const LeaveResult& left) {
-  return ForgetNodes(left.remaining, left.our_ids);
+common::Status ForgetLeftNodes(const Access& access, const LeaveResult& left) {
+  return ForgetNodes(access, left.remaining, left.our_ids);
 }
 
 }  // namespace shardctl::launcher

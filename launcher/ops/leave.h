@@ -37,9 +37,10 @@ struct LeaveResult {
 
 // Hands everything this deployment serves to the rest of the cluster. Errors that are the
 // request's fault (this deployment is the whole cluster) start with "usage: ".
-common::Result<LeaveResult> HandOverToCluster(const Plan& plan, const LeaveRequest& request);
+common::Result<LeaveResult> HandOverToCluster(const Access& access, const Plan& plan,
+                                              const LeaveRequest& request);
 
 // After the stop: every remaining node forgets our nodes (a node that never knew one is fine).
-common::Status ForgetLeftNodes(const LeaveResult& left);
+common::Status ForgetLeftNodes(const Access& access, const LeaveResult& left);
 
 }  // namespace shardctl::launcher

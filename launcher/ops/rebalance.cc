@@ -6,6 +6,7 @@
 #include "common/cluster_text.h"
 #include "common/endpoint.h"
 #include "launcher/cluster/redis_client.h"
+#include "launcher/ops/target.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -16,20 +17,22 @@ using common::Result;
 constexpr std::chrono::milliseconds kQueryTimeout{5000};
 
 // True when the node at host:port calls itself a primary (ROLE).
-bool SaysPrimary(const std::string& host, int port, std::chrono::milliseconds timeout) {
-  auto connection = RedisConnection::Connect(host, port, timeout);
+bool SaysPrimary(const Access& access, const std::string& host, int port,
+                 std::chrono::milliseconds timeout) {
+  auto connection = RedisConnection::Connect(access, host, port, timeout);
   if (!connection.ok()) return false;
   auto role = connection->Run({"ROLE"});
   return role.ok() && role->rfind("master", 0) == 0;
 }
 
 // Each slot's weight for `by`: its key count, or its keys times its owner's bytes per key.
-Result<std::vector<double>> SlotWeights(const LivePrimaries& primaries, BalanceBy by) {
+Result<std::vector<double>> SlotWeights(const Access& access, const LivePrimaries& primaries,
+                                        BalanceBy by) {
   if (by == BalanceBy::kSlots) return std::vector<double>{};
   std::vector<double> weights(common::kSlotCount, 0.0);
   for (size_t i = 0; i < primaries.owners.size(); ++i) {
     const MoveNode& node = primaries.nodes[i];
-    auto connection = RedisConnection::Connect(node.host, node.port, kQueryTimeout);
+    auto connection = RedisConnection::Connect(access, node.host, node.port, kQueryTimeout);
     if (!connection.ok()) return connection.error();
     double bytes_per_key = 1;
     if (by == BalanceBy::kMemory) {
@@ -58,12 +61,12 @@ Result<std::vector<double>> SlotWeights(const LivePrimaries& primaries, BalanceB
   return weights;
 }
 
-Result<std::vector<SlotMove>> PlanMoves(const Plan& plan, LivePrimaries& primaries,
-                                        const ReshardRequest& request) {
+Result<std::vector<SlotMove>> PlanMoves(const Access& access, const Plan& plan,
+                                        LivePrimaries& primaries, const ReshardRequest& request) {
   auto& owners = primaries.owners;
   for (auto& owner : owners) owner.drain = request.drain_shards.count(owner.shard) > 0;
   if (request.ranges.empty()) {
-    auto weights = SlotWeights(primaries, request.by);
+    auto weights = SlotWeights(access, primaries, request.by);
     if (!weights.ok()) return weights.error();
     return PlanBalance(
         {.owners = owners, .slot_weights = *weights, .threshold = request.threshold});
@@ -85,19 +88,20 @@ Result<std::vector<SlotMove>> PlanMoves(const Plan& plan, LivePrimaries& primari
 
 }  // namespace
 
-Result<std::vector<common::NodeLine>> ReadClusterNodes(const Plan& plan,
+Result<std::vector<common::NodeLine>> ReadClusterNodes(const Access& access, const Plan& plan,
                                                        std::chrono::milliseconds timeout) {
   std::vector<int> ports;
   for (const auto& shard : plan.shards) ports.push_back(shard.port);
-  auto answer = AskFirstThatAnswers(plan.bind, ports, {{"CLUSTER", "NODES"}}, timeout);
+  auto answer = AskFirstThatAnswers(access, plan.bind, ports, {{"CLUSTER", "NODES"}}, timeout);
   if (!answer.ok()) return Error("no shard answered CLUSTER NODES: " + answer.error().message());
   auto lines = common::ParseClusterNodes(answer->replies[0]);
   if (!lines.ok()) return Error(answer->address + ": " + lines.error().message());
   return std::move(lines).value();
 }
 
-Result<LivePrimaries> ReadLivePrimaries(const Plan& plan, std::chrono::milliseconds timeout) {
-  auto lines = ReadClusterNodes(plan, timeout);
+Result<LivePrimaries> ReadLivePrimaries(const Access& access, const Plan& plan,
+                                        std::chrono::milliseconds timeout) {
+  auto lines = ReadClusterNodes(access, plan, timeout);
   if (!lines.ok()) return lines.error();
   std::map<int, int> shard_of_port;
   for (const auto& planned : plan.shards) shard_of_port[planned.port] = planned.index;
@@ -106,8 +110,8 @@ Result<LivePrimaries> ReadLivePrimaries(const Plan& plan, std::chrono::milliseco
   for (const auto& line : *lines) {
     if (!line.IsPrimary() || line.Failing() || line.address.port == 0) continue;
     // One node's view lags gossip (a new replica still listed as a primary): ask the node.
-    if (!SaysPrimary(line.address.host.empty() ? plan.bind : line.address.host, line.address.port,
-                     timeout)) {
+    if (!SaysPrimary(access, line.address.host.empty() ? plan.bind : line.address.host,
+                     line.address.port, timeout)) {
       continue;
     }
     // Other hosts' nodes listen on the same ports as ours: a node is ours only at our address.
@@ -125,44 +129,45 @@ Result<LivePrimaries> ReadLivePrimaries(const Plan& plan, std::chrono::milliseco
   return primaries;
 }
 
-Result<std::vector<OpenSlot>> FinishInterruptedMoves(const Plan& plan) {
-  auto primaries = ReadLivePrimaries(plan, kQueryTimeout);
+Result<std::vector<OpenSlot>> FinishInterruptedMoves(const Access& access, const Plan& plan) {
+  auto primaries = ReadLivePrimaries(access, plan, kQueryTimeout);
   if (!primaries.ok()) return primaries.error();
-  auto open = FindOpenSlots(primaries->nodes, kQueryTimeout);
+  auto open = FindOpenSlots(access, primaries->nodes, kQueryTimeout);
   if (!open.ok() || open->empty()) return open;
-  MoverOptions options{.primaries = primaries->nodes};
+  MoverOptions options{.access = access, .primaries = primaries->nodes};
   if (auto finished = FinishOpenSlots(*open, options); !finished.ok()) {
     return Error("finishing an interrupted slot move: " + finished.error().message());
   }
   return open;
 }
 
-Result<ReshardResult> TakeShare(const Plan& plan,
+Result<ReshardResult> TakeShare(const Access& access, const Plan& plan,
                                 const std::function<void(const MoveProgress&)>& progress) {
-  auto primaries = ReadLivePrimaries(plan, kQueryTimeout);
+  auto primaries = ReadLivePrimaries(access, plan, kQueryTimeout);
   if (!primaries.ok()) return primaries.error();
   const bool one_empty =
       std::any_of(primaries->owners.begin(), primaries->owners.end(),
                   [](const SlotOwner& owner) { return owner.shard >= 0 && owner.slots.empty(); });
   if (!one_empty) return ReshardResult{};
-  return Reshard(plan, {.threshold = 0, .on_progress = progress});
+  return Reshard(access, plan, {.threshold = 0, .on_progress = progress});
 }
 
-Result<ReshardResult> Reshard(const Plan& plan, const ReshardRequest& request) {
+Result<ReshardResult> Reshard(const Access& access, const Plan& plan,
+                              const ReshardRequest& request) {
   ReshardResult result;
   if (!request.dry_run) {
-    auto finished = FinishInterruptedMoves(plan);
+    auto finished = FinishInterruptedMoves(access, plan);
     if (!finished.ok()) return finished.error();
     result.open_slots = *finished;
   }
-  auto primaries = ReadLivePrimaries(plan, kQueryTimeout);
+  auto primaries = ReadLivePrimaries(access, plan, kQueryTimeout);
   if (!primaries.ok()) return primaries.error();
   if (request.dry_run) {
-    auto open = FindOpenSlots(primaries->nodes, kQueryTimeout);
+    auto open = FindOpenSlots(access, primaries->nodes, kQueryTimeout);
     if (!open.ok()) return open.error();
     result.open_slots = *open;
   }
-  auto moves = PlanMoves(plan, *primaries, request);
+  auto moves = PlanMoves(access, plan, *primaries, request);
   if (!moves.ok()) return moves.error();
   std::vector<MoveTask> tasks;
   for (const auto& move : *moves) {
@@ -177,7 +182,8 @@ Result<ReshardResult> Reshard(const Plan& plan, const ReshardRequest& request) {
     tasks.push_back(result.moves.back().task);
   }
   if (request.dry_run || tasks.empty()) return result;
-  MoverOptions options{.primaries = primaries->nodes,
+  MoverOptions options{.access = access,
+                       .primaries = primaries->nodes,
                        .path = request.path,
                        .on_progress = request.on_progress,
                        .stop = request.stop};
@@ -185,6 +191,27 @@ Result<ReshardResult> Reshard(const Plan& plan, const ReshardRequest& request) {
   if (!report.ok()) return report.error();
   result.report = *report;
   return result;
+}
+
+Outcome<ReshardResult> Rebalance(const Spec& spec, const ReshardRequest& request) {
+  auto target = LoadTarget(spec, {});
+  if (!target.ok()) return target.error();
+  const Plan& plan = target->deployment->plan;
+  if (!request.ranges.empty()) {
+    const bool exists =
+        std::any_of(plan.shards.begin(), plan.shards.end(),
+                    [&](const ShardPlan& s) { return s.index == request.to_shard; });
+    if (!exists) {
+      return Failure::Usage("no shard " + std::to_string(request.to_shard) + " in deployment \"" +
+                            plan.name + "\" (shardctl status lists the shards)");
+    }
+  }
+  auto result = Reshard(target->access, plan, request);
+  if (result.ok()) return std::move(result).value();
+  if (request.stop != nullptr && request.stop->load()) {
+    return Failure(Fault::kInterrupted, result.error().message());
+  }
+  return Classify(result.error());
 }
 
 }  // namespace shardctl::launcher

@@ -17,6 +17,8 @@
 #include "launcher/cluster/slot_balance.h"
 #include "launcher/cluster/slot_mover.h"
 #include "launcher/model/plan.h"
+#include "launcher/model/spec.h"
+#include "launcher/ops/outcome.h"
 
 namespace shardctl::launcher {
 
@@ -27,12 +29,13 @@ struct LivePrimaries {
 };
 
 // The cluster as the first shard of `plan` that answers lists it (CLUSTER NODES, parsed).
-common::Result<std::vector<common::NodeLine>> ReadClusterNodes(const Plan& plan,
+common::Result<std::vector<common::NodeLine>> ReadClusterNodes(const Access& access,
+                                                               const Plan& plan,
                                                                std::chrono::milliseconds timeout);
 
 // Asks the first shard of `plan` that answers for CLUSTER NODES; primaries that are failing are
 // left out (their slots cannot move until a replica takes over).
-common::Result<LivePrimaries> ReadLivePrimaries(const Plan& plan,
+common::Result<LivePrimaries> ReadLivePrimaries(const Access& access, const Plan& plan,
                                                 std::chrono::milliseconds timeout);
 
 struct ReshardRequest {
@@ -65,15 +68,23 @@ struct ReshardResult {
 // Finishes open moves, then plans and (unless dry_run) runs the moves. Errors name the step: a
 // target shard that is not a primary now, a node that does not answer, a move that failed (and
 // how far it got).
-common::Result<ReshardResult> Reshard(const Plan& plan, const ReshardRequest& request);
+common::Result<ReshardResult> Reshard(const Access& access, const Plan& plan,
+                                      const ReshardRequest& request);
 
 // `up --join`: when one of this deployment's primaries owns no slot (it just joined, or an earlier
 // share was interrupted), rebalances the whole cluster so every primary, ours and other hosts',
 // owns its share, keys and all. A no-op result (no moves) when all of ours own slots.
-common::Result<ReshardResult> TakeShare(const Plan& plan,
+common::Result<ReshardResult> TakeShare(const Access& access, const Plan& plan,
                                         const std::function<void(const MoveProgress&)>& progress);
 
 // Finishes moves an interrupted run left open (no-op when none), for `up` and `scale`.
-common::Result<std::vector<OpenSlot>> FinishInterruptedMoves(const Plan& plan);
+common::Result<std::vector<OpenSlot>> FinishInterruptedMoves(const Access& access,
+                                                             const Plan& plan);
+
+// `shardctl rebalance` (by slots or keys, within a threshold) and `shardctl move-slots` (the
+// request's ranges to its to_shard): loads the deployment, then Reshard. A request the cluster
+// cannot serve (no such shard, --migration atomic without it) is a usage fault; one stopped by
+// request.stop is Fault::kInterrupted (what moved stays moved, no slot is left open).
+Outcome<ReshardResult> Rebalance(const Spec& spec, const ReshardRequest& request);
 
 }  // namespace shardctl::launcher

@@ -12,6 +12,7 @@
 #include "common/tls.h"
 #include "common/tls_check.h"
 #include "launcher/cluster/redis_client.h"
+#include "launcher/ops/target.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
 #include "launcher/state/deployment_store.h"
@@ -24,11 +25,12 @@ using common::Error;
 using namespace std::chrono_literals;
 
 // A new TLS connection to host:port answers PING within `within`.
-common::Status AnswersOverTls(const std::string& host, int port, std::chrono::milliseconds within) {
+common::Status AnswersOverTls(const Access& access, const std::string& host, int port,
+                              std::chrono::milliseconds within) {
   const auto deadline = std::chrono::steady_clock::now() + within;
   std::string last = "no answer";
   while (std::chrono::steady_clock::now() < deadline) {
-    auto connection = RedisConnection::Connect(host, port, 2s);
+    auto connection = RedisConnection::Connect(access, host, port, 2s);
     if (connection.ok()) {
       auto pong = connection->Run({"PING"});
       if (pong.ok()) return common::Ok();
@@ -47,8 +49,9 @@ struct ProxyReloads {
   long long failed = -1;
 };
 
-common::Result<ProxyReloads> ReadProxyReloads(const std::string& host, int port) {
-  auto connection = RedisConnection::Connect(host, port, 2s);
+common::Result<ProxyReloads> ReadProxyReloads(const Access& access, const std::string& host,
+                                              int port) {
+  auto connection = RedisConnection::Connect(access, host, port, 2s);
   if (!connection.ok()) return connection.error();
   auto info = connection->Run({"INFO", "proxy"});
   if (!info.ok()) return info.error();
@@ -59,9 +62,10 @@ common::Result<ProxyReloads> ReadProxyReloads(const std::string& host, int port)
 // SIGHUP to shardproxy, then its own word that it loaded the files: INFO proxy's tls_reloads
 // goes up (tls_reload_failures going up is the error). The old certificate would still answer
 // PING, so a PING proves nothing here.
-common::Status ReloadProxy(const ProcessId& proxy, const std::string& host, int port) {
+common::Status ReloadProxy(const Access& access, const ProcessId& proxy, const std::string& host,
+                           int port) {
   const std::string where = "shardproxy (port " + std::to_string(port) + ")";
-  auto before = ReadProxyReloads(host, port);
+  auto before = ReadProxyReloads(access, host, port);
   if (!before.ok()) return Error(where + ": " + before.error().message());
   if (before->done < 0) return Error(where + ": INFO proxy has no tls_reloads (an older build?)");
   if (kill(proxy.pid, SIGHUP) != 0) {
@@ -70,7 +74,7 @@ common::Status ReloadProxy(const ProcessId& proxy, const std::string& host, int 
   }
   const auto deadline = std::chrono::steady_clock::now() + 5s;
   while (std::chrono::steady_clock::now() < deadline) {
-    auto now = ReadProxyReloads(host, port);
+    auto now = ReadProxyReloads(access, host, port);
     if (now.ok() && now->failed > before->failed) {
       return Error(where +
                    ": the files did not load at SIGHUP; it still serves the previous "
@@ -137,12 +141,15 @@ common::Status CheckTlsFiles(const DeploymentDir& dir, const TlsConfig& tls) {
   return common::Ok();
 }
 
-common::Result<TlsReloadReport> ReloadTls(const DeploymentDir& dir, const Deployment& deployment,
-                                          const std::function<void(int shard)>& progress) {
+common::Result<TlsReloadReport> ReloadEveryPeer(const DeploymentDir& dir,
+                                                const Deployment& deployment,
+                                                const std::function<void(int shard)>& progress) {
   const TlsConfig& tls = deployment.tls;
-  // This process's own links use the renewed files too (their certificate for shards that ask
-  // for one, their CA for the shards' new certificates).
-  if (auto access = UseDeploymentAccess(deployment); !access.ok()) return access.error();
+  // Our own links use the renewed files too (their certificate for shards that ask for one, their
+  // CA for the shards' new certificates).
+  auto renewed = AccessFor(deployment);
+  if (!renewed.ok()) return renewed.error();
+  const Access& access = *renewed;
   const Plan& plan = deployment.plan;
   TlsReloadReport report;
   for (const auto& shard : plan.shards) {
@@ -150,7 +157,7 @@ common::Result<TlsReloadReport> ReloadTls(const DeploymentDir& dir, const Deploy
         "shard " + std::to_string(shard.index) + " (port " + std::to_string(shard.port) + ")";
     const std::string done = std::to_string(report.shards.size()) + " of " +
                              std::to_string(plan.shards.size()) + " shards reloaded before it";
-    auto connection = RedisConnection::Connect(plan.bind, shard.port, 5s);
+    auto connection = RedisConnection::Connect(access, plan.bind, shard.port, 5s);
     if (!connection.ok()) {
       return Error(where + ": " + connection.error().message() + "; " + done +
                    " (is it running? shardctl status)");
@@ -161,7 +168,7 @@ common::Result<TlsReloadReport> ReloadTls(const DeploymentDir& dir, const Deploy
       return Error(where + ": CONFIG SET refused the files (" + set.error().message() + "); " +
                    done);
     }
-    if (auto answers = AnswersOverTls(plan.bind, shard.port, 5s); !answers.ok()) {
+    if (auto answers = AnswersOverTls(access, plan.bind, shard.port, 5s); !answers.ok()) {
       return Error(where + ": no TLS answer after the reload (" + answers.error().message() +
                    "); " + PutBackFilesInUse(*connection, dir) + "; " + done);
     }
@@ -182,13 +189,46 @@ common::Result<TlsReloadReport> ReloadTls(const DeploymentDir& dir, const Deploy
   if (deployment.proxy.enabled()) {
     const auto proxy = ReadProcessId(dir.ProxyPidFile());
     if (proxy && IsRunning(*proxy)) {
-      if (auto reloaded = ReloadProxy(*proxy, plan.bind, deployment.proxy.port); !reloaded.ok()) {
+      if (auto reloaded = ReloadProxy(access, *proxy, plan.bind, deployment.proxy.port);
+          !reloaded.ok()) {
         return Error(reloaded.error().message() + " (every shard did; see " +
                      dir.ProxyLog().string() + ")");
       }
       report.proxy = true;
     }
   }
+  return report;
+}
+
+Outcome<TlsReloadReport> ReloadTls(const Spec& spec, bool dry_run,
+                                   const std::function<void(size_t done, size_t total)>& progress) {
+  // The files are checked here first, as the user's fault, before anything loads them.
+  auto target = LoadTarget(spec, {.access = false});
+  if (!target.ok()) return target.error();
+  const Deployment& deployment = *target->deployment;
+  if (!deployment.tls.enabled()) {
+    return Failure::Usage("deployment " + spec.name +
+                          " runs without TLS (start it with --tls-cert, --tls-key and --tls-ca)");
+  }
+  if (auto files = CheckTlsFiles(target->dir, deployment.tls); !files.ok()) {
+    return Failure::Usage(files.error().message() + "; nothing was reloaded");
+  }
+  const auto started = std::chrono::steady_clock::now();
+  TlsReloadReport report;
+  if (!dry_run) {
+    size_t done = 0;
+    auto reloaded = ReloadEveryPeer(target->dir, deployment, [&](int) {
+      if (progress) progress(++done, deployment.plan.shards.size());
+    });
+    if (!reloaded.ok()) return reloaded.error();
+    report = std::move(reloaded).value();
+  }
+  report.cert = deployment.tls.cert;
+  report.shard_count = deployment.plan.shards.size();
+  report.proxy_enabled = deployment.proxy.enabled();
+  report.dry_run = dry_run;
+  report.took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
   return report;
 }
 

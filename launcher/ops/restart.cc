@@ -4,13 +4,17 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "launcher/cluster/formation.h"
+#include "launcher/engine/engine.h"
+#include "launcher/ops/reload_tls.h"
 #include "launcher/ops/shard_snapshot.h"
+#include "launcher/ops/target.h"
 #include "launcher/supervisor/supervisor.h"
 
 namespace shardctl::launcher {
@@ -54,7 +58,7 @@ Result<pid_t> WaitForNewProcess(const DeploymentDir& dir, int index, const json&
                std::to_string(index) + ")");
 }
 
-json RestartRequest(int index, const RestartOptions& options, bool require_handover) {
+json SupervisorRestartRequest(int index, const RestartOptions& options, bool require_handover) {
   json request = {{"cmd", "restart"}, {"shard", index}};
   if (const auto& engine = options.engine) {
     request["engine"] = {
@@ -79,14 +83,14 @@ Result<json> AskForRestart(const DeploymentDir& dir, const json& request) {
 
 // How shard `index` keeps its keys (restart.h), from what it is now. A shard the supervisor runs
 // but that does not answer is not restarted: its keys could not be saved.
-Result<std::string> ChooseDataPath(const DeploymentDir& dir, const Deployment& deployment,
-                                   int index, int port, const RestartOptions& options,
-                                   ShardRestart& result) {
+Result<std::string> ChooseDataPath(const Access& access, const DeploymentDir& dir,
+                                   const Deployment& deployment, int index, int port,
+                                   const RestartOptions& options, ShardRestart& result) {
   auto supervised = SupervisedShard(dir, index);
   if (!supervised.ok()) return supervised.error();
   if (!supervised->contains("pid") || !(*supervised)["pid"].is_number()) return std::string("none");
   if (options.discard_data) return std::string("discarded");
-  auto state = InspectShard(deployment.plan.bind, port);
+  auto state = InspectShard(access, deployment.plan.bind, port);
   if (!state.ok()) {
     return Error("shard " + std::to_string(index) + " runs but did not answer (" +
                  state.error().message() +
@@ -101,7 +105,8 @@ Result<std::string> ChooseDataPath(const DeploymentDir& dir, const Deployment& d
 
 }  // namespace
 
-Result<ShardRestart> RestartShard(const DeploymentDir& dir, const Deployment& deployment, int index,
+Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir,
+                                  const Deployment& deployment, int index,
                                   const RestartOptions& options) {
   auto started = Clock::now();
   const ShardPlan* planned = nullptr;
@@ -113,25 +118,26 @@ Result<ShardRestart> RestartShard(const DeploymentDir& dir, const Deployment& de
   const int port = planned->port;
   const bool aof = deployment.durability.persistence == Persistence::kAof;
   ShardRestart result{.shard = index};
-  auto path = ChooseDataPath(dir, deployment, index, port, options, result);
+  auto path = ChooseDataPath(access, dir, deployment, index, port, options, result);
   if (!path.ok()) return path.error();
   result.data = *path;
 
   Result<json> reply = json::object();
   if (result.data != "saved") {
-    reply = AskForRestart(dir, RestartRequest(index, options, result.data == "handed-over"));
+    reply =
+        AskForRestart(dir, SupervisorRestartRequest(index, options, result.data == "handed-over"));
   }
   if (reply.ok() && reply->value("handover_failed", false)) {
     // The replica could not take over (lagging, or just lost): keep the keys on disk instead.
     result.data = aof ? "aof" : "saved";
-    if (aof) reply = AskForRestart(dir, RestartRequest(index, options, false));
+    if (aof) reply = AskForRestart(dir, SupervisorRestartRequest(index, options, false));
   }
   if (result.data == "saved") {
     const auto paused = Clock::now();
-    auto saved = PauseAndSnapshot(host, port, index, options.interrupted);
+    auto saved = PauseAndSnapshot(access, host, port, index, options.interrupted);
     if (!saved.ok()) return saved.error();
     result.keys_before = *saved;
-    reply = AskForRestart(dir, RestartRequest(index, options, false));
+    reply = AskForRestart(dir, SupervisorRestartRequest(index, options, false));
     result.write_pause =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - paused);
     if (!reply.ok()) {
@@ -140,7 +146,7 @@ Result<ShardRestart> RestartShard(const DeploymentDir& dir, const Deployment& de
                    " is saved; if it was not restarted, its writes resume within " +
                    std::to_string(kPauseSeconds) + " s; shardctl status shows it)");
     }
-    if (reply->value("refused", false)) Unpause(host, port);
+    if (reply->value("refused", false)) Unpause(access, host, port);
   }
   if (!reply.ok()) return reply.error();
   if (reply->value("refused", false)) return Error(reply->value("error", "restart refused"));
@@ -154,7 +160,7 @@ Result<ShardRestart> RestartShard(const DeploymentDir& dir, const Deployment& de
                              : "";
   auto new_pid = WaitForNewProcess(dir, index, old_pid);
   if (!new_pid.ok()) return Error(new_pid.error().message() + kept);
-  auto serving = WaitUntilServing(host, port);
+  auto serving = WaitUntilServing(access, host, port);
   if (!serving.ok()) {
     return Error("shard " + std::to_string(index) + ": " + serving.error().message() + kept);
   }
@@ -170,8 +176,8 @@ Result<ShardRestart> RestartShard(const DeploymentDir& dir, const Deployment& de
     std::error_code ignored;
     std::filesystem::remove(snapshot, ignored);
   }
-  auto healthy = WaitUntilHealthy(RunningNodesOf(deployment.plan), Clock::now() + kShardBackTimeout,
-                                  [] { return common::Ok(); });
+  auto healthy = WaitUntilHealthy(access, RunningNodesOf(deployment.plan),
+                                  Clock::now() + kShardBackTimeout, [] { return common::Ok(); });
   if (!healthy.ok()) return healthy.error().Context("the cluster did not become healthy");
   result.old_pid = old_pid.is_number() ? std::optional<pid_t>(old_pid.get<pid_t>()) : std::nullopt;
   result.new_pid = *new_pid;
@@ -194,6 +200,90 @@ common::Result<RestartLock> RestartLock::Take(const DeploymentDir& dir) {
 
 RestartLock::~RestartLock() {
   if (fd_ >= 0) close(fd_);
+}
+
+namespace {
+
+// What must hold before the first shard stops; every problem is the request's.
+Outcome<std::optional<Engine>> CheckRestartRequest(const RestartRequest& request,
+                                                   const Target& target) {
+  const Deployment& deployment = *target.deployment;
+  const auto& shards = deployment.plan.shards;
+  if (request.shard && std::none_of(shards.begin(), shards.end(), [&](const ShardPlan& s) {
+        return s.index == *request.shard;
+      })) {
+    return Failure::Usage("no shard " + std::to_string(*request.shard) + " (shards are 0-" +
+                          std::to_string(shards.back().index) + "; shardctl status lists them)");
+  }
+  std::optional<Engine> engine;
+  if (request.engine_given) {
+    auto resolved = ResolveEngine(request.spec.engine);
+    if (!resolved.ok()) return Failure::Usage(resolved.error());
+    engine = std::move(resolved).value();
+  }
+  // --engine E is refused before anything stops when E cannot read the running engine's data.
+  if (engine && !request.discard_data) {
+    if (const std::string problem = DataFormatProblem(deployment.engine, *engine);
+        !problem.empty()) {
+      return Failure::Usage("--engine " + engine->path.string() + ": " + problem +
+                            "; nothing was restarted (keep " + deployment.engine.Name() + " " +
+                            deployment.engine.version +
+                            ", or pass --discard-data to start the restarted shards empty)");
+    }
+  }
+  // A restarted shard loads the files at the recorded paths: ones no peer accepts would keep it
+  // out of the cluster.
+  if (deployment.tls.enabled()) {
+    if (auto files = CheckTlsFiles(target.dir, deployment.tls); !files.ok()) {
+      return Failure::Usage("a restarted shard loads the TLS files at the recorded paths: " +
+                            files.error().message() +
+                            "; nothing was restarted (put working files there first; reload-tls "
+                            "checks them the same way)");
+    }
+  }
+  return engine;
+}
+
+// Ctrl-C: the shard under way was seen through (or left running, its writes resumed); no later
+// shard is touched.
+Failure Interrupted(const RestartReport& report, std::optional<int> next,
+                    const std::string& failure) {
+  std::string message =
+      "interrupted after " + std::to_string(report.restarted.size()) + " shard(s) restarted";
+  if (next) message += "; shard " + std::to_string(*next) + " and later were not touched";
+  if (!failure.empty()) message += " (" + failure + ")";
+  return Failure(Fault::kInterrupted, message);
+}
+
+}  // namespace
+
+Outcome<RestartReport> Restart(const RestartRequest& request) {
+  auto target = LoadTarget(request.spec, {.supervisor = true});
+  if (!target.ok()) return target.error();
+  auto engine = CheckRestartRequest(request, *target);
+  if (!engine.ok()) return engine.error();
+  const RestartOptions options{
+      .engine = *engine, .discard_data = request.discard_data, .interrupted = request.interrupted};
+  auto lock = RestartLock::Take(target->dir);
+  if (!lock.ok()) return lock.error();
+  const auto interrupted = [&request] {
+    return request.interrupted != nullptr && request.interrupted->load();
+  };
+  RestartReport report;
+  for (const auto& planned : target->deployment->plan.shards) {
+    const int index = planned.index;
+    if (request.shard && index != *request.shard) continue;
+    if (interrupted()) return Interrupted(report, index, "");
+    auto restart = RestartShard(target->access, target->dir, *target->deployment, index, options);
+    const std::string where = "shard " + std::to_string(index);
+    if (!restart.ok() && interrupted()) {
+      return Interrupted(report, std::nullopt, where + ": " + restart.error().message());
+    }
+    if (!restart.ok()) return restart.error().Context(where);
+    if (request.on_restarted) request.on_restarted(*restart);
+    report.restarted.push_back(std::move(restart).value());
+  }
+  return report;
 }
 
 }  // namespace shardctl::launcher

@@ -18,13 +18,18 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/result.h"
+#include "launcher/cluster/access.h"
 #include "launcher/model/deployment.h"
 #include "launcher/model/deployment_dir.h"
+#include "launcher/model/spec.h"
+#include "launcher/ops/outcome.h"
 
 namespace shardctl::launcher {
 
@@ -70,7 +75,30 @@ class RestartLock {
 
 // Restarts shard `index` of `deployment` through its supervisor, keeping its keys as the header
 // says. Errors say which step failed and whether the shard was left running as it was.
-common::Result<ShardRestart> RestartShard(const DeploymentDir& dir, const Deployment& deployment,
-                                          int index, const RestartOptions& options);
+common::Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir,
+                                          const Deployment& deployment, int index,
+                                          const RestartOptions& options);
+
+// `shardctl restart SHARD` / `restart --rolling`: one entry for every step.
+//
+//   LoadTarget (a supervisor must run it) ─▶ the shard exists ─▶ --engine can read the data
+//   ─▶ TLS files a restarted shard would load ─▶ restart.lock ─▶ RestartShard, one at a time
+struct RestartRequest {
+  Spec spec;
+  std::optional<int> shard;   // one shard; nullopt: --rolling, every shard in order
+  bool engine_given = false;  // --engine was given: spec.engine from now on
+  bool discard_data = false;  // --discard-data
+  const std::atomic<bool>* interrupted = nullptr;         // Ctrl-C: no later shard is touched
+  std::function<void(const ShardRestart&)> on_restarted;  // each shard once it serves again
+};
+
+struct RestartReport {
+  std::vector<ShardRestart> restarted;
+};
+
+// A shard that does not exist, an engine that cannot read the data, TLS files no peer would
+// accept: usage faults, nothing restarted. A restart that fails stops there (runtime); Ctrl-C
+// stops before the next shard (Fault::kInterrupted, saying how far it got).
+Outcome<RestartReport> Restart(const RestartRequest& request);
 
 }  // namespace shardctl::launcher

@@ -8,7 +8,10 @@
 #include <vector>
 
 #include "common/result.h"
+#include "launcher/cluster/access.h"
 #include "launcher/model/plan.h"
+#include "launcher/model/spec.h"
+#include "launcher/ops/outcome.h"
 
 namespace shardctl::launcher {
 
@@ -20,7 +23,7 @@ struct ForkCount {
 };
 
 // Every shard's fork count, by shard index.
-std::vector<ForkCount> ObserveForks(const Plan& plan);
+std::vector<ForkCount> ObserveForks(const Access& access, const Plan& plan);
 
 struct SaveReport {
   int failed = 0;           // shards whose save did not end "ok"
@@ -33,8 +36,21 @@ using SaveProgress = std::function<void(size_t saved, size_t total, int forking)
 // Polls every shard until each has forked since `before` and finished, for up to 30 minutes
 // from `started`; the error says how many shards were not saved by then. `progress` (if set)
 // hears after each poll.
-common::Result<SaveReport> WaitForSaves(const Plan& plan, const std::vector<ForkCount>& before,
+common::Result<SaveReport> WaitForSaves(const Access& access, const Plan& plan,
+                                        const std::vector<ForkCount>& before,
                                         std::chrono::steady_clock::time_point started,
                                         const SaveProgress& progress = {});
+
+// `shardctl save`: asks the supervisor's fork scheduler to save every shard once, then waits
+// until all are done. A deployment that keeps nothing on disk is a usage fault.
+struct SaveDone {
+  SaveReport saves;
+  size_t shards = 0;
+  int fork_limit = 1;
+  std::chrono::milliseconds took{0};
+};
+// `progress` hears (saved, total, forking now, fork limit) while the saves run.
+Outcome<SaveDone> Save(const Spec& spec,
+                       const std::function<void(size_t, size_t, int, int)>& progress);
 
 }  // namespace shardctl::launcher

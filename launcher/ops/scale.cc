@@ -7,6 +7,8 @@
 #include "launcher/cluster/redis_client.h"
 #include "launcher/model/plan_json.h"
 #include "launcher/model/plan_scale.h"
+#include "launcher/ops/host.h"
+#include "launcher/ops/target.h"
 #include "launcher/os/ports.h"
 #include "launcher/supervisor/supervisor.h"
 
@@ -34,19 +36,19 @@ std::vector<ClusterNode> NodesOf(const Plan& plan, const std::vector<int>& indic
   return nodes;
 }
 
-Result<std::string> NodeId(const std::string& host, int port) {
-  auto connection = RedisConnection::Connect(host, port, kQueryTimeout);
+Result<std::string> NodeId(const Access& access, const std::string& host, int port) {
+  auto connection = RedisConnection::Connect(access, host, port, kQueryTimeout);
   if (!connection.ok()) return connection.error();
   return connection->Run({"CLUSTER", "MYID"});
 }
 
 // Runs `command` on the first of `plan`'s shards (outside `skip`) that answers.
-Result<std::string> OnAnyShard(const Plan& plan, const std::set<int>& skip,
+Result<std::string> OnAnyShard(const Access& access, const Plan& plan, const std::set<int>& skip,
                                const Command& command) {
   std::string last = "no shard to ask";
   for (const auto& shard : plan.shards) {
     if (skip.count(shard.index)) continue;
-    auto connection = RedisConnection::Connect(plan.bind, shard.port, kQueryTimeout);
+    auto connection = RedisConnection::Connect(access, plan.bind, shard.port, kQueryTimeout);
     if (!connection.ok()) {
       last = connection.error().message();
       continue;
@@ -78,16 +80,17 @@ common::Status Reshape(const DeploymentDir& dir, const Plan& next) {
 
 // New shards meet the cluster through one existing node; new replicas follow their primary
 // (retried until the replica has heard of it by gossip); then every node must agree.
-common::Status JoinNewShards(const Plan& running, const Plan& next, const std::vector<int>& added) {
+common::Status JoinNewShards(const Access& access, const Plan& running, const Plan& next,
+                             const std::vector<int>& added) {
   const auto deadline = Clock::now() + kJoinDeadline;
   const auto no_abort = [] { return common::Ok(); };
-  if (auto pinged = WaitForPing(NodesOf(next, added), deadline, no_abort); !pinged.ok()) {
+  if (auto pinged = WaitForPing(access, NodesOf(next, added), deadline, no_abort); !pinged.ok()) {
     return pinged;
   }
   std::set<int> skip(added.begin(), added.end());
   for (const auto& node : NodesOf(next, added)) {
     auto met = OnAnyShard(
-        running, skip,
+        access, running, skip,
         {"CLUSTER", "MEET", node.host, std::to_string(node.port), std::to_string(node.bus_port)});
     if (!met.ok())
       return Error("CLUSTER MEET " + std::to_string(node.port) + ": " + met.error().message());
@@ -95,12 +98,12 @@ common::Status JoinNewShards(const Plan& running, const Plan& next, const std::v
   for (int index : added) {
     const ShardPlan* shard = FindShard(next, index);
     if (shard->role != Role::kReplica) continue;
-    auto primary_id = NodeId(next.bind, FindShard(next, *shard->primary)->port);
+    auto primary_id = NodeId(access, next.bind, FindShard(next, *shard->primary)->port);
     if (!primary_id.ok()) return primary_id.error();
     std::string refused = "no answer before the deadline";
     bool following = false;
     while (!following && Clock::now() < deadline) {
-      auto connection = RedisConnection::Connect(next.bind, shard->port, kQueryTimeout);
+      auto connection = RedisConnection::Connect(access, next.bind, shard->port, kQueryTimeout);
       if (!connection.ok()) return connection.error();
       auto reply = connection->Run({"CLUSTER", "REPLICATE", *primary_id});
       following = reply.ok();
@@ -113,12 +116,13 @@ common::Status JoinNewShards(const Plan& running, const Plan& next, const std::v
       return Error("shard " + std::to_string(index) + ": CLUSTER REPLICATE: " + refused);
     }
   }
-  return WaitUntilHealthy(RunningNodesOf(next), deadline, no_abort);
+  return WaitUntilHealthy(access, RunningNodesOf(next), deadline, no_abort);
 }
 
 // The moves a scale-out would make, with the new primaries as empty owners (for --dry-run).
-Result<std::vector<PlannedMove>> PlanScaleOut(const Plan& next, const std::vector<int>& added) {
-  auto primaries = ReadLivePrimaries(next, kQueryTimeout);
+Result<std::vector<PlannedMove>> PlanScaleOut(const Access& access, const Plan& next,
+                                              const std::vector<int>& added) {
+  auto primaries = ReadLivePrimaries(access, next, kQueryTimeout);
   if (!primaries.ok()) return primaries.error();
   for (int index : added) {
     const ShardPlan* shard = FindShard(next, index);
@@ -140,8 +144,9 @@ Result<std::vector<PlannedMove>> PlanScaleOut(const Plan& next, const std::vecto
   return planned;
 }
 
-Result<ScaleResult> ScaleOut(const DeploymentDir& dir, const Deployment& deployment, Plan next,
-                             const ScaleRequest& request, ScaleResult result) {
+Result<ScaleResult> ScaleOut(const Access& access, const DeploymentDir& dir,
+                             const Deployment& deployment, Plan next, const ScaleRequest& request,
+                             ScaleResult result) {
   const Plan& running = deployment.plan;
   for (const auto& shard : next.shards) {
     if (!FindShard(running, shard.index)) result.added.push_back(shard.index);
@@ -160,7 +165,7 @@ Result<ScaleResult> ScaleOut(const DeploymentDir& dir, const Deployment& deploym
   }
   result.plan = next;
   if (request.dry_run) {
-    auto moves = PlanScaleOut(next, result.added);
+    auto moves = PlanScaleOut(access, next, result.added);
     if (!moves.ok()) return moves.error();
     result.reshard.moves = *moves;
     return result;
@@ -168,23 +173,23 @@ Result<ScaleResult> ScaleOut(const DeploymentDir& dir, const Deployment& deploym
   Step(request, "starting " + std::to_string(result.added.size()) + " new shard(s)");
   if (auto reshaped = Reshape(dir, next); !reshaped.ok()) return reshaped.error().Context("start");
   Step(request, "joining them to the cluster");
-  if (auto joined = JoinNewShards(running, next, result.added); !joined.ok()) {
+  if (auto joined = JoinNewShards(access, running, next, result.added); !joined.ok()) {
     return joined.error().Context("join");
   }
   Step(request, "moving slots onto the new primaries");
-  auto reshard = Reshard(next, MovesFor(request, 0, {}));
+  auto reshard = Reshard(access, next, MovesFor(request, 0, {}));
   if (!reshard.ok()) return reshard.error().Context("move slots");
   result.reshard = *reshard;
   return result;
 }
 
-Result<ScaleResult> ScaleIn(const DeploymentDir& dir, const Deployment& deployment,
-                            const ShrunkPlan& shrunk, const ScaleRequest& request,
-                            ScaleResult result) {
+Result<ScaleResult> ScaleIn(const Access& access, const DeploymentDir& dir,
+                            const Deployment& deployment, const ShrunkPlan& shrunk,
+                            const ScaleRequest& request, ScaleResult result) {
   result.removed = shrunk.removed;
   result.plan = shrunk.plan;
   Step(request, "moving the slots of shard(s) being removed onto the rest");
-  auto reshard = Reshard(deployment.plan,
+  auto reshard = Reshard(access, deployment.plan,
                          MovesFor(request, 0, {shrunk.removed.begin(), shrunk.removed.end()}));
   if (!reshard.ok()) return reshard.error().Context("move slots");
   result.reshard = *reshard;
@@ -192,7 +197,8 @@ Result<ScaleResult> ScaleIn(const DeploymentDir& dir, const Deployment& deployme
   std::vector<std::string> ids;
   for (int index : shrunk.removed) {
     const ShardPlan* shard = FindShard(deployment.plan, index);
-    auto connection = RedisConnection::Connect(deployment.plan.bind, shard->port, kQueryTimeout);
+    auto connection =
+        RedisConnection::Connect(access, deployment.plan.bind, shard->port, kQueryTimeout);
     if (!connection.ok()) return connection.error();
     auto id = connection->Run({"CLUSTER", "MYID"});
     auto keys = connection->Run({"DBSIZE"});
@@ -209,10 +215,10 @@ Result<ScaleResult> ScaleIn(const DeploymentDir& dir, const Deployment& deployme
   }
   std::vector<common::Endpoint> remaining;
   for (const auto& shard : shrunk.plan.shards) remaining.push_back({shrunk.plan.bind, shard.port});
-  if (auto forgot = ForgetNodes(remaining, ids); !forgot.ok()) {
+  if (auto forgot = ForgetNodes(access, remaining, ids); !forgot.ok()) {
     return forgot.error().Context("forget");
   }
-  auto healthy = WaitUntilHealthy(RunningNodesOf(shrunk.plan), Clock::now() + kJoinDeadline,
+  auto healthy = WaitUntilHealthy(access, RunningNodesOf(shrunk.plan), Clock::now() + kJoinDeadline,
                                   [] { return common::Ok(); });
   if (!healthy.ok()) return healthy.error().Context("after removing shards");
   return result;
@@ -220,33 +226,48 @@ Result<ScaleResult> ScaleIn(const DeploymentDir& dir, const Deployment& deployme
 
 }  // namespace
 
-Result<ScaleResult> Scale(const DeploymentDir& dir, const Deployment& deployment,
-                          const Topology& topology, const Spec& spec, const ScaleRequest& request) {
+Result<ScaleResult> ScaleLoaded(const Access& access, const DeploymentDir& dir,
+                                const Deployment& deployment, const Topology& topology,
+                                const Spec& spec, const ScaleRequest& request) {
   const Plan& running = deployment.plan;
   ScaleResult result;
   result.from_primaries = static_cast<int>(PlannedPrimaries(running).size());
   result.to_primaries = request.primaries;
   if (!request.dry_run) {
-    auto finished = FinishInterruptedMoves(running);
+    auto finished = FinishInterruptedMoves(access, running);
     if (!finished.ok()) return finished.error().Context("finish interrupted moves");
   }
   if (request.primaries > result.from_primaries) {
     auto next = ExtendPlan(topology, spec, running, request.primaries);
     if (!next.ok()) return Error("usage: " + next.error().message());
-    return ScaleOut(dir, deployment, std::move(next).value(), request, std::move(result));
+    return ScaleOut(access, dir, deployment, std::move(next).value(), request, std::move(result));
   }
   if (request.primaries == result.from_primaries) {
     // The shape is right; an earlier scale may have stopped before the slots were even, so
     // continue that (a no-op when balanced within 2%).
     result.plan = running;
-    auto reshard = Reshard(running, MovesFor(request, 0.02, {}));
+    auto reshard = Reshard(access, running, MovesFor(request, 0.02, {}));
     if (!reshard.ok()) return reshard.error().Context("move slots");
     result.reshard = *reshard;
     return result;
   }
   auto shrunk = ShrinkPlan(running, request.primaries);
   if (!shrunk.ok()) return Error("usage: " + shrunk.error().message());
-  return ScaleIn(dir, deployment, *shrunk, request, std::move(result));
+  return ScaleIn(access, dir, deployment, *shrunk, request, std::move(result));
+}
+
+Outcome<ScaleResult> Scale(const Spec& spec, const ScaleRequest& request) {
+  auto target = LoadTarget(spec, {.supervisor = true});
+  if (!target.ok()) return target.error();
+  auto host = ReadHost(spec, std::nullopt);
+  if (!host.ok()) return host.error();
+  auto scaled = ScaleLoaded(target->access, target->dir, *target->deployment, host->topology,
+                            host->spec, request);
+  if (scaled.ok()) return std::move(scaled).value();
+  if (request.stop != nullptr && request.stop->load()) {
+    return Failure(Fault::kInterrupted, scaled.error().message());
+  }
+  return Classify(scaled.error());
 }
 
 }  // namespace shardctl::launcher

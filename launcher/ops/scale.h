@@ -20,7 +20,9 @@
 #include "common/result.h"
 #include "launcher/model/deployment.h"
 #include "launcher/model/deployment_dir.h"
+#include "launcher/model/spec.h"
 #include "launcher/model/topology.h"
+#include "launcher/ops/outcome.h"
 #include "launcher/ops/rebalance.h"
 
 namespace shardctl::launcher {
@@ -45,8 +47,13 @@ struct ScaleResult {
 
 // Errors that are the request's fault (a count that does not fit the host, nothing to do) start
 // with "usage: " so the CLI can exit 2; the rest name the step that failed.
-common::Result<ScaleResult> Scale(const DeploymentDir& dir, const Deployment& deployment,
-                                  const Topology& topology, const Spec& spec,
-                                  const ScaleRequest& request);
+common::Result<ScaleResult> ScaleLoaded(const Access& access, const DeploymentDir& dir,
+                                        const Deployment& deployment, const Topology& topology,
+                                        const Spec& spec, const ScaleRequest& request);
+
+// `shardctl scale --shards N`: loads the deployment (a supervisor must run it), reads the host,
+// then ScaleLoaded. A shape the host or the cluster cannot take is a usage fault; one stopped by
+// request.stop is Fault::kInterrupted.
+Outcome<ScaleResult> Scale(const Spec& spec, const ScaleRequest& request);
 
 }  // namespace shardctl::launcher

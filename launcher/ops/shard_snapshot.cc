@@ -54,8 +54,8 @@ common::Status Snapshot(RedisConnection& connection, const std::atomic<bool>* in
 
 }  // namespace
 
-Result<ShardState> InspectShard(const std::string& host, int port) {
-  auto connection = RedisConnection::Connect(host, port, kQueryTimeout);
+Result<ShardState> InspectShard(const Access& access, const std::string& host, int port) {
+  auto connection = RedisConnection::Connect(access, host, port, kQueryTimeout);
   if (!connection.ok()) return connection.error();
   auto replies = connection->Pipeline({{"INFO", "replication"}, {"DBSIZE"}});
   if (!replies.ok()) return replies.error();
@@ -67,10 +67,10 @@ Result<ShardState> InspectShard(const std::string& host, int port) {
                     .keys = common::ParseInteger<long long>(*(*replies)[1]).value_or(0)};
 }
 
-Result<long long> PauseAndSnapshot(const std::string& host, int port, int index,
-                                   const std::atomic<bool>* interrupted) {
+Result<long long> PauseAndSnapshot(const Access& access, const std::string& host, int port,
+                                   int index, const std::atomic<bool>* interrupted) {
   const std::string shard = "shard " + std::to_string(index);
-  auto connection = RedisConnection::Connect(host, port, kQueryTimeout);
+  auto connection = RedisConnection::Connect(access, host, port, kQueryTimeout);
   if (!connection.ok()) return connection.error().Context(shard);
   if (auto paused = Pause(*connection); !paused.ok()) {
     return paused.error().Context(shard + ": CLIENT PAUSE WRITE");
@@ -92,16 +92,16 @@ Result<long long> PauseAndSnapshot(const std::string& host, int port, int index,
   return common::ParseInteger<long long>(*keys).value_or(0);
 }
 
-void Unpause(const std::string& host, int port) {
-  auto connection = RedisConnection::Connect(host, port, kQueryTimeout);
+void Unpause(const Access& access, const std::string& host, int port) {
+  auto connection = RedisConnection::Connect(access, host, port, kQueryTimeout);
   if (connection.ok()) (void)connection->Run({"CLIENT", "UNPAUSE"});
 }
 
-Result<long long> WaitUntilServing(const std::string& host, int port) {
+Result<long long> WaitUntilServing(const Access& access, const std::string& host, int port) {
   const auto deadline = Clock::now() + kLoadTimeout;
   std::string waiting_for = "an answer";
   while (Clock::now() < deadline) {
-    auto connection = RedisConnection::Connect(host, port, kQueryTimeout);
+    auto connection = RedisConnection::Connect(access, host, port, kQueryTimeout);
     auto replies =
         connection.ok()
             ? connection->Pipeline({{"INFO", "persistence"}, {"INFO", "replication"}, {"DBSIZE"}})

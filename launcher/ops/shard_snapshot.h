@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "launcher/cluster/access.h"
 
 namespace shardctl::launcher {
 
@@ -21,7 +22,7 @@ struct ShardState {
 };
 
 // Asks the shard at host:port; an error when it does not answer INFO and DBSIZE.
-common::Result<ShardState> InspectShard(const std::string& host, int port);
+common::Result<ShardState> InspectShard(const Access& access, const std::string& host, int port);
 
 // Holds the shard's writes and snapshots it in the background (BGSAVE: the shard keeps answering
 // PING and the cluster bus, so neither the supervisor nor its peers take it for hung). On success
@@ -29,17 +30,17 @@ common::Result<ShardState> InspectShard(const std::string& host, int port);
 // write is acknowledged after the snapshot; returns the keys it holds. On failure the pause is
 // lifted and the error says nothing was restarted.
 // `interrupted` (may be null) set while it works lifts the pause and ends it with an error.
-common::Result<long long> PauseAndSnapshot(const std::string& host, int port, int index,
-                                           const std::atomic<bool>* interrupted);
+common::Result<long long> PauseAndSnapshot(const Access& access, const std::string& host, int port,
+                                           int index, const std::atomic<bool>* interrupted);
 
 // How long writes stay held after PauseAndSnapshot returns, unless the shard exits first.
 inline constexpr int kPauseSeconds = 30;
 
 // Lifts a pause PauseAndSnapshot left (the restart was refused).
-void Unpause(const std::string& host, int port);
+void Unpause(const Access& access, const std::string& host, int port);
 
 // Waits until the shard serves its data: loaded (loading:0) and, for a replica, linked to its
 // primary with the full sync done. Returns its key count.
-common::Result<long long> WaitUntilServing(const std::string& host, int port);
+common::Result<long long> WaitUntilServing(const Access& access, const std::string& host, int port);
 
 }  // namespace shardctl::launcher

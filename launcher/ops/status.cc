@@ -6,6 +6,7 @@
 
 #include "launcher/cluster/formation.h"
 #include "launcher/cluster/redis_client.h"
+#include "launcher/ops/target.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
 #include "launcher/supervisor/restart_policy.h"
@@ -19,7 +20,8 @@ using nlohmann::json;
 constexpr auto kProbeTimeout = std::chrono::milliseconds(500);
 constexpr auto kSupervisorTimeout = std::chrono::seconds(2);
 
-ShardStatus ProbeShard(const DeploymentDir& dir, const Plan& plan, const ShardPlan& shard) {
+ShardStatus ProbeShard(const Access& access, const DeploymentDir& dir, const Plan& plan,
+                       const ShardPlan& shard) {
   ShardStatus status;
   status.index = shard.index;
   status.process = ReadProcessId(dir.ShardPidFile(shard.index));
@@ -28,7 +30,7 @@ ShardStatus ProbeShard(const DeploymentDir& dir, const Plan& plan, const ShardPl
     if (auto cpus = ReadAllowedCpus(status.process->pid); cpus.ok()) status.pinned_cpus = *cpus;
     if (auto nodes = ReadBoundNodes(status.process->pid); nodes.ok()) status.bound_nodes = *nodes;
   }
-  auto connection = RedisConnection::Connect(plan.bind, shard.port, kProbeTimeout);
+  auto connection = RedisConnection::Connect(access, plan.bind, shard.port, kProbeTimeout);
   auto replies = connection.ok()
                      ? connection->Pipeline({{"CLUSTER", "MYID"},
                                              {"CLUSTER", "INFO"},
@@ -52,13 +54,13 @@ ShardStatus ProbeShard(const DeploymentDir& dir, const Plan& plan, const ShardPl
   return status;
 }
 
-ProxyStatus ProbeProxy(const DeploymentDir& dir, const Deployment& deployment,
+ProxyStatus ProbeProxy(const Access& access, const DeploymentDir& dir, const Deployment& deployment,
                        const json& supervised) {
   ProxyStatus status;
   auto process = ReadProcessId(dir.ProxyPidFile());
   if (process && IsRunning(*process)) status.process = process;
   auto connection =
-      RedisConnection::Connect(deployment.plan.bind, deployment.proxy.port, kProbeTimeout);
+      RedisConnection::Connect(access, deployment.plan.bind, deployment.proxy.port, kProbeTimeout);
   status.answers = connection.ok() && connection->Run({"PING"}).ok();
   status.supervised = supervised;
   return status;
@@ -164,12 +166,13 @@ Summary Summarize(const std::vector<ShardStatus>& shards, bool supervised, bool 
   return {"degraded", Verdict::kDegraded};
 }
 
-DeploymentStatus ProbeDeployment(const DeploymentDir& dir, const Deployment& deployment) {
+DeploymentStatus ProbeDeployment(const Access& access, const DeploymentDir& dir,
+                                 const Deployment& deployment) {
   DeploymentStatus status;
   status.supervised = SupervisorRunning(dir);
   status.supervisor = ReadProcessId(dir.SupervisorPidFile());
   for (const auto& shard : deployment.plan.shards) {
-    status.shards.push_back(ProbeShard(dir, deployment.plan, shard));
+    status.shards.push_back(ProbeShard(access, dir, deployment.plan, shard));
   }
   json supervisor_view = json::object();
   if (status.supervised) {
@@ -183,13 +186,20 @@ DeploymentStatus ProbeDeployment(const DeploymentDir& dir, const Deployment& dep
     }
   }
   if (deployment.proxy.enabled()) {
-    status.proxy = ProbeProxy(dir, deployment, supervisor_view.value("proxy", json()));
+    status.proxy = ProbeProxy(access, dir, deployment, supervisor_view.value("proxy", json()));
   }
   status.moves = CollectMoves(status.shards);
   status.summary =
       // A supervisor that holds its lock but does not answer (stopped, hung) heals nothing.
       Summarize(status.shards, status.supervisor_answers, !status.proxy || status.proxy->answers);
   return status;
+}
+
+Outcome<StatusReport> Status(const Spec& spec) {
+  auto target = LoadTarget(spec, {.if_missing = TargetNeeds::IfMissing::kUnknown});
+  if (!target.ok()) return target.error();
+  DeploymentStatus status = ProbeDeployment(target->access, target->dir, *target->deployment);
+  return StatusReport{.deployment = std::move(*target->deployment), .status = std::move(status)};
 }
 
 }  // namespace shardctl::launcher

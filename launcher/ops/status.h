@@ -15,8 +15,11 @@
 #include <vector>
 
 #include "common/cluster_text.h"
+#include "launcher/cluster/access.h"
 #include "launcher/model/deployment.h"
 #include "launcher/model/deployment_dir.h"
+#include "launcher/model/spec.h"
+#include "launcher/ops/outcome.h"
 #include "launcher/os/process.h"
 
 namespace shardctl::launcher {
@@ -89,7 +92,8 @@ struct DeploymentStatus {
 };
 
 // Probes every shard and the proxy of `deployment` and asks a live supervisor for its view.
-DeploymentStatus ProbeDeployment(const DeploymentDir& dir, const Deployment& deployment);
+DeploymentStatus ProbeDeployment(const Access& access, const DeploymentDir& dir,
+                                 const Deployment& deployment);
 
 // Pure: folds the supervisor's status reply into the probed shards: it knows what a probe cannot
 // (a crash loop, a restart under way, how many restarts, why the last exit).
@@ -106,5 +110,13 @@ std::vector<MoveInProgress> CollectMoves(const std::vector<ShardStatus>& shards)
 // Pure: the cluster state and verdict from the shards' states. Unsupervised, with a proxy that
 // does not answer, or with a slot move open, a healthy cluster is degraded.
 Summary Summarize(const std::vector<ShardStatus>& shards, bool supervised, bool proxy_answers);
+
+// `shardctl status`: the deployment's record and what probing it found. No deployment is
+// Fault::kUnknown (status' exit 3).
+struct StatusReport {
+  Deployment deployment;
+  DeploymentStatus status;
+};
+Outcome<StatusReport> Status(const Spec& spec);
 
 }  // namespace shardctl::launcher

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <functional>
 
+#include "launcher/ops/target.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
 
@@ -56,9 +57,10 @@ void FillRates(TopRow& row, const ShardInfo* before, std::optional<double> cpu_b
 
 }  // namespace
 
-TopSampler::TopSampler(DeploymentDir dir, const Deployment& deployment,
+TopSampler::TopSampler(Access access, DeploymentDir dir, const Deployment& deployment,
                        std::chrono::milliseconds timeout)
-    : dir_(std::move(dir)),
+    : access_(std::move(access)),
+      dir_(std::move(dir)),
       host_(deployment.plan.bind),
       timeout_(timeout),
       connections_(deployment.plan.shards.size()) {
@@ -74,7 +76,7 @@ TopSample TopSampler::Sample() {
   sample.unix_seconds = static_cast<int64_t>(std::time(nullptr));
   for (size_t i = 0; i < ports_.size(); ++i) {
     if (!connections_[i]) {
-      auto connection = RedisConnection::Connect(host_, ports_[i], timeout_);
+      auto connection = RedisConnection::Connect(access_, host_, ports_[i], timeout_);
       if (connection.ok()) connections_[i].emplace(std::move(connection).value());
     }
     ShardInfo info;
@@ -169,6 +171,20 @@ void SortTopRows(std::vector<TopRow>& rows, TopSort sort) {
     if (ka != kb) return ka > kb;
     return a.shard < b.shard;
   });
+}
+
+Outcome<TopFeed> TopFeed::Open(const Spec& spec, std::chrono::milliseconds shard_timeout) {
+  auto target = LoadTarget(spec, {});
+  if (!target.ok()) return target.error();
+  TopSampler sampler(target->access, target->dir, *target->deployment, shard_timeout);
+  return TopFeed(std::move(*target->deployment), std::move(sampler));
+}
+
+std::vector<TopRow> TopFeed::Next() {
+  TopSample sample = sampler_.Sample();
+  auto rows = TopRows(deployment_, previous_ ? &*previous_ : nullptr, sample);
+  previous_ = std::move(sample);
+  return rows;
 }
 
 }  // namespace shardctl::launcher

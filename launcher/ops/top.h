@@ -17,6 +17,8 @@
 #include "launcher/cluster/shard_info.h"
 #include "launcher/model/deployment.h"
 #include "launcher/model/deployment_dir.h"
+#include "launcher/model/spec.h"
+#include "launcher/ops/outcome.h"
 
 namespace shardctl::launcher {
 
@@ -32,10 +34,12 @@ struct TopSample {
 // and reply is bounded by `timeout`, so a sample takes at most shards × timeout.
 class TopSampler {
  public:
-  TopSampler(DeploymentDir dir, const Deployment& deployment, std::chrono::milliseconds timeout);
+  TopSampler(Access access, DeploymentDir dir, const Deployment& deployment,
+             std::chrono::milliseconds timeout);
   TopSample Sample();
 
  private:
+  Access access_;
   DeploymentDir dir_;
   std::string host_;
   std::vector<int> ports_;
@@ -76,5 +80,24 @@ std::optional<TopSort> TopSortForKey(char key);
 
 // Pure: busiest first (shard order for kShard, and to break ties).
 void SortTopRows(std::vector<TopRow>& rows, TopSort sort);
+
+// `shardctl top`'s data: one refresh after another, each a sample's rows against the previous
+// one (the first has no rates yet).
+class TopFeed {
+ public:
+  // Loads the deployment `spec` names; errors as LoadTarget's.
+  static Outcome<TopFeed> Open(const Spec& spec, std::chrono::milliseconds shard_timeout);
+
+  std::vector<TopRow> Next();
+  const std::string& name() const { return deployment_.plan.name; }
+
+ private:
+  TopFeed(Deployment deployment, TopSampler sampler)
+      : deployment_(std::move(deployment)), sampler_(std::move(sampler)) {}
+
+  Deployment deployment_;
+  TopSampler sampler_;
+  std::optional<TopSample> previous_;
+};
 
 }  // namespace shardctl::launcher

@@ -1,327 +1,339 @@
 #include "launcher/ops/up.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/file.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
-#include <cstdio>
-#include <cstring>
+#include <algorithm>
+#include <ctime>
 #include <filesystem>
-#include <thread>
 
+#include "common/secrets.h"
+#include "common/tls_check.h"
+#include "launcher/cluster/access.h"
 #include "launcher/engine/engine.h"
+#include "launcher/ops/host.h"
+#include "launcher/ops/rebalance.h"
+#include "launcher/ops/up_steps.h"
+#include "launcher/os/files.h"
 #include "launcher/os/ports.h"
-#include "launcher/os/process.h"
 #include "launcher/state/deployment_store.h"
-#include "launcher/supervisor/proxy_keeper.h"
 #include "launcher/supervisor/supervisor.h"
 
 namespace shardctl::launcher {
 namespace {
 
-using common::Error;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-constexpr auto kUpLockWait = std::chrono::minutes(2);
-
-volatile sig_atomic_t g_supervisor_pid = 0;
-
-// Ctrl-C on `up` must not leave a half-started deployment: pass it on to the supervisor, which
-// stops whatever it started and reports "failed".
-void ForwardStop(int) {
-  if (g_supervisor_pid > 0) kill(g_supervisor_pid, SIGTERM);
+// --tls-*: absolute paths (the supervisor and every later command read them), a private key only
+// its owner may read, an engine built with TLS, files that load. The proxy (--proxy-port) is
+// given the same three files: TLS to its clients and to the shards.
+common::Result<TlsConfig> ResolveTls(const Spec& spec, const Engine& engine) {
+  if (!spec.tls_cert) return TlsConfig{};
+  if (auto key = common::ReadSecretFile(*spec.tls_key, "--tls-key"); !key.ok()) return key.error();
+  // As a TLS peer will check it: a shard loads an expired certificate, or one another CA
+  // signed, and then no client can reach it.
+  if (auto checked = common::CheckCertificate(
+          {.cert_file = *spec.tls_cert, .key_file = *spec.tls_key, .ca_file = *spec.tls_ca},
+          std::time(nullptr));
+      !checked.ok()) {
+    return checked.error();
+  }
+  auto has_tls = EngineHasTls(engine.path);
+  if (!has_tls.ok()) return has_tls.error();
+  if (!*has_tls) {
+    return common::Error("--engine " + engine.path.string() + ": " + engine.Name() + " " +
+                         engine.version +
+                         " was built without TLS (use a build with TLS, such as Debian's "
+                         "redis-server, or leave out --tls-cert/--tls-key/--tls-ca)");
+  }
+  return TlsConfig{.cert = std::filesystem::absolute(*spec.tls_cert).string(),
+                   .key = std::filesystem::absolute(*spec.tls_key).string(),
+                   .ca = std::filesystem::absolute(*spec.tls_ca).string(),
+                   .auth_clients = spec.tls_auth_clients.value_or("no"),
+                   .plain_base_port = spec.tls_also_plain ? spec.PlainBasePort() : 0};
 }
 
-// Reads the supervisor's events until it reports ready/failed or closes the pipe; `waiting` is
-// called every 200 ms while no event comes.
-json ReadStartEvents(int read_fd, const Progress& progress, const std::function<void()>& waiting) {
-  json last = {{"event", "failed"}, {"error", "the supervisor exited during start-up"}};
-  std::string buffer;
-  char chunk[4096];
-  for (;;) {
-    size_t newline;
-    while ((newline = buffer.find('\n')) != std::string::npos) {
-      json event = json::parse(buffer.substr(0, newline), nullptr, false);
-      buffer.erase(0, newline + 1);
-      if (event.is_discarded()) continue;
-      if (event.value("event", "") != "progress") return event;
-      progress(event.value("message", ""));
-    }
-    pollfd readable{.fd = read_fd, .events = POLLIN, .revents = 0};
-    int ready = poll(&readable, 1, 200);
-    if (ready == 0 || (ready < 0 && errno == EINTR)) {
-      if (waiting) waiting();
-      continue;
-    }
-    ssize_t n = ready > 0 ? read(read_fd, chunk, sizeof chunk) : -1;
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return last;
-    buffer.append(chunk, static_cast<size_t>(n));
+// The deployment record `up` would write: placement, engine, supervision, durability, proxy.
+Outcome<Deployment> DecideDeployment(const Spec& spec, std::vector<std::string>& host_notes) {
+  auto planned = PlanOnHost(spec, std::nullopt);
+  if (!planned.ok()) return planned.error();
+  host_notes = planned->host_notes;
+  auto engine = ResolveEngine(spec.engine);
+  if (!engine.ok()) return Failure::Usage(engine.error());
+  auto proxy = ResolveProxy(spec, planned->plan);
+  if (!proxy.ok()) return Failure::Usage(proxy.error());
+  auto metrics = ResolveMetrics(spec, planned->plan, *proxy);
+  if (!metrics.ok()) return Failure::Usage(metrics.error());
+  AuthConfig auth;
+  if (spec.password_file) {
+    auto password = common::ReadPasswordFile(*spec.password_file, "--password-file");
+    if (!password.ok()) return Failure::Usage(password.error());
+    auth = {.password_required = true, .password = std::move(password).value()};
   }
+  auto tls = ResolveTls(spec, *engine);
+  if (!tls.ok()) return Failure::Usage(tls.error());
+  Deployment deployment{.plan = std::move(planned->plan),
+                        .engine = std::move(engine).value(),
+                        .supervision = spec.supervision,
+                        .durability = spec.durability,
+                        .proxy = std::move(proxy).value(),
+                        .metrics = std::move(metrics).value(),
+                        .auth = std::move(auth),
+                        .tls = std::move(tls).value()};
+  if (auto clash = PlainPortClash(deployment); !clash.ok()) return Failure::Usage(clash.error());
+  return deployment;
 }
 
-// An error naming `flag` when a shard's client or bus port is `port`.
-common::Status ShardPortClash(const Plan& plan, const std::string& flag, int port) {
-  for (const auto& shard : plan.shards) {
-    if (shard.port == port || shard.bus_port == port) {
-      return Error(flag + " " + std::to_string(port) + ": shard " + std::to_string(shard.index) +
-                   " uses it (pick a port outside " + std::to_string(plan.shards.front().port) +
-                   "-" + std::to_string(plan.shards.back().port) + " and their bus ports)");
+// `up --name N` alone: the deployment as recorded (its shape after any scale), or a fresh default
+// one when nothing is recorded.
+Outcome<Deployment> RecordedDeployment(const DeploymentDir& dir, const Spec& spec,
+                                       std::vector<std::string>& host_notes) {
+  if (!std::filesystem::exists(dir.DeploymentFile())) return DecideDeployment(spec, host_notes);
+  auto recorded = ReadDeployment(dir);
+  if (!recorded.ok()) return recorded.error();
+  const TlsConfig& tls = recorded->tls;
+  if (tls.enabled()) {
+    if (auto checked = common::CheckCertificate(
+            {.cert_file = tls.cert, .key_file = tls.key, .ca_file = tls.ca}, std::time(nullptr));
+        !checked.ok()) {
+      return Failure::Usage(checked.error());
     }
   }
+  return std::move(recorded).value();
+}
+
+// A refused first `up` leaves nothing behind: the directory LockStateDir made holds only its
+// up.lock then.
+void RemoveUnusedStateDir(const DeploymentDir& dir) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.root(), error)) {
+    if (entry.path() != dir.UpLockFile()) return;
+  }
+  if (!error) std::filesystem::remove_all(dir.root(), error);
+}
+
+// Creates the deployment's directory and takes its up.lock.
+common::Result<UpLock> LockStateDir(const DeploymentDir& dir, const UpRequest& request) {
+  if (auto writable = EnsureWritableDir(dir.root()); !writable.ok()) return writable.error();
+  return UpLock::Take(dir, [&request](const std::string& notice) {
+    if (request.on_notice) request.on_notice(notice);
+  });
+}
+
+void Warn(const UpRequest& request, const std::string& warning) {
+  if (request.on_warning) request.on_warning(warning);
+}
+
+// Slot moves an interrupted scale or rebalance left open (Ctrl-C, a crash, `down` mid-move) are
+// finished toward their target, so `up` of a running or resumed deployment leaves no slot
+// MIGRATING or IMPORTING. Returns how many slots were open; a failure is a warning, not a failed
+// `up`: the shards run, and status shows the open moves.
+size_t FinishOpenMoves(const Access& access, const Plan& plan, const UpRequest& request) {
+  auto finished = FinishInterruptedMoves(access, plan);
+  if (!finished.ok()) {
+    const std::string hint = StateDirHint(request.spec);
+    Warn(request, finished.error().message() + " (shardctl status" + hint +
+                      " lists the open moves; shardctl rebalance" + hint + " finishes them)");
+    return 0;
+  }
+  return finished->size();
+}
+
+// --join: once the shards have met the cluster, this host's primaries take their share of the
+// slots, keys and all (a no-op when each owns slots already, so repeating `up` is safe). Records
+// "share_slots" and "share_keys" in `ready`.
+common::Status TakeShareOfSlots(const Access& access, const Plan& plan, const UpRequest& request,
+                                json& ready) {
+  if (plan.join.empty()) return common::Ok();
+  const auto show = [&request](const std::string& line) {
+    if (request.on_progress) request.on_progress(line);
+  };
+  show("taking this host's share of the slots");
+  auto share = TakeShare(access, plan, [&show](const MoveProgress& moved) {
+    show("taking this host's share of the slots: " + std::to_string(moved.slots_moved) + "/" +
+         std::to_string(moved.slots_total) + " moved, " + std::to_string(moved.keys_moved) +
+         " keys");
+  });
+  if (!share.ok()) {
+    return common::Error("join: taking this host's share of the slots: " + share.error().message() +
+                         " (the shards run and are part of the cluster; shardctl rebalance" +
+                         StateDirHint(request.spec) + " continues the moves)");
+  }
+  int slots = 0;
+  for (const auto& move : share->moves) slots += move.slots;
+  ready["share_slots"] = slots;
+  ready["share_keys"] = share->report ? share->report->progress.keys_moved : 0;
   return common::Ok();
 }
 
-// An error naming `flag` when `port` (0: none) cannot be bound on `address`.
-common::Status CheckPortFree(const std::string& address, int port, const std::string& flag) {
-  if (port == 0 || TakenPorts(address, {port}).empty()) return common::Ok();
-  return Error(flag + " " + std::to_string(port) + " is in use on " + address + " (pick another " +
-               flag + " or stop what listens there)");
+// A deployment that runs already: refused with another spec, else only open moves finished.
+Outcome<UpReport> AlreadyRunning(const Existing& existing, UpReport report,
+                                 const UpRequest& request, const Access& access) {
+  const Spec& spec = request.spec;
+  if (existing.kind == Existing::Kind::kDifferent) {
+    std::string message = "deployment \"" + spec.name +
+                          "\" is running with a different spec (repeat the running spec, or " +
+                          "shardctl up" + StateDirHint(spec) +
+                          " alone, which keeps it as it runs):";
+    for (const auto& difference : existing.differences) message += "\n  " + difference;
+    return Failure::Usage(message);
+  }
+  report.kind = UpReport::Kind::kAlreadyRunning;
+  report.running_shards = existing.shards;
+  const Plan& plan = report.deployment.plan;
+  report.ready["finished_open_slots"] =
+      request.dry_run ? 0 : FinishOpenMoves(access, plan, request);
+  if (!request.dry_run) {
+    if (auto shared = TakeShareOfSlots(access, plan, request, report.ready); !shared.ok()) {
+      return shared.error();
+    }
+  }
+  return report;
+}
+
+// A stopped deployment whose data has another shape than the one asked for: refused before
+// anything starts or changes, naming each difference and how to make it live.
+Failure OtherShape(const Existing& existing, const Spec& spec) {
+  std::string message = "deployment \"" + spec.name +
+                        "\" is stopped, and its nodes were formed with another shape; nothing "
+                        "was started or changed (resume it as recorded with shardctl up" +
+                        StateDirHint(spec) + ", then change it live):";
+  for (const auto& difference : existing.differences) message += "\n  " + difference;
+  if (existing.recorded) message += "\n  recorded: " + ShapeSummary(*existing.recorded);
+  return Failure::Usage(message);
+}
+
+// What must hold before anything starts; an adoption starts nothing new, so it is not checked.
+Outcome<void> CheckCanStart(const DeploymentDir& dir, const Deployment& deployment) {
+  if (auto stray = CheckNoStrayData(dir, deployment); !stray.ok()) {
+    return Failure::Usage(stray.error());
+  }
+  if (auto address = CheckAddressOnHost(deployment.plan.bind, "--bind"); !address.ok()) {
+    return Failure::Usage(address.error());
+  }
+  if (auto ports = CheckPortsFree(deployment); !ports.ok()) return ports.error();
+  return {};
+}
+
+// `up --foreground`: this process becomes the supervisor; its own lock takes over from up.lock,
+// so another `up` sees it rather than waiting for this one.
+Outcome<UpReport> RunInForeground(UpReport report, const Existing& existing,
+                                  const UpRequest& request, const Access& access, UpLock& lock,
+                                  Clock::time_point started) {
+  lock.Release();
+  std::optional<Failure> failed;
+  report.foreground_exit = RunSupervisor(report.dir, [&](const json& event) {
+    const std::string kind = event.value("event", "");
+    if (kind == "progress" && request.on_progress) request.on_progress(event.value("message", ""));
+    if (kind == "failed") {
+      failed = Failure(Fault::kRuntime, event.value("error", "start-up failed"));
+      // A failed resume leaves the record as it was before this `up`.
+      if (existing.recorded) (void)WriteDeployment(report.dir, *existing.recorded);
+    }
+    if (kind == "ready") {
+      // Before the supervisor's loop runs: the share is taken before supervision begins.
+      report.ready = event;
+      if (auto shared = TakeShareOfSlots(access, report.deployment.plan, request, report.ready);
+          !shared.ok()) {
+        Warn(request, shared.error().message());
+      }
+      report.elapsed =
+          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+      if (request.on_ready) request.on_ready(report);
+    }
+  });
+  if (failed) return *failed;
+  return report;
+}
+
+Outcome<UpReport> RunInBackground(UpReport report, const Existing& existing,
+                                  const UpRequest& request, const Access& access,
+                                  Clock::time_point started) {
+  const bool adopting = existing.kind == Existing::Kind::kAdopt;
+  const Deployment& deployment = report.deployment;
+  if (request.on_progress) {
+    request.on_progress("starting " + std::to_string(deployment.plan.shards.size()) + " shards");
+  }
+  auto ready = StartSupervisor(
+      report.dir, request.spec.name,
+      [&request](const std::string& message) {
+        if (request.on_progress) request.on_progress(message);
+      },
+      [&request] {
+        if (request.on_tick) request.on_tick();
+      });
+  if (!ready.ok()) {
+    // A failed adoption leaves the running shards as they were.
+    if (!adopting) UndoFailedStart(report.dir, deployment, existing.recorded);
+    return common::Error(ready.error().message() +
+                         " (supervisor log: " + report.dir.SupervisorLog().string() + ")");
+  }
+  report.ready = std::move(ready).value();
+  // Resumed from data or adopted: a move the previous run left open is finished now.
+  if (report.ready.value("resumed", false) || report.ready.value("adopted", 0) > 0) {
+    report.ready["finished_open_slots"] = FinishOpenMoves(access, deployment.plan, request);
+  }
+  if (auto shared = TakeShareOfSlots(access, deployment.plan, request, report.ready);
+      !shared.ok()) {
+    return shared.error();
+  }
+  report.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  return report;
+}
+
+// From the lock on: what runs decides between nothing to do, a refusal, and a start.
+Outcome<UpReport> StartOrKeep(UpReport report, const UpRequest& request, const Access& access,
+                              std::optional<UpLock>& lock, Clock::time_point started) {
+  const DeploymentDir& dir = report.dir;
+  const Deployment& deployment = report.deployment;
+  Existing existing = FindExisting(dir, deployment, StateDirHint(request.spec));
+  if (existing.kind == Existing::Kind::kDifferent || existing.kind == Existing::Kind::kRunning) {
+    return AlreadyRunning(existing, std::move(report), request, access);
+  }
+  if (existing.kind == Existing::Kind::kOtherShape) return OtherShape(existing, request.spec);
+  const bool adopting = existing.kind == Existing::Kind::kAdopt;
+  for (const auto& warning : deployment.plan.warnings) Warn(request, warning);
+  if (adopting) {
+    Warn(request, "deployment \"" + request.spec.name +
+                      "\" has running shards but no supervisor: starting one to adopt them");
+  } else if (auto checked = CheckCanStart(dir, deployment); !checked.ok()) {
+    RemoveUnusedStateDir(dir);
+    return checked.error();
+  }
+  if (request.dry_run) {
+    report.kind = UpReport::Kind::kDryRun;
+    return report;
+  }
+  // Adopted shards serve what they loaded at their start, not necessarily the files on disk now.
+  if (auto recorded = adopting ? common::Ok() : RecordTlsInUse(dir, deployment.tls);
+      !recorded.ok()) {
+    return recorded.error();
+  }
+  if (auto written = WriteDeployment(dir, deployment); !written.ok()) return written.error();
+  if (request.foreground) {
+    return RunInForeground(std::move(report), existing, request, access, *lock, started);
+  }
+  return RunInBackground(std::move(report), existing, request, access, started);
 }
 
 }  // namespace
 
-// --tls-also-plain's ports against the other ports `up` opens: a shard would take the port first
-// and the proxy or /metrics would never bind.
-common::Status PlainPortClash(const Deployment& deployment) {
-  if (!deployment.tls.also_plain()) return common::Ok();
-  const int first = deployment.tls.plain_base_port;
-  const int last = deployment.tls.PlainPort(static_cast<int>(deployment.plan.shards.size()) - 1);
-  const std::pair<const char*, int> others[] = {
-      {"--proxy-port", deployment.proxy.port},
-      {"--metrics-port", deployment.metrics.port},
-      {"--proxy-metrics-port", deployment.proxy.metrics_port}};
-  for (const auto& [flag, port] : others) {
-    if (port != 0 && port >= first && port <= last) {
-      return Error(std::string(flag) + " " + std::to_string(port) + ": shard " +
-                   std::to_string(port - first) + " serves plain RESP there (--tls-also-plain " +
-                   "uses " + std::to_string(first) + "-" + std::to_string(last) +
-                   "; pick another port or --plain-base-port)");
-    }
+Outcome<UpReport> Up(const UpRequest& request) {
+  const auto started = Clock::now();
+  UpReport report{.dir = DirOf(request.spec)};
+  auto decided = request.as_recorded
+                     ? RecordedDeployment(report.dir, request.spec, report.host_notes)
+                     : DecideDeployment(request.spec, report.host_notes);
+  if (!decided.ok()) return decided.error();
+  report.deployment = std::move(decided).value();
+  // Loads the TLS files now, so a bad one is named before anything starts.
+  auto access = AccessFor(report.deployment);
+  if (!access.ok()) return Failure::Usage(access.error());
+  std::optional<UpLock> lock;
+  if (!request.dry_run) {
+    auto locked = LockStateDir(report.dir, request);
+    if (!locked.ok()) return locked.error();
+    lock.emplace(std::move(locked).value());
   }
-  return common::Ok();
-}
-
-common::Result<ProxyConfig> ResolveProxy(const Spec& spec, const Plan& plan) {
-  ProxyConfig proxy;
-  if (!spec.proxy_port) {
-    if (spec.proxy_threads) {
-      return Error("--proxy-threads: needs --proxy-port (the port clients connect to)");
-    }
-    if (spec.proxy_read_from) {
-      return Error("--proxy-read-from: needs --proxy-port (the port clients connect to)");
-    }
-    if (spec.proxy_metrics_port) {
-      return Error("--proxy-metrics-port: needs --proxy-port (the proxy whose metrics to serve)");
-    }
-    return proxy;
-  }
-  proxy.port = *spec.proxy_port;
-  proxy.threads = spec.proxy_threads.value_or(0);
-  proxy.read_from = spec.proxy_read_from.value_or("primary");
-  proxy.metrics_port = spec.proxy_metrics_port.value_or(0);
-  if (auto clash = ShardPortClash(plan, "--proxy-port", proxy.port); !clash.ok()) {
-    return clash.error();
-  }
-  if (proxy.metrics_port != 0) {
-    if (auto clash = ShardPortClash(plan, "--proxy-metrics-port", proxy.metrics_port);
-        !clash.ok()) {
-      return clash.error();
-    }
-    if (proxy.metrics_port == proxy.port) {
-      return Error("--proxy-metrics-port " + std::to_string(proxy.metrics_port) +
-                   ": --proxy-port uses it (pick another port for one of them)");
-    }
-  }
-  auto binary = FindProxyBinary();
-  if (!binary.ok()) return binary.error();
-  proxy.binary = *binary;
-  return proxy;
-}
-
-common::Result<MetricsConfig> ResolveMetrics(const Spec& spec, const Plan& plan,
-                                             const ProxyConfig& proxy) {
-  MetricsConfig metrics{.port = spec.metrics_port.value_or(0), .bind = spec.metrics_bind};
-  if (!metrics.enabled()) return metrics;
-  const std::string flag = "--metrics-port " + std::to_string(metrics.port);
-  if (auto clash = ShardPortClash(plan, "--metrics-port", metrics.port); !clash.ok()) {
-    return clash.error();
-  }
-  if (proxy.enabled() && metrics.port == proxy.port) {
-    return Error(flag + ": --proxy-port uses it (pick another port for one of them)");
-  }
-  if (proxy.metrics_port != 0 && metrics.port == proxy.metrics_port) {
-    return Error(flag + ": --proxy-metrics-port uses it (the supervisor and the proxy serve " +
-                 "/metrics on ports of their own: pick two, e.g. 9121 and 9122)");
-  }
-  return metrics;
-}
-
-Existing ClassifyExisting(const ExistingFacts& facts, const Deployment& requested,
-                          const std::string& target) {
-  if (!facts.recorded) return {};
-  Existing existing{.recorded = facts.recorded};
-  if (!facts.supervised && !facts.live_shards) {
-    // The shards' nodes.conf (and data) will be resumed: a different shape would start a cluster
-    // that fails minutes later, so it is refused before anything starts.
-    existing.differences = ShapeDifferences(*facts.recorded, requested, target);
-    // A format the requested engine cannot read (a downgrade, or 7.4 data to 7.0) cannot be
-    // made live either: no restart --engine is suggested for it.
-    if (const std::string problem = DataFormatProblem(facts.recorded->engine, requested.engine);
-        !problem.empty()) {
-      std::erase_if(existing.differences,
-                    [](const std::string& line) { return line.starts_with("engine: "); });
-      existing.differences.push_back("engine: " + problem);
-    }
-    existing.kind =
-        existing.differences.empty() ? Existing::Kind::kResume : Existing::Kind::kOtherShape;
-    return existing;
-  }
-  existing.differences = DiffDeployments(*facts.recorded, requested);
-  if (!existing.differences.empty()) {
-    existing.kind = Existing::Kind::kDifferent;
-  } else if (!facts.supervised) {
-    existing.kind = Existing::Kind::kAdopt;
-  } else {
-    existing.kind = Existing::Kind::kRunning;
-    existing.shards = facts.recorded->plan.shards.size();
-  }
-  return existing;
-}
-
-Existing FindExisting(const DeploymentDir& dir, const Deployment& requested,
-                      const std::string& target) {
-  ExistingFacts facts;
-  if (std::filesystem::exists(dir.DeploymentFile())) {
-    if (auto recorded = ReadDeployment(dir); recorded.ok()) {
-      facts.recorded = std::move(recorded).value();
-      facts.supervised = SupervisorRunning(dir);
-      facts.live_shards = AnyShardRunning(dir, facts.recorded->plan);
-    }
-  }
-  return ClassifyExisting(facts, requested, target);
-}
-
-common::Status CheckNoStrayData(const DeploymentDir& dir, const Deployment& deployment) {
-  if (deployment.durability.persistence != Persistence::kNone) return common::Ok();
-  for (const auto& shard : deployment.plan.shards) {
-    for (const char* name : {"dump.rdb", "appendonlydir", "appendonly.aof"}) {
-      auto path = dir.ShardDir(shard.index) / name;
-      if (std::filesystem::exists(path)) {
-        return Error(path.string() +
-                     ": data from an earlier run with persistence (start with the same "
-                     "--persistence to keep it; move the file away only if it may be lost)");
-      }
-    }
-  }
-  return common::Ok();
-}
-
-common::Status CheckPortsFree(const Deployment& deployment) {
-  const Plan& plan = deployment.plan;
-  std::vector<int> ports;
-  for (const auto& shard : plan.shards) ports.push_back(shard.port);
-  for (const auto& shard : plan.shards) ports.push_back(shard.bus_port);
-  if (deployment.tls.also_plain()) {
-    for (const auto& shard : plan.shards) ports.push_back(deployment.tls.PlainPort(shard.index));
-  }
-  if (auto free = RequirePortsFree(
-          plan.bind, ports, "choose another --base-port / --bus-base-port, or stop that process");
-      !free.ok()) {
-    return free;
-  }
-  const std::string& metrics_bind = deployment.metrics.bind;
-  if (auto used = CheckPortFree(plan.bind, deployment.proxy.port, "--proxy-port"); !used.ok()) {
-    return used;
-  }
-  if (auto used = CheckPortFree(metrics_bind, deployment.metrics.port, "--metrics-port");
-      !used.ok()) {
-    return used;
-  }
-  return CheckPortFree(metrics_bind, deployment.proxy.metrics_port, "--proxy-metrics-port");
-}
-
-common::Result<UpLock> UpLock::Take(const DeploymentDir& dir, const Progress& progress) {
-  int fd = open(dir.UpLockFile().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return Error(dir.UpLockFile().string() + ": " + strerror(errno));
-  auto deadline = Clock::now() + kUpLockWait;
-  bool said = false;
-  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (Clock::now() > deadline) {
-      close(fd);
-      return Error(
-          "another shardctl up of this deployment has been running for 2 minutes "
-          "(wait for it, or check shardctl status)");
-    }
-    if (!said) progress("waiting for another shardctl up of this deployment");
-    said = true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return UpLock(fd);
-}
-
-UpLock& UpLock::operator=(UpLock&& other) noexcept {
-  if (this != &other) {
-    Release();
-    fd_ = std::exchange(other.fd_, -1);
-  }
-  return *this;
-}
-
-void UpLock::Release() {
-  if (fd_ >= 0) close(fd_);
-  fd_ = -1;
-}
-
-common::Result<json> StartSupervisor(const DeploymentDir& dir, const std::string& name,
-                                     const Progress& progress,
-                                     const std::function<void()>& waiting) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return Error("pipe failed");
-  std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string(),
-                                   "supervise",
-                                   "--name",
-                                   name,
-                                   "--state-dir",
-                                   dir.root().parent_path().string(),
-                                   "--ready-fd",
-                                   std::to_string(fds[1])};
-  auto supervisor = SpawnPinned(
-      {.argv = argv, .output = dir.SupervisorOutput(), .new_session = true, .keep_fds = {fds[1]}});
-  close(fds[1]);
-  if (!supervisor.ok()) {
-    close(fds[0]);
-    return supervisor.error();
-  }
-  g_supervisor_pid = supervisor->pid;
-  signal(SIGINT, ForwardStop);
-  signal(SIGTERM, ForwardStop);
-  json event = ReadStartEvents(fds[0], progress, waiting);
-  close(fds[0]);
-  const bool ready = event.value("event", "") == "ready";
-  if (!ready) waitpid(supervisor->pid, nullptr, 0);  // it stops its shards before it exits
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  if (!ready) return Error(event.value("error", "start-up failed"));
-  return event;
-}
-
-void UndoFailedStart(const DeploymentDir& dir, const Deployment& deployment,
-                     const std::optional<Deployment>& previous) {
-  if (SupervisorRunning(dir)) return;
-  StopProcesses(LiveShards(dir, deployment.plan), std::chrono::seconds(5));
-  if (previous) {
-    (void)WriteDeployment(dir, *previous);
-    return;
-  }
-  std::error_code ignored;
-  std::filesystem::remove(dir.DeploymentFile(), ignored);
+  return StartOrKeep(std::move(report), request, *access, lock, started);
 }
 
 }  // namespace shardctl::launcher

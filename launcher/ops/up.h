@@ -1,127 +1,74 @@
-// What `shardctl up` does below the command line, step by step:
+// `shardctl up`: one entry that owns every step, from the spec to a supervised, healthy cluster.
 //
-//   ResolveProxy ─▶ UpLock::Take ─▶ FindExisting ─┬─ running, same spec: nothing to do
-//                                                 ├─ running, other spec: refuse (the differences)
-//                                                 ├─ stopped, other shape: refuse (the differences
-//                                                 │  and the live command for each)
-//                                                 └─ none / resume / adopt ─▶ CheckNoStrayData,
-//                                                    CheckPortsFree (fresh starts only)
-//   ─▶ WriteDeployment (state/) ─▶ StartSupervisor: fork `shardctl supervise`, read its events
-//                                   └─ failed ─▶ UndoFailedStart
+//   spec ─▶ decide the record (host, plan, engine, proxy, metrics, password, TLS), or take the
+//   │       recorded one (`up --name N` alone)
+//   ├─▶ up.lock ─▶ what runs already ─┬─ same spec: finish open moves, take the share; done
+//   │                                 ├─ other spec / other shape of the data: refused
+//   │                                 └─ none / resume / adopt ─▶ checks (stray data, address,
+//   │                                    ports) ─▶ dry run stops here
+//   └─▶ write the record ─▶ supervisor (a child, or this process with --foreground) ─▶ ready
+//        ─▶ finish moves left open ─▶ --join: take this host's share of the slots
 //
-// Nothing here prints: progress goes to a callback, results come back as values, and the CLI
-// decides what the user sees and the exit code.
+// The steps themselves are in ops/up_steps.h; nothing here prints.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "common/result.h"
 #include "launcher/model/deployment.h"
 #include "launcher/model/deployment_dir.h"
-#include "launcher/supervisor/shards.h"
+#include "launcher/model/spec.h"
+#include "launcher/ops/outcome.h"
 
 namespace shardctl::launcher {
 
-// The proxy part of the deployment record (`--proxy-port`, `--proxy-threads`,
-// `--proxy-read-from`): the port must be none of the shards' and the shardproxy binary must exist.
-// Errors name the flag and the fix (usage errors).
-common::Result<ProxyConfig> ResolveProxy(const Spec& spec, const Plan& plan);
+struct UpReport;
 
-// The metrics part of the deployment record (`--metrics-port`, `--metrics-bind`): the supervisor's
-// port must be none of the shards', the proxy's or the proxy's metrics port. `proxy` is what
-// ResolveProxy made. Errors name the flag and the fix (usage errors).
-common::Result<MetricsConfig> ResolveMetrics(const Spec& spec, const Plan& plan,
-                                             const ProxyConfig& proxy);
-
-// What the state dir shows about a deployment before `up` starts it.
-struct ExistingFacts {
-  std::optional<Deployment> recorded;  // deployment.json, when present and readable
-  bool supervised = false;             // a live supervisor holds the deployment's lock
-  bool live_shards = false;            // a pid file names a running shard
+struct UpRequest {
+  Spec spec;
+  // Only --name / --state-dir were given: resume or adopt the deployment as recorded, whatever
+  // shape `scale` gave it (a fresh default one when nothing is recorded).
+  bool as_recorded = false;
+  bool dry_run = false;
+  bool foreground = false;  // this process becomes the supervisor
+  // The in-place progress line, and a tick while nothing new happens.
+  std::function<void(const std::string&)> on_progress;
+  std::function<void()> on_tick;
+  // A notice of `up` itself ("waiting for another shardctl up"), and warnings (the plan's, an
+  // adoption, moves that could not be finished).
+  std::function<void(const std::string&)> on_notice;
+  std::function<void(const std::string&)> on_warning;
+  // --foreground: once the shards serve, before this process supervises them until a stop.
+  std::function<void(const UpReport&)> on_ready;
 };
 
-// What `up` must do about what it found.
-struct Existing {
+struct UpReport {
   enum class Kind {
-    kNone,        // nothing runs (unreadable leftovers included): start afresh
-    kAdopt,       // the same spec runs without a supervisor: start one to adopt the shards
-    kRunning,     // the same spec runs supervised: nothing to do
-    kDifferent,   // another spec runs: refuse, listing `differences`
-    kResume,      // nothing runs, but a record (and the shards' data) is there: resume it
-    kOtherShape,  // nothing runs, and the data has another shape: refuse, listing `differences`
+    kStarted,         // started, resumed or adopted: `ready` says which
+    kAlreadyRunning,  // the same spec runs supervised: nothing started
+    kDryRun,          // checked, nothing started
   };
-  Kind kind = Kind::kNone;
-  // kDifferent: DiffDeployments(recorded, requested); kOtherShape: ShapeDifferences.
-  std::vector<std::string> differences;
-  size_t shards = 0;                   // kRunning: shards of the running deployment
-  std::optional<Deployment> recorded;  // the record found, put back if a resume fails
+  Kind kind = Kind::kStarted;
+  Deployment deployment;
+  DeploymentDir dir;
+  std::vector<std::string> host_notes;  // what limited or reserved the host's CPUs (dry run)
+  size_t running_shards = 0;            // kAlreadyRunning
+  // The supervisor's "ready" event (spawn_ms, ping_ms, formation_ms, total_ms, supervisor_pid,
+  // adopted, restarted, resumed, cluster_state, proxy_port) with finished_open_slots,
+  // share_slots and share_keys added; kAlreadyRunning: those three only.
+  nlohmann::json ready = nlohmann::json::object();
+  std::chrono::milliseconds elapsed{0};  // the whole command until ready
+  int foreground_exit = 0;               // --foreground: the supervisor's exit code
 };
 
-// Pure: decides what `up` of `requested` does given the facts. `target` (" --name N
-// --state-dir D") goes into the commands the differences name.
-Existing ClassifyExisting(const ExistingFacts& facts, const Deployment& requested,
-                          const std::string& target = "");
-
-// Reads the facts from `dir` (deployment.json, supervisor lock, pid files) and classifies them.
-Existing FindExisting(const DeploymentDir& dir, const Deployment& requested,
-                      const std::string& target = "");
-
-// A deployment without persistence starts empty, so data files an earlier run with persistence
-// left in the shard directories are refused rather than loaded or later overwritten. The error
-// names the file and the fix (a usage error).
-common::Status CheckNoStrayData(const DeploymentDir& dir, const Deployment& deployment);
-
-// Every shard's client and bus port, then the proxy's, must be bindable on the plan's address,
-// and the metrics ports on the metrics address. The error lists the taken ports and the fix (a
-// runtime error).
-common::Status CheckPortsFree(const Deployment& deployment);
-
-// --tls-also-plain's plain ports against --proxy-port, --metrics-port and --proxy-metrics-port
-// (a usage error: a shard would take the port first and the other would never bind).
-common::Status PlainPortClash(const Deployment& deployment);
-
-// The deployment's up.lock, held while this object lives (or until Release). It serialises `up`s
-// of one deployment (a retrying script, systemd and an operator at once): the second waits for the
-// first to finish, then finds the deployment running and changes nothing. The descriptor is
-// close-on-exec, so the supervisor never inherits the lock.
-class UpLock {
- public:
-  // Takes the lock, waiting up to 2 minutes for another `up`; `progress` hears once that it waits.
-  static common::Result<UpLock> Take(const DeploymentDir& dir, const Progress& progress);
-  UpLock(UpLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UpLock& operator=(UpLock&& other) noexcept;
-  UpLock(const UpLock&) = delete;
-  UpLock& operator=(const UpLock&) = delete;
-  ~UpLock() { Release(); }
-
-  // Lets another `up` in (a foreground supervisor's own lock takes over from here).
-  void Release();
-
- private:
-  explicit UpLock(int fd) : fd_(fd) {}
-  int fd_ = -1;
-};
-
-// Starts `shardctl supervise` for the deployment `name` recorded in `dir`, in its own session,
-// and reads its start-up events: "progress" messages go to `progress`, and `waiting` (if set) is
-// called every 200 ms between events (to redraw a progress line); returns the "ready" event
-// (timings, supervisor_pid, adopted, restarted, cluster_state, proxy_port) or the "failed" event's
-// error. Until then SIGINT and SIGTERM are passed on to the supervisor, which stops what it started
-// and reports "failed". When this returns an error, the supervisor has exited.
-common::Result<nlohmann::json> StartSupervisor(const DeploymentDir& dir, const std::string& name,
-                                               const Progress& progress,
-                                               const std::function<void()>& waiting = {});
-
-// After a failed start: stops the shards the pid files still name, and puts `previous` back as
-// the deployment record (a failed resume leaves the record as it was), or removes the record of a
-// failed fresh start. Does nothing when a supervisor holds the lock: a concurrent `up` won the
-// race, and the shards and the record are its own, not leftovers of ours.
-void UndoFailedStart(const DeploymentDir& dir, const Deployment& deployment,
-                     const std::optional<Deployment>& previous);
+// Runs `shardctl up`. Failures: a wrong spec, or a refused start (another spec runs, the data has
+// another shape, stray data, the address not on this host) are usage faults; a taken port, a
+// supervisor that fails to start, slot moves that fail are runtime faults. A refused or failed
+// start leaves nothing behind (no process, no record, no new state directory).
+Outcome<UpReport> Up(const UpRequest& request);
 
 }  // namespace shardctl::launcher

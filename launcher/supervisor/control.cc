@@ -178,7 +178,7 @@ json Supervisor::RestartReply(const json& request) {
   slot.restart_requested = true;
   slot.discard_data = request.value("discard_data", false);
   slot.restart_kill_deadline = SteadyClock::now() + kRestartStopGrace;
-  ArmSaveOnShutdown(deployment_);
+  ArmSaveOnShutdown(*access_.Current(), deployment_);
   kill(pid, SIGTERM);  // Redis shuts down cleanly on SIGTERM
   return reply;
 }
@@ -212,13 +212,10 @@ json Supervisor::Handle(const std::string& line, bool& stop_after) {
     if (!deployment_.tls.enabled()) {
       return {{"ok", false}, {"error", "this deployment runs without TLS"}};
     }
-    // Only TLS: the password did not change, and other threads read it without a lock.
-    const TlsConfig& tls = deployment_.tls;
-    if (auto reloaded =
-            UseControlTls({.ca_file = tls.ca, .cert_file = tls.cert, .key_file = tls.key});
-        !reloaded.ok()) {
-      return {{"ok", false}, {"error", reloaded.error().message()}};
-    }
+    // The health, metrics and fork threads pick the new access up at their next connect.
+    auto reloaded = AccessFor(deployment_);
+    if (!reloaded.ok()) return {{"ok", false}, {"error", reloaded.error().message()}};
+    access_.Replace(std::move(reloaded).value());
     log_->info("TLS files reloaded: {}", deployment_.tls.cert);
     return {{"ok", true}};
   }

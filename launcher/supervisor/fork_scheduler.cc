@@ -66,9 +66,10 @@ uint64_t HostMemoryAvailable() {
   return UINT64_MAX;
 }
 
-ForkScheduler::ForkScheduler(std::string host, std::vector<int> ports, Durability durability,
-                             std::chrono::milliseconds interval)
-    : host_(std::move(host)),
+ForkScheduler::ForkScheduler(const SharedAccess& access, std::string host, std::vector<int> ports,
+                             Durability durability, std::chrono::milliseconds interval)
+    : access_(access),
+      host_(std::move(host)),
       ports_(std::move(ports)),
       durability_(durability),
       interval_(interval),
@@ -96,9 +97,9 @@ void ForkScheduler::RequestSaveAll() {
 
 namespace {
 
-PersistenceView Observe(const std::string& host, int port) {
+PersistenceView Observe(const Access& access, const std::string& host, int port) {
   PersistenceView view;
-  auto connection = RedisConnection::Connect(host, port, std::chrono::milliseconds(500));
+  auto connection = RedisConnection::Connect(access, host, port, std::chrono::milliseconds(500));
   if (!connection.ok()) return view;
   auto replies = connection->Pipeline({{"INFO", "persistence"}, {"INFO", "memory"}});
   if (!replies.ok() || !(*replies)[0].ok() || !(*replies)[1].ok()) return view;
@@ -120,9 +121,10 @@ PersistenceView Observe(const std::string& host, int port) {
 }  // namespace
 
 void ForkScheduler::Tick(size_t& cursor) {
+  const auto access = access_.Current();
   std::vector<PersistenceView> views;
   for (size_t i = 0; i < ports_.size(); ++i) {
-    views.push_back(Observe(host_, ports_[i]));
+    views.push_back(Observe(*access, host_, ports_[i]));
     views.back().save_requested = save_requested_[i];
   }
   int running = 0;
@@ -140,8 +142,8 @@ void ForkScheduler::Tick(size_t& cursor) {
   last_tick_ = tick;
   waiting_ = CountWaiting(views, durability_, now, chosen);
   for (const auto& choice : chosen) {
-    auto connection =
-        RedisConnection::Connect(host_, ports_[choice.shard], std::chrono::milliseconds(500));
+    auto connection = RedisConnection::Connect(*access, host_, ports_[choice.shard],
+                                               std::chrono::milliseconds(500));
     if (!connection.ok()) continue;
     // "already in progress" errors mean a fork runs anyway: the request is served either way.
     (void)connection->Run({choice.rewrite_aof ? "BGREWRITEAOF" : "BGSAVE"});

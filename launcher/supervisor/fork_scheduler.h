@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "launcher/cluster/access.h"
 #include "launcher/model/spec.h"
 
 namespace shardctl::launcher {
@@ -67,7 +68,10 @@ uint64_t HostMemoryAvailable();
 // block). Thread-safe: RequestSaveAll may be called from the supervisor's loop.
 class ForkScheduler {
  public:
-  ForkScheduler(std::string host, std::vector<int> ports, Durability durability,
+  // Watches host:ports, connecting with what `access` holds at the time (it must outlive the
+  // scheduler).
+  ForkScheduler(const SharedAccess& access, std::string host, std::vector<int> ports,
+                Durability durability,
                 std::chrono::milliseconds interval = std::chrono::seconds(1));
   ~ForkScheduler();
   ForkScheduler(const ForkScheduler&) = delete;
@@ -90,6 +94,7 @@ class ForkScheduler {
   void Loop();
   void Tick(size_t& cursor);
 
+  const SharedAccess& access_;
   std::string host_;
   std::vector<int> ports_;
   Durability durability_;

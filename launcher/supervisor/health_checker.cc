@@ -14,9 +14,10 @@ std::chrono::milliseconds HealthPingInterval(size_t shards,
   return std::clamp(kPerShard * static_cast<int64_t>(shards), kFastest, slowest);
 }
 
-HealthChecker::HealthChecker(std::string host, std::vector<int> ports,
+HealthChecker::HealthChecker(const SharedAccess& access, std::string host, std::vector<int> ports,
                              std::chrono::milliseconds interval, std::chrono::milliseconds timeout)
-    : host_(std::move(host)),
+    : access_(access),
+      host_(std::move(host)),
       ports_(std::move(ports)),
       interval_(interval),
       timeout_(timeout),
@@ -58,7 +59,7 @@ void HealthChecker::Loop() {
     // times a second, that wake-up was most of the supervisor's idle CPU).
     for (size_t i = 0; i < ports_.size(); ++i) {
       if (!connections[i]) {
-        auto connection = RedisConnection::Connect(host_, ports_[i], timeout_);
+        auto connection = RedisConnection::Connect(*access_.Current(), host_, ports_[i], timeout_);
         if (connection.ok()) connections[i].emplace(std::move(connection).value());
       }
       sent[i] = connections[i] && connections[i]->Send({{"PING"}}).ok();

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "launcher/cluster/access.h"
+
 namespace shardctl::launcher {
 
 // How often every shard is pinged. A PING round trip costs the supervisor ~20 µs of CPU (most of
@@ -28,9 +30,10 @@ class HealthChecker {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // Pings host:ports[i] every `interval`, each PING (and connect) bounded by `timeout`.
-  HealthChecker(std::string host, std::vector<int> ports, std::chrono::milliseconds interval,
-                std::chrono::milliseconds timeout);
+  // Pings host:ports[i] every `interval`, each PING (and connect) bounded by `timeout`,
+  // connecting with what `access` holds at the time (it must outlive the checker).
+  HealthChecker(const SharedAccess& access, std::string host, std::vector<int> ports,
+                std::chrono::milliseconds interval, std::chrono::milliseconds timeout);
   ~HealthChecker();  // stops and joins the thread
 
   HealthChecker(const HealthChecker&) = delete;
@@ -48,6 +51,7 @@ class HealthChecker {
  private:
   void Loop();
 
+  const SharedAccess& access_;
   std::string host_;
   std::vector<int> ports_;
   std::chrono::milliseconds interval_;

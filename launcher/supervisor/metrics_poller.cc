@@ -5,9 +5,10 @@
 
 namespace shardctl::launcher {
 
-MetricsPoller::MetricsPoller(const Plan& plan, DeploymentDir dir,
+MetricsPoller::MetricsPoller(const SharedAccess& access, const Plan& plan, DeploymentDir dir,
                              std::chrono::milliseconds interval, std::chrono::milliseconds timeout)
-    : host_(plan.bind),
+    : access_(access),
+      host_(plan.bind),
       dir_(std::move(dir)),
       interval_(interval),
       timeout_(timeout),
@@ -43,7 +44,7 @@ std::vector<MetricsPoller::Sample> MetricsPoller::PollAll(
   std::vector<Sample> round(ports_.size());
   for (size_t i = 0; i < ports_.size(); ++i) {
     if (!connections[i]) {
-      auto connection = RedisConnection::Connect(host_, ports_[i], timeout_);
+      auto connection = RedisConnection::Connect(*access_.Current(), host_, ports_[i], timeout_);
       if (connection.ok()) connections[i].emplace(std::move(connection).value());
     }
     if (connections[i]) {

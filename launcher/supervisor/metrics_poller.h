@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "launcher/cluster/access.h"
 #include "launcher/cluster/shard_info.h"
 #include "launcher/model/deployment.h"
 #include "launcher/model/deployment_dir.h"
@@ -26,8 +27,10 @@ class MetricsPoller {
     std::optional<double> cpu_seconds;  // nullopt: no live process in the pid file
   };
 
-  MetricsPoller(const Plan& plan, DeploymentDir dir, std::chrono::milliseconds interval,
-                std::chrono::milliseconds timeout);
+  // Polls the plan's shards every `interval` (each reply bounded by `timeout`), connecting with
+  // what `access` holds at the time (it must outlive the poller).
+  MetricsPoller(const SharedAccess& access, const Plan& plan, DeploymentDir dir,
+                std::chrono::milliseconds interval, std::chrono::milliseconds timeout);
   ~MetricsPoller();  // stops and joins the thread
   MetricsPoller(const MetricsPoller&) = delete;
   MetricsPoller& operator=(const MetricsPoller&) = delete;
@@ -43,6 +46,7 @@ class MetricsPoller {
   void Loop();
   std::vector<Sample> PollAll(std::vector<std::optional<RedisConnection>>& connections);
 
+  const SharedAccess& access_;
   std::string host_;
   std::vector<int> ports_;    // by position in the plan
   std::vector<int> indices_;  // the shard index at each position (gaps after scale in)

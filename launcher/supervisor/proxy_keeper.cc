@@ -77,9 +77,10 @@ common::Result<std::string> FindProxyBinary() {
   return found->string();
 }
 
-ProxyKeeper::ProxyKeeper(uv_loop_t* loop, const Deployment& deployment, const DeploymentDir& dir,
-                         std::shared_ptr<spdlog::logger> log)
+ProxyKeeper::ProxyKeeper(uv_loop_t* loop, const Deployment& deployment, const SharedAccess& access,
+                         const DeploymentDir& dir, std::shared_ptr<spdlog::logger> log)
     : deployment_(deployment),
+      access_(access),
       dir_(dir),
       log_(std::move(log)),
       watcher_(
@@ -115,8 +116,8 @@ common::Status ProxyKeeper::Start() {
   const auto deadline = std::chrono::steady_clock::now() + kReadyTimeout;
   const std::string& host = deployment_.plan.bind;
   while (true) {
-    auto connection =
-        RedisConnection::Connect(host, deployment_.proxy.port, std::chrono::milliseconds(200));
+    auto connection = RedisConnection::Connect(*access_.Current(), host, deployment_.proxy.port,
+                                               std::chrono::milliseconds(200));
     if (connection.ok() && connection->Run({"PING"}).ok()) break;
     if (auto ended = ReapIfExited(process->pid); ended) {
       return Error("shardproxy " + *ended + " at start: " + TailOfFile(dir_.ProxyLog(), 3));

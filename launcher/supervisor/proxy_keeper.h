@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "launcher/cluster/access.h"
 #include "launcher/model/deployment.h"
 #include "launcher/model/deployment_dir.h"
 #include "launcher/os/process.h"
@@ -40,8 +41,9 @@ common::Result<std::string> FindProxyBinary();
 
 class ProxyKeeper {
  public:
-  ProxyKeeper(uv_loop_t* loop, const Deployment& deployment, const DeploymentDir& dir,
-              std::shared_ptr<spdlog::logger> log);
+  // `access` (which must outlive the keeper) is how it checks that the proxy answers.
+  ProxyKeeper(uv_loop_t* loop, const Deployment& deployment, const SharedAccess& access,
+              const DeploymentDir& dir, std::shared_ptr<spdlog::logger> log);
   ProxyKeeper(const ProxyKeeper&) = delete;
   ProxyKeeper& operator=(const ProxyKeeper&) = delete;
 
@@ -59,6 +61,7 @@ class ProxyKeeper {
   void OnRestartDue();
 
   const Deployment& deployment_;
+  const SharedAccess& access_;
   DeploymentDir dir_;
   std::shared_ptr<spdlog::logger> log_;
   ProcessWatcher watcher_;

@@ -108,8 +108,9 @@ Result<bool> ShouldResume(const Deployment& deployment, const DeploymentDir& dir
                "shardctl down --purge, which deletes the data)");
 }
 
-Result<StartReport> StartDeployment(const Deployment& deployment, const DeploymentDir& dir,
-                                    const Progress& progress, const AbortCheck& abort_check) {
+Result<StartReport> StartDeployment(const Access& access, const Deployment& deployment,
+                                    const DeploymentDir& dir, const Progress& progress,
+                                    const AbortCheck& abort_check) {
   StartReport report;
   auto resume = ShouldResume(deployment, dir);
   if (!resume.ok()) return resume.error();
@@ -134,7 +135,7 @@ Result<StartReport> StartDeployment(const Deployment& deployment, const Deployme
            std::to_string(report.spawn.count()) + " ms; waiting for them to answer PING");
   auto watcher = ExitWatcher(deployment, dir, report.shards, abort_check);
   auto nodes = ClusterNodesOf(deployment.plan);
-  if (auto status = WaitForPing(nodes, deadline, watcher); !status.ok())
+  if (auto status = WaitForPing(access, nodes, deadline, watcher); !status.ok())
     return fail(status.error());
   report.first_ping = Since(started_at);
   progress("all " + std::to_string(report.shards.size()) + " shards answer PING; " +
@@ -148,20 +149,21 @@ Result<StartReport> StartDeployment(const Deployment& deployment, const Deployme
   if (*resume) {  // the shards remember their cluster: it only has to come back together
     progress("resuming the cluster recorded in the shards' nodes.conf, with their data");
     auto running = RunningNodesOf(deployment.plan);  // roles may have moved before the stop
-    if (auto healthy = WaitUntilHealthy(running, deadline, watcher); !healthy.ok()) {
+    if (auto healthy = WaitUntilHealthy(access, running, deadline, watcher); !healthy.ok()) {
       return fail(healthy.error());
     }
   } else if (!deployment.plan.join.empty()) {
     progress("joining the cluster of " + deployment.plan.join);
     auto seed = common::ParseEndpoint(deployment.plan.join, "");
     if (!seed.ok()) return fail(seed.error().Context("join"));
-    auto joined = JoinCluster(nodes, AddressInCluster(deployment.plan), *seed, deadline, watcher);
+    auto joined =
+        JoinCluster(access, nodes, AddressInCluster(deployment.plan), *seed, deadline, watcher);
     if (!joined.ok()) return fail(joined.error());
     report.node_ids = joined->node_ids;
     report.joined_nodes = joined->other_nodes;
     report.replica_moves = static_cast<int>(joined->replica_moves.size());
   } else {
-    auto formed = FormCluster(nodes, deadline, watcher);
+    auto formed = FormCluster(access, nodes, deadline, watcher);
     if (!formed.ok()) return fail(formed.error());
     report.node_ids = formed->node_ids;
   }
@@ -171,10 +173,11 @@ Result<StartReport> StartDeployment(const Deployment& deployment, const Deployme
   return report;
 }
 
-void ArmSaveOnShutdown(const Deployment& deployment) {
+void ArmSaveOnShutdown(const Access& access, const Deployment& deployment) {
   if (deployment.durability.persistence != Persistence::kRdb) return;
   for (const auto& node : ClusterNodesOf(deployment.plan)) {
-    auto connection = RedisConnection::Connect(node.host, node.port, std::chrono::seconds(1));
+    auto connection =
+        RedisConnection::Connect(access, node.host, node.port, std::chrono::seconds(1));
     if (connection.ok()) (void)connection->Run({"CONFIG", "SET", "save", "3600 1"});
   }
 }

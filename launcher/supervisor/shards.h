@@ -23,8 +23,8 @@ struct StartReport {
   std::chrono::milliseconds first_ping{0};  // until every shard answered PING
   std::chrono::milliseconds formation{0};   // slots + meet + until every node is healthy
   std::chrono::milliseconds total{0};
-  bool resumed = false;  // an existing cluster came back with its data; nothing was formed
-  int joined_nodes = 0;  // --join: the other hosts' nodes this deployment met
+  bool resumed = false;   // an existing cluster came back with its data; nothing was formed
+  int joined_nodes = 0;   // --join: the other hosts' nodes this deployment met
   int replica_moves = 0;  // --join: replicas (ours or theirs) that now follow another primary
 };
 
@@ -33,8 +33,8 @@ struct StartReport {
 // its NUMA node, checks the pinning took, waits for PING and forms the cluster. `abort_check` is
 // polled while waiting (a stop request). On any failure every shard this call started is stopped,
 // and the error names the shard and shows the end of its log.
-common::Result<StartReport> StartDeployment(const Deployment& deployment, const DeploymentDir& dir,
-                                            const Progress& progress,
+common::Result<StartReport> StartDeployment(const Access& access, const Deployment& deployment,
+                                            const DeploymentDir& dir, const Progress& progress,
                                             const AbortCheck& abort_check);
 
 // Writes the shard's config and spawns it pinned and bound, recording its pid file. `fresh` also
@@ -45,7 +45,7 @@ common::Result<ProcessId> SpawnShard(const Deployment& deployment, const Deploym
 
 // With the rdb profile, makes the next SIGTERM save: shards have no save schedule of their own
 // (the supervisor schedules forks), and Redis saves at shutdown only when one is set.
-void ArmSaveOnShutdown(const Deployment& deployment);
+void ArmSaveOnShutdown(const Access& access, const Deployment& deployment);
 
 // Checks /proc/PID/status Cpus_allowed_list against the plan; the error says what differs.
 common::Status VerifyPinning(const ShardPlan& shard, pid_t pid);

@@ -120,8 +120,8 @@ std::optional<PeerView> Supervisor::AskPeersAbout(const ShardSlot& slot) const {
   for (const auto& other : slots_) {  // any live peer knows who replicates whom
     if (other.get() == &slot || !other->watcher.running()) continue;
     int port = deployment_.plan.shards[other->position].port;
-    auto connection =
-        RedisConnection::Connect(deployment_.plan.bind, port, std::chrono::milliseconds(300));
+    auto connection = RedisConnection::Connect(*access_.Current(), deployment_.plan.bind, port,
+                                               std::chrono::milliseconds(300));
     auto listing = connection.ok() ? connection->Run({"CLUSTER", "NODES"})
                                    : Result<std::string>(connection.error());
     if (!listing.ok()) continue;
@@ -140,7 +140,7 @@ bool Supervisor::HandOverPrimary(const ShardSlot& slot, FailoverMode mode) {
   if (!view || !view->me.IsPrimary() || !view->me.HasSlots()) return false;
   for (const auto& replica : ReplicaEndpoints(view->nodes, view->me.id, deployment_.plan.bind)) {
     auto timeout = std::chrono::seconds(mode == FailoverMode::kTakeover ? 2 : 5);
-    auto promoted = PromoteReplica(replica.host, replica.port, mode, timeout);
+    auto promoted = PromoteReplica(*access_.Current(), replica.host, replica.port, mode, timeout);
     if (promoted.ok()) {
       log_->info("replica at {} took over the slots of shard {} ({})", replica.ToString(),
                  slot.index, mode == FailoverMode::kTakeover ? "takeover" : "graceful failover");
@@ -310,7 +310,7 @@ void Supervisor::StopShards() {
   }
   if (running.empty()) return;
   log_->info("stopping {} shards", running.size());
-  ArmSaveOnShutdown(deployment_);
+  ArmSaveOnShutdown(*access_.Current(), deployment_);
   int killed = StopProcesses(running, kStopGrace);
   if (killed > 0) log_->warn("{} shards needed SIGKILL", killed);
   for (auto& slot : slots_) {
@@ -352,7 +352,7 @@ Result<json> Supervisor::StartFresh() {
     if (stop_requested_) return Error("start-up interrupted by a stop request");
     return common::Ok();
   };
-  auto report = StartDeployment(deployment_, dir_, progress, stop_check);
+  auto report = StartDeployment(*access_.Current(), deployment_, dir_, progress, stop_check);
   if (!report.ok()) return report.error();
   for (auto& slot : slots_) {
     slot->watcher.Watch(report->shards[slot->position], /*is_child=*/true, /*restarted=*/false);
@@ -394,8 +394,8 @@ Result<json> Supervisor::Adopt() {
   log_->info("adopted {} running shards, started {} missing ones", adopted, restarted);
   // Not fatal: the supervisor's job from here on is to heal whatever is still missing.
   auto healthy =
-      WaitUntilHealthy(RunningNodesOf(deployment_.plan), SteadyClock::now() + kAdoptHealthyWait,
-                       [] { return common::Ok(); });
+      WaitUntilHealthy(*access_.Current(), RunningNodesOf(deployment_.plan),
+                       SteadyClock::now() + kAdoptHealthyWait, [] { return common::Ok(); });
   auto total = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - started);
   return json{
       {"event", "ready"},
@@ -442,12 +442,13 @@ void Supervisor::RestartChecks() {
     }
   }
   health_ = std::make_unique<HealthChecker>(
-      deployment_.plan.bind, ports,
+      access_, deployment_.plan.bind, ports,
       HealthPingInterval(ports.size(), deployment_.supervision.health_timeout), kPingTimeout);
   for (auto& slot : slots_) health_->MarkFresh(slot->position, slot->watcher.started());
   health_->Start();
   if (deployment_.durability.persistence != Persistence::kNone) {
-    forks_ = std::make_unique<ForkScheduler>(deployment_.plan.bind, ports, deployment_.durability);
+    forks_ = std::make_unique<ForkScheduler>(access_, deployment_.plan.bind, ports,
+                                             deployment_.durability);
     forks_->Start();
   }
   RestartMetricsPoller();
@@ -470,7 +471,7 @@ void Supervisor::RecordPid() {
 
 common::Status Supervisor::StartProxyAndChecks(json& ready) {
   if (deployment_.proxy.enabled()) {
-    proxy_ = std::make_unique<ProxyKeeper>(&loop_, deployment_, dir_, log_);
+    proxy_ = std::make_unique<ProxyKeeper>(&loop_, deployment_, access_, dir_, log_);
     if (auto started = proxy_->Start(); !started.ok()) return started;
     ready["proxy_port"] = deployment_.proxy.port;
   }
@@ -489,10 +490,12 @@ int Supervisor::Run() {
     return 1;
   }
   deployment_ = std::move(deployment).value();
-  if (auto access = UseDeploymentAccess(deployment_); !access.ok()) {
+  auto access = AccessFor(deployment_);
+  if (!access.ok()) {
     events_({{"event", "failed"}, {"error", access.error().message()}});
     return 1;
   }
+  access_.Replace(std::move(access).value());
   OpenLogAndLoop();
   bool adopting = AnyShardRunning(dir_, deployment_.plan);
   auto fail = [&](const Error& error) {

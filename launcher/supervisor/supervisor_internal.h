@@ -125,6 +125,9 @@ class Supervisor {
   DeploymentDir dir_;
   EventSink events_;
   Deployment deployment_;
+  // How every connection to the shards logs in; threads below read it, reload-tls replaces it.
+  // Declared before them so that it outlives them.
+  SharedAccess access_{Access{}};
   std::vector<std::unique_ptr<ShardSlot>> slots_;
   std::unique_ptr<HealthChecker> health_;
   std::unique_ptr<ForkScheduler> forks_;           // only with persistence

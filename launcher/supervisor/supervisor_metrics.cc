@@ -31,8 +31,8 @@ common::Status Supervisor::StartMetrics() {
 void Supervisor::RestartMetricsPoller() {
   if (!metrics_server_) return;
   metrics_poller_.reset();  // joins the old thread before the new one polls
-  metrics_poller_ = std::make_unique<MetricsPoller>(deployment_.plan, dir_, kMetricsPollInterval,
-                                                    kMetricsPollTimeout);
+  metrics_poller_ = std::make_unique<MetricsPoller>(access_, deployment_.plan, dir_,
+                                                    kMetricsPollInterval, kMetricsPollTimeout);
   metrics_poller_->Start();
 }
 

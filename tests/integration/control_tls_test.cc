@@ -34,7 +34,6 @@ class ControlTlsTest : public ::testing::Test {
     MakeCertificate("client", "ca");
   }
   void TearDown() override {
-    launcher::UsePlainControl();
     if (server_ > 0) {
       kill(server_, SIGKILL);
       waitpid(server_, nullptr, 0);
@@ -75,8 +74,9 @@ class ControlTlsTest : public ::testing::Test {
 
 TEST_F(ControlTlsTest, TrustingTheCaIsServedAnotherCaAndPlainRespAreNot) {
   StartServer("no");
-  ASSERT_TRUE(launcher::UseControlTls({.ca_file = File("ca.crt")}).ok());
-  auto connection = RedisConnection::Connect("127.0.0.1", port(), 2000ms);
+  auto trusting = launcher::MakeAccess("", launcher::ControlTls{.ca_file = File("ca.crt")});
+  ASSERT_TRUE(trusting.ok()) << trusting.error().message();
+  auto connection = RedisConnection::Connect(*trusting, "127.0.0.1", port(), 2000ms);
   ASSERT_TRUE(connection.ok()) << connection.error().message();
   EXPECT_EQ(TextOf(connection->Run({"SET", "k", std::string(100000, 'v')})), "OK");
   auto replies = connection->Pipeline({{"PING"}, {"STRLEN", "k"}, {"NO-SUCH-COMMAND"}});
@@ -85,44 +85,59 @@ TEST_F(ControlTlsTest, TrustingTheCaIsServedAnotherCaAndPlainRespAreNot) {
   EXPECT_EQ(TextOf((*replies)[1]), "100000");
   EXPECT_FALSE((*replies)[2].ok()) << "an error reply stays an error over TLS";
 
-  ASSERT_TRUE(launcher::UseControlTls({.ca_file = File("other-ca.crt")}).ok());
-  auto stranger = RedisConnection::Connect("127.0.0.1", port(), 2000ms);
+  // Each access is a value of its own: another CA in the same process changes nothing for the
+  // connection already open, nor for a later one made with the first access.
+  auto other = launcher::MakeAccess("", launcher::ControlTls{.ca_file = File("other-ca.crt")});
+  ASSERT_TRUE(other.ok()) << other.error().message();
+  auto stranger = RedisConnection::Connect(*other, "127.0.0.1", port(), 2000ms);
   ASSERT_FALSE(stranger.ok());
   EXPECT_NE(stranger.error().message().find("certificate verify failed"), std::string::npos)
       << stranger.error().message();
-
-  launcher::UsePlainControl();
-  auto plain = RedisConnection::Connect("127.0.0.1", port(), 1000ms);
+  auto plain = RedisConnection::Connect(launcher::Access{}, "127.0.0.1", port(), 1000ms);
   if (plain.ok()) {
     EXPECT_FALSE(plain->Run({"PING"}).ok()) << "plain RESP on a TLS port must not be served";
   }
+  EXPECT_EQ(TextOf(connection->Run({"STRLEN", "k"})), "100000");
+  auto again = RedisConnection::Connect(*trusting, "127.0.0.1", port(), 2000ms);
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_EQ(TextOf(again->Run({"PING"})), "PONG");
+}
+
+TEST(SharedAccessTest, ReplacingItLeavesWhatWasTakenBeforeIntact) {
+  launcher::SharedAccess shared(launcher::Access{.password = "old", .tls = nullptr});
+  auto before = shared.Current();
+  shared.Replace(launcher::Access{.password = "new", .tls = nullptr});
+  EXPECT_EQ(before->password, "old") << "a connect under way keeps the access it started with";
+  EXPECT_EQ(shared.Current()->password, "new");
 }
 
 TEST_F(ControlTlsTest, AServerThatDemandsClientCertificatesGetsOurs) {
   StartServer("yes");
-  ASSERT_TRUE(launcher::UseControlTls({.ca_file = File("ca.crt")}).ok());
-  auto anonymous = RedisConnection::Connect("127.0.0.1", port(), 2000ms);
+  auto anonymous_access = launcher::MakeAccess("", launcher::ControlTls{.ca_file = File("ca.crt")});
+  ASSERT_TRUE(anonymous_access.ok()) << anonymous_access.error().message();
+  auto anonymous = RedisConnection::Connect(*anonymous_access, "127.0.0.1", port(), 2000ms);
   EXPECT_TRUE(!anonymous.ok() || !anonymous->Run({"PING"}).ok())
       << "a client without a certificate is refused";
-  ASSERT_TRUE(launcher::UseControlTls({.ca_file = File("ca.crt"),
-                                       .cert_file = File("client.crt"),
-                                       .key_file = File("client.key")})
-                  .ok());
-  auto known = RedisConnection::Connect("127.0.0.1", port(), 2000ms);
+  auto with_certificate =
+      launcher::MakeAccess("", launcher::ControlTls{.ca_file = File("ca.crt"),
+                                                    .cert_file = File("client.crt"),
+                                                    .key_file = File("client.key")});
+  ASSERT_TRUE(with_certificate.ok()) << with_certificate.error().message();
+  auto known = RedisConnection::Connect(*with_certificate, "127.0.0.1", port(), 2000ms);
   ASSERT_TRUE(known.ok()) << known.error().message();
   EXPECT_EQ(TextOf(known->Run({"PING"})), "PONG");
 }
 
 TEST_F(ControlTlsTest, FilesThatDoNotLoadAreNamed) {
-  auto missing = launcher::UseControlTls({.ca_file = File("nope.crt")});
+  auto missing = launcher::MakeAccess("", launcher::ControlTls{.ca_file = File("nope.crt")});
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message().find("--tls-ca"), std::string::npos);
-  auto mismatched = launcher::UseControlTls(
-      {.ca_file = File("ca.crt"), .cert_file = File("client.crt"), .key_file = File("server.key")});
+  auto mismatched = launcher::MakeAccess("", launcher::ControlTls{.ca_file = File("ca.crt"),
+                                                                  .cert_file = File("client.crt"),
+                                                                  .key_file = File("server.key")});
   ASSERT_FALSE(mismatched.ok());
   EXPECT_NE(mismatched.error().message().find("--tls-key"), std::string::npos)
       << mismatched.error().message();
-  EXPECT_FALSE(launcher::ControlTlsEnabled()) << "a failed UseControlTls changes nothing";
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 namespace shardctl::integration {
 namespace {
 
-using launcher::FormatSlotRanges;
+using common::FormatSlotRanges;
 
 class ReshardTest : public ShardctlTest {
  protected:
@@ -42,7 +42,7 @@ class ReshardTest : public ShardctlTest {
       for (const auto& line : *parsed) {
         if (!line.migrations.empty()) return "";
         if (line.IsPrimary() && line.HasSlots())
-          by_port[line.address.port] = FormatSlotRanges(line.slots);
+          by_port[line.address.port] = common::FormatSlotRanges(line.slots);
       }
       std::string map;
       for (const auto& [port, ranges] : by_port) map += std::to_string(port) + "=" + ranges + " ";

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "launcher/ops/up.h"
+#include "launcher/ops/up_steps.h"
 
 namespace shardctl::launcher {
 namespace {

@@ -131,14 +131,14 @@ TEST(PlanBalanceTest, RefusesUnownedSlotsAndDrainingEverything) {
 }
 
 TEST(SlotRangesTest, ParsesListsAndRefusesBadOrOverlappingRanges) {
-  auto ranges = ParseSlotRanges("100-200,7,16383");
+  auto ranges = common::ParseSlotRanges("100-200,7,16383");
   ASSERT_TRUE(ranges.ok());
   EXPECT_EQ(*ranges, (std::vector<SlotRange>{{100, 200}, {7, 7}, {16383, 16383}}));
-  EXPECT_EQ(FormatSlotRanges(*ranges), "100-200,7,16383");
+  EXPECT_EQ(common::FormatSlotRanges(*ranges), "100-200,7,16383");
   for (const char* bad : {"", "200-100", "16384", "1-x", "-5", "1,,2"}) {
-    EXPECT_FALSE(ParseSlotRanges(bad).ok()) << bad;
+    EXPECT_FALSE(common::ParseSlotRanges(bad).ok()) << bad;
   }
-  auto overlap = ParseSlotRanges("100-200,150-160");
+  auto overlap = common::ParseSlotRanges("100-200,150-160");
   ASSERT_FALSE(overlap.ok());
   EXPECT_EQ(overlap.error().message(),
             "slot ranges 100-200 and 150-160 overlap (name each slot once)");
