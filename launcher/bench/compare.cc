@@ -89,7 +89,7 @@ Status ParseCpus(const std::string& flag, const std::string& value, std::vector<
 using common::Flag;
 using common::FlagType;
 
-// A row whose value goes through `parse` into `options`.
+// A value row of `bench compare`; `apply` parses and stores it.
 Flag Row(std::string name, FlagType type, std::string value_name, std::string help,
          std::function<Status(const std::string&)> apply) {
   return {.name = std::move(name),

@@ -1,3 +1,5 @@
+// The --help texts of bench run and bench compare: prose written here, the options lists filled in
+// from the rows their parsers read (BenchRunRows, BenchCompareRows) at each "{options ...}" line.
 #include "launcher/bench/help.h"
 
 #include "launcher/bench/args.h"

@@ -1,5 +1,6 @@
 // The --help texts. They teach: what the command does, every flag with its default, an example,
-// and the exit codes scripts can rely on.
+// and the exit codes scripts can rely on. The prose is written here; each options list is filled
+// in from the flag rows (flag_rows.cc) that ParseArgs reads, at each "{options ...}" line.
 #include "launcher/bench/help.h"
 
 #include <map>
