@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/completion.h"
+#include "common/flags.h"
 #include "common/result.h"
 #include "common/tls.h"
 #include "launcher/bench/rate.h"
@@ -22,9 +23,9 @@ struct BenchOptions {
   bool help = false;  // --help: print the help, run nothing
   std::string host = "127.0.0.1";
   int port = 6379;
-  bool cluster = false;       // --cluster HOST:PORT: route by slot, follow MOVED and ASK
-  std::string password_file;  // --password-file: every connection logs in with its password
-  std::string password;       // read from password_file by the command, not by the parser
+  bool cluster = false;        // --cluster HOST:PORT: route by slot, follow MOVED and ASK
+  std::string password_file;   // --password-file: every connection logs in with its password
+  std::string password;        // read from password_file by the command, not by the parser
   common::TlsFiles tls_files;  // --tls-ca (and --tls-cert, --tls-key for client certificates)
   // Loaded from tls_files by the command: every connection speaks TLS with it. Null: plain.
   std::shared_ptr<const common::TlsContext> tls;
@@ -45,7 +46,11 @@ struct BenchOptions {
 // The default bound when neither --duration, --requests nor --rate-profile gives one.
 inline constexpr std::chrono::milliseconds kDefaultBenchDuration{10000};
 
-// Every flag `bench run` accepts, from the tables ParseBenchArgs uses (for shell completion).
+// The rows ParseBenchArgs reads flags with (bound to options nobody reads): for --help, whose
+// option lists are made from them, and for `bench compare`, which passes some on.
+const std::vector<common::Flag>& BenchRunRows();
+
+// Every flag `bench run` accepts, from its rows (for shell completion).
 std::vector<common::CompletionFlag> BenchRunFlags();
 
 // Parses the arguments after "bench" ("run" first). Errors are usage errors.

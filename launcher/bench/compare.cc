@@ -4,7 +4,7 @@
 #include <set>
 
 #include "common/cpu_list.h"
-#include "common/numbers.h"
+#include "common/flags.h"
 #include "launcher/bench/args.h"
 
 namespace shardctl::launcher {
@@ -37,17 +37,6 @@ std::vector<std::string> SplitCommas(const std::string& text) {
   return words;
 }
 
-Status ParseWholeNumber(const std::string& flag, const std::string& value, int low, int high,
-                        int& out) {
-  std::optional<int> parsed = common::ParseIntegerIn(value, low, high);
-  if (parsed) out = *parsed;
-  if (!parsed) {
-    return Error("--" + flag + ": \"" + value + "\" is not a whole number from " +
-                 std::to_string(low) + " to " + std::to_string(high));
-  }
-  return common::Ok();
-}
-
 Status ParseEngines(const std::string& value, CompareOptions& options) {
   options.engines.clear();
   for (const auto& engine : SplitCommas(value)) {
@@ -65,11 +54,9 @@ Status ParseEngines(const std::string& value, CompareOptions& options) {
 Status ParseIoThreads(const std::string& value, CompareOptions& options) {
   options.io_threads.clear();
   for (const auto& word : SplitCommas(value)) {
-    int threads = 0;
-    if (auto status = ParseWholeNumber("io-threads", word, 1, 128, threads); !status.ok()) {
-      return status;
-    }
-    options.io_threads.push_back(threads);
+    auto threads = common::ParseNumberFlag("io-threads", word, 1, 128);
+    if (!threads) return threads.error();
+    options.io_threads.push_back(*threads);
   }
   return common::Ok();
 }
@@ -99,58 +86,82 @@ Status ParseCpus(const std::string& flag, const std::string& value, std::vector<
   return common::Ok();
 }
 
-Status ApplyFlag(const std::string& flag, const std::string& value, CompareOptions& options) {
-  if (flag == "cpus") return ParseCpus(flag, value, options.cpus);
-  if (flag == "loadgen-cpus") return ParseCpus(flag, value, options.loadgen_cpus);
-  if (flag == "engines") return ParseEngines(value, options);
-  if (flag == "io-threads") return ParseIoThreads(value, options);
-  if (flag == "steps") return ParseSteps(value, options);
-  if (flag == "shards") return ParseWholeNumber(flag, value, 1, 256, options.shards);
-  if (flag == "base-port") return ParseWholeNumber(flag, value, 1024, kMaxPort, options.base_port);
-  if (flag == "out") {
-    if (value.empty()) return Error("--out: give a directory (e.g. --out report/)");
-    options.out = value;
-    return common::Ok();
-  }
-  if (PassThroughFlags().contains(flag)) {
-    options.bench_flags.push_back("--" + flag);
-    options.bench_flags.push_back(value);
-    return common::Ok();
-  }
-  return Error("unknown flag --" + flag + "; see shardctl bench compare --help");
+using common::Flag;
+using common::FlagType;
+
+// A value row of `bench compare`; `apply` parses and stores it.
+Flag Row(std::string name, FlagType type, std::string value_name, std::string help,
+         std::function<Status(const std::string&)> apply) {
+  return {.name = std::move(name),
+          .type = type,
+          .value_name = std::move(value_name),
+          .help = std::move(help),
+          .apply = std::move(apply)};
 }
 
-Status ParseFlags(const std::vector<std::string>& args, CompareOptions& options) {
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--help" || arg == "-h") {
-      options.help = true;
+// `bench compare`'s own flags.
+std::vector<Flag> OwnRows(CompareOptions& o) {
+  using V = const std::string&;
+  return {
+      Row("cpus", FlagType::kText, "LIST", "server cores, e.g. 0-1 (required)",
+          [&o](V v) { return ParseCpus("cpus", v, o.cpus); }),
+      Row("out", FlagType::kDirectory, "DIR", "report directory (required)",
+          [&o](V v) -> Status {
+            if (v.empty()) return Error("--out: give a directory (e.g. --out report/)");
+            o.out = v;
+            return common::Ok();
+          }),
+      Row("loadgen-cpus", FlagType::kText, "LIST",
+          "generator cores (default: the cores not in --cpus; if none, the same cores: the "
+          "report says \"sharing\")",
+          [&o](V v) { return ParseCpus("loadgen-cpus", v, o.loadgen_cpus); }),
+      Row("engines", FlagType::kText, "LIST", "redis, valkey or redis,valkey (default: redis)",
+          [&o](V v) { return ParseEngines(v, o); }),
+      Row("io-threads", FlagType::kText, "LIST", "single-instance io-threads sweep (default: 1,2)",
+          [&o](V v) { return ParseIoThreads(v, o); }),
+      Row("shards", FlagType::kNumber, "N", "cluster primaries (default: number of --cpus)",
+          common::StoreNumber(o.shards, "shards", 1, 256)),
+      Row("steps", FlagType::kText, "LIST", "any of single,cluster,proxy (default: all three)",
+          [&o](V v) { return ParseSteps(v, o); }),
+      Row("base-port", FlagType::kNumber, "P",
+          "single instance on P, shards on P+1.., proxy after them, buses +10000; all must be "
+          "below 32768 and free (default: 12700)",
+          common::StoreNumber(o.base_port, "base-port", 1024, kMaxPort)),
+      common::SwitchFlag("json", o.json, "results as one JSON document on stdout"),
+      common::SwitchFlag("dry-run", o.dry_run,
+                         "print the plan (runs, pinning, command lines); start nothing"),
+      {.name = "help",
+       .help = "this help",
+       .apply = [&o](V) { return (o.help = true, common::Ok()); },
+       .short_name = 'h',
+       .stops = true},
+  };
+}
+
+// The `bench run` rows handed on unchanged (listed in `bench compare --help` by name only).
+std::vector<Flag> PassThroughRows(CompareOptions& o) {
+  std::vector<Flag> rows;
+  for (const Flag& run : BenchRunRows()) {
+    if (!PassThroughFlags().contains(run.name)) continue;
+    Flag row = run;
+    row.group = "bench run";
+    row.help = run.name == "workload"  ? "default here: mixed-80-20"
+               : run.name == "threads" ? "default here: one per generator core"
+                                       : "";
+    row.apply = [&o, name = run.name](const std::string& value) {
+      o.bench_flags.insert(o.bench_flags.end(), {"--" + name, value});
       return common::Ok();
-    }
-    if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
-      return Error("unexpected argument \"" + arg +
-                   "\" (options are written --name value; see shardctl bench compare --help)");
-    }
-    std::string flag = arg.substr(2);
-    std::optional<std::string> value;
-    if (size_t equals = flag.find('='); equals != std::string::npos) {
-      value = flag.substr(equals + 1);
-      flag.resize(equals);
-    }
-    if (flag == "json" || flag == "dry-run") {
-      if (value) return Error("--" + flag + " takes no value");
-      (flag == "json" ? options.json : options.dry_run) = true;
-      continue;
-    }
-    if (!value) {
-      if (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0) {
-        return Error("--" + flag + " needs a value (see shardctl bench compare --help)");
-      }
-      value = args[++i];
-    }
-    if (auto status = ApplyFlag(flag, *value, options); !status.ok()) return status;
+    };
+    rows.push_back(std::move(row));
   }
-  return common::Ok();
+  return rows;
+}
+
+std::vector<Flag> CompareRows(CompareOptions& options) {
+  std::vector<Flag> rows = OwnRows(options);
+  std::vector<Flag> passed = PassThroughRows(options);
+  rows.insert(rows.end(), passed.begin(), passed.end());
+  return rows;
 }
 
 bool HasStep(const CompareOptions& options, CompareStep step) {
@@ -208,17 +219,14 @@ void AddRuns(const CompareOptions& options, ComparePlan& plan) {
 
 }  // namespace
 
+const std::vector<common::Flag>& BenchCompareRows() {
+  static CompareOptions unused;
+  static const std::vector<Flag> rows = CompareRows(unused);
+  return rows;
+}
+
 std::vector<common::CompletionFlag> BenchCompareFlags() {
-  using common::FlagValue;
-  std::vector<common::CompletionFlag> flags = {
-      {"cpus", FlagValue::kAny},      {"loadgen-cpus", FlagValue::kAny},
-      {"engines", FlagValue::kAny},   {"io-threads", FlagValue::kAny},
-      {"steps", FlagValue::kAny},     {"shards", FlagValue::kAny},
-      {"base-port", FlagValue::kAny}, {"out", FlagValue::kDirectory},
-      {"json", FlagValue::kNone},     {"dry-run", FlagValue::kNone},
-      {"help", FlagValue::kNone}};
-  for (const auto& flag : PassThroughFlags()) flags.push_back({flag, FlagValue::kAny});
-  return flags;
+  return common::CompletionFlags(BenchCompareRows());
 }
 
 std::string StepName(CompareStep step) {
@@ -238,7 +246,11 @@ Result<CompareOptions> ParseCompareArgs(const std::vector<std::string>& args) {
   if (args.empty() || args[0] != "compare") {
     return Error("expected \"compare\" (see shardctl bench compare --help)");
   }
-  if (auto status = ParseFlags(args, options); !status.ok()) return status.error();
+  const common::FlagTable table{.command = "bench compare",
+                                .help_hint = "see shardctl bench compare --help",
+                                .flags = CompareRows(options)};
+  const std::span<const std::string> flags(args.begin() + 1, args.end());
+  if (auto status = common::ParseFlags(table, flags); !status.ok()) return status.error();
   if (options.help) return options;
   if (options.cpus.empty()) return Error("--cpus is required (the server cores, e.g. --cpus 0-1)");
   if (options.out.empty())

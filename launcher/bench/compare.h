@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/completion.h"
+#include "common/flags.h"
 #include "common/result.h"
 
 namespace shardctl::launcher {
@@ -37,6 +38,10 @@ struct CompareOptions {
   // Flags handed to every `bench run` as given (--workload, --scale, --duration, --rate, ...).
   std::vector<std::string> bench_flags;
 };
+
+// The rows ParseCompareArgs reads flags with (bound to options nobody reads): its own, then the
+// `bench run` rows it hands on (group "bench run"). For --help and completion.
+const std::vector<common::Flag>& BenchCompareRows();
 
 // Every flag `bench compare` accepts, its own and those it hands to `bench run` (for shell
 // completion).

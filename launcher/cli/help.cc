@@ -1,9 +1,14 @@
 // The --help texts. They teach: what the command does, every flag with its default, an example,
-// and the exit codes scripts can rely on.
+// and the exit codes scripts can rely on. The prose is written here; each options list is filled
+// in from the flag rows (flag_rows.cc) that ParseArgs reads, at each "{options ...}" line.
 #include "launcher/bench/help.h"
 
+#include <map>
+
+#include "common/flags.h"
 #include "common/man_page.h"
 #include "launcher/cli/args.h"
+#include "launcher/cli/flag_rows.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -47,91 +52,7 @@ state dir unwritable), 2 usage or config error (bad flag, bad TOML, impossible p
 
 constexpr const char* kSpecOptions = R"(
 Deployment options (each also a key of the TOML file given with --config; flags win):
-  --name NAME              deployment name; a host can run several (default: default)
-  --shards N               number of primaries, the slot owners (default: one per usable
-                           physical core, divided by 1 + replicas)
-  --replicas R             replicas per primary (default: 0); each is placed on another core
-                           than its primary, and on another NUMA node when the host has several
-  --base-port P            shard i listens on P+i (default: 7000)
-  --bus-base-port P        shard i's cluster bus port is P+i (default: base-port + 10000)
-  --bind ADDR              address the shards listen on (default: 127.0.0.1); any other than
-                           loopback needs --password-file or --allow-no-auth
-  --announce ADDR          what the shards tell other nodes and clients to reach them at, when
-                           not the bind address (NAT, a container): an IP address becomes
-                           cluster-announce-ip, a host name cluster-announce-hostname (shown to
-                           clients in CLUSTER SLOTS beside the IP)
-  --preferred-endpoint E   ip (default) or hostname: what MOVED/ASK redirects and CLUSTER
-                           SLOTS name first (cluster-preferred-endpoint-type). hostname gives
-                           clients the --announce name (for TLS name checks); clients must
-                           resolve it. shardproxy and bench route by the IP CLUSTER SLOTS
-                           still carries
-  --join HOST:PORT         join the cluster a node of another host serves at HOST:PORT instead
-                           of forming one: this host's shards meet it, its replicas follow
-                           primaries on other hosts (and other hosts' replicas move to its
-                           primaries, so no primary's replica shares its host), then its
-                           primaries take a fair share of the slots, keys and all. Give every
-                           host the same --password-file; leave with shardctl down --leave
-  --cluster-name NAME      a label for the whole cluster, shown by status --cluster (default:
-                           the deployment name)
-  --password-file FILE     the shards' password, on one line of FILE (mode 0600, else refused).
-                           It reaches the shards through their config files (requirepass,
-                           masterauth; mode 0600), never a command line; shardctl, the proxy
-                           and bench log in with it. Make one: openssl rand -hex 32 > FILE
-  --allow-no-auth          let a bind beyond loopback run without a password (a trusted network)
-  --tls-cert FILE          TLS on every link (give all three): the shards' certificate (PEM);
-  --tls-key FILE           its private key (mode 0600, else refused);
-  --tls-ca FILE            the CA that signed it. Shards then listen for TLS only (port 0,
-                           tls-port on their port), and the cluster bus and replication use
-                           TLS too; shardctl presents the same certificate. Needs an engine
-                           built with TLS (Debian's redis-server is); --proxy-port serves TLS
-                           with the same files. The files are checked as a TLS peer will: an
-                           expired certificate, one the CA did not sign, or a key that is not
-                           its key is refused before anything starts (exit 2).
-                           Connect: redis-cli --tls --cacert FILE -c -p PORT
-  --tls-auth-clients A     no (default: the password authenticates clients), yes (clients
-                           must present a certificate signed by --tls-ca) or optional
-  --tls-also-plain         also serve plain RESP, shard i on --plain-base-port + i (clients that
-                           cannot do TLS yet; redirects name the ports of the client's kind)
-  --plain-base-port P      where those plain ports start (default: --base-port + 20000)
-  --engine E               redis, valkey, or a path to a server binary (default: redis)
-  --cpus LIST              CPUs shards may use, e.g. 2-63 (default: every online CPU this process
-                           may run on: its affinity and cgroup cpuset; memory defaults likewise
-                           respect the cgroup memory limit)
-  --reserve-cpus LIST      CPUs kept free, e.g. for NIC interrupts (default: none); auto: the CPUs
-                           the physical NICs' interrupts are pinned to (shown by plan)
-  --memory SIZE            total maxmemory, divided evenly among shards
-  --shard-memory SIZE      maxmemory of each shard (instead of --memory)
-                           (default for both: half of the used NUMA nodes' memory, split)
-  --max-shard-memory SIZE  refuse plans with bigger shards (default: 25gb; small shards keep
-                           fork for snapshots cheap)
-  --maxmemory-policy P     what a full shard does (default: noeviction)
-  --state-dir DIR          where deployments keep state, logs and data (default:
-                           $SHARDCTL_STATE_DIR, /var/lib/shardctl for root,
-                           ~/.local/state/shardctl otherwise)
-  --persistence P          none (a cache, default), rdb (snapshots) or aof (append-only file)
-  --appendfsync A          aof: always, everysec (default) or no
-  --save-interval TIME     rdb: save a shard with changes at least this often (default: 5m)
-  --fork-limit K           at most K shards fork (BGSAVE, BGREWRITEAOF) at once (default: 1)
-  --cluster-node-timeout T Redis' failure detection (default: 15s). Lower fails over sooner when
-                           a primary hangs; too low on a busy host causes needless failovers
-  --health-timeout TIME    a shard silent to PING this long is unresponsive (default: 3s)
-  --hang-grace TIME        an unresponsive shard is killed and restarted after this much more
-                           (default: 30s). A primary no replica can stand in for comes back
-                           with what its persistence kept: raise it, or run --replicas 1, where
-                           a stopped or hung primary must not be given up quickly
-  --proxy-port P           also run shardproxy on bind:P, so clients without cluster support
-                           (redis-cli without -c, redis-benchmark, plain redis-py) see one Redis;
-                           the supervisor restarts it when it exits (default: no proxy)
-  --proxy-threads N        shardproxy's event-loop threads (default: the CPUs it may run on)
-  --proxy-read-from MODE   primary (default), prefer-replica or replica: where shardproxy sends
-                           read-only commands (replicas need --replicas; see shardproxy --help)
-  --metrics-port P         the supervisor serves Prometheus metrics at http://ADDR:P/metrics:
-                           every shard under redis_exporter's names (redis_up, redis_memory_*,
-                           ...) plus shardctl_* (restarts, CPU, forks, cluster state), polled
-                           every second (default: no endpoint)
-  --proxy-metrics-port Q   shardproxy serves its own /metrics on Q (needs --proxy-port)
-  --metrics-bind ADDR      address of both metrics endpoints (default: 127.0.0.1)
-  --config FILE            read the options above from a TOML file (see configs/)
+{options deployment}
 Sizes use Redis' units: 100mb, 1.5gb, 1g (= 10^9 bytes), 512kb.
 )";
 
@@ -142,10 +63,7 @@ slots. Starts nothing and touches no state. Shards spread evenly over NUMA nodes
 of every physical core before any SMT sibling, never use reserved CPUs, and share CPUs evenly (with
 a warning) when there are more shards than CPUs.
 
-  --json                   print the plan as JSON: name, engine, shards[] with index, port,
-                           bus_port, cpus, numa_node, maxmemory, role, primary, slots
-  --sysfs-root DIR         read another host's topology from a copy of its /sys (e.g. the
-                           fixtures in tests/fixtures/sysfs) to plan for a bigger host
+{options}
 )";
 
 constexpr const char* kUp = R"(Usage: shardctl up [options]
@@ -158,9 +76,7 @@ reports cluster_state:ok and all agree on the slot map. Prints how long it took.
 Running `up` again with the same spec changes nothing and exits 0; with a different spec it
 refuses and lists what differs. If anything fails, everything started is stopped again.
 
-  --dry-run                check everything and print the plan, start nothing
-  --foreground             run the supervisor in this terminal (for systemd); Ctrl-C stops it
-  --json                   print the result as JSON
+{options}
 )";
 
 constexpr const char* kStatus =
@@ -171,16 +87,8 @@ maxmemory, used memory, keys, role and health, plus the cluster state and any sl
 progress (slots MIGRATING or IMPORTING: normal while scale or rebalance runs; after a crash they
 stay until the next rebalance, move-slots, scale or up finishes them).
 
-  --json                   print JSON: name, engine, cluster_state, supervisor, shards[] with the
-                           plan fields plus pid, node_id, health, used_memory, keys, and
-                           moves_in_progress[] (slots, first_slot, last_slot, source_shard,
-                           target_shard)
-  --cluster                every node of the Redis Cluster the deployment is in, other hosts'
-                           too, as the first local shard that answers sees them: host, port,
-                           name, role, primary, slots, state, and which shard of this deployment
-                           it is ("-": not one of ours). JSON: cluster_state, seen_from, hosts,
-                           nodes[] (id, host, port, hostname, role, primary_id, slots, state,
-                           shard). Exit 0 all ok, 1 a node failing or unreachable, 2 cluster down
+{options}
+{options deployment}
 
 Exit codes (monitoring-plugin convention, usable from cron and Nagios-style checks):
   0  every shard healthy and the supervisor running
@@ -197,15 +105,8 @@ Stops every shard (SIGTERM, which Redis handles as a clean shutdown; SIGKILL aft
 supervisor. Works without a supervisor too, from the pid files. Stopping a deployment that is not
 running succeeds. Only processes shardctl started are ever signalled (pid and start time checked).
 
-  --purge                  also delete the deployment's state, logs and data
-  --leave                  this host leaves a cluster that spans hosts (up --join): first each
-                           primary with a replica on another host hands over to it (CLUSTER
-                           FAILOVER, nothing moves), the slots left move with their keys to
-                           the other hosts' primaries, their replicas that followed ours follow
-                           one of theirs; then the shards stop, the other nodes forget them and
-                           the deployment is purged. Refused when no other host has a primary.
-                           A failure stops nothing; run it again to continue
-  --json                   print the result as JSON
+{options}
+{options deployment}
 )";
 
 constexpr const char* kRestart =
@@ -228,17 +129,8 @@ Returns when the shard has loaded its keys and every node reports cluster_state:
 how many keys the shard had before and after.
 
   SHARD                    the index of the shard to restart (see shardctl status)
-  --rolling                restart every shard, one at a time, waiting for the cluster to be
-                           healthy before the next
-  --engine E               switch to another server binary as each shard restarts (redis,
-                           valkey or a path): how to upgrade Redis/Valkey without downtime for
-                           the other shards. Refused before anything stops when E cannot read
-                           the data format of the running engine (a downgrade, e.g. Redis 8 to
-                           7.0)
-  --discard-data           restart without keeping the keys: the shard comes back empty (its
-                           snapshot and AOF are deleted). Only for data you can lose
-  --json                   print the result as JSON: per shard old_pid, new_pid, ms, data,
-                           keys_before, keys_after, write_pause_ms
+{options}
+{options deployment}
 
 Needs a running supervisor (start one with shardctl up, which adopts running shards); one restart
 of a deployment runs at a time. Ctrl-C sees the shard under way through (or, while it is being
@@ -254,9 +146,8 @@ constexpr const char* kLogs =
 Prints the last lines of the supervisor's log, or of shard SHARD's server log.
 
   SHARD                    a shard index; without it, the supervisor's log
-  -f, --follow             keep printing new lines as they are written (Ctrl-C to stop);
-                           follows rotation
-  --lines N                how many lines to show first (default: 50)
+{options}
+{options deployment}
 )";
 
 constexpr const char* kRebalance =
@@ -266,6 +157,9 @@ After failovers (a primary died and its replica took over) the primaries are no 
 plan put them, spread over cores and NUMA nodes. This moves the role back: each planned primary
 that is now a replica gets a graceful CLUSTER FAILOVER, one at a time. The old primary pauses writes
 only until its replica has caught up; no write is refused and none is lost.
+
+{options}
+{options deployment}
 )";
 
 constexpr const char* kRebalanceSlots =
@@ -273,14 +167,10 @@ constexpr const char* kRebalanceSlots =
                           [--dry-run] [--json] [--name NAME] [--state-dir DIR] [--config FILE]
 
 Moves slots between the running primaries, with their keys, while clients keep reading and
-writing, until each primary holds its share:
-  --by slots     the same number of slots each (default)
-  --by keys      the same number of keys each (CLUSTER COUNTKEYSINSLOT per slot)
-  --by memory    the same estimated bytes each (keys times the primary's bytes per key)
-  --threshold P  do nothing unless some primary is more than P% off its share (default 2%)
-  --dry-run      print the moves, change nothing
-  --migration    auto (default): Valkey 9+ atomic slot migration when both nodes have it, else
-                 MIGRATE; migrate or atomic to force one
+writing, until each primary holds its share (--by).
+
+{options}
+{options deployment}
 
 Moves between disjoint pairs of primaries run in parallel; each one pipelines many keys per MIGRATE
 and several MIGRATEs at once. A progress line shows slots, keys, MB/s and ETA on a terminal; with
@@ -314,6 +204,9 @@ Interrupted (Ctrl-C, a crash), the cluster keeps serving; running scale again co
 open slot moves are finished first. `up` with the old spec afterwards reports how the running
 shape differs instead of changing it back.
 
+{options}
+{options deployment}
+
 Exit codes: 0 done (or nothing to do), 1 a step failed (named), 2 the count does not fit the host,
 130 stopped by Ctrl-C/SIGTERM.
 )";
@@ -331,6 +224,10 @@ ranges and shards that do not exist are refused before anything moves.
 
 Ctrl-C stops after the slots in hand (exit 130); run the same command again to continue.
 
+  RANGES                   slot ranges, e.g. 100-200 or 0-99,500
+{options}
+{options deployment}
+
 Exit codes: 0 moved (or nothing to move), 1 a node failed, 2 bad input, 130 stopped by Ctrl-C.
 )";
 
@@ -341,6 +238,9 @@ Saves every shard once (BGSAVE with --persistence rdb, BGREWRITEAOF with aof) th
 supervisor's fork scheduler: at most fork-limit shards fork at once on the host, and a shard forks
 only when the host's available memory covers its used memory (what copy-on-write could need).
 Returns when every shard has saved; exit 1 if any save failed.
+
+{options}
+{options deployment}
 )";
 
 constexpr const char* kReloadTls =
@@ -356,8 +256,8 @@ shardproxy (SIGHUP) take the new files. Connections already open keep their sess
 To change the CA, first give every process a CA file holding both the old and the new CA, reload,
 move to certificates of the new CA, reload, then drop the old CA and reload again.
 
-  --dry-run   check the files and say what would be reloaded
-  --json      {"name", "cert", "reloaded_shards": [...], "supervisor", "proxy", "ms"}
+{options}
+{options deployment}
 
 Exit codes: 0 reloaded, 1 a shard refused or stopped answering (the error names it and how many
 were done; running it again is safe), 2 no TLS on this deployment or a file that does not load.
@@ -376,9 +276,8 @@ On a terminal the table is redrawn in place; keys change the sort (o ops/s, m me
 l clients, h hit ratio, s shard number) and q, Ctrl-C or SIGTERM quit. When stdout is not a
 terminal it prints the table as plain lines at every refresh.
 
-  --interval TIME          time between refreshes (default: 1s; at least 100ms)
-  --sort KEY               ops (default), mem, cpu, clients, hits or shard
-  --count N                stop after N refreshes (default: run until quit)
+{options}
+{options deployment}
 )";
 
 constexpr const char* kSupervise =
@@ -386,27 +285,40 @@ constexpr const char* kSupervise =
 
 Runs the supervisor of a deployment recorded by `shardctl up` in the foreground. `up` starts it in
 the background; you rarely need this directly. SIGTERM or SIGINT stops the shards and exits 0.
+
+{options deployment}
 )";
+
+// The hand-written text of `command` ("" when it has none).
+const char* ProseOf(const std::string& command) {
+  static const std::map<std::string, const char*> kTexts = {{"plan", kPlan},
+                                                            {"up", kUp},
+                                                            {"status", kStatus},
+                                                            {"down", kDown},
+                                                            {"supervise", kSupervise},
+                                                            {"restart", kRestart},
+                                                            {"logs", kLogs},
+                                                            {"rebalance-roles", kRebalance},
+                                                            {"rebalance", kRebalanceSlots},
+                                                            {"move-slots", kMoveSlots},
+                                                            {"scale", kScale},
+                                                            {"save", kSave},
+                                                            {"top", kTop},
+                                                            {"reload-tls", kReloadTls}};
+  auto found = kTexts.find(command);
+  return found == kTexts.end() ? "" : found->second;
+}
 
 }  // namespace
 
 std::string HelpText(const std::string& command) {
-  if (command == "plan") return std::string(kPlan) + kSpecOptions;
-  if (command == "up") return std::string(kUp) + kSpecOptions;
-  if (command == "status") return kStatus;
-  if (command == "down") return kDown;
-  if (command == "supervise") return kSupervise;
-  if (command == "restart") return kRestart;
-  if (command == "logs") return kLogs;
-  if (command == "rebalance-roles") return kRebalance;
-  if (command == "rebalance") return kRebalanceSlots;
-  if (command == "move-slots") return kMoveSlots;
-  if (command == "scale") return kScale;
-  if (command == "save") return kSave;
-  if (command == "top") return kTop;
-  if (command == "reload-tls") return kReloadTls;
   if (command == "bench" || command == "bench compare") return BenchHelpText(command);
-  return kOverview;
+  const std::string prose = ProseOf(command);
+  if (prose.empty()) return kOverview;
+  const bool full_spec = command == "plan" || command == "up";
+  Invocation unused;
+  return common::FillOptions(full_spec ? prose + kSpecOptions : prose,
+                             CommandRows(command, unused));
 }
 
 std::string ManPage(const std::string& version_line) {

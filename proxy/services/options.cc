@@ -4,10 +4,8 @@
 
 #include <algorithm>
 
-#include "common/duration.h"
+#include "common/flags.h"
 #include "common/man_page.h"
-#include "common/numbers.h"
-#include "common/size.h"
 
 namespace shardctl::proxy {
 
@@ -27,57 +25,6 @@ namespace {
 
 using common::Error;
 using common::Result;
-
-Result<int64_t> ParseNumber(std::string_view flag, std::string_view text, int64_t low,
-                            int64_t high) {
-  std::optional<int64_t> value = common::ParseIntegerIn(text, low, high);
-  if (!value) {
-    return Error(std::string(flag) + ": expected a number from " + std::to_string(low) + " to " +
-                 std::to_string(high) + ", got \"" + std::string(text) + "\"");
-  }
-  return *value;
-}
-
-Result<std::chrono::milliseconds> ParsePositiveDuration(std::string_view flag,
-                                                        std::string_view text) {
-  auto duration = common::ParseDuration(text);
-  if (!duration) return duration.error().Context(flag);
-  if (duration->count() <= 0) {
-    return Error(std::string(flag) + ": must be more than 0 (e.g. 5s), got \"" + std::string(text) +
-                 "\"");
-  }
-  return *duration;
-}
-
-// Stores `value`, a number from `low` to `high`, in `field`.
-template <typename Field>
-common::Status SetNumber(Field& field, std::string_view flag, std::string_view value, int64_t low,
-                         int64_t high) {
-  auto number = ParseNumber(flag, value, low, high);
-  if (!number) return number.error();
-  field = static_cast<Field>(*number);
-  return common::Ok();
-}
-
-// Stores `value`, a size of at least 1kb, in `field`; `example` shows one in the error.
-common::Status SetBufferSize(uint64_t& field, std::string_view flag, std::string_view value,
-                             std::string_view example) {
-  auto bytes = common::ParseSize(value);
-  if (!bytes || *bytes < 1024) {
-    return Error(std::string(flag) + ": expected a size of at least 1kb (e.g. " +
-                 std::string(example) + "), got \"" + std::string(value) + "\"");
-  }
-  field = *bytes;
-  return common::Ok();
-}
-
-common::Status SetDuration(std::chrono::milliseconds& field, std::string_view flag,
-                           std::string_view value) {
-  auto duration = ParsePositiveDuration(flag, value);
-  if (!duration) return duration.error();
-  field = *duration;
-  return common::Ok();
-}
 
 // --cluster HOST:PORT[,HOST:PORT...]: adds to the seed nodes (the flag may repeat).
 common::Status AddClusterNodes(ProxyOptions& options, std::string_view value) {
@@ -123,12 +70,6 @@ common::Status SetMetricsBind(ProxyOptions& options, std::string_view value) {
   return common::Ok();
 }
 
-common::Status SetPath(std::string& field, std::string_view flag, std::string_view value) {
-  if (value.empty()) return Error(std::string(flag) + ": expected a file name");
-  field = std::string(value);
-  return common::Ok();
-}
-
 // --tls-*: the three files together, and the modes only with them.
 common::Status CheckTls(const ProxyOptions& options) {
   const common::TlsFiles& tls = options.tls;
@@ -145,70 +86,199 @@ common::Status CheckTls(const ProxyOptions& options) {
   return common::Ok();
 }
 
-// Applies one flag that takes a value.
-common::Status ApplyFlag(ProxyOptions& options, std::string_view flag, std::string_view value) {
-  if (flag == "--cluster") return AddClusterNodes(options, value);
-  if (flag == "--listen") return SetListen(options, value);
-  if (flag == "--threads") return SetNumber(options.threads, flag, value, 1, 256);
-  if (flag == "--max-clients") return SetNumber(options.max_clients, flag, value, 1, 1000000);
-  if (flag == "--max-pending") return SetNumber(options.max_pending, flag, value, 1, 1000000);
-  if (flag == "--max-client-buffer") {
-    return SetBufferSize(options.max_client_buffer, flag, value, "64mb");
-  }
-  if (flag == "--read-from") return SetReadFrom(options, value);
-  if (flag == "--pubsub-buffer-limit") {
-    return SetBufferSize(options.pubsub_buffer_limit, flag, value, "32mb");
-  }
-  if (flag == "--timeout") return SetDuration(options.backend_timeout, flag, value);
-  if (flag == "--refresh-interval") return SetDuration(options.refresh_interval, flag, value);
-  if (flag == "--auth-file") {
-    options.auth_file = std::string(value);
+// Stores a size of at least 1kb in `field`; `example` shows one in the error.
+std::function<common::Status(const std::string&)> BufferSize(uint64_t& field, std::string_view flag,
+                                                             std::string_view example) {
+  return [&field, flag, example](const std::string& value) -> common::Status {
+    auto bytes = common::ParseSizeFlag(flag, value, 1024, example);
+    if (!bytes) return bytes.error();
+    field = *bytes;
     return common::Ok();
-  }
-  if (flag == "--tls-cert") return SetPath(options.tls.cert_file, flag, value);
-  if (flag == "--tls-key") return SetPath(options.tls.key_file, flag, value);
-  if (flag == "--tls-ca") return SetPath(options.tls.ca_file, flag, value);
-  if (flag == "--tls-auth-clients") {
-    auto mode = common::ParseTlsClientCertificates(value);
-    if (!mode) {
-      return Error("--tls-auth-clients: expected no, yes or optional, got \"" + std::string(value) +
-                   "\"");
-    }
-    options.tls_auth_clients = *mode;
+  };
+}
+
+std::function<common::Status(const std::string&)> Duration(std::chrono::milliseconds& field,
+                                                           std::string_view flag) {
+  return [&field, flag](const std::string& value) -> common::Status {
+    auto duration = common::ParsePositiveDurationFlag(flag, value);
+    if (!duration) return duration.error();
+    field = *duration;
     return common::Ok();
+  };
+}
+
+common::Status SetTlsAuthClients(ProxyOptions& options, const std::string& value) {
+  auto mode = common::ParseTlsClientCertificates(value);
+  if (!mode) {
+    return Error("--tls-auth-clients: expected no, yes or optional, got \"" + value + "\"");
   }
-  if (flag == "--tls-to-shards") {
-    if (value != "yes" && value != "no") {
-      return Error("--tls-to-shards: expected yes or no, got \"" + std::string(value) + "\"");
-    }
-    options.tls_to_shards = value == "yes";
-    return common::Ok();
+  options.tls_auth_clients = *mode;
+  return common::Ok();
+}
+
+common::Status SetTlsToShards(ProxyOptions& options, const std::string& value) {
+  if (value != "yes" && value != "no") {
+    return Error("--tls-to-shards: expected yes or no, got \"" + value + "\"");
   }
-  if (flag == "--metrics-port") return SetNumber(options.metrics_port, flag, value, 1, 65535);
-  if (flag == "--metrics-bind") return SetMetricsBind(options, value);
-  if (flag == "--pidfile") {
-    options.pidfile = std::string(value);
-    return common::Ok();
+  options.tls_to_shards = value == "yes";
+  return common::Ok();
+}
+
+using common::Flag;
+using common::FlagType;
+
+// Where the slot map comes from and where clients connect.
+std::vector<Flag> ConnectionRows(ProxyOptions& o) {
+  return {
+      {.name = "cluster",
+       .type = FlagType::kText,
+       .value_name = "HOST:PORT[,HOST:PORT]",
+       .help = "cluster nodes to read the slot map from (required; repeatable)",
+       .apply = [&o](const std::string& v) { return AddClusterNodes(o, v); }},
+      {.name = "listen",
+       .type = FlagType::kText,
+       .value_name = "ADDR:PORT",
+       .help = "where clients connect (default 127.0.0.1:6379; [::1]:6379 for IPv6)",
+       .apply = [&o](const std::string& v) { return SetListen(o, v); }},
+      {.name = "threads",
+       .type = FlagType::kNumber,
+       .help = "event-loop threads, each with its own listener (SO_REUSEPORT) and its own "
+               "connection to every shard (default: the CPUs it may run on)",
+       .apply = common::StoreNumber(o.threads, "threads", 1, 256)},
+      {.name = "max-clients",
+       .type = FlagType::kNumber,
+       .help = "client connections over all threads (default 10000); more are refused with "
+               "\"-ERR max number of clients reached\"",
+       .apply = common::StoreNumber(o.max_clients, "max-clients", 1, 1000000)},
+      {.name = "max-pending",
+       .type = FlagType::kNumber,
+       .help = "requests in flight per client before the proxy stops reading from it (default "
+               "1024); reading resumes as replies drain",
+       .apply = common::StoreNumber(o.max_pending, "max-pending", 1, 1000000)},
+      {.name = "max-client-buffer",
+       .type = FlagType::kSize,
+       .help = "reply bytes held for a slow client before reading from it stops (default 64mb)",
+       .apply = BufferSize(o.max_client_buffer, "max-client-buffer", "64mb")},
+      {.name = "read-from",
+       .type = FlagType::kText,
+       .value_name = "MODE",
+       .help = "primary (default), prefer-replica (read-only commands to a replica of the slot, "
+               "except slots this client wrote in the last second), or replica (always a "
+               "replica); both fall back to the primary when the slot has no healthy replica. "
+               "Replica reads may be slightly stale.",
+       .apply = [&o](const std::string& v) { return SetReadFrom(o, v); }},
+      {.name = "pubsub-buffer-limit",
+       .type = FlagType::kSize,
+       .help = "unread pub/sub messages held for a subscriber before it is disconnected, so a "
+               "slow subscriber cannot grow the proxy (32mb)",
+       .apply = BufferSize(o.pubsub_buffer_limit, "pubsub-buffer-limit", "32mb")},
+      {.name = "timeout",
+       .type = FlagType::kDuration,
+       .value_name = "DURATION",
+       .help = "how long a shard may take to answer (default 5s); then the proxy drops that "
+               "connection and the waiting clients get an error",
+       .apply = Duration(o.backend_timeout, "timeout")},
+      {.name = "refresh-interval",
+       .type = FlagType::kDuration,
+       .value_name = "DURATION",
+       .help = "how often the slot map is re-read (default 5s); MOVED replies and connection "
+               "errors also trigger a (rate-limited) refresh",
+       .apply = Duration(o.refresh_interval, "refresh-interval")},
+  };
+}
+
+// Who may connect, and TLS.
+std::vector<Flag> SecurityRows(ProxyOptions& o) {
+  return {
+      common::TextFlag("auth-file", FlagType::kFile, "PATH", o.auth_file,
+                       "passwords, one per line (keep the file mode 0600):\n"
+                       "  requirepass PASS        the default user's password\n"
+                       "  user NAME PASS          more users (AUTH NAME PASS, HELLO 3 AUTH ...)\n"
+                       "  backend-password PASS   sent to the shards (AUTH), never shown\n"
+                       "  backend-user NAME       the shards' ACL user for that password\n"
+                       "Without users, clients need no AUTH."),
+      common::SwitchFlag("allow-no-auth", o.allow_no_auth,
+                         "listen on a non-loopback address without any client password "
+                         "(refused by default)"),
+      {.name = "tls-cert",
+       .type = FlagType::kFile,
+       .help = "serve TLS only (no plain RESP) with this certificate (give --tls-key and "
+               "--tls-ca too); SIGHUP reads the files again (renewed certificates) for new "
+               "connections. redis-cli --tls --cacert CA ...",
+       .apply = common::StoreFile(o.tls.cert_file, "tls-cert")},
+      {.name = "tls-key",
+       .type = FlagType::kFile,
+       .help = "the certificate's private key",
+       .apply = common::StoreFile(o.tls.key_file, "tls-key")},
+      {.name = "tls-ca",
+       .type = FlagType::kFile,
+       .help = "speak TLS to the shards, trusting certificates signed by this CA (and "
+               "presenting the certificate, for shards with tls-auth-clients yes)",
+       .apply = common::StoreFile(o.tls.ca_file, "tls-ca")},
+      {.name = "tls-auth-clients",
+       .type = FlagType::kText,
+       .value_name = "MODE",
+       .help = "no (default): clients need no certificate; yes: clients must present one "
+               "signed by --tls-ca; optional: checked when presented",
+       .apply = [&o](const std::string& v) { return SetTlsAuthClients(o, v); }},
+      {.name = "tls-to-shards",
+       .type = FlagType::kText,
+       .value_name = "yes|no",
+       .help = "no: plain RESP to the shards (they serve no TLS), TLS to clients only (default "
+               "yes)",
+       .apply = [&o](const std::string& v) { return SetTlsToShards(o, v); }},
+  };
+}
+
+// Metrics, the process, and the entry points that print instead of serving.
+std::vector<Flag> ProcessRows(ProxyOptions& o) {
+  return {
+      {.name = "metrics-port",
+       .type = FlagType::kNumber,
+       .value_name = "PORT",
+       .help = "serve Prometheus metrics at http://ADDR:PORT/metrics: commands and their "
+               "duration per command family, client connections, shard connection errors, "
+               "redirects, the slot map version (default: off)",
+       .apply = common::StoreNumber(o.metrics_port, "metrics-port", 1, 65535)},
+      {.name = "metrics-bind",
+       .type = FlagType::kText,
+       .value_name = "ADDR",
+       .help = "the address of --metrics-port (default 127.0.0.1)",
+       .apply = [&o](const std::string& v) { return SetMetricsBind(o, v); }},
+      common::TextFlag("pidfile", FlagType::kFile, "PATH", o.pidfile, "write the process id here"),
+      common::SwitchFlag("quiet", o.quiet, "log only errors"),
+      {.name = "version",
+       .help = "print the version and exit",
+       .apply = [&o](const std::string&) { return (o.version = true, common::Ok()); },
+       .stops = true},
+      {.name = "help",
+       .help = "print this help and exit",
+       .apply = [&o](const std::string&) { return (o.help = true, common::Ok()); },
+       .short_name = 'h',
+       .stops = true},
+  };
+}
+
+// Every flag of shardproxy, storing into `options`.
+std::vector<Flag> ProxyRows(ProxyOptions& options) {
+  std::vector<Flag> rows = ConnectionRows(options);
+  for (auto part : {SecurityRows(options), ProcessRows(options)}) {
+    rows.insert(rows.end(), part.begin(), part.end());
   }
-  return Error("unknown flag " + std::string(flag) + " (see shardproxy --help)");
+  return rows;
+}
+
+// The rows for --help and completion (bound to options nobody reads).
+const std::vector<Flag>& DescribedRows() {
+  static ProxyOptions unused;
+  static const std::vector<Flag> rows = ProxyRows(unused);
+  return rows;
 }
 
 }  // namespace
 
 std::vector<common::CompletionFlag> ProxyFlags() {
-  using common::FlagValue;
-  std::vector<common::CompletionFlag> flags;
-  for (const char* flag : {"auth-file", "pidfile", "tls-cert", "tls-key", "tls-ca"}) {
-    flags.push_back({flag, FlagValue::kFile});
-  }
-  for (const char* flag :
-       {"cluster", "listen", "threads", "max-clients", "max-pending", "max-client-buffer",
-        "read-from", "pubsub-buffer-limit", "timeout", "refresh-interval", "metrics-port",
-        "metrics-bind", "tls-auth-clients", "tls-to-shards"}) {
-    flags.push_back({flag, FlagValue::kAny});
-  }
-  for (const char* flag : {"quiet", "allow-no-auth", "version", "help"}) flags.push_back({flag});
-  return flags;
+  return common::CompletionFlags(DescribedRows());
 }
 
 Result<ProxyOptions> ParseProxyArgs(std::span<const std::string> args) {
@@ -221,39 +291,10 @@ Result<ProxyOptions> ParseProxyArgs(std::span<const std::string> args) {
     options.complete = std::vector<std::string>(args.begin() + 1, args.end());
     return options;
   }
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string_view arg = args[i];
-    if (arg == "--help" || arg == "-h") {
-      options.help = true;
-      return options;
-    }
-    if (arg == "--version") {
-      options.version = true;
-      return options;
-    }
-    if (arg == "--quiet") {
-      options.quiet = true;
-      continue;
-    }
-    if (arg == "--allow-no-auth") {
-      options.allow_no_auth = true;
-      continue;
-    }
-    if (!arg.starts_with("--")) {
-      return Error("unexpected argument \"" + std::string(arg) + "\" (see shardproxy --help)");
-    }
-    std::string_view flag = arg;
-    std::string_view value;
-    if (const size_t eq = arg.find('='); eq != std::string_view::npos) {
-      flag = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < args.size() && !std::string_view(args[i + 1]).starts_with("--")) {
-      value = args[++i];
-    } else {
-      return Error(std::string(arg) + " needs a value (see shardproxy --help)");
-    }
-    if (auto applied = ApplyFlag(options, flag, value); !applied) return applied.error();
-  }
+  const common::FlagTable table{
+      .command = "shardproxy", .help_hint = "see shardproxy --help", .flags = ProxyRows(options)};
+  if (auto parsed = common::ParseFlags(table, args); !parsed) return parsed.error();
+  if (options.help || options.version) return options;
   if (options.cluster.empty()) {
     return Error(
         "--cluster is required: the address of any node of the cluster, e.g. "
@@ -264,7 +305,8 @@ Result<ProxyOptions> ParseProxyArgs(std::span<const std::string> args) {
 }
 
 std::string ProxyHelpText() {
-  return R"(shardproxy: one Redis endpoint in front of a Redis Cluster, for clients that do not
+  return common::FillOptions(
+      R"(shardproxy: one Redis endpoint in front of a Redis Cluster, for clients that do not
 speak the cluster protocol (redis-cli without -c, redis-benchmark without --cluster, redis-py's
 plain Redis client, PHP, scripts). Commands are routed by key slot; MGET, MSET, DEL, UNLINK,
 EXISTS and TOUCH across slots are split by slot and their replies merged; RESP2 and RESP3 (HELLO 3).
@@ -279,51 +321,7 @@ Examples:
   shardctl up --shards 8 --proxy-port 6379     # the same, run and healed by shardctl
 
 Options:
-  --cluster HOST:PORT[,HOST:PORT]  cluster nodes to read the slot map from (required; repeatable)
-  --listen ADDR:PORT       where clients connect (default 127.0.0.1:6379; [::1]:6379 for IPv6)
-  --threads N              event-loop threads, each with its own listener (SO_REUSEPORT) and its
-                           own connection to every shard (default: the CPUs it may run on)
-  --max-clients N          client connections over all threads (default 10000); more are
-                           refused with "-ERR max number of clients reached"
-  --max-pending N          requests in flight per client before the proxy stops reading from it
-                           (default 1024); reading resumes as replies drain
-  --max-client-buffer SIZE reply bytes held for a slow client before reading from it stops
-                           (default 64mb)
-  --read-from MODE         primary (default), prefer-replica (read-only commands to a replica
-                           of the slot, except slots this client wrote in the last second), or
-                           replica (always a replica); both fall back to the primary when the
-                           slot has no healthy replica. Replica reads may be slightly stale.
-  --pubsub-buffer-limit SIZE  unread pub/sub messages held for a subscriber before it is
-                           disconnected, so a slow subscriber cannot grow the proxy (32mb)
-  --timeout DURATION       how long a shard may take to answer (default 5s); then the proxy
-                           drops that connection and the waiting clients get an error
-  --refresh-interval DURATION  how often the slot map is re-read (default 5s); MOVED replies and
-                           connection errors also trigger a (rate-limited) refresh
-  --auth-file PATH         passwords, one per line (keep the file mode 0600):
-                             requirepass PASS        the default user's password
-                             user NAME PASS          more users (AUTH NAME PASS, HELLO 3 AUTH ...)
-                             backend-password PASS   sent to the shards (AUTH), never shown
-                             backend-user NAME       the shards' ACL user for that password
-                           Without users, clients need no AUTH.
-  --allow-no-auth          listen on a non-loopback address without any client password
-                           (refused by default)
-  --tls-cert FILE --tls-key FILE --tls-ca FILE
-                           serve TLS only (no plain RESP) with this certificate and key, and
-                           speak TLS to the shards, trusting certificates signed by the CA (and
-                           presenting the certificate, for shards with tls-auth-clients yes);
-                           SIGHUP reads the files again (renewed certificates) for new
-                           connections. redis-cli --tls --cacert CA ...
-  --tls-auth-clients MODE  no (default): clients need no certificate; yes: clients must present
-                           one signed by --tls-ca; optional: checked when presented
-  --tls-to-shards yes|no   no: plain RESP to the shards (they serve no TLS), TLS to clients only
-                           (default yes)
-  --metrics-port PORT      serve Prometheus metrics at http://ADDR:PORT/metrics: commands and
-                           their duration per command family, client connections, shard
-                           connection errors, redirects, the slot map version (default: off)
-  --metrics-bind ADDR      the address of --metrics-port (default 127.0.0.1)
-  --pidfile PATH           write the process id here
-  --quiet                  log only errors
-  --version, --help
+{options}
 
 Keyspace commands go to every primary and are merged (DBSIZE, KEYS, FLUSHALL, SCRIPT LOAD, ...);
 SCAN walks the shards one after the other. MULTI/EXEC (keys in one slot), WATCH, blocking
@@ -332,7 +330,8 @@ client, from a small per-thread pool. Pub/sub: (P)SUBSCRIBE fanned in over one s
 connection per thread, SSUBSCRIBE at the channel's shard, PUBLISH/SPUBLISH routed. Unsupported commands get an error naming them. Every
 command: docs/proxy-commands.md. Exit codes: 0 clean shutdown (SIGINT/SIGTERM), 1 runtime
 failure (cannot reach the cluster, cannot listen), 2 bad arguments.
-)";
+)",
+      DescribedRows());
 }
 
 std::string ProxyManPage(const std::string& version_line) {

@@ -120,7 +120,7 @@ INSTANTIATE_TEST_SUITE_P(
     Flags, BenchBadArgsTest,
     testing::Values(BadArgs{{"compare"}, "unknown bench command \"compare\""},
                     BadArgs{{"run", "--threads", "0"}, "--threads"},
-                    BadArgs{{"run", "--threads", "many"}, "not a whole number"},
+                    BadArgs{{"run", "--threads", "many"}, "expected a number from 1 to 256"},
                     BadArgs{{"run", "--connections"}, "--connections needs a value"},
                     BadArgs{{"run", "--pipeline", "--json"}, "--pipeline needs a value"},
                     BadArgs{{"run", "--port", "70000"}, "--port"},
