@@ -8,9 +8,9 @@
 #include "common/cpu_list.h"
 #include "common/size.h"
 #include "common/text.h"
-#include "launcher/bench/commands.h"
 #include "launcher/cli/commands.h"
 #include "launcher/cli/completion.h"
+#include "launcher/ops/bench.h"
 #include "launcher/model/plan_json.h"
 #include "launcher/model/topology.h"
 #include "launcher/term/output.h"
@@ -113,10 +113,7 @@ int RunPlan(const Invocation& invocation) {
 
 int RunCli(int argc, char** argv, std::string_view git_revision) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() > 1 && args[0] == "bench" && args[1] == "compare") {
-    return RunBenchCompare({args.begin() + 1, args.end()});
-  }
-  if (!args.empty() && args[0] == "bench") return RunBench({args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "bench") return Bench({args.begin() + 1, args.end()});
   auto invocation = ParseArgs(args);
   if (!invocation.ok()) {
     PrintError(invocation.error().message());

@@ -1,5 +1,5 @@
-// The subcommands behind RunCli, one file each; shared helpers here. (`bench` has its own entry
-// points in bench/commands.h.)
+// The subcommands behind RunCli, one file each, each making its command's one call into ops/;
+// shared helpers here. (`bench` hands its words to the load generator whole: ops/bench.h.)
 #pragma once
 
 #include <atomic>

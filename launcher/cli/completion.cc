@@ -3,9 +3,8 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "launcher/bench/args.h"
-#include "launcher/bench/compare.h"
 #include "launcher/cli/args.h"
+#include "launcher/ops/bench.h"
 #include "launcher/ops/target.h"
 
 namespace shardctl::launcher {
@@ -15,8 +14,8 @@ common::CompletionNode CompletionTree() {
   for (const auto& command : CommandNames()) {
     common::CompletionNode node{.name = command, .flags = CommandFlags(command)};
     if (command == "bench") {
-      node.commands = {{.name = "run", .flags = BenchRunFlags()},
-                       {.name = "compare", .flags = BenchCompareFlags()}};
+      node.commands = {{.name = "run", .flags = BenchFlags("run")},
+                       {.name = "compare", .flags = BenchFlags("compare")}};
     }
     if (command == "help") {
       for (const auto& topic : CommandNames()) {

@@ -1,13 +1,13 @@
 // The --help texts. They teach: what the command does, every flag with its default, an example,
 // and the exit codes scripts can rely on. The prose is written here; each options list is filled
 // in from the flag rows (flag_rows.cc) that ParseArgs reads, at each "{options ...}" line.
-#include "launcher/bench/help.h"
 
 #include <map>
 
 #include "common/flags.h"
 #include "common/man_page.h"
 #include "launcher/cli/args.h"
+#include "launcher/ops/bench.h"
 #include "launcher/cli/flag_rows.h"
 
 namespace shardctl::launcher {
@@ -312,7 +312,7 @@ const char* ProseOf(const std::string& command) {
 }  // namespace
 
 std::string HelpText(const std::string& command) {
-  if (command == "bench" || command == "bench compare") return BenchHelpText(command);
+  if (command == "bench" || command == "bench compare") return BenchHelp(command);
   const std::string prose = ProseOf(command);
   if (prose.empty()) return kOverview;
   const bool full_spec = command == "plan" || command == "up";
