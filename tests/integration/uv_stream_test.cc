@@ -49,7 +49,10 @@ class TestPeer {
 
   // common::uv::Stream's hooks.
   uv_buf_t StreamReadBuffer() { return uv_buf_init(buffer_, sizeof buffer_); }
-  void OnStreamConnected() { connected = true; }
+  void OnStreamConnected() {
+    connected = true;
+    flushes_.Mark(this);  // a ClientHello, or what was sent while connecting
+  }
   void OnStreamRead(std::string_view bytes) {
     ++reads;
     received += bytes;
