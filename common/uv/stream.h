@@ -22,8 +22,9 @@
 //                                                the connection cannot go on; the owner closes it
 //   void OnStreamClosed()                        the handle is closed; the owner may delete itself
 //                                                and so the stream (the last call it gets)
-// and, when it uses them, OnStreamConnected() (after Connect(): TCP is up, reading started) and
-// OnStreamWritten() (a uv_write finished; what was queued meanwhile waits for a Flush()).
+// and, when it uses them, OnStreamConnected() (after Connect(): TCP is up, reading started; what
+// was queued meanwhile, a TLS ClientHello included, waits for a Flush()) and OnStreamWritten() (a
+// uv_write finished; what was queued meanwhile waits for a Flush()).
 //
 // Lifetime: the owner holds the Stream (by value) and frees it only from OnStreamClosed(), after
 // Close(); no callback reaches the owner once Close() was called, except OnStreamClosed().
