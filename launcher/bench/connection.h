@@ -1,5 +1,5 @@
-// One connection of the load generator, on its thread's libuv loop: TCP, in TLS when given a
-// client context (common/tls.h); requests are appended as RESP and written once per loop turn
+// One connection of the load generator, on its thread's libuv loop: a common::uv::Stream (TCP, in
+// TLS when given a client context); requests are appended as RESP and written once per loop turn
 // by the loop's ConnectionFlusher; replies are framed by common::RespScanner and handed over one
 // frame at a time, raw. It replaces hiredis' async API (Debian's hiredis 0.14 has no TLS) and
 // keeps what our hiredis adapter was for: the socket stays registered for reading only, writes
@@ -14,12 +14,13 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "common/endpoint.h"
 #include "common/resp.h"
 #include "common/result.h"
 #include "common/tls.h"
+#include "common/uv/flush.h"
+#include "common/uv/stream.h"
 
 namespace shardctl::launcher {
 
@@ -44,15 +45,16 @@ class ConnectionFlusher {
   explicit ConnectionFlusher(uv_loop_t* loop);
   ConnectionFlusher(const ConnectionFlusher&) = delete;
   ConnectionFlusher& operator=(const ConnectionFlusher&) = delete;
+  // Flushes `connection` before the next poll (once, however often it is marked).
   void Mark(BenchConnection* connection);
+  // `connection` is closing: no flush.
   void Forget(BenchConnection* connection);
   // Closes the prepare handle; call once, after which the loop can end.
-  void Close();
+  void Close() { hooks_.Close(); }
 
  private:
-  static void OnPrepare(uv_prepare_t* prepare);
-  uv_prepare_t prepare_{};
-  std::vector<BenchConnection*> marked_;
+  common::uv::FlushList<BenchConnection> marked_;
+  common::uv::LoopTurnHooks hooks_;
 };
 
 class BenchConnection {
@@ -70,42 +72,40 @@ class BenchConnection {
   void Send(std::string_view request);
   // Closes now; requests without replies are dropped, and no event follows.
   void Close();
+  // Writes what is queued (sealed first with TLS): as much as the socket takes now, the rest
+  // with one uv_write. The flusher calls it once per loop turn.
+  void Flush();
+  bool flush_scheduled = false;  // owned by the flusher
 
  private:
-  friend class ConnectionFlusher;
-  BenchConnection(uv_loop_t* loop, ConnectionFlusher& flusher,
-                  std::shared_ptr<const common::TlsContext> tls, ConnectionEvents& events,
+  BenchConnection(uv_loop_t* loop, ConnectionFlusher& flusher, ConnectionEvents& events,
                   void* user);
   ~BenchConnection() = default;
 
-  static void OnConnect(uv_connect_t* request, int status);
-  static void OnAlloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
-  static void OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
-  static void OnWrite(uv_write_t* request, int status);
-  // Writes what is queued (sealed first with TLS): as much as the socket takes now, the rest
-  // with one uv_write.
-  void Flush();
+  // common::uv::Stream's hooks (stream.h).
+  friend class common::uv::Stream;
+  uv_buf_t StreamReadBuffer();
+  void OnStreamConnected();
+  void OnStreamRead(std::string_view bytes);
+  void OnStreamFlushWanted() { flusher_.Mark(this); }
+  void OnStreamWritten() { Flush(); }
+  void OnStreamFailure(common::uv::StreamFailure failure, std::string_view detail);
+  void OnStreamClosed() { delete this; }
+
   // Ends the connection after a failure: OnConnected(error) before it was up, else OnClosed.
   void Fail(const std::string& error);
   void CloseHandle();
-  bool ready() const { return connected_ && (!tls_ || tls_->established()); }
+  // Calls OnConnected once the connection is up and its handshake done.
+  void AnnounceWhenReady();
 
   ConnectionFlusher& flusher_;
-  std::shared_ptr<const common::TlsContext> tls_context_;
-  std::unique_ptr<common::TlsSession> tls_;
   ConnectionEvents& events_;
   void* const user_;
-  uv_tcp_t tcp_{};
-  uv_connect_t connect_request_{};
-  uv_write_t write_request_{};
+  common::uv::Stream stream_;
   common::RespScanner replies_;
   std::string out_;         // queued requests, plain
-  std::string in_write_;    // the buffer of the uv_write in progress
-  bool connected_ = false;  // TCP is up
   bool announced_ = false;  // OnConnected was called
-  bool writing_ = false;
-  bool marked_ = false;  // in the flusher's list
-  bool closed_ = false;  // Close() or Fail(): no more events
+  bool closed_ = false;     // Close() or Fail(): no more events
 };
 
 }  // namespace shardctl::launcher

@@ -7,6 +7,7 @@
 #include "common/endpoint.h"
 #include "common/resp.h"
 #include "common/slots.h"
+#include "common/uv/handle.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -61,7 +62,7 @@ Worker::~Worker() {
     uv_close(reinterpret_cast<uv_handle_t*>(&tick_), nullptr);
     flusher_->Close();
     uv_run(&loop_, UV_RUN_DEFAULT);
-    uv_loop_close(&loop_);
+    (void)common::uv::CloseLoop(&loop_);
   }
 }
 
@@ -86,7 +87,9 @@ void Worker::Run() {
   uv_run(&loop_, UV_RUN_DEFAULT);
   shut_down_ = true;
   // Every handle (timer, prepare, each connection's poll) must be closed by now.
-  if (uv_loop_close(&loop_) != 0) Fail("internal error: the event loop ended with live handles");
+  if (auto closed = common::uv::CloseLoop(&loop_); !closed) {
+    Fail("internal error: " + closed.error().message());
+  }
   result_.seconds = start_ns_ && last_reply_ns_ > start_ns_
                         ? static_cast<double>(last_reply_ns_ - start_ns_) / 1e9
                         : 0;

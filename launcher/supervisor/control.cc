@@ -35,7 +35,9 @@ struct PendingWrite {
 
 Supervisor& Of(uv_handle_t* handle) { return *static_cast<Supervisor*>(handle->loop->data); }
 
-void CloseClient(uv_stream_t* stream) { CloseOwnedHandle(reinterpret_cast<uv_handle_t*>(stream)); }
+void CloseClient(uv_stream_t* stream) {
+  common::uv::CloseOwnedHandle(common::uv::AsHandle(stream));
+}
 
 void Reply(ControlClient* client, const json& reply, bool stop_after) {
   auto* write =

@@ -5,7 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launcher/supervisor/owned_handle.h"
+#include "common/uv/handle.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -27,7 +27,7 @@ std::string ReapChild(pid_t pid) {
 }  // namespace
 
 // Readable once the process ended.
-struct ProcessWatcher::ExitPoll : OwnedHandle {
+struct ProcessWatcher::ExitPoll : common::uv::OwnedHandle {
   ~ExitPoll() override {
     if (pidfd >= 0) close(pidfd);
     if (watcher != nullptr) watcher->poll_ = nullptr;
@@ -37,7 +37,7 @@ struct ProcessWatcher::ExitPoll : OwnedHandle {
   ProcessWatcher* watcher = nullptr;
 };
 
-struct ProcessWatcher::RestartTimer : OwnedHandle {
+struct ProcessWatcher::RestartTimer : common::uv::OwnedHandle {
   ~RestartTimer() override {
     if (watcher != nullptr) watcher->timer_ = nullptr;
   }
@@ -57,7 +57,7 @@ ProcessWatcher::~ProcessWatcher() {
   ClosePoll();
   if (timer_ != nullptr) {
     timer_->watcher = nullptr;
-    CloseOwnedHandle(reinterpret_cast<uv_handle_t*>(&timer_->timer));
+    common::uv::CloseOwnedHandle(common::uv::AsHandle(&timer_->timer));
   }
 }
 
@@ -142,7 +142,7 @@ bool ProcessWatcher::CrashLooping(Clock::time_point now) const {
 void ProcessWatcher::ClosePoll() {
   if (poll_ == nullptr) return;
   poll_->watcher = nullptr;
-  CloseOwnedHandle(reinterpret_cast<uv_handle_t*>(&poll_->poll));
+  common::uv::CloseOwnedHandle(common::uv::AsHandle(&poll_->poll));
   poll_ = nullptr;
 }
 

@@ -337,7 +337,8 @@ void Supervisor::BeginShutdown() {
   uv_walk(
       &loop_,
       [](uv_handle_t* handle, void*) {
-        if (!uv_is_closing(handle)) uv_close(handle, handle->data ? DeleteOwnedHandle : nullptr);
+        if (!uv_is_closing(handle))
+          uv_close(handle, handle->data ? common::uv::DeleteOwnedHandle : nullptr);
       },
       nullptr);
 }
@@ -407,13 +408,14 @@ Result<json> Supervisor::Adopt() {
 
 int Supervisor::Finish(int code) {
   uv_run(&loop_, UV_RUN_DEFAULT);
-  int leftover = uv_loop_close(&loop_);
+  const common::Status closed = common::uv::CloseLoop(&loop_);
   if (code == 0) {
     std::error_code ignored;
     std::filesystem::remove(dir_.SocketPath(), ignored);
     std::filesystem::remove(dir_.SupervisorPidFile(), ignored);
   }
-  log_->info("supervisor exits{}", leftover ? " (with open libuv handles)" : "");
+  log_->info("supervisor exits{}",
+             closed.ok() ? "" : " (with open libuv handles: " + closed.error().message() + ")");
   if (lock_fd_ >= 0) close(lock_fd_);
   return code;
 }

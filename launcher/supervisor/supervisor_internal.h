@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "common/cluster_text.h"
+#include "common/uv/handle.h"
+#include "common/uv/http_server.h"
 #include "launcher/cluster/failover.h"
 #include "launcher/supervisor/fork_scheduler.h"
 #include "launcher/supervisor/health_checker.h"
-#include "launcher/supervisor/metrics_http.h"
 #include "launcher/supervisor/metrics_poller.h"
-#include "launcher/supervisor/owned_handle.h"
 #include "launcher/supervisor/process_watcher.h"
 #include "launcher/supervisor/proxy_keeper.h"
 #include "launcher/supervisor/supervisor.h"
@@ -50,7 +50,7 @@ struct PeerView {
 };
 
 // A connection on the control socket.
-struct ControlClient : OwnedHandle {
+struct ControlClient : common::uv::OwnedHandle {
   uv_pipe_t pipe;
   std::string buffer;
 };
@@ -130,10 +130,10 @@ class Supervisor {
   SharedAccess access_{Access{}};
   std::vector<std::unique_ptr<ShardSlot>> slots_;
   std::unique_ptr<HealthChecker> health_;
-  std::unique_ptr<ForkScheduler> forks_;           // only with persistence
-  std::unique_ptr<ProxyKeeper> proxy_;             // only with --proxy-port
-  std::unique_ptr<MetricsPoller> metrics_poller_;  // only with --metrics-port
-  std::unique_ptr<MetricsServer> metrics_server_;  // only with --metrics-port
+  std::unique_ptr<ForkScheduler> forks_;                           // only with persistence
+  std::unique_ptr<ProxyKeeper> proxy_;                             // only with --proxy-port
+  std::unique_ptr<MetricsPoller> metrics_poller_;                  // only with --metrics-port
+  std::unique_ptr<common::uv::MetricsHttpServer> metrics_server_;  // only with --metrics-port
   std::shared_ptr<spdlog::logger> log_;
   int lock_fd_ = -1;
   // Value-initialized: data must start as nullptr, which BeginShutdown() reads to pick the close

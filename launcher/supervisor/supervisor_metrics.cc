@@ -1,6 +1,6 @@
 // The supervisor's Prometheus endpoint: what Supervisor::StartMetrics sets up and what a scrape
 // returns. The numbers come from the MetricsPoller thread (the shards), the loop (restarts) and
-// the ForkScheduler; formatting them is metrics.h. See metrics_http.h for the HTTP side.
+// the ForkScheduler; formatting them is metrics.h. The HTTP side is common/uv/http_server.h.
 #include "common/endpoint.h"
 #include "launcher/supervisor/metrics.h"
 #include "launcher/supervisor/supervisor_internal.h"
@@ -16,7 +16,8 @@ constexpr auto kMetricsPollTimeout = std::chrono::milliseconds(500);
 common::Status Supervisor::StartMetrics() {
   const MetricsConfig& config = deployment_.metrics;
   if (!config.enabled()) return common::Ok();
-  metrics_server_ = std::make_unique<MetricsServer>(&loop_, [this] { return MetricsText(); });
+  metrics_server_ =
+      std::make_unique<common::uv::MetricsHttpServer>(&loop_, [this] { return MetricsText(); });
   if (auto listening = metrics_server_->Listen(config.bind, config.port); !listening.ok()) {
     return listening.error().Context("--metrics-port " + std::to_string(config.port) +
                                      ": cannot listen (pick another --metrics-port or stop what "

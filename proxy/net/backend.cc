@@ -1,10 +1,9 @@
 #include "proxy/net/backend.h"
 
-#include <netinet/in.h>
-
 #include <utility>
 #include <vector>
 
+#include "common/uv/address.h"
 #include "proxy/services/auth.h"
 #include "proxy/services/metrics.h"
 #include "proxy/services/stats.h"
@@ -36,9 +35,8 @@ Backend::Backend(BackendHost& owner, std::string host, int port, int protocol, s
       protocol_(protocol),
       key_(std::move(key)),
       readonly_(readonly),
+      stream_(owner_.loop(), this),
       replies_(BackendLimits()) {
-  uv_tcp_init(owner_.loop(), &tcp_);
-  tcp_.data = this;
   out_ = owner_.auth().BackendLogin();
   if (!out_.empty()) Expect(Waiting::kAuth, nullptr);
   if (protocol_ == 3) {
@@ -54,37 +52,19 @@ Backend::Backend(BackendHost& owner, std::string host, int port, int protocol, s
 void Backend::Connect() {
   connect_started_ms_ = uv_now(owner_.loop());
   sockaddr_storage address{};
-  if (uv_ip4_addr(host_.c_str(), port_, reinterpret_cast<sockaddr_in*>(&address)) != 0 &&
-      uv_ip6_addr(host_.c_str(), port_, reinterpret_cast<sockaddr_in6*>(&address)) != 0) {
+  if (!common::uv::ParseIpAddress(host_, port_, address)) {
     connect_error_ = "not an IP address";
     owner_.ScheduleFlush(this);
     return;
   }
-  connect_req_.data = this;
-  const int rc = uv_tcp_connect(&connect_req_, &tcp_, reinterpret_cast<sockaddr*>(&address),
-                                &Backend::OnConnect);
-  if (rc != 0) {
+  // Its ClientHello goes out first, once TCP is up.
+  if (const auto tls = owner_.shard_tls()) stream_.UseTls(*tls);
+  if (const int rc = stream_.Connect(address); rc != 0) {
     connect_error_ = uv_strerror(rc);
     owner_.ScheduleFlush(this);
     return;
   }
   owner_.stats().backend_connects.fetch_add(1, std::memory_order_relaxed);
-}
-
-void Backend::OnConnect(uv_connect_t* req, int status) {
-  auto* self = static_cast<Backend*>(req->data);
-  if (self->closing_) return;
-  if (status != 0) {
-    self->Fail(std::string("cannot connect: ") + uv_strerror(status));
-    return;
-  }
-  self->connected_ = true;
-  if (const auto tls = self->owner_.shard_tls()) {
-    self->tls_ = std::make_unique<common::TlsSession>(*tls);  // its ClientHello goes out first
-  }
-  uv_tcp_nodelay(&self->tcp_, 1);
-  uv_read_start(reinterpret_cast<uv_stream_t*>(&self->tcp_), &Backend::OnAlloc, &Backend::OnRead);
-  self->Flush();
 }
 
 void Backend::Send(SubRequest* request, bool asking) {
@@ -126,91 +106,38 @@ void Backend::Flush() {
     Fail("cannot connect: " + connect_error_);
     return;
   }
-  if (!connected_ || writing_) return;
-  if (!tls_) return Write(out_);
-  const bool had_requests = !out_.empty() && tls_->established();
-  if (auto sealed = tls_->Seal(out_); !sealed) return Fail(sealed.error().message());
-  Write(tls_->wire());
-  if (had_requests && !closing_) StampWritten();
+  // Before its handshake is done, TLS holds the requests back: only the handshake goes out.
+  const bool sends_requests = !out_.empty() && stream_.ready();
+  const common::uv::FlushOutcome flushed = stream_.Flush(out_);
+  // What reached the socket counts as sent: a failure from here on must not call it unsent.
+  if (flushed.reached_socket && sends_requests) StampWritten();
+  if (!flushed.failed) return;
+  if (flushed.failure == common::uv::StreamFailure::kTls) {
+    return Fail(std::string(stream_.failure_detail()));
+  }
+  Fail("write failed: " + std::string(stream_.failure_detail()));
 }
 
-void Backend::Write(std::string& wire) {
-  if (wire.empty()) return;
-  uv_buf_t buf = uv_buf_init(wire.data(), static_cast<unsigned>(wire.size()));
-  const int written = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
-  if (written == static_cast<int>(wire.size())) {
-    wire.clear();
-    if (!tls_) StampWritten();
-    return;
+void Backend::OnStreamFailure(common::uv::StreamFailure failure, std::string_view detail) {
+  using common::uv::StreamFailure;
+  switch (failure) {
+    case StreamFailure::kConnect:
+      return Fail("cannot connect: " + std::string(detail));
+    case StreamFailure::kPeerClosed:
+      return Fail("the shard closed the connection");
+    case StreamFailure::kRead:
+      return Fail("read failed: " + std::string(detail));
+    case StreamFailure::kWrite:
+      return Fail("write failed: " + std::string(detail));
+    case StreamFailure::kTls:
+      return Fail(std::string(detail));
   }
-  if (written < 0 && written != UV_EAGAIN) {
-    Fail(std::string("write failed: ") + uv_strerror(written));
-    return;
-  }
-  if (written > 0) {
-    wire.erase(0, static_cast<size_t>(written));
-    // Part of it reached the socket: a failure from here on must not call it unsent.
-    if (!tls_) StampWritten();
-  }
-  StartWrite(wire);
 }
 
-void Backend::StartWrite(std::string& wire) {
-  std::swap(wire, in_write_);
-  wire.clear();
-  writing_ = true;
-  write_req_.data = this;
-  uv_buf_t buf = uv_buf_init(in_write_.data(), static_cast<unsigned>(in_write_.size()));
-  const int rc =
-      uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1, &Backend::OnWrite);
-  if (rc != 0) {
-    writing_ = false;
-    Fail(std::string("write failed: ") + uv_strerror(rc));
-    return;
-  }
-  if (!tls_) StampWritten();
-}
-
-void Backend::OnWrite(uv_write_t* req, int status) {
-  auto* self = static_cast<Backend*>(req->data);
-  self->writing_ = false;
-  self->in_write_.clear();
-  if (self->closing_) return;
-  if (status != 0) {
-    self->Fail(std::string("write failed: ") + uv_strerror(status));
-    return;
-  }
-  self->Flush();
-}
-
-void Backend::OnAlloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
-  *buf = static_cast<Backend*>(handle->data)->owner_.ReadBuffer();
-}
-
-void Backend::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
-  auto* self = static_cast<Backend*>(stream->data);
-  if (nread == 0 || self->closing_) return;
-  if (nread < 0) {
-    self->Fail(nread == UV_EOF
-                   ? "the shard closed the connection"
-                   : std::string("read failed: ") + uv_strerror(static_cast<int>(nread)));
-    return;
-  }
-  const ThreadMetrics::ReadBatch batch(self->owner_.metrics());
-  std::string_view bytes(buf->base, static_cast<size_t>(nread));
-  if (self->tls_) {
-    const bool was_ready = self->tls_->established();
-    auto plain = self->tls_->Open(bytes);
-    if (!plain) return self->Fail(plain.error().message());
-    bytes = *plain;
-    // The handshake's next flight, or (once it is done) the requests that waited for it.
-    if (self->tls_->HasWire() || (!was_ready && self->tls_->established())) {
-      self->owner_.ScheduleFlush(self);
-    }
-  }
-  self->replies_.Feed(bytes);
-  self->HandleFrames();
-  if (self->tls_ && self->tls_->peer_closed()) self->Fail("the shard closed the connection");
+void Backend::OnStreamRead(std::string_view bytes) {
+  const ThreadMetrics::ReadBatch batch(owner_.metrics());
+  replies_.Feed(bytes);
+  HandleFrames();
 }
 
 void Backend::HandleFrames() {
@@ -253,9 +180,9 @@ void Backend::HandleFrames() {
 
 void Backend::CheckTimeout(uint64_t now_ms, uint64_t timeout_ms) {
   if (closing_ || waiters_.empty()) return;
-  if (!ready()) {
+  if (!stream_.ready()) {
     if (now_ms - connect_started_ms_ >= timeout_ms) {
-      Fail((connected_ ? "TLS handshake timed out after " : "connect timed out after ") +
+      Fail((stream_.connected() ? "TLS handshake timed out after " : "connect timed out after ") +
            std::to_string(timeout_ms) + "ms");
     }
     return;
@@ -302,9 +229,7 @@ void Backend::CloseWithWaiters(std::string why, bool failure) {
       owner_.OnBackendFailure(waiter.request, error, /*never_sent=*/waiter.written_ms == 0);
     }
   }
-  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &Backend::OnClose);
+  stream_.Close();
 }
-
-void Backend::OnClose(uv_handle_t* handle) { delete static_cast<Backend*>(handle->data); }
 
 }  // namespace shardctl::proxy

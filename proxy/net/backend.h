@@ -24,6 +24,7 @@
 
 #include "common/resp.h"
 #include "common/tls.h"
+#include "common/uv/stream.h"
 #include "proxy/commands/request.h"
 #include "proxy/routing/routing.h"
 
@@ -120,19 +121,17 @@ class Backend final : public PinnedLink {
     uint64_t written_ms;  // when it was handed to the socket (0 until then)
   };
 
-  static void OnConnect(uv_connect_t* req, int status);
-  static void OnAlloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
-  static void OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
-  static void OnWrite(uv_write_t* req, int status);
-  static void OnClose(uv_handle_t* handle);
+  // common::uv::Stream's hooks (stream.h).
+  friend class common::uv::Stream;
+  uv_buf_t StreamReadBuffer() { return owner_.ReadBuffer(); }
+  void OnStreamConnected() { Flush(); }
+  void OnStreamRead(std::string_view bytes);
+  void OnStreamFlushWanted() { owner_.ScheduleFlush(this); }
+  void OnStreamWritten() { Flush(); }
+  void OnStreamFailure(common::uv::StreamFailure failure, std::string_view detail);
+  void OnStreamClosed() { delete this; }
 
   void HandleFrames();
-  // Writes `wire` (out_, or the TLS session's output): what the socket takes now, the rest
-  // with one uv_write.
-  void Write(std::string& wire);
-  void StartWrite(std::string& wire);
-  // True once requests can reach the shard: connected, and the TLS handshake done.
-  bool ready() const { return connected_ && (!tls_ || tls_->established()); }
   // Queues the wait for one reply, unwritten until the next write stamps it.
   void Expect(Waiting what, SubRequest* request);
   // Stamps the waiters queued since the last write with the time it was written.
@@ -145,16 +144,10 @@ class Backend final : public PinnedLink {
   const int protocol_;
   const std::string key_;
   const bool readonly_;
-  std::unique_ptr<common::TlsSession> tls_;  // null for plain RESP
-  uv_tcp_t tcp_{};
-  uv_connect_t connect_req_{};
-  uv_write_t write_req_{};
-  bool connected_ = false;
+  common::uv::Stream stream_;  // TCP, in TLS with the host's shard_tls()
   bool closing_ = false;
-  bool writing_ = false;
   std::string connect_error_;  // set when Connect() could not start
   std::string out_;            // queued, not yet handed to a write
-  std::string in_write_;       // the buffer of the write in progress
   std::deque<Waiter> waiters_;
   size_t unwritten_ = 0;  // the last waiters_, whose commands are not written yet
   uint64_t connect_started_ms_ = 0;

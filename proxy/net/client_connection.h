@@ -26,6 +26,7 @@
 
 #include "common/resp.h"
 #include "common/tls.h"
+#include "common/uv/stream.h"
 #include "proxy/routing/routing.h"
 #include "proxy/services/services.h"
 #include "proxy/session/session.h"
@@ -56,7 +57,8 @@ class ClientConnection final : public ClientLink {
   ClientConnection(const ClientConnection&) = delete;
   ClientConnection& operator=(const ClientConnection&) = delete;
 
-  uv_tcp_t* handle() { return &tcp_; }
+  // Accepts the connection pending on `listener`; 0 or a libuv error (then Close() it).
+  int Accept(uv_stream_t* listener) { return stream_.Accept(listener); }
   // Starts reading after the handle was accepted and the client admitted (--max-clients).
   void Start();
   // Refuses the client: writes `error` and closes once it is written.
@@ -70,35 +72,32 @@ class ClientConnection final : public ClientLink {
 
   // ClientLink: what the session asks of its connection.
   void OutputReady() override;
-  size_t BytesInFlight() const override { return in_write_.size(); }
+  size_t BytesInFlight() const override { return stream_.bytes_in_flight(); }
   void CloseNow() override { Close(); }
   void SessionIdle() override { MaybeDelete(); }
 
  private:
-  static void OnAlloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
-  static void OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
-  static void OnWrite(uv_write_t* req, int status);
-  static void OnClose(uv_handle_t* handle);
+  // common::uv::Stream's hooks (stream.h).
+  friend class common::uv::Stream;
+  uv_buf_t StreamReadBuffer() { return host_.ReadBuffer(); }
+  void OnStreamRead(std::string_view bytes);
+  void OnStreamFlushWanted() { OutputReady(); }
+  void OnStreamWritten();
+  void OnStreamFailure(common::uv::StreamFailure failure, std::string_view detail);
+  void OnStreamClosed();
 
   void ProcessInput();
   bool HandleInlineCommand();
   void UpdateReading();
   void MaybeDelete();
-  std::string PeerName();
-  // What to write next: the session's output, or with TLS what it was sealed into.
-  std::string* PendingWire();
 
   ConnectionHost& host_;
   ProxyServices& services_;
   Session session_;
-  std::unique_ptr<common::TlsSession> tls_;  // null for plain RESP
-  uv_tcp_t tcp_{};
-  uv_write_t write_req_{};
+  common::uv::Stream stream_;  // TCP, in TLS with a server context
   common::RespScanner requests_;
   std::vector<std::string_view> args_;  // the current request's arguments, reused
-  std::string in_write_;                // the buffer of the write in progress
   bool reading_ = false;
-  bool writing_ = false;
   bool closed_ = false;
   bool handle_closed_ = false;
   bool admitted_ = false;

@@ -1,22 +1,22 @@
 // MetricsEndpoint: shardproxy's Prometheus endpoint (--metrics-port), on a thread and libuv loop
-// of its own, so a scrape never runs on (or waits for) a worker.
+// of its own, so a scrape never runs on (or waits for) a worker. The HTTP side is the shared
+// common::uv::MetricsHttpServer; this file only gives it its thread.
 //
 //   main: Listen() (before the cluster is contacted: a taken port fails the start) ─▶ Start(body)
-//   thread: accept ─▶ read the head (common::MetricsRequest, ≤ 8 KiB) ─▶ GET /metrics: body()
-//           ─▶ write ─▶ close; anything else 404 / 405 / 400 / 431, then close
-//   sweep timer (1 s): a connection open longer than 5 s is closed; past 32 at once, new ones
-//   are closed at once
+//   thread: MetricsHttpServer on the endpoint's loop (GET /metrics: body(); anything else 404 /
+//           405 / 400 / 431; connections over 5 s old or past 32 at once closed)
 //   Stop(): closes every handle, the loop ends, the thread is joined
 #pragma once
 
 #include <uv.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "common/result.h"
+#include "common/uv/http_server.h"
 
 namespace shardctl::proxy {
 
@@ -38,20 +38,15 @@ class MetricsEndpoint {
   void Stop();
 
  private:
-  struct Connection;
-
-  void Accept();
-  void Sweep();
+  // On the endpoint's thread (or before it started): closes the server and the stop handle.
   void CloseAll();
 
   uv_loop_t loop_{};
-  uv_tcp_t listener_{};
-  uv_timer_t sweep_{};
   uv_async_t stop_{};
   bool initialized_ = false;
   bool listening_ = false;
   Body body_;
-  std::vector<Connection*> connections_;
+  std::unique_ptr<common::uv::MetricsHttpServer> server_;
   std::thread thread_;
 };
 

@@ -1,7 +1,5 @@
 #include "proxy/net/pubsub.h"
 
-#include <netinet/in.h>
-
 #include <algorithm>
 #include <memory>
 #include <utility>
@@ -10,6 +8,8 @@
 #include "common/resp.h"
 #include "common/slots.h"
 #include "common/tls.h"
+#include "common/uv/address.h"
+#include "common/uv/stream.h"
 #include "proxy/merge/pubsub_frames.h"
 #include "proxy/net/backend.h"
 #include "proxy/services/auth.h"
@@ -23,141 +23,83 @@ namespace shardctl::proxy {
 class SubscriberLink {
  public:
   SubscriberLink(PubSubHub& hub, BackendHost& owner, std::string host, int port)
-      : hub_(hub), owner_(owner), host_(std::move(host)), port_(port) {
-    uv_tcp_init(owner_.loop(), &tcp_);
-    tcp_.data = this;
+      : hub_(hub),
+        owner_(owner),
+        host_(std::move(host)),
+        port_(port),
+        stream_(owner_.loop(), this) {
     out_ = owner_.auth().BackendLogin();
     if (!out_.empty()) ++preamble_replies_;
     out_ += "*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n";
     ++preamble_replies_;
     sockaddr_storage address{};
-    if (uv_ip4_addr(host_.c_str(), port_, reinterpret_cast<sockaddr_in*>(&address)) != 0 &&
-        uv_ip6_addr(host_.c_str(), port_, reinterpret_cast<sockaddr_in6*>(&address)) != 0) {
+    if (!common::uv::ParseIpAddress(host_, port_, address)) {
       Close();
       return;
     }
-    connect_.data = this;
-    if (uv_tcp_connect(&connect_, &tcp_, reinterpret_cast<sockaddr*>(&address), &OnConnect) != 0) {
-      Close();
-    }
+    // In TLS (the host's shard_tls()), out_ waits for the handshake.
+    if (const auto tls = owner_.shard_tls()) stream_.UseTls(*tls);
+    if (stream_.Connect(address) != 0) Close();
   }
 
   const std::string& host() const { return host_; }
   int port() const { return port_; }
-  bool closing() const { return closing_; }
+  bool closing() const { return stream_.closing(); }
 
   void Send(std::string_view command) {
     out_ += command;
-    if (connected_ && !writing_) StartWrite();
+    Flush();
   }
 
-  // In TLS (the host's shard_tls()), what the socket gets is out_ sealed; out_ waits for the
-  // handshake.
-
-  void Close() {
-    if (closing_) return;
-    closing_ = true;
-    uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &OnClose);
-  }
+  void Close() { stream_.Close(); }
 
  private:
-  static void OnConnect(uv_connect_t* req, int status) {
-    auto* self = static_cast<SubscriberLink*>(req->data);
-    if (self->closing_) return;
-    if (status != 0) return self->Close();
-    self->connected_ = true;
-    if (const auto tls = self->owner_.shard_tls()) {
-      self->tls_ = std::make_unique<common::TlsSession>(*tls);
-    }
-    uv_read_start(reinterpret_cast<uv_stream_t*>(&self->tcp_), &OnAlloc, &OnRead);
-    self->StartWrite();
+  // common::uv::Stream's hooks (stream.h).
+  friend class common::uv::Stream;
+  uv_buf_t StreamReadBuffer() { return owner_.ReadBuffer(); }
+  void OnStreamConnected() { Flush(); }
+  void OnStreamFlushWanted() { Flush(); }  // the handshake's answer, or what waited for it
+  void OnStreamWritten() { Flush(); }
+  void OnStreamFailure(common::uv::StreamFailure, std::string_view) { Close(); }
+  void OnStreamClosed() {
+    hub_.OnLinkClosed(this);
+    delete this;
   }
 
-  static void OnAlloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
-    *buf = static_cast<SubscriberLink*>(handle->data)->owner_.ReadBuffer();
-  }
-
-  static void OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
-    auto* self = static_cast<SubscriberLink*>(stream->data);
-    if (nread == 0 || self->closing_) return;
-    if (nread < 0) return self->Close();
-    std::string_view received(buf->base, static_cast<size_t>(nread));
-    if (self->tls_) {
-      auto plain = self->tls_->Open(received);
-      if (!plain) return self->Close();
-      received = *plain;
-      if (!self->writing_) self->StartWrite();  // the handshake's answer, or what waited for it
-    }
-    self->in_.Feed(received);
-    const bool peer_closed = self->tls_ && self->tls_->peer_closed();
+  void OnStreamRead(std::string_view received) {
+    in_.Feed(received);
     size_t consumed = 0;
-    while (!self->closing_) {
-      const common::ScanResult frame = self->in_.Next();
+    while (!closing()) {
+      const common::ScanResult frame = in_.Next();
       if (frame.status == common::ScanStatus::kIncomplete) break;
-      if (frame.status == common::ScanStatus::kError) return self->Close();
+      if (frame.status == common::ScanStatus::kError) return Close();
       consumed = frame.end;
-      const std::string_view bytes = self->in_.FrameBytes(frame);
+      const std::string_view bytes = in_.FrameBytes(frame);
       if (bytes[0] == '>') {
-        self->hub_.OnPush(self, bytes);
-      } else if (self->preamble_replies_ > 0) {
-        --self->preamble_replies_;
-        if (bytes[0] == '-') return self->Close();  // refused login or HELLO 3
+        hub_.OnPush(this, bytes);
+      } else if (preamble_replies_ > 0) {
+        --preamble_replies_;
+        if (bytes[0] == '-') return Close();  // refused login or HELLO 3
       } else if (bytes[0] == '-') {
-        self->hub_.OnLinkError(self, bytes);
+        hub_.OnLinkError(this, bytes);
       }
     }
-    if (!self->closing_) self->in_.Consume(consumed);
-    if (peer_closed) self->Close();
+    if (!closing()) in_.Consume(consumed);
   }
 
-  void StartWrite() {
-    std::string* wire = &out_;
-    if (tls_) {
-      if (!tls_->Seal(out_)) return Close();
-      wire = &tls_->wire();
-    }
-    if (wire->empty()) return;
-    std::swap(*wire, in_write_);
-    wire->clear();
-    writing_ = true;
-    write_.data = this;
-    uv_buf_t buf = uv_buf_init(in_write_.data(), static_cast<unsigned>(in_write_.size()));
-    if (uv_write(&write_, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1, &OnWrite) != 0) {
-      writing_ = false;
-      Close();
-    }
-  }
-
-  static void OnWrite(uv_write_t* req, int status) {
-    auto* self = static_cast<SubscriberLink*>(req->data);
-    self->writing_ = false;
-    self->in_write_.clear();
-    if (self->closing_) return;
-    if (status != 0) return self->Close();
-    self->StartWrite();
-  }
-
-  static void OnClose(uv_handle_t* handle) {
-    auto* self = static_cast<SubscriberLink*>(handle->data);
-    self->hub_.OnLinkClosed(self);
-    delete self;
+  // Subscriptions are rare: written at once, not batched per loop turn.
+  void Flush() {
+    if (stream_.Flush(out_).failed) Close();
   }
 
   PubSubHub& hub_;
   BackendHost& owner_;
   const std::string host_;
   const int port_;
-  std::unique_ptr<common::TlsSession> tls_;  // null for plain RESP
-  uv_tcp_t tcp_{};
-  uv_connect_t connect_{};
-  uv_write_t write_{};
+  common::uv::Stream stream_;  // TCP, in TLS with the host's shard_tls()
   std::string out_;
-  std::string in_write_;
   common::RespScanner in_;
   int preamble_replies_ = 0;
-  bool connected_ = false;
-  bool writing_ = false;
-  bool closing_ = false;
 };
 
 namespace {

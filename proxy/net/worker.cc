@@ -10,6 +10,7 @@
 
 #include "common/endpoint.h"
 #include "common/resp.h"
+#include "common/uv/handle.h"
 #include "proxy/commands/command_table.h"
 #include "proxy/merge/frames.h"
 #include "proxy/merge/redirect.h"
@@ -52,10 +53,10 @@ Worker::~Worker() {
   if (!ran_) {
     // Run() never adopted the socket or the handles.
     if (listen_fd_ >= 0) close(listen_fd_);
-    uv_close(reinterpret_cast<uv_handle_t*>(&stop_async_), nullptr);
+    uv_close(common::uv::AsHandle(&stop_async_), nullptr);
     uv_run(&loop_, UV_RUN_DEFAULT);
   }
-  uv_loop_close(&loop_);
+  (void)common::uv::CloseLoop(&loop_);
 }
 
 common::Status Worker::Listen() {
@@ -93,12 +94,7 @@ void Worker::Run() {
   listener_.data = this;
   uv_tcp_open(&listener_, listen_fd_);
   uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), 511, &Worker::OnConnection);
-  uv_prepare_init(&loop_, &prepare_);
-  prepare_.data = this;
-  uv_prepare_start(&prepare_, &Worker::OnFlushPhase);
-  uv_check_init(&loop_, &check_);
-  check_.data = this;
-  uv_check_start(&check_, &Worker::OnCheckPhase);
+  turn_hooks_.emplace(&loop_, this, &Worker::OnBeforePoll, &Worker::OnAfterIo);
   uv_timer_init(&loop_, &timeout_timer_);
   timeout_timer_.data = this;
   uv_timer_start(&timeout_timer_, &Worker::OnTimeoutTick, kTimeoutTickMs, kTimeoutTickMs);
@@ -136,12 +132,11 @@ void Worker::ShutDown() {
   std::vector<Backend*> backends;
   for (auto& [key, backend] : backends_) backends.push_back(backend);
   for (Backend* backend : backends) backend->Fail("closed: shardproxy is shutting down");
+  if (turn_hooks_) turn_hooks_->Close();
   for (uv_handle_t* handle :
-       {reinterpret_cast<uv_handle_t*>(&listener_), reinterpret_cast<uv_handle_t*>(&prepare_),
-        reinterpret_cast<uv_handle_t*>(&check_), reinterpret_cast<uv_handle_t*>(&timeout_timer_),
-        reinterpret_cast<uv_handle_t*>(&retry_timer_),
-        reinterpret_cast<uv_handle_t*>(&stop_async_)}) {
-    if (!uv_is_closing(handle)) uv_close(handle, nullptr);
+       {common::uv::AsHandle(&listener_), common::uv::AsHandle(&timeout_timer_),
+        common::uv::AsHandle(&retry_timer_), common::uv::AsHandle(&stop_async_)}) {
+    common::uv::CloseIfOpen(handle);
   }
 }
 
@@ -152,8 +147,7 @@ void Worker::OnConnection(uv_stream_t* server, int status) {
 void Worker::Accept() {
   auto* client = new ClientConnection(*this, *this, server_, server_.NextClientId(), index_,
                                       server_.client_tls().get());
-  if (uv_accept(reinterpret_cast<uv_stream_t*>(&listener_),
-                reinterpret_cast<uv_stream_t*>(client->handle())) != 0) {
+  if (client->Accept(common::uv::AsStream(&listener_)) != 0) {
     client->Close();  // deleted in its close callback
     return;
   }
@@ -424,20 +418,16 @@ void Worker::CheckTimeouts() {
 // ---- flushing ----
 
 void Worker::ScheduleFlush(ClientConnection* connection) {
-  if (connection->flush_scheduled || connection->closed()) return;
-  connection->flush_scheduled = true;
-  flush_clients_.push_back(connection);
+  if (!connection->closed()) flush_clients_.Mark(connection);
 }
 
 void Worker::ScheduleFlush(Backend* backend) {
-  if (backend->flush_scheduled || backend->closing()) return;
-  backend->flush_scheduled = true;
-  flush_backends_.push_back(backend);
+  if (!backend->closing()) flush_backends_.Mark(backend);
 }
 
-void Worker::OnFlushPhase(uv_prepare_t* handle) { Owner<Worker>(handle->data)->FlushAll(); }
-void Worker::OnCheckPhase(uv_check_t* handle) {
-  Worker* worker = Owner<Worker>(handle->data);
+void Worker::OnBeforePoll(void* worker) { Owner<Worker>(worker)->FlushAll(); }
+void Worker::OnAfterIo(void* data) {
+  Worker* worker = Owner<Worker>(data);
   worker->FlushAll();
   if (worker->timeouts_due_) {
     worker->timeouts_due_ = false;
@@ -449,24 +439,14 @@ void Worker::FlushAll() {
   // Backends first: requests reach the shards before we spend time writing replies. Flushing
   // can schedule more (a failed backend's requests retried elsewhere), hence the loop.
   for (int round = 0; round < 4 && !(flush_backends_.empty() && flush_clients_.empty()); ++round) {
-    std::vector<Backend*> backends;
-    backends.swap(flush_backends_);
-    for (Backend* backend : backends) {
-      backend->flush_scheduled = false;
-      backend->Flush();
-    }
-    std::vector<ClientConnection*> clients;
-    clients.swap(flush_clients_);
-    for (ClientConnection* client : clients) {
-      client->flush_scheduled = false;
-      client->Flush();
-    }
+    flush_backends_.Run();
+    flush_clients_.Run();
   }
 }
 
 void Worker::OnConnectionClosed(ClientConnection* connection, bool admitted) {
   std::erase(clients_, connection);
-  if (connection->flush_scheduled) std::erase(flush_clients_, connection);
+  flush_clients_.Forget(connection);
   if (admitted) server_.ReleaseClient();
 }
 
@@ -481,14 +461,14 @@ void Worker::OnBackendClosing(Backend* backend, bool failure) {
   if (backend->pinned) {
     std::erase(pinned_all_, backend);
     if (!backend->pinned_for) ForgetIdlePinned(backend);
-    if (backend->flush_scheduled) std::erase(flush_backends_, backend);
+    flush_backends_.Forget(backend);
     return;
   }
   auto found = backends_.find(backend->key());
   if (found != backends_.end() && found->second == backend) backends_.erase(found);
   for (auto& cache : by_index_)
     std::replace(cache.begin(), cache.end(), backend, static_cast<Backend*>(nullptr));
-  if (backend->flush_scheduled) std::erase(flush_backends_, backend);
+  flush_backends_.Forget(backend);
 }
 
 }  // namespace shardctl::proxy

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/uv/flush.h"
 #include "proxy/commands/request.h"
 #include "proxy/net/backend.h"
 #include "proxy/net/client_connection.h"
@@ -91,8 +92,8 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
 
  private:
   static void OnConnection(uv_stream_t* server, int status);
-  static void OnFlushPhase(uv_prepare_t* handle);
-  static void OnCheckPhase(uv_check_t* handle);
+  static void OnBeforePoll(void* worker);
+  static void OnAfterIo(void* worker);
   static void OnTimeoutTick(uv_timer_t* timer);
   static void OnRetryTimer(uv_timer_t* timer);
   static void OnStop(uv_async_t* async);
@@ -128,8 +129,7 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
   ThreadMetrics* const metrics_;  // null without --metrics-port
   uv_loop_t loop_{};
   uv_tcp_t listener_{};
-  uv_prepare_t prepare_{};
-  uv_check_t check_{};
+  std::optional<common::uv::LoopTurnHooks> turn_hooks_;  // flushes; from Run() on
   uv_timer_t timeout_timer_{};
   bool timeouts_due_ = false;  // set by the tick, judged in the check phase
   uv_timer_t retry_timer_{};
@@ -153,8 +153,8 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
   // ms) each was given back.
   std::unordered_map<std::string, std::vector<std::pair<Backend*, uint64_t>>> idle_pinned_;
   std::vector<ClientConnection*> clients_;
-  std::vector<ClientConnection*> flush_clients_;
-  std::vector<Backend*> flush_backends_;
+  common::uv::FlushList<ClientConnection> flush_clients_;
+  common::uv::FlushList<Backend> flush_backends_;
   std::vector<std::pair<uint64_t, SubRequest*>> retries_;   // due time (uv_now ms), request
   std::vector<std::unique_ptr<SubRequest>> free_requests_;  // done, ready for reuse
   std::unique_ptr<char[]> read_buffer_;

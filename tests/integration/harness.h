@@ -120,6 +120,10 @@ int ListenOn(int port);
 // True when 127.0.0.1:port can be bound right now (with SO_REUSEADDR, as Redis binds).
 bool PortBindable(int port);
 
+// One HTTP exchange with 127.0.0.1:port: sends `request` as is and reads until the server closes
+// (our endpoints always do; 5 s at most per read). "" when nothing answers.
+std::string HttpExchange(int port, const std::string& request);
+
 // A reserved block of kPortBlock client ports and their bus ports; see the file comment.
 class PortBlock {
  public:

@@ -156,6 +156,28 @@ TEST(ArchitectureTest, CommonAndProxyStayOutOfTheLauncher) {
   }
 }
 
+// libuv enters common/ only through common/uv/ (its own target, common_uv): the rest of common/
+// includes neither <uv.h> nor common/uv/, and common/uv/ includes nothing of launcher/ or proxy/.
+TEST(ArchitectureTest, OnlyCommonUvUsesLibuv) {
+  static const std::regex uv_header(R"re(#include\s*<uv\.h>)re");
+  for (const fs::path& file : SourcesUnder(kRoot / "common")) {
+    const bool in_uv = fs::relative(file, kRoot).string().starts_with("common/uv/");
+    if (!in_uv) {
+      EXPECT_FALSE(std::regex_search(ReadFile(file), uv_header))
+          << file << " includes <uv.h>: libuv code belongs in common/uv/";
+    }
+    for (const std::string& include : ProjectIncludes(file)) {
+      if (in_uv) {
+        EXPECT_FALSE(include.starts_with("launcher/") || include.starts_with("proxy/"))
+            << file << " includes " << include << ": common/uv/ serves both programs";
+      } else {
+        EXPECT_FALSE(include.starts_with("common/uv/"))
+            << file << " includes " << include << ": the rest of common/ stays free of libuv";
+      }
+    }
+  }
+}
+
 TEST(ArchitectureTest, PrivateHeadersStayInTheirModule) {
   for (const char* dir : {"launcher", "proxy", "common", "tests"}) {
     for (const fs::path& file : SourcesUnder(kRoot / dir)) {
@@ -180,6 +202,8 @@ TEST(ArchitectureTest, DocsHaveARowForEveryModule) {
     EXPECT_NE(doc.find("| `" + room + "/` |"), std::string::npos)
         << "docs/architecture.md has no row for proxy/" << room << "/";
   }
+  EXPECT_NE(doc.find("| `uv/` |"), std::string::npos)
+      << "docs/architecture.md has no row for common/uv/";
   // Every header of common/ and of the proxy's rooms is named in a row.
   for (const char* dir : {"proxy", "common"}) {
     for (const auto& entry : fs::recursive_directory_iterator(kRoot / dir)) {

@@ -1,12 +1,12 @@
-#include "launcher/supervisor/metrics_http.h"
+#include "common/uv/http_server.h"
 
 #include <algorithm>
 
 #include "common/endpoint.h"
 #include "common/http.h"
-#include "launcher/supervisor/owned_handle.h"
+#include "common/uv/address.h"
 
-namespace shardctl::launcher {
+namespace shardctl::common::uv {
 namespace {
 
 constexpr uint64_t kMaxConnectionAgeMs = 5000;
@@ -15,33 +15,33 @@ constexpr size_t kMaxConnections = 32;
 
 }  // namespace
 
-struct MetricsServer::Listener : OwnedHandle {
+struct MetricsHttpServer::Listener : OwnedHandle {
   ~Listener() override {
     if (server != nullptr) server->listener_ = nullptr;
   }
   uv_tcp_t tcp{};
-  MetricsServer* server = nullptr;
+  MetricsHttpServer* server = nullptr;
 };
 
-struct MetricsServer::Sweeper : OwnedHandle {
+struct MetricsHttpServer::Sweeper : OwnedHandle {
   ~Sweeper() override {
     if (server != nullptr) server->sweeper_ = nullptr;
   }
   uv_timer_t timer{};
-  MetricsServer* server = nullptr;
+  MetricsHttpServer* server = nullptr;
 };
 
-struct MetricsServer::Connection : OwnedHandle {
+struct MetricsHttpServer::Connection : OwnedHandle {
   ~Connection() override {
     if (server != nullptr) server->Forget(this);
   }
   uv_tcp_t tcp{};
   uv_write_t write{};
   char buffer[1024];
-  common::MetricsRequest request;
+  MetricsRequest request;
   std::string response;
   uint64_t opened_ms = 0;
-  MetricsServer* server = nullptr;
+  MetricsHttpServer* server = nullptr;
 
   uv_handle_t* handle() { return reinterpret_cast<uv_handle_t*>(&tcp); }
   uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&tcp); }
@@ -49,9 +49,9 @@ struct MetricsServer::Connection : OwnedHandle {
   void Answer();
 };
 
-void MetricsServer::Connection::Answer() {
+void MetricsHttpServer::Connection::Answer() {
   uv_read_stop(stream());
-  response = common::MetricsResponse(request, server->body_);
+  response = MetricsResponse(request, server->body_);
   uv_buf_t buf = uv_buf_init(response.data(), static_cast<unsigned>(response.size()));
   write.data = this;
   auto done = [](uv_write_t* written, int) {
@@ -60,9 +60,10 @@ void MetricsServer::Connection::Answer() {
   if (uv_write(&write, stream(), &buf, 1, done) != 0) Close();
 }
 
-MetricsServer::MetricsServer(uv_loop_t* loop, Body body) : loop_(loop), body_(std::move(body)) {}
+MetricsHttpServer::MetricsHttpServer(uv_loop_t* loop, Body body)
+    : loop_(loop), body_(std::move(body)) {}
 
-MetricsServer::~MetricsServer() {
+MetricsHttpServer::~MetricsHttpServer() {
   for (Connection* connection : std::vector<Connection*>(connections_)) {
     connection->server = nullptr;
     connection->Close();
@@ -78,13 +79,10 @@ MetricsServer::~MetricsServer() {
   }
 }
 
-common::Status MetricsServer::Listen(const std::string& host, int port) {
-  const std::string where = common::FormatEndpoint(host, port);
+Status MetricsHttpServer::Listen(const std::string& host, int port) {
+  const std::string where = FormatEndpoint(host, port);
   sockaddr_storage address{};
-  if (uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in*>(&address)) != 0 &&
-      uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6*>(&address)) != 0) {
-    return common::Error(where + ": not an IP address");
-  }
+  if (!ParseIpAddress(host, port, address)) return Error(where + ": not an IP address");
   listener_ = new Listener();
   listener_->server = this;
   uv_tcp_init(loop_, &listener_->tcp);
@@ -101,7 +99,7 @@ common::Status MetricsServer::Listen(const std::string& host, int port) {
     listener_->server = nullptr;
     CloseOwnedHandle(reinterpret_cast<uv_handle_t*>(&listener_->tcp));
     listener_ = nullptr;
-    return common::Error(where + ": " + uv_strerror(error));
+    return Error(where + ": " + uv_strerror(error));
   }
   sweeper_ = new Sweeper();
   sweeper_->server = this;
@@ -114,10 +112,14 @@ common::Status MetricsServer::Listen(const std::string& host, int port) {
         if (sweeper->server != nullptr) sweeper->server->Sweep();
       },
       kSweepIntervalMs, kSweepIntervalMs);
-  return common::Ok();
+  return Ok();
 }
 
-void MetricsServer::Accept() {
+int MetricsHttpServer::port() const {
+  return listener_ != nullptr ? LocalPort(&listener_->tcp) : 0;
+}
+
+void MetricsHttpServer::Accept() {
   auto* connection = new Connection();
   uv_tcp_init(loop_, &connection->tcp);
   connection->tcp.data = connection;
@@ -139,17 +141,17 @@ void MetricsServer::Accept() {
         auto* owner = static_cast<Connection*>(stream->data);
         if (nread < 0 || owner->server == nullptr) return owner->Close();
         auto state = owner->request.Feed(std::string_view(buf->base, static_cast<size_t>(nread)));
-        if (state != common::MetricsRequest::State::kIncomplete) owner->Answer();
+        if (state != MetricsRequest::State::kIncomplete) owner->Answer();
       });
 }
 
-void MetricsServer::Sweep() {
+void MetricsHttpServer::Sweep() {
   const uint64_t now = uv_now(loop_);
   for (Connection* connection : std::vector<Connection*>(connections_)) {
     if (now - connection->opened_ms >= kMaxConnectionAgeMs) connection->Close();
   }
 }
 
-void MetricsServer::Forget(Connection* connection) { std::erase(connections_, connection); }
+void MetricsHttpServer::Forget(Connection* connection) { std::erase(connections_, connection); }
 
-}  // namespace shardctl::launcher
+}  // namespace shardctl::common::uv
