@@ -13,7 +13,7 @@ namespace shardctl::common {
 
 // The certificate in files.cert_file (a leaf, then any intermediates) at time `now`: within its
 // validity dates and chaining to a CA in files.ca_file (that files.key_file is its key is
-// checked where the files load: TlsContext::ForServer, UseControlTls). Errors name
+// checked where the files load: TlsContext::ForServer, MakeAccess). Errors name
 // the flag, the file and the fix: "--tls-cert s.crt: expired on Jan  1 00:00:00 2026 GMT (renew
 // it)", "--tls-cert s.crt: --tls-ca ca.crt does not verify it (unable to get local issuer
 // certificate)".
