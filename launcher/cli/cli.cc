@@ -10,9 +10,9 @@
 #include "common/text.h"
 #include "launcher/cli/commands.h"
 #include "launcher/cli/completion.h"
-#include "launcher/ops/bench.h"
 #include "launcher/model/plan_json.h"
 #include "launcher/model/topology.h"
+#include "launcher/ops/bench.h"
 #include "launcher/term/output.h"
 
 namespace shardctl::launcher {

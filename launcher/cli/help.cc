@@ -7,8 +7,8 @@
 #include "common/flags.h"
 #include "common/man_page.h"
 #include "launcher/cli/args.h"
-#include "launcher/ops/bench.h"
 #include "launcher/cli/flag_rows.h"
+#include "launcher/ops/bench.h"
 
 namespace shardctl::launcher {
 namespace {
