@@ -13,9 +13,9 @@ using common::Error;
 using common::Result;
 
 const std::vector<std::string> kCommands = {
-    "plan",      "up",         "status", "down", "restart",   "logs", "rebalance-roles",
-    "rebalance", "move-slots", "scale",  "save", "supervise", "help", "bench",
-    "top",       "reload-tls"};
+    "plan",      "up",         "status", "down",    "restart",   "logs", "rebalance-roles",
+    "rebalance", "move-slots", "scale",  "save",    "supervise", "help", "bench",
+    "top",       "reload-tls", "backup", "restore", "import"};
 
 // Commands that take one positional SHARD argument.
 bool TakesShard(const std::string& command) { return command == "restart" || command == "logs"; }
@@ -97,7 +97,7 @@ Result<Invocation> ParseCommand(const std::vector<std::string>& args) {
       return Error(
           "help: no command \"" + *invocation.help_topic +
           "\" (commands: plan, up, status, top, down, restart, logs, rebalance-roles, rebalance, "
-          "move-slots, scale, save, bench)");
+          "move-slots, scale, save, backup, restore, import, bench)");
     }
   }
   return invocation;

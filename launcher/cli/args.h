@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,14 @@ struct Invocation {
   std::chrono::milliseconds interval{1000};  // top --interval
   std::string sort = "ops";                  // top --sort
   int count = 0;                             // top --count: refreshes before exiting; 0: no end
+  // backup --to DIR, restore --from DIR
+  std::string data_dir;
+  // import --from HOST:PORT and the source's access (not the deployment's --password-file)
+  std::string import_from;
+  std::optional<std::filesystem::path> source_password_file;
+  std::optional<std::filesystem::path> source_tls_ca;
+  bool live = false;     // import --live
+  bool cutover = false;  // import --cutover
 };
 
 // Parses argv (without argv[0]). Errors are usage errors naming the flag and the fix.

@@ -149,6 +149,9 @@ int RunCli(int argc, char** argv, std::string_view git_revision) {
   if (command == "scale") return RunScale(*invocation);
   if (command == "top") return RunTop(*invocation);
   if (command == "reload-tls") return RunReloadTls(*invocation);
+  if (command == "backup") return RunBackup(*invocation);
+  if (command == "restore") return RunRestore(*invocation);
+  if (command == "import") return RunImport(*invocation);
   PrintError("unknown command " + command);
   return kExitUsage;
 }

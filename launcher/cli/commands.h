@@ -35,6 +35,9 @@ int RunMoveSlots(const Invocation& invocation);
 int RunScale(const Invocation& invocation);
 int RunTop(const Invocation& invocation);
 int RunReloadTls(const Invocation& invocation);
+int RunBackup(const Invocation& invocation);
+int RunRestore(const Invocation& invocation);
+int RunImport(const Invocation& invocation);
 // Resolves the spec (exit 2 when it is wrong) and reads the deployment record it names, as `needs`
 // says. On failure prints the one-line error and returns the exit code instead.
 std::variant<Target, int> LoadTarget(const Invocation& invocation, TargetNeeds needs);

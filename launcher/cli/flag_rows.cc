@@ -222,6 +222,46 @@ const std::vector<CommandRow> kCommandRows = {
       "\"ms\"}"}},
     {"up down rebalance-roles rebalance move-slots scale save",
      {"json", FlagType::kSwitch, "", "print the result as JSON"}},
+    {"backup",
+     {"to", FlagType::kText, "DIR",
+      "where the backup goes: a new or empty directory (required); it gets manifest.json and "
+      "one shard-<k>.rdb per primary"}},
+    {"backup",
+     {"json", FlagType::kSwitch, "",
+      "{\"name\", \"dir\", \"shards\", \"keys\", \"bytes\", \"write_pause_ms\", \"ms\", "
+      "\"files\": [{\"file\", \"slots\", \"node\", \"keys\", \"bytes\", \"sha256\", "
+      "\"rdb_format\"}]}"}},
+    {"restore", {"from", FlagType::kText, "DIR", "the directory shardctl backup wrote (required)"}},
+    {"restore",
+     {"dry-run", FlagType::kSwitch, "",
+      "check the manifest, every file's checksum, the engine and that the deployment is empty; "
+      "copy nothing"}},
+    {"restore",
+     {"json", FlagType::kSwitch, "",
+      "{\"name\", \"from\", \"backup_shards\", \"target_shards\", \"backup_keys\", "
+      "\"keys\", \"expired\", \"keys_after\", \"resumed\", \"ms\"}"}},
+    {"import",
+     {"from", FlagType::kText, "HOST:PORT",
+      "the running instance to copy from: a standalone server, or any node of another cluster "
+      "(required)"}},
+    {"import",
+     {"password-file", FlagType::kFile, "FILE",
+      "the source's password, on one line of FILE (mode 0600)"}},
+    {"import", {"tls-ca", FlagType::kFile, "FILE", "speak TLS to the source, trusting this CA"}},
+    {"import",
+     {"live", FlagType::kSwitch, "",
+      "keep following the source's writes after the copy (not in this version: refused)"}},
+    {"import",
+     {"cutover", FlagType::kSwitch, "", "end a live import (not in this version: refused)"}},
+    {"import",
+     {"dry-run", FlagType::kSwitch, "",
+      "probe the source and the deployment and list every problem (keys in a db other than 0, "
+      "a data format the engine cannot load, a deployment not empty); copy nothing. Exit 2 "
+      "when there is one"}},
+    {"import",
+     {"json", FlagType::kSwitch, "",
+      "{\"name\", \"from\", \"source_engine\", \"source_keys\", \"problems\", \"keys\", "
+      "\"bytes\", \"vanished\", \"keys_after\", \"resumed\", \"ms\"}"}},
     {"down",
      {"leave", FlagType::kSwitch, "",
       "this host leaves a cluster that spans hosts (up --join): first each primary with "
@@ -289,8 +329,29 @@ common::Status SetCount(const std::string& flag, const std::string& value, const
   return common::Ok();
 }
 
+// The flags of backup, restore and import, whose names other commands use for other things
+// (move-slots --to is a shard; up --password-file is the deployment's own password).
+bool ApplyDataFlag(const std::string& flag, const std::string& value, Invocation& invocation) {
+  const std::string& command = invocation.command;
+  if (command == "backup" && flag == "to") {
+    invocation.data_dir = value;
+  } else if (command == "restore" && flag == "from") {
+    invocation.data_dir = value;
+  } else if (command == "import" && flag == "from") {
+    invocation.import_from = value;
+  } else if (command == "import" && flag == "password-file") {
+    invocation.source_password_file = value;
+  } else if (command == "import" && flag == "tls-ca") {
+    invocation.source_tls_ca = value;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 common::Status ApplyValueFlag(const std::string& flag, const std::string& value,
                               Invocation& invocation) {
+  if (ApplyDataFlag(flag, value, invocation)) return common::Ok();
   if (IsSpecKey(flag)) {
     invocation.settings.push_back({flag, value, "--" + flag});
   } else if (flag == "config") {
@@ -328,6 +389,8 @@ void ApplySwitch(const std::string& flag, Invocation& invocation) {
   if (flag == "discard-data") invocation.discard_data = true;
   if (flag == "follow") invocation.follow = true;
   if (flag == "cluster") invocation.cluster = true;
+  if (flag == "live") invocation.live = true;
+  if (flag == "cutover") invocation.cutover = true;
   // A spec setting written as a switch: `--allow-no-auth` is allow-no-auth = true.
   if (flag == "allow-no-auth" || flag == "tls-also-plain") {
     invocation.settings.push_back({flag, "true", "--" + flag});

@@ -33,6 +33,9 @@ Commands:
   scale     add or remove primaries (and their replicas) live: scale --shards 48
   save      save every shard now, at most --fork-limit forks at once on the host
   reload-tls  renewed TLS certificates taken up by every shard (one at a time) and the proxy
+  backup    every primary's data as of one instant into a directory (--to DIR)
+  restore   a backup's keys into this deployment, whatever its shard count (--from DIR)
+  import    copy every key of a running Redis/Valkey (or another cluster) in (--from HOST:PORT)
   supervise run a deployment's supervisor in the foreground (what `up` starts in the background)
   bench compare  single instance vs cluster vs proxy on the same cores: report, CSV, plots
   bench run generate GET/SET load against a server or cluster; throughput and latency percentiles
@@ -243,6 +246,64 @@ Returns when every shard has saved; exit 1 if any save failed.
 {options deployment}
 )";
 
+constexpr const char* kBackup =
+    R"(Usage: shardctl backup --to DIR [--name NAME] [--state-dir DIR] [--config FILE] [--json]
+
+Every primary's data as of one instant: writes are held on every primary (CLIENT PAUSE WRITE:
+they wait, none is refused) only while each primary forks its snapshot, which it then streams to
+shardctl over its replication port (nothing is written to the shards' disks; works with TLS,
+passwords, and without persistence). DIR gets one shard-<k>.rdb per primary and manifest.json:
+engine and version, slot ranges, keys, size and SHA-256 of each file, and the pause measured.
+The pause is printed and in --json (write_pause_ms). A failed or interrupted backup removes what
+it wrote.
+
+{options}
+{options deployment}
+
+Exit codes: 0 written, 1 a primary failed or the cluster is not ok, 2 DIR not empty or not
+writable, 130 stopped by Ctrl-C.
+)";
+
+constexpr const char* kRestore =
+    R"(Usage: shardctl restore --from DIR [--dry-run] [--name NAME] [--state-dir DIR] [--json]
+
+Puts a backup's keys into this deployment, which must be empty (start one with shardctl up; any
+shard count, any engine that reads the backup's RDB format). First every file is checked against
+the manifest (size, SHA-256) and the format against the engine: any problem is one line, exit 2,
+nothing changed. Then each file is loaded by a scratch server of the deployment's engine on
+127.0.0.1 and its keys go to the primaries owning their slots (DUMP / RESTORE, TTLs kept).
+
+Interrupted (Ctrl-C, a crash), run the same command again: it copies every key again (REPLACE,
+none twice) and finishes.
+
+{options}
+{options deployment}
+
+Exit codes: 0 restored, 1 a server failed (run again to finish), 2 a damaged or foreign backup,
+a format the engine cannot load, or a deployment that is not empty, 130 stopped by Ctrl-C.
+)";
+
+constexpr const char* kImport =
+    R"(Usage: shardctl import --from HOST:PORT [--password-file F] [--tls-ca F] [--dry-run] [--json]
+                       [--name NAME] [--state-dir DIR]
+
+Copies every key of a running Redis or Valkey into this deployment (which must be empty), each
+to the primary owning its slot, TTLs kept, every type (the engines' DUMP / RESTORE, pipelined, on
+several connections). The source may be a standalone server or a node of another cluster (then
+every primary of it is copied). Problems are found before a key is copied: keys in a db other
+than 0, a data format this deployment's engine cannot load, a deployment that is not empty.
+--dry-run lists them all.
+
+The copy reads the source as it is while it runs: stop writes to the source first, or writes
+made during the copy may be missed. Interrupted, run the same command again to finish.
+
+{options}
+{options deployment}
+
+Exit codes: 0 imported (dry run: no problem), 1 the source or a shard failed, 2 bad input or a
+problem found, 130 stopped by Ctrl-C.
+)";
+
 constexpr const char* kReloadTls =
     R"(Usage: shardctl reload-tls [--name NAME] [--state-dir DIR] [--config FILE] [--dry-run] [--json]
 
@@ -304,7 +365,10 @@ const char* ProseOf(const std::string& command) {
                                                             {"scale", kScale},
                                                             {"save", kSave},
                                                             {"top", kTop},
-                                                            {"reload-tls", kReloadTls}};
+                                                            {"reload-tls", kReloadTls},
+                                                            {"backup", kBackup},
+                                                            {"restore", kRestore},
+                                                            {"import", kImport}};
   auto found = kTexts.find(command);
   return found == kTexts.end() ? "" : found->second;
 }

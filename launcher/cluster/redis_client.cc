@@ -44,7 +44,14 @@ Result<std::vector<std::string>> ReplyList(const redisReply* reply) {
   if (reply->type != REDIS_REPLY_ARRAY) return elements;
   for (size_t i = 0; i < reply->elements; ++i) {
     const redisReply* element = reply->element[i];
-    if (element->str != nullptr) elements.emplace_back(element->str, element->len);
+    if (element->type == REDIS_REPLY_ARRAY) {
+      for (size_t j = 0; j < element->elements; ++j) {
+        const redisReply* inner = element->element[j];
+        if (inner->str != nullptr) elements.emplace_back(inner->str, inner->len);
+      }
+    } else if (element->str != nullptr) {
+      elements.emplace_back(element->str, element->len);
+    }
   }
   return elements;
 }
@@ -83,6 +90,11 @@ Result<RedisConnection> RedisConnection::Connect(const Access& access, const std
                  "; the deployment's password file no longer matches the shards' requirepass)");
   }
   return connection;
+}
+
+Result<ControlLink> RedisConnection::ReleaseLink() && {
+  if (reader_->len > reader_->pos) return Error(address_ + ": a reply is still unread");
+  return std::move(link_);
 }
 
 Result<FirstAnswer> AskFirstThatAnswers(const Access& access, const std::string& host,

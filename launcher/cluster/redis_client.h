@@ -39,8 +39,9 @@ class RedisConnection {
   common::Result<std::vector<common::Result<std::string>>> Pipeline(
       const std::vector<Command>& commands);
 
-  // As Pipeline, for commands whose replies are flat arrays of bulk strings (GETKEYSINSLOT):
-  // each reply's elements, binary-safe, without joining them into one text.
+  // As Pipeline, for commands whose replies are arrays of bulk strings (GETKEYSINSLOT): each
+  // reply's elements, binary-safe, without joining them into one text. A nested array is
+  // flattened one level (SCAN's [cursor, [key, ...]] is cursor, key, ...).
   common::Result<std::vector<common::Result<std::vector<std::string>>>> PipelineLists(
       const std::vector<Command>& commands);
 
@@ -49,6 +50,10 @@ class RedisConnection {
   // replies that are already there, instead of sleeping through one round trip after another.
   common::Status Send(const std::vector<Command>& commands);
   common::Result<std::vector<common::Result<std::string>>> Receive(size_t count);
+
+  // The byte stream under this connection, for what is not request and reply (a replica's full
+  // sync). An error when a reply is still unread.
+  common::Result<ControlLink> ReleaseLink() &&;
 
   const std::string& address() const { return address_; }
   // What this connection logged in with: a reconnect to the same node uses it again.

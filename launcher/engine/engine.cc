@@ -121,6 +121,16 @@ std::string RdbFormat::ToString() const {
   return "REDIS" + std::string(4 - std::min<size_t>(4, digits.size()), '0') + digits;
 }
 
+std::optional<RdbFormat> ParseRdbFormat(std::string_view header) {
+  for (const bool valkey : {false, true}) {
+    const std::string_view signature = valkey ? "VALKEY" : "REDIS";
+    if (!header.starts_with(signature) || header.size() != 9) continue;
+    auto version = common::ParseInteger<int>(header.substr(signature.size()));
+    if (version && *version >= 0) return RdbFormat{valkey, *version};
+  }
+  return std::nullopt;
+}
+
 RdbFormat WrittenRdbFormat(const Engine& engine) {
   const int minor = VersionMinor(engine.version);
   if (engine.kind == EngineKind::kValkey) {

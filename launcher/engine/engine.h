@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -35,6 +36,9 @@ struct RdbFormat {
   int version = 0;
   std::string ToString() const;  // "REDIS0010", "VALKEY080"
 };
+
+// Pure: the format a file's first 9 bytes name ("REDIS0010", "VALKEY080"); nullopt for others.
+std::optional<RdbFormat> ParseRdbFormat(std::string_view header);
 
 // Pure, from each engine's release notes and measured with every pair shardctl is tested on:
 // Redis 7.0 writes REDIS0010, 7.2 REDIS0011, 7.4 and 8.x REDIS0012; Valkey 7.2 and 8.x

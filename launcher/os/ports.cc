@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace shardctl::launcher {
 namespace {
@@ -70,6 +71,23 @@ common::Status RequirePortsFree(const std::string& address, const std::vector<in
   if (taken.size() > 8) list += " and " + std::to_string(taken.size() - 8) + " more";
   return common::Error("port(s) " + list + " on " + address + " are in use by another process (" +
                        fix + ")");
+}
+
+common::Result<int> UnusedLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return common::Error(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof address;
+  const bool picked = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+                      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  const int error = errno;
+  ::close(fd);
+  if (!picked)
+    return common::Error(std::string("no free port on 127.0.0.1: ") + std::strerror(error));
+  return static_cast<int>(ntohs(address.sin_port));
 }
 
 }  // namespace shardctl::launcher

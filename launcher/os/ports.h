@@ -22,4 +22,8 @@ common::Status CheckAddressOnHost(const std::string& address, const std::string&
 common::Status RequirePortsFree(const std::string& address, const std::vector<int>& ports,
                                 const std::string& fix);
 
+// A TCP port on 127.0.0.1 that nothing listens on now (the kernel's pick), for a short-lived
+// server of our own; it may be taken by the time it is used, which the server then reports.
+common::Result<int> UnusedLoopbackPort();
+
 }  // namespace shardctl::launcher

@@ -116,7 +116,7 @@ INSTANTIATE_TEST_SUITE_P(
         CompleteCase{"HelpTopics",
                      {"help", "re"},
                      Completion::Kind::kWords,
-                     {"restart", "rebalance-roles", "rebalance", "reload-tls"}},
+                     {"restart", "rebalance-roles", "rebalance", "reload-tls", "restore"}},
         CompleteCase{"InternalFlagHidden", {"supervise", "--re"}, Completion::Kind::kWords, {}},
         CompleteCase{
             "InlineFlagValueLeftAlone", {"up", "--config=x"}, Completion::Kind::kWords, {}},

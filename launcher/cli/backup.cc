@@ -1,0 +1,162 @@
+// `shardctl backup`, `shardctl restore` and `shardctl import`: parse, call ops/, print. The data
+// in and out of a deployment (ops/backup.h, ops/restore.h, ops/import.h say how).
+#include "launcher/ops/backup.h"
+
+#include <iostream>
+
+#include "launcher/cli/commands.h"
+#include "launcher/ops/import.h"
+#include "launcher/ops/restore.h"
+#include "launcher/term/output.h"
+#include "launcher/term/progress.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using nlohmann::json;
+
+std::string KeysPerSecond(uint64_t keys, std::chrono::milliseconds took) {
+  if (took.count() <= 0) return "";
+  return ", " + std::to_string(keys * 1000 / static_cast<uint64_t>(took.count())) + " keys/s";
+}
+
+}  // namespace
+
+int RunBackup(const Invocation& invocation) {
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) return Fail(Failure::Usage(spec.error()));
+  if (invocation.data_dir.empty()) {
+    return Fail(Failure::Usage("backup needs --to DIR (a new or empty directory)"));
+  }
+  CatchInterrupt();
+  ProgressDisplay progress(ProgressAllowed(invocation.json));
+  auto done = Backup({.spec = *spec,
+                      .to = invocation.data_dir,
+                      .on_progress = [&](const std::string& text) { progress.Show(text); },
+                      .interrupted = &InterruptRequested()});
+  progress.Clear();
+  if (!done.ok()) return Fail(done.error());
+  const BackupManifest& manifest = done->manifest;
+  uint64_t bytes = 0;
+  for (const auto& file : manifest.files) bytes += file.bytes;
+  if (invocation.json) {
+    std::cout << json{{"name", spec->name},
+                      {"dir", done->dir.string()},
+                      {"shards", manifest.files.size()},
+                      {"keys", manifest.keys},
+                      {"bytes", bytes},
+                      {"write_pause_ms", manifest.write_pause_ms},
+                      {"attempts", done->attempts},
+                      {"ms", done->took.count()},
+                      {"engine", manifest.engine},
+                      {"engine_version", manifest.engine_version},
+                      {"files", ManifestFilesJson(manifest)}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << "backed up " << manifest.files.size() << " primaries (" << manifest.keys
+              << " keys, " << bytes << " bytes) to " << done->dir.string() << " in "
+              << done->took.count() << " ms; writes paused " << manifest.write_pause_ms
+              << " ms for one consistent cut\n";
+  }
+  return kExitOk;
+}
+
+int RunRestore(const Invocation& invocation) {
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) return Fail(Failure::Usage(spec.error()));
+  if (invocation.data_dir.empty()) {
+    return Fail(Failure::Usage("restore needs --from DIR (a directory shardctl backup wrote)"));
+  }
+  CatchInterrupt();
+  ProgressDisplay progress(ProgressAllowed(invocation.json));
+  auto done = Restore({.spec = *spec,
+                       .from = invocation.data_dir,
+                       .dry_run = invocation.dry_run,
+                       .on_progress = [&](const std::string& text) { progress.Show(text); },
+                       .interrupted = &InterruptRequested()});
+  progress.Clear();
+  if (!done.ok()) return Fail(done.error());
+  const BackupManifest& manifest = done->manifest;
+  if (invocation.json) {
+    std::cout << json{{"name", spec->name},
+                      {"from", invocation.data_dir},
+                      {"dry_run", invocation.dry_run},
+                      {"backup_shards", manifest.files.size()},
+                      {"target_shards", done->target_shards},
+                      {"backup_keys", manifest.keys},
+                      {"resumed", done->resumed},
+                      {"keys", done->keys},
+                      {"expired", done->expired},
+                      {"keys_after", done->keys_after},
+                      {"ms", done->took.count()}}
+                     .dump(2)
+              << "\n";
+  } else if (invocation.dry_run) {
+    std::cout << "would restore " << manifest.keys << " keys from " << manifest.files.size()
+              << " files (" << manifest.engine << " " << manifest.engine_version << ") onto "
+              << done->target_shards << " primaries; every file checked\n";
+  } else {
+    std::cout << "restored " << done->keys << " keys from " << manifest.files.size()
+              << " files onto " << done->target_shards << " primaries in " << done->took.count()
+              << " ms" << KeysPerSecond(done->keys, done->took) << "; the deployment holds "
+              << done->keys_after << " keys"
+              << (done->expired ? " (" + std::to_string(done->expired) + " expired meanwhile)" : "")
+              << "\n";
+  }
+  return kExitOk;
+}
+
+int RunImport(const Invocation& invocation) {
+  auto spec = ResolveSpec(invocation);
+  if (!spec.ok()) return Fail(Failure::Usage(spec.error()));
+  if (invocation.import_from.empty()) {
+    return Fail(Failure::Usage("import needs --from HOST:PORT (the instance to copy from)"));
+  }
+  CatchInterrupt();
+  ProgressDisplay progress(ProgressAllowed(invocation.json));
+  auto done =
+      Import({.spec = *spec,
+              .from = invocation.import_from,
+              .password_file = invocation.source_password_file,
+              .tls_ca = invocation.source_tls_ca,
+              .dry_run = invocation.dry_run,
+              .live = invocation.live,
+              .cutover = invocation.cutover,
+              .on_progress = [&](uint64_t keys,
+                                 uint64_t of) { progress.Show("importing: keys", keys, of); },
+              .interrupted = &InterruptRequested()});
+  progress.Clear();
+  if (!done.ok()) return Fail(done.error());
+  if (invocation.json) {
+    std::cout << json{{"name", spec->name},
+                      {"from", done->source},
+                      {"source_engine", done->source_engine},
+                      {"source_is_cluster", done->source_is_cluster},
+                      {"source_keys", done->source_keys},
+                      {"dry_run", invocation.dry_run},
+                      {"problems", done->problems},
+                      {"resumed", done->resumed},
+                      {"keys", done->keys},
+                      {"bytes", done->bytes},
+                      {"vanished", done->vanished},
+                      {"keys_after", done->keys_after},
+                      {"ms", done->took.count()}}
+                     .dump(2)
+              << "\n";
+  } else if (invocation.dry_run) {
+    std::cout << "source " << done->source << " (" << done->source_engine
+              << (done->source_is_cluster ? ", a cluster" : "") << "): " << done->source_keys
+              << " keys in db 0\n";
+    for (const auto& problem : done->problems) std::cout << "problem: " << problem << "\n";
+    if (done->problems.empty()) std::cout << "no problems: import would copy every key\n";
+  } else {
+    std::cout << "imported " << done->keys << " keys (" << done->bytes << " bytes) from "
+              << done->source << " in " << done->took.count() << " ms"
+              << KeysPerSecond(done->keys, done->took) << "; the deployment holds "
+              << done->keys_after << " keys\n";
+  }
+  return invocation.dry_run && !done->problems.empty() ? kExitUsage : kExitOk;
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,50 @@
+// Copying every key of one node into a cluster, by value: SCAN the source, DUMP and PTTL each
+// key, RESTORE it (REPLACE, its TTL kept) on the primary that owns its slot. `restore` copies
+// from a scratch server that loaded a backup file, `import` from the instance a user runs today.
+// The engine serializes every type itself (DUMP), so nothing here knows an RDB encoding.
+//
+//   scanner: SCAN cursor COUNT batch ──▶ [ bounded queue of key batches ]
+//   workers (N, each with its own connections):
+//     DUMP + PTTL of a batch, pipelined on the source ──▶ RESTOREs grouped by slot owner, sent to
+//     every owner before any reply is read
+//
+// REPLACE makes a copy that is run again (after a crash) end where one run would: every key once,
+// with the source's value.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+
+#include "common/cluster_text.h"
+#include "common/endpoint.h"
+#include "common/result.h"
+#include "launcher/cluster/access.h"
+
+namespace shardctl::launcher {
+
+struct KeyCopyOptions {
+  Access source_access;  // how to log in to the source (its password, its TLS)
+  Access target_access;  // and to the cluster's primaries
+  int workers = 4;       // DUMP/RESTORE connections at once; the scan is one cursor
+  int batch = 256;       // keys per SCAN COUNT and per pipelined round
+  std::chrono::milliseconds timeout{30000};  // per reply
+  // Totals so far, after every batch (called from the workers, serialized).
+  std::function<void(uint64_t keys, uint64_t bytes)> on_progress;
+  const std::atomic<bool>* stop = nullptr;  // set (Ctrl-C) to stop after the batches in hand
+};
+
+struct KeyCopyReport {
+  uint64_t keys = 0;      // keys restored on the cluster
+  uint64_t bytes = 0;     // their DUMP payloads' bytes
+  uint64_t vanished = 0;  // keys the scan saw that expired or were deleted before their DUMP
+};
+
+// Copies every key of db 0 of `source` to the primaries `target` routes its slot to. The first
+// failure stops the copy and is returned naming the key and node; keys already copied stay.
+common::Result<KeyCopyReport> CopyKeys(const common::Endpoint& source,
+                                       const common::SlotTable& target,
+                                       const KeyCopyOptions& options);
+
+}  // namespace shardctl::launcher

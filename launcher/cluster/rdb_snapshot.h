@@ -1,0 +1,63 @@
+// A primary's snapshot taken over the network, the way a new replica gets one: shardctl backup
+// copies every primary's data into one directory wherever the primaries run (this host or
+// others), with TLS and passwords as the deployment's access says.
+//
+//   Open:    connect, log in, REPLCONF rdb-only 1 (the snapshot alone, no command stream after
+//            it) and capa eof (diskless: the fork streams to us, nothing is written on its disk)
+//   Request: PSYNC ? -1
+//   AwaitFork: until +FULLRESYNC; the primary forks in the same event-loop turn that sends it, so
+//            once it arrives no later write can reach the snapshot
+//   CopyTo:  the payload into a file, with its size and SHA-256, written whole or not at all
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "common/rdb_transfer.h"
+#include "common/result.h"
+#include "launcher/cluster/access.h"
+#include "launcher/cluster/control_link.h"
+
+namespace shardctl::launcher {
+
+// What CopyTo wrote.
+struct SnapshotFile {
+  uint64_t bytes = 0;
+  std::string sha256;      // lowercase hex
+  std::string rdb_format;  // the file's first 9 bytes: "REDIS0010", "VALKEY080"
+};
+
+class SnapshotLink {
+ public:
+  static common::Result<SnapshotLink> Open(const Access& access, const std::string& host, int port,
+                                           std::chrono::milliseconds timeout);
+
+  common::Status Request();
+  // Reads until the primary has forked for the snapshot; an error at `deadline` (keepalives keep
+  // coming while the primary waits for another fork to end).
+  common::Status AwaitFork(std::chrono::steady_clock::time_point deadline);
+  // Writes the payload to `file` (through a temporary file, fsynced and renamed).
+  common::Result<SnapshotFile> CopyTo(const std::filesystem::path& file);
+
+  int64_t replication_offset() const { return replication_offset_; }
+  const std::string& address() const { return address_; }
+
+ private:
+  SnapshotLink(ControlLink link, std::string address)
+      : link_(std::move(link)), address_(std::move(address)) {}
+  // Reads once from the link into the transfer reader; payload bytes are appended to `payload`.
+  common::Status ReadOnce(std::string& payload);
+
+  ControlLink link_;
+  std::string address_;
+  common::RdbTransferReader transfer_;
+  std::string early_payload_;  // payload bytes that arrived with the +FULLRESYNC line
+  int64_t replication_offset_ = -1;
+};
+
+// Hex SHA-256 of a file, read in chunks; an error names the file.
+common::Result<std::string> FileSha256(const std::filesystem::path& file);
+
+}  // namespace shardctl::launcher

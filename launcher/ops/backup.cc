@@ -1,0 +1,238 @@
+#include "launcher/ops/backup.h"
+
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "common/numbers.h"
+#include "common/slots.h"
+#include "launcher/cluster/rdb_snapshot.h"
+#include "launcher/cluster/redis_client.h"
+#include "launcher/ops/serving_cluster.h"
+#include "launcher/ops/target.h"
+#include "launcher/os/files.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using common::Result;
+using common::Status;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+// CLIENT PAUSE's own bound: if shardctl dies mid-pause, writes resume by themselves. Every fork
+// must have started well inside it, or the attempt is abandoned.
+constexpr auto kPauseBound = 10s;
+constexpr auto kForkDeadline = 5s;
+constexpr int kAttempts = 3;
+constexpr auto kLinkTimeout = 10s;  // a primary sends a keepalive every second while it works
+
+std::string Address(const common::NodeLine& node) { return node.address.ToString(); }
+
+// Sends `command` to every connection, then reads every reply: the primaries act at once.
+Result<std::vector<std::string>> OnEvery(std::vector<RedisConnection>& connections,
+                                         const Command& command) {
+  for (auto& connection : connections) {
+    if (auto sent = connection.Send({command}); !sent.ok()) return sent.error();
+  }
+  std::vector<std::string> replies;
+  for (auto& connection : connections) {
+    auto reply = connection.Receive(1);
+    if (!reply.ok()) return reply.error();
+    if (!reply->front().ok()) {
+      return reply->front().error().Context(connection.address() + ": " + command.front());
+    }
+    replies.push_back(*reply->front());
+  }
+  return replies;
+}
+
+// Waits (bounded) until no primary is forking: a snapshot asked for during another fork would
+// wait for it, and the pause with it.
+Status WaitForNoFork(std::vector<RedisConnection>& connections,
+                     const std::function<void(const std::string&)>& progress) {
+  const auto deadline = Clock::now() + 10min;
+  while (true) {
+    auto infos = OnEvery(connections, {"INFO", "persistence"});
+    if (!infos.ok()) return infos.error();
+    std::string busy;
+    for (size_t i = 0; i < infos->size(); ++i) {
+      if (InfoField((*infos)[i], "rdb_bgsave_in_progress") == "1" ||
+          InfoField((*infos)[i], "aof_rewrite_in_progress") == "1") {
+        busy = connections[i].address();
+      }
+    }
+    if (busy.empty()) return common::Ok();
+    if (Clock::now() > deadline) return Error(busy + " has been saving for 10 minutes");
+    if (progress) progress("waiting for the save running on " + busy);
+    std::this_thread::sleep_for(200ms);
+  }
+}
+
+struct Cut {
+  std::vector<SnapshotLink> links;
+  std::vector<uint64_t> keys;
+  std::chrono::milliseconds pause{0};
+};
+
+// One attempt at the cut: pause, count, start every fork, unpause. Writes are resumed on every
+// path out.
+Result<Cut> TakeCut(const Access& access, const std::vector<common::NodeLine>& primaries,
+                    std::vector<RedisConnection>& control) {
+  Cut cut;
+  for (const auto& primary : primaries) {
+    auto link =
+        SnapshotLink::Open(access, primary.address.host, primary.address.port, kLinkTimeout);
+    if (!link.ok()) return link.error();
+    cut.links.push_back(std::move(link).value());
+  }
+  const auto paused_at = Clock::now();
+  auto unpause = [&] { (void)OnEvery(control, {"CLIENT", "UNPAUSE"}); };
+  auto paused = OnEvery(
+      control,
+      {"CLIENT", "PAUSE", std::to_string(std::chrono::milliseconds(kPauseBound).count()), "WRITE"});
+  if (!paused.ok()) {
+    unpause();
+    return paused.error();
+  }
+  auto sizes = OnEvery(control, {"DBSIZE"});
+  std::optional<Error> failed;
+  if (!sizes.ok()) failed = sizes.error();
+  for (size_t i = 0; !failed && i < cut.links.size(); ++i) {
+    if (auto asked = cut.links[i].Request(); !asked.ok()) failed = asked.error();
+  }
+  for (size_t i = 0; !failed && i < cut.links.size(); ++i) {
+    if (auto forked = cut.links[i].AwaitFork(paused_at + kForkDeadline); !forked.ok())
+      failed = forked.error();
+    if (Clock::now() - paused_at > kForkDeadline) {
+      failed = Error(cut.links[i].address() + ": the snapshot did not start within " +
+                     std::to_string(kForkDeadline.count()) + " s of the pause");
+    }
+  }
+  unpause();
+  cut.pause = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - paused_at);
+  if (failed) return *failed;
+  for (const auto& size : *sizes)
+    cut.keys.push_back(common::ParseInteger<uint64_t>(size).value_or(0));
+  return cut;
+}
+
+// Removes what this backup wrote, so a failed backup leaves DIR as it found it.
+void RemoveWritten(const std::filesystem::path& dir, size_t files, bool created) {
+  std::error_code ignored;
+  if (created) {
+    std::filesystem::remove_all(dir, ignored);
+    return;
+  }
+  for (size_t k = 0; k < files; ++k) std::filesystem::remove(dir / BackupFileName(k), ignored);
+}
+
+Outcome<bool> PrepareDir(const std::filesystem::path& dir) {
+  std::error_code error;
+  if (std::filesystem::exists(dir, error)) {
+    if (!std::filesystem::is_directory(dir, error)) {
+      return Failure::Usage("--to " + dir.string() + ": not a directory");
+    }
+    if (!std::filesystem::is_empty(dir, error)) {
+      return Failure::Usage("--to " + dir.string() +
+                            ": not empty; back up into a new or empty directory");
+    }
+    if (auto writable = EnsureWritableDir(dir); !writable.ok()) {
+      return Failure::Usage("--to " + writable.error().message());
+    }
+    return false;
+  }
+  std::filesystem::create_directories(dir, error);
+  if (error) return Failure::Usage("--to " + dir.string() + ": " + error.message());
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all, error);
+  return true;
+}
+
+}  // namespace
+
+Outcome<BackupReport> Backup(const BackupRequest& request) {
+  const auto started = Clock::now();
+  auto target = LoadTarget(request.spec, {});
+  if (!target.ok()) return target.error();
+  const Deployment& deployment = *target->deployment;
+  auto serving = ReadServingCluster(target->access, deployment.plan);
+  if (!serving.ok()) return serving.error();
+  const auto& primaries = serving->primaries;
+  auto created = PrepareDir(request.to);
+  if (!created.ok()) return created.error();
+  std::vector<RedisConnection> control;
+  for (const auto& primary : primaries) {
+    auto connection =
+        RedisConnection::Connect(target->access, primary.address.host, primary.address.port, 5s);
+    if (!connection.ok()) {
+      RemoveWritten(request.to, 0, *created);
+      return connection.error();
+    }
+    control.push_back(std::move(connection).value());
+  }
+  BackupReport report{.dir = request.to, .manifest = {}, .attempts = 0, .took = {}};
+  std::optional<Cut> cut;
+  for (int attempt = 1; !cut && attempt <= kAttempts; ++attempt) {
+    report.attempts = attempt;
+    if (auto idle = WaitForNoFork(control, request.on_progress); !idle.ok()) {
+      RemoveWritten(request.to, 0, *created);
+      return idle.error();
+    }
+    auto taken = TakeCut(target->access, primaries, control);
+    if (taken.ok()) {
+      cut.emplace(std::move(taken).value());
+    } else if (attempt == kAttempts) {
+      RemoveWritten(request.to, 0, *created);
+      return taken.error().Context("backup");
+    }
+  }
+  if (request.on_progress) {
+    request.on_progress("writes paused " + std::to_string(cut->pause.count()) + " ms; copying " +
+                        std::to_string(primaries.size()) + " snapshots");
+  }
+  // Every snapshot at once: each primary's fork streams to its own thread.
+  std::vector<std::optional<Result<SnapshotFile>>> written(primaries.size());
+  std::vector<std::thread> copiers;
+  for (size_t k = 0; k < primaries.size(); ++k) {
+    copiers.emplace_back(
+        [&, k] { written[k] = cut->links[k].CopyTo(request.to / BackupFileName(k)); });
+  }
+  for (auto& copier : copiers) copier.join();
+  BackupManifest& manifest = report.manifest;
+  manifest.deployment = request.spec.name;
+  manifest.engine = deployment.engine.Name();
+  manifest.engine_version = deployment.engine.version;
+  manifest.created_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+  manifest.write_pause_ms = cut->pause.count();
+  for (size_t k = 0; k < primaries.size(); ++k) {
+    if (!written[k]->ok()) {
+      RemoveWritten(request.to, primaries.size(), *created);
+      return written[k]->error().Context("backup of " + Address(primaries[k]));
+    }
+    const SnapshotFile& file = written[k]->value();
+    manifest.files.push_back({.file = BackupFileName(k),
+                              .slots = common::FormatSlotRanges(primaries[k].slots),
+                              .node = Address(primaries[k]),
+                              .keys = cut->keys[k],
+                              .bytes = file.bytes,
+                              .sha256 = file.sha256,
+                              .rdb_format = file.rdb_format});
+    manifest.keys += cut->keys[k];
+  }
+  if (request.interrupted != nullptr && request.interrupted->load()) {
+    RemoveWritten(request.to, primaries.size(), *created);
+    return Failure(Fault::kInterrupted, "backup stopped (Ctrl-C); nothing was kept");
+  }
+  if (auto saved = WriteFileAtomically(request.to / "manifest.json", ManifestJson(manifest));
+      !saved.ok()) {
+    RemoveWritten(request.to, primaries.size(), *created);
+    return saved.error();
+  }
+  report.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  return report;
+}
+
+}  // namespace shardctl::launcher

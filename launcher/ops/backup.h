@@ -1,0 +1,41 @@
+// `shardctl backup --to DIR`: every primary's data as of one instant, in one directory.
+//
+//   1. every primary: a snapshot link (REPLCONF rdb-only), no fork already running
+//   2. CLIENT PAUSE WRITE on every primary (writes wait, none is refused), DBSIZE
+//   3. PSYNC on every link; each primary forks its snapshot in the turn it answers +FULLRESYNC
+//   4. CLIENT UNPAUSE: the pause lasted only as long as it took to start the forks
+//   5. each snapshot streams into DIR/shard-<k>.rdb (checksummed), then DIR/manifest.json
+//
+// A fork that does not start within the pause's bound (another save started in between) ends the
+// attempt: writes resume, and it is tried again. Nothing is written to the shards' disks.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "launcher/model/spec.h"
+#include "launcher/ops/backup_manifest.h"
+#include "launcher/ops/outcome.h"
+
+namespace shardctl::launcher {
+
+struct BackupRequest {
+  Spec spec;
+  std::filesystem::path to;  // new, or an empty directory
+  std::function<void(const std::string&)> on_progress;
+  const std::atomic<bool>* interrupted = nullptr;  // Ctrl-C: stop, remove what was written
+};
+
+struct BackupReport {
+  std::filesystem::path dir;
+  BackupManifest manifest;
+  int attempts = 1;  // pauses it took to start every fork inside one
+  std::chrono::milliseconds took{0};
+};
+
+Outcome<BackupReport> Backup(const BackupRequest& request);
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,109 @@
+#include "launcher/ops/backup_manifest.h"
+
+#include <nlohmann/json.hpp>
+#include <optional>
+
+namespace shardctl::launcher {
+
+using common::Error;
+using nlohmann::json;
+
+std::string BackupFileName(size_t k) { return "shard-" + std::to_string(k) + ".rdb"; }
+
+json ManifestFilesJson(const BackupManifest& manifest) {
+  json files = json::array();
+  for (const auto& file : manifest.files) {
+    files.push_back({{"file", file.file},
+                     {"slots", file.slots},
+                     {"node", file.node},
+                     {"keys", file.keys},
+                     {"bytes", file.bytes},
+                     {"sha256", file.sha256},
+                     {"rdb_format", file.rdb_format}});
+  }
+  return files;
+}
+
+std::string ManifestJson(const BackupManifest& manifest) {
+  return json{{"format", BackupManifest::kFormat},
+              {"deployment", manifest.deployment},
+              {"engine", manifest.engine},
+              {"engine_version", manifest.engine_version},
+              {"created_unix_ms", manifest.created_unix_ms},
+              {"write_pause_ms", manifest.write_pause_ms},
+              {"shards", manifest.files.size()},
+              {"keys", manifest.keys},
+              {"files", ManifestFilesJson(manifest)}}
+             .dump(2) +
+         "\n";
+}
+
+namespace {
+
+// The field `name` of `object` as T; the error names where it is.
+template <typename T>
+common::Result<T> Field(const json& object, const char* name, const std::string& where) {
+  if (!object.contains(name)) return Error("manifest.json: " + where + name + " missing");
+  try {
+    return object.at(name).get<T>();
+  } catch (const json::exception&) {
+    return Error("manifest.json: " + where + name + " has the wrong type");
+  }
+}
+
+// The first error among `fields`, if any.
+template <typename... R>
+std::optional<Error> FirstError(const R&... fields) {
+  std::optional<Error> first;
+  auto note = [&first](const auto& field) {
+    if (!first && !field.ok()) first = field.error();
+  };
+  (note(fields), ...);
+  return first;
+}
+
+}  // namespace
+
+common::Result<BackupManifest> ParseManifest(const std::string& text) {
+  json root = json::parse(text, nullptr, false);
+  if (root.is_discarded() || !root.is_object()) return Error("manifest.json: not a JSON object");
+  auto format = Field<int>(root, "format", "");
+  if (!format.ok()) return format.error();
+  if (*format != BackupManifest::kFormat) {
+    return Error("manifest.json: format " + std::to_string(*format) +
+                 " is not one this shardctl reads (" + std::to_string(BackupManifest::kFormat) +
+                 "): restore it with the shardctl that wrote it");
+  }
+  BackupManifest manifest;
+  auto deployment = Field<std::string>(root, "deployment", "");
+  auto engine = Field<std::string>(root, "engine", "");
+  auto version = Field<std::string>(root, "engine_version", "");
+  auto created = Field<int64_t>(root, "created_unix_ms", "");
+  auto pause = Field<int64_t>(root, "write_pause_ms", "");
+  auto keys = Field<uint64_t>(root, "keys", "");
+  if (auto error = FirstError(deployment, engine, version, created, pause, keys)) return *error;
+  manifest = {*deployment, *engine, *version, *created, *pause, *keys, {}};
+  if (!root.contains("files") || !root["files"].is_array() || root["files"].empty()) {
+    return Error("manifest.json: files missing or empty");
+  }
+  for (size_t i = 0; i < root["files"].size(); ++i) {
+    const json& entry = root["files"][i];
+    const std::string where = "files[" + std::to_string(i) + "].";
+    auto name = Field<std::string>(entry, "file", where);
+    auto slots = Field<std::string>(entry, "slots", where);
+    auto node = Field<std::string>(entry, "node", where);
+    auto file_keys = Field<uint64_t>(entry, "keys", where);
+    auto bytes = Field<uint64_t>(entry, "bytes", where);
+    auto sha = Field<std::string>(entry, "sha256", where);
+    auto rdb = Field<std::string>(entry, "rdb_format", where);
+    if (auto error = FirstError(name, slots, node, file_keys, bytes, sha, rdb)) return *error;
+    if (name->empty() || name->find('/') != std::string::npos || name->starts_with(".")) {
+      return Error("manifest.json: " + where + "file \"" + *name +
+                   "\" is not a file name in the backup directory");
+    }
+    manifest.files.push_back({*name, *slots, *node, *file_keys, *bytes, *sha, *rdb});
+  }
+  return manifest;
+}
+
+}  // namespace shardctl::launcher

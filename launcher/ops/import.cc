@@ -1,0 +1,212 @@
+#include "launcher/ops/import.h"
+
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "common/endpoint.h"
+#include "common/numbers.h"
+#include "common/secrets.h"
+#include "launcher/cluster/key_copy.h"
+#include "launcher/cluster/redis_client.h"
+#include "launcher/engine/engine.h"
+#include "launcher/ops/resume_marker.h"
+#include "launcher/ops/serving_cluster.h"
+#include "launcher/ops/target.h"
+#include "launcher/os/files.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using common::Result;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr auto kTimeout = 30s;
+
+// What the source is, from its INFO.
+struct SourceFacts {
+  Engine engine;
+  bool cluster = false;
+  std::vector<common::Endpoint> primaries;  // the nodes to scan: itself, or a cluster's primaries
+  uint64_t keys = 0;                        // db 0
+  std::vector<std::string> problems;
+};
+
+Engine EngineOfInfo(const std::string& info) {
+  Engine engine;
+  const std::string valkey = InfoField(info, "valkey_version");
+  engine.kind = valkey.empty() ? EngineKind::kRedis : EngineKind::kValkey;
+  engine.version = valkey.empty() ? InfoField(info, "redis_version") : valkey;
+  engine.major = VersionMajor(engine.version);
+  return engine;
+}
+
+// "db3:keys=10,expires=0,avg_ttl=0" lines: keys per db.
+std::vector<std::pair<int, uint64_t>> KeysPerDb(const std::string& keyspace) {
+  std::vector<std::pair<int, uint64_t>> dbs;
+  size_t at = 0;
+  while ((at = keyspace.find("db", at)) != std::string::npos) {
+    const size_t colon = keyspace.find(':', at);
+    const size_t comma = keyspace.find(',', colon);
+    if (colon == std::string::npos || comma == std::string::npos) break;
+    auto db = common::ParseInteger<int>(keyspace.substr(at + 2, colon - at - 2));
+    auto keys = common::ParseInteger<uint64_t>(keyspace.substr(colon + 6, comma - colon - 6));
+    if (db && keys && keyspace.compare(colon + 1, 5, "keys=") == 0) dbs.emplace_back(*db, *keys);
+    at = comma;
+  }
+  return dbs;
+}
+
+Result<SourceFacts> Probe(const Access& access, const common::Endpoint& from,
+                          const Engine& target_engine) {
+  auto connection = RedisConnection::Connect(access, from.host, from.port, 5s);
+  if (!connection.ok()) {
+    return Error("source " + connection.error().message() +
+                 " (is it running and reachable? check --from, --password-file, --tls-ca)");
+  }
+  auto info = connection->Pipeline({{"INFO", "server"}, {"INFO", "keyspace"}, {"INFO", "cluster"}});
+  if (!info.ok()) return info.error().Context("source");
+  for (auto& section : *info) {
+    if (!section.ok()) return section.error().Context("source " + connection->address() + ": INFO");
+  }
+  SourceFacts facts;
+  facts.engine = EngineOfInfo(*(*info)[0]);
+  facts.cluster = InfoField(*(*info)[2], "cluster_enabled") == "1";
+  if (std::string problem = DataFormatProblem(facts.engine, target_engine); !problem.empty()) {
+    facts.problems.push_back(problem + ": import into a deployment of an engine at least as new");
+  }
+  if (!facts.cluster) {
+    facts.primaries.push_back(from);
+    for (const auto& [db, keys] : KeysPerDb(*(*info)[1])) {
+      if (db == 0) facts.keys = keys;
+      if (db != 0 && keys > 0) {
+        facts.problems.push_back("the source holds " + std::to_string(keys) + " keys in db " +
+                                 std::to_string(db) +
+                                 "; a cluster has only db 0 (move them to db 0 first, e.g. with "
+                                 "MOVE, or import them into another deployment)");
+      }
+    }
+    return facts;
+  }
+  auto nodes = connection->Run({"CLUSTER", "NODES"});
+  if (!nodes.ok()) return nodes.error().Context("source " + connection->address());
+  auto table = common::SlotTable::FromClusterNodes(*nodes);
+  if (!table.ok()) return table.error().Context("source " + connection->address());
+  for (const auto& primary : table->primaries()) {
+    facts.primaries.push_back(primary);
+    auto node = RedisConnection::Connect(access, primary.host, primary.port, 5s);
+    if (!node.ok()) return node.error().Context("source");
+    auto size = node->Run({"DBSIZE"});
+    if (!size.ok()) return size.error().Context("source " + node->address());
+    facts.keys += common::ParseInteger<uint64_t>(*size).value_or(0);
+  }
+  return facts;
+}
+
+Result<Access> SourceAccess(const ImportRequest& request) {
+  std::string password;
+  if (request.password_file) {
+    auto read = common::ReadPasswordFile(*request.password_file, "--password-file");
+    if (!read.ok()) return read.error();
+    password = *read;
+  }
+  std::optional<ControlTls> tls;
+  if (request.tls_ca) tls = ControlTls{.ca_file = request.tls_ca->string()};
+  return MakeAccess(password, tls);
+}
+
+}  // namespace
+
+Outcome<ImportReport> Import(const ImportRequest& request) {
+  const auto started = Clock::now();
+  if (request.live || request.cutover) {
+    return Failure::Usage(
+        "import --live and --cutover (following the source's writes) are not in this version; "
+        "stop writes to the source and run import without --live");
+  }
+  auto from = common::ParseEndpoint(request.from, "");
+  if (!from.ok() || from->host.empty()) {
+    return Failure::Usage("--from \"" + request.from + "\": not HOST:PORT (e.g. 127.0.0.1:6379)");
+  }
+  auto source_access = SourceAccess(request);
+  if (!source_access.ok()) return Failure::Usage(source_access.error());
+  auto target = LoadTarget(request.spec, {});
+  if (!target.ok()) return target.error();
+  const Deployment& deployment = *target->deployment;
+  auto facts = Probe(*source_access, *from, deployment.engine);
+  if (!facts.ok()) return facts.error();
+  auto serving = ReadServingCluster(target->access, deployment.plan);
+  if (!serving.ok()) return serving.error();
+  ImportReport report{.source = from->ToString(),
+                      .source_engine = facts->engine.Name() + " " + facts->engine.version,
+                      .source_is_cluster = facts->cluster,
+                      .source_keys = facts->keys,
+                      .problems = facts->problems};
+  for (const auto& primary : serving->primaries) {
+    for (const auto& source : facts->primaries) {
+      if (primary.address == source) {
+        report.problems.push_back("the source " + source.ToString() +
+                                  " is a node of this deployment");
+      }
+    }
+  }
+  auto held = TotalKeys(target->access, serving->primaries);
+  if (!held.ok()) return held.error();
+  const ResumeMarker marker(target->dir.root() / "import.json",
+                            nlohmann::json{{"from", from->ToString()}}.dump());
+  report.resumed = marker.LeftBefore();
+  if (*held > 0 && !report.resumed) {
+    report.problems.push_back("the deployment holds " + std::to_string(*held) +
+                              " keys; import goes only into an empty deployment (import into a "
+                              "new one with another --name)");
+  }
+  if (request.dry_run) return report;
+  if (!report.problems.empty()) {
+    std::string more = report.problems.size() > 1
+                           ? " (and " + std::to_string(report.problems.size() - 1) +
+                                 " more problems: --dry-run lists them)"
+                           : "";
+    return Failure::Usage(report.problems.front() + more);
+  }
+  if (auto marked = marker.Write(); !marked.ok()) {
+    return marked.error();
+  }
+  std::mutex mutex;
+  std::optional<Error> failure;
+  std::vector<std::thread> scans;
+  std::vector<uint64_t> copied(facts->primaries.size(), 0);
+  for (size_t i = 0; i < facts->primaries.size(); ++i) {
+    scans.emplace_back([&, i] {
+      KeyCopyOptions options{.source_access = *source_access, .target_access = target->access};
+      options.stop = request.interrupted;
+      options.on_progress = [&, i](uint64_t keys, uint64_t) {
+        std::lock_guard lock(mutex);
+        copied[i] = keys;
+        uint64_t total = 0;
+        for (uint64_t count : copied) total += count;
+        if (request.on_progress) request.on_progress(total, report.source_keys);
+      };
+      auto outcome = CopyKeys(facts->primaries[i], serving->table, options);
+      std::lock_guard lock(mutex);
+      if (!outcome.ok()) {
+        if (!failure) failure = outcome.error();
+        return;
+      }
+      report.keys += outcome->keys;
+      report.bytes += outcome->bytes;
+      report.vanished += outcome->vanished;
+    });
+  }
+  for (auto& scan : scans) scan.join();
+  const bool interrupted = request.interrupted != nullptr && request.interrupted->load();
+  auto after = marker.End(failure, interrupted, "import", "run the same command again",
+                          target->access, serving->primaries);
+  if (!after.ok()) return after.error();
+  report.keys_after = *after;
+  report.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  return report;
+}
+
+}  // namespace shardctl::launcher

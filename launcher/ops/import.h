@@ -1,0 +1,58 @@
+// `shardctl import --from HOST:PORT`: every key of a running standalone instance (or of every
+// primary of another cluster) copied into this deployment, each to its slot's primary, TTLs kept,
+// every type (the engines' own DUMP / RESTORE).
+//
+//   probe the source: engine and version, keys per db, cluster or not
+//   problems (each one line, listed by --dry-run, refused before a key is copied):
+//     keys in a db other than 0 (a cluster has only db 0), a data format the deployment's engine
+//     cannot load, the deployment not empty, the source being the deployment itself
+//   copy: one scan per source primary (key_copy.h), several DUMP/RESTORE connections each
+//
+// An import interrupted (Ctrl-C, kill -9) leaves <deployment>/import.json naming the source: the
+// same command again copies every key again (REPLACE: none twice) and finishes.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launcher/model/spec.h"
+#include "launcher/ops/outcome.h"
+
+namespace shardctl::launcher {
+
+struct ImportRequest {
+  Spec spec;
+  std::string from;                                    // HOST:PORT of the source
+  std::optional<std::filesystem::path> password_file;  // the source's password
+  std::optional<std::filesystem::path> tls_ca;         // speak TLS to the source, trusting this CA
+  bool dry_run = false;
+  bool live = false;     // follow the source's writes after the copy
+  bool cutover = false;  // end a live import
+  std::function<void(uint64_t keys, uint64_t of)> on_progress;
+  const std::atomic<bool>* interrupted = nullptr;
+};
+
+struct ImportReport {
+  std::string source;         // host:port
+  std::string source_engine;  // "redis 7.0.15"
+  bool source_is_cluster = false;
+  uint64_t source_keys = 0;  // DBSIZE of db 0 (summed over a cluster's primaries) before the copy
+  std::vector<std::string> problems;  // what makes the import impossible (dry-run lists them)
+  bool resumed = false;
+  uint64_t keys = 0;      // keys copied
+  uint64_t bytes = 0;     // their DUMP payloads' bytes
+  uint64_t vanished = 0;  // keys deleted or expired on the source between the scan and their copy
+  uint64_t keys_after = 0;
+  std::chrono::milliseconds took{0};
+};
+
+// A dry run returns the report with its problems; a real run with problems fails with the first.
+Outcome<ImportReport> Import(const ImportRequest& request);
+
+}  // namespace shardctl::launcher

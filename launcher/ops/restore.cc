@@ -1,0 +1,168 @@
+#include "launcher/ops/restore.h"
+
+#include <algorithm>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "launcher/cluster/key_copy.h"
+#include "launcher/cluster/rdb_snapshot.h"
+#include "launcher/engine/engine.h"
+#include "launcher/ops/resume_marker.h"
+#include "launcher/ops/scratch_server.h"
+#include "launcher/ops/serving_cluster.h"
+#include "launcher/ops/target.h"
+#include "launcher/os/files.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr size_t kFilesAtOnce = 2;  // scratch servers at once: each holds one file's keys in RAM
+constexpr auto kLoadTimeout = 30min;
+
+std::filesystem::path ScratchRoot(const DeploymentDir& dir) {
+  return dir.root() / "restore-scratch";
+}
+
+// The restore of this backup, as its resume marker names it.
+ResumeMarker MarkerOf(const DeploymentDir& dir, const std::filesystem::path& from,
+                      const BackupManifest& manifest) {
+  return ResumeMarker(dir.root() / "restore.json",
+                      nlohmann::json{{"from", std::filesystem::absolute(from).string()},
+                                     {"created_unix_ms", manifest.created_unix_ms}}
+                          .dump());
+}
+
+// Every file's engine format is one `engine` loads.
+Outcome<bool> CheckFormats(const BackupManifest& manifest, const Engine& engine) {
+  for (const auto& file : manifest.files) {
+    auto format = ParseRdbFormat(file.rdb_format);
+    if (!format) {
+      return Failure::Usage(file.file + ": \"" + file.rdb_format + "\" is not an RDB format");
+    }
+    if (!ReadsRdbFormat(engine, *format)) {
+      return Failure::Usage("the backup is in RDB format " + file.rdb_format + ", which " +
+                            engine.Name() + " " + engine.version + " cannot load (it reads " +
+                            WrittenRdbFormat(engine).ToString() +
+                            " and older): restore into a deployment of " + manifest.engine + " " +
+                            manifest.engine_version + " or newer");
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Outcome<BackupManifest> ReadCheckedBackup(const std::filesystem::path& dir) {
+  auto text = ReadWholeFile(dir / "manifest.json");
+  if (!text.ok()) {
+    return Failure::Usage("--from " + dir.string() +
+                          ": no manifest.json (not a shardctl backup, or one that did not finish)");
+  }
+  auto manifest = ParseManifest(*text);
+  if (!manifest.ok()) return Failure::Usage(manifest.error().Context(dir.string()));
+  for (const auto& file : manifest->files) {
+    const auto path = dir / file.file;
+    std::error_code error;
+    const auto size = std::filesystem::file_size(path, error);
+    if (error) return Failure::Usage(path.string() + ": missing (" + error.message() + ")");
+    if (size != file.bytes) {
+      return Failure::Usage(path.string() + ": " + std::to_string(size) +
+                            " bytes, the manifest says " + std::to_string(file.bytes) +
+                            " (damaged or not this backup's file)");
+    }
+    auto sum = FileSha256(path);
+    if (!sum.ok()) return Failure::Usage(sum.error());
+    if (*sum != file.sha256) {
+      return Failure::Usage(path.string() +
+                            ": checksum does not match the manifest (damaged or not this "
+                            "backup's file); nothing was changed");
+    }
+  }
+  return std::move(manifest).value();
+}
+
+Outcome<RestoreReport> Restore(const RestoreRequest& request) {
+  const auto started = Clock::now();
+  auto manifest = ReadCheckedBackup(request.from);
+  if (!manifest.ok()) return manifest.error();
+  auto target = LoadTarget(request.spec, {});
+  if (!target.ok()) return target.error();
+  const Deployment& deployment = *target->deployment;
+  if (auto formats = CheckFormats(*manifest, deployment.engine); !formats.ok()) {
+    return formats.error();
+  }
+  auto serving = ReadServingCluster(target->access, deployment.plan);
+  if (!serving.ok()) return serving.error();
+  RestoreReport report{.manifest = *manifest, .target_shards = serving->primaries.size()};
+  auto held = TotalKeys(target->access, serving->primaries);
+  if (!held.ok()) return held.error();
+  const ResumeMarker marker = MarkerOf(target->dir, request.from, *manifest);
+  report.resumed = marker.LeftBefore();
+  if (*held > 0 && !report.resumed) {
+    return Failure::Usage("the deployment holds " + std::to_string(*held) +
+                          " keys; restore goes only into an empty deployment (restore into a "
+                          "new one with another --name, or shardctl down --purge and up again)");
+  }
+  if (request.dry_run) return report;
+  if (auto marked = marker.Write(); !marked.ok()) {
+    return marked.error();
+  }
+  std::mutex mutex;
+  std::optional<Error> failure;
+  size_t next = 0;
+  auto restore_files = [&] {
+    while (true) {
+      size_t k = 0;
+      {
+        std::lock_guard lock(mutex);
+        if (failure || next == manifest->files.size()) return;
+        k = next++;
+      }
+      const auto& file = manifest->files[k];
+      auto outcome = [&]() -> common::Result<KeyCopyReport> {
+        auto server =
+            ScratchServer::Start(deployment.engine, request.from / file.file,
+                                 ScratchRoot(target->dir) / std::to_string(k), kLoadTimeout);
+        if (!server.ok()) return server.error();
+        KeyCopyOptions options{.source_access = {}, .target_access = target->access};
+        options.stop = request.interrupted;
+        return CopyKeys(server->endpoint(), serving->table, options);
+      }();
+      std::lock_guard lock(mutex);
+      if (!outcome.ok()) {
+        if (!failure) failure = outcome.error().Context(file.file);
+        return;
+      }
+      report.keys += outcome->keys;
+      report.expired += outcome->vanished;
+      if (request.on_progress) {
+        request.on_progress("restored " + file.file + " (" + std::to_string(outcome->keys) +
+                            " keys); " + std::to_string(report.keys) + " keys so far");
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  for (size_t i = 0; i < std::min(kFilesAtOnce, manifest->files.size()); ++i) {
+    workers.emplace_back(restore_files);
+  }
+  for (auto& worker : workers) worker.join();
+  std::error_code ignored;
+  std::filesystem::remove_all(ScratchRoot(target->dir), ignored);
+  const bool interrupted = request.interrupted != nullptr && request.interrupted->load();
+  auto after =
+      marker.End(failure, interrupted, "restore after " + std::to_string(report.keys) + " keys",
+                 "run it again with the same --from", target->access, serving->primaries);
+  if (!after.ok()) return after.error();
+  report.keys_after = *after;
+  report.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  return report;
+}
+
+}  // namespace shardctl::launcher

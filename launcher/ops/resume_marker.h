@@ -1,0 +1,42 @@
+// A copy into a deployment that a crash may cut short (restore, import) writes a marker naming
+// what it copies before the first key and removes it after the last. The same command run again
+// finds its marker and may copy into the keys it left (every key again, RESTORE REPLACE: none
+// twice); any other copy into a deployment that holds keys is refused.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/cluster_text.h"
+#include "common/result.h"
+#include "launcher/cluster/access.h"
+#include "launcher/ops/outcome.h"
+
+namespace shardctl::launcher {
+
+class ResumeMarker {
+ public:
+  // `file` in the deployment's directory; `what` names the copy (the backup, the source).
+  ResumeMarker(std::filesystem::path file, std::string what)
+      : file_(std::move(file)), what_(std::move(what)) {}
+
+  // A run of this same copy was cut short.
+  bool LeftBefore() const;
+  common::Status Write() const;
+  void Remove() const;
+
+  // Ends the copy: after a failure or Ctrl-C the marker stays and the error says to run `again`;
+  // otherwise it goes, and the keys the primaries hold now are counted.
+  Outcome<uint64_t> End(const std::optional<common::Error>& failure, bool interrupted,
+                        const std::string& command, const std::string& again, const Access& access,
+                        const std::vector<common::NodeLine>& primaries) const;
+
+ private:
+  std::filesystem::path file_;
+  std::string what_;
+};
+
+}  // namespace shardctl::launcher

