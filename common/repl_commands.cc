@@ -179,6 +179,8 @@ std::string UpperCase(std::string_view text) {
   return upper;
 }
 
+std::span<const ReplCommandInfo> AllReplCommands() { return kCommands; }
+
 const ReplCommandInfo* FindReplCommand(std::string_view name) {
   static const auto* const kByName = [] {
     auto* by_name = new std::unordered_map<std::string_view, const ReplCommandInfo*>;

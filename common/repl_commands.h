@@ -66,6 +66,9 @@ struct ReplCommandInfo {
 // command, or one newer than the table). The result points to static storage.
 const ReplCommandInfo* FindReplCommand(std::string_view name);
 
+// Every command the table knows, in the table's order (by data type).
+std::span<const ReplCommandInfo> AllReplCommands();
+
 // The positions of the keys of `args` (args[0] names the command `info` describes), in argument
 // order. The error, one line, says the command has too few arguments, an uneven key/value list or
 // a bad numkeys: a primary never sends that, so the stream is not to be trusted.

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/repl_commands.h"
@@ -27,6 +29,12 @@ std::vector<ReplAction> PlanOne(ReplArgs command) {
 
 std::vector<ReplAction> ForwardTo(int slot, ReplArgs command) {
   return {Forward{.slot = slot, .command = std::move(command)}};
+}
+
+std::string LowerCaseForTest(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
 }
 
 std::vector<ReplAction> ProblemOf(std::string reason) { return {Problem{std::move(reason)}}; }
@@ -311,6 +319,23 @@ TEST(ReplCommandTableTest, KnowsTheWritesPrimariesReplicate) {
   }
   EXPECT_EQ(FindReplCommand("xgroup")->keys.first, 2);
   EXPECT_EQ(FindReplCommand("GET"), nullptr);  // a read is never replicated
+}
+
+// Each entry can be found and routed: a keyed route says where its keys are, a refusal says why.
+TEST(ReplCommandTableTest, EveryEntryIsFoundAndComplete) {
+  for (const ReplCommandInfo& info : AllReplCommands()) {
+    EXPECT_EQ(info.name, UpperCase(info.name));
+    const std::string lower = LowerCaseForTest(info.name);
+    EXPECT_EQ(FindReplCommand(lower), &info) << info.name << ": missing, or in the table twice";
+    const bool keyed = info.route == ReplRoute::kSingleKey ||
+                       info.route == ReplRoute::kIndependentKeys ||
+                       info.route == ReplRoute::kKeysTogether;
+    EXPECT_EQ(keyed, info.keys.first > 0 || info.keys.numkeys_at > 0) << info.name;
+    EXPECT_EQ(info.route == ReplRoute::kRefused, !info.refusal.empty()) << info.name;
+    if (info.route == ReplRoute::kSingleKey) {
+      EXPECT_EQ(info.keys.last, info.keys.first) << info.name;
+    }
+  }
 }
 
 TEST(ReplCommandTableTest, KeyPositionsFollowEachRule) {
