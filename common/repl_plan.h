@@ -103,6 +103,8 @@ class ReplPlanner {
   ReplPlan Plan(ReplArgs command);
 
   int db() const { return db_; }
+  // True between MULTI and EXEC. The queued commands are applied only with EXEC's plan, so while
+  // this holds, the offset to acknowledge is still the one before MULTI.
   bool in_transaction() const { return in_transaction_; }
   const ReplPlanCounts& counts() const { return counts_; }
 
