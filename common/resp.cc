@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/numbers.h"
+#include "common/text.h"
 
 namespace shardctl::common {
 namespace {
@@ -66,13 +67,6 @@ bool IsDouble(std::string_view text) {
 
 bool IsKnownType(char type) {
   return std::strchr("+-:$*_#,(!=%~|>", type) != nullptr && type != '\0';
-}
-
-std::string Printable(char c) {
-  if (c >= 0x20 && c < 0x7f) return std::string(1, c);
-  static constexpr char kHex[] = "0123456789abcdef";
-  const auto byte = static_cast<unsigned char>(c);
-  return std::string("\\x") + kHex[byte >> 4] + kHex[byte & 0xf];
 }
 
 std::string TypeName(char type) {
@@ -221,7 +215,7 @@ RespScanner::Step RespScanner::ScanElement() {
   if (pos_ >= buffer_.size()) return Step::kIncomplete;
   const char type = buffer_[pos_];
   if (!IsKnownType(type))
-    return Fail("Protocol error: unknown type byte '" + Printable(type) + "'");
+    return Fail("Protocol error: unknown type byte '" + PrintableByte(type) + "'");
   size_t line_end = 0;
   if (Step step = ScanLine(line_end); step != Step::kContinue) return step;
   const std::string_view line(buffer_.data() + pos_ + 1, line_end - pos_ - 1);
@@ -366,7 +360,7 @@ Status ParseCommandArgsInto(std::string_view frame, std::vector<std::string_view
   args.clear();
   if (frame.empty() || frame[0] != '*') {
     return Error("Protocol error: expected '*', got '" +
-                 (frame.empty() ? std::string() : Printable(frame[0])) + "'");
+                 (frame.empty() ? std::string() : PrintableByte(frame[0])) + "'");
   }
   size_t pos = 0;
   std::string_view line;
@@ -379,7 +373,7 @@ Status ParseCommandArgsInto(std::string_view frame, std::vector<std::string_view
   for (int64_t i = 0; i < count; ++i) {
     if (pos >= frame.size()) return Error("Protocol error: incomplete command");
     if (frame[pos] != '$') {
-      return Error("Protocol error: expected '$', got '" + Printable(frame[pos]) + "'");
+      return Error("Protocol error: expected '$', got '" + PrintableByte(frame[pos]) + "'");
     }
     int64_t length = 0;
     if (!ReadLine(frame, pos, line)) return Error("Protocol error: incomplete command");

@@ -27,4 +27,12 @@ inline std::string ShellQuote(std::string_view word) {
   return quoted + "'";
 }
 
+// One byte as an error message may quote it: itself when printable ASCII, else "\x0d".
+inline std::string PrintableByte(char c) {
+  if (c >= 0x20 && c < 0x7f) return std::string(1, c);
+  static constexpr char kHex[] = "0123456789abcdef";
+  const auto byte = static_cast<unsigned char>(c);
+  return std::string("\\x") + kHex[byte >> 4] + kHex[byte & 0xf];
+}
+
 }  // namespace shardctl::common

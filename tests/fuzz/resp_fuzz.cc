@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/resp.h"
+#include "tests/fuzz/fuzz_chunks.h"
 
 namespace {
 
@@ -63,13 +64,7 @@ Outcome Scan(std::string_view input, uint64_t seed) {
   size_t frames_end = 0;  // stream offset where the last returned frame ended
   size_t fed = 0;
   while (fed < input.size() && outcome.last != ScanStatus::kError) {
-    size_t chunk = input.size() - fed;
-    if (seed != 0) {
-      seed ^= seed << 13;
-      seed ^= seed >> 7;
-      seed ^= seed << 17;
-      chunk = std::min<size_t>(chunk, 1 + seed % ((seed >> 32) % 4 == 0 ? 4096 : 9));
-    }
+    const size_t chunk = shardctl::fuzz::NextChunkSize(seed, input.size() - fed);
     scanner.Feed(input.substr(fed, chunk));
     fed += chunk;
     for (;;) {
@@ -125,9 +120,7 @@ void CheckFastPath(std::string_view input, const Outcome& whole) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
-  uint64_t seed = 1469598103934665603ull;  // FNV-1a of the input picks the chunk sizes
-  for (unsigned char byte : input) seed = (seed ^ byte) * 1099511628211ull;
-  seed |= 1;
+  const uint64_t seed = shardctl::fuzz::ChunkSeed(input);
 
   const Outcome whole = Scan(input, 0);
   const Outcome chunked = Scan(input, seed);

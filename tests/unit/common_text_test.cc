@@ -22,5 +22,14 @@ TEST(ShellQuoteTest, QuotesOnlyWhatAShellWouldSplitOrExpand) {
   EXPECT_EQ(ShellQuote(""), "''");
 }
 
+// An error quoting a byte from the wire stays one printable line.
+TEST(PrintableByteTest, EscapesWhatIsNotPrintableAscii) {
+  EXPECT_EQ(PrintableByte('+'), "+");
+  EXPECT_EQ(PrintableByte('\r'), "\\x0d");
+  EXPECT_EQ(PrintableByte('\0'), "\\x00");
+  EXPECT_EQ(PrintableByte('\x7f'), "\\x7f");
+  EXPECT_EQ(PrintableByte('\xff'), "\\xff");
+}
+
 }  // namespace
 }  // namespace shardctl::common
