@@ -90,6 +90,7 @@ int RunRestore(const Invocation& invocation) {
                       {"expired", done->expired},
                       {"keys_after", done->keys_after},
                       {"ms", done->took.count()}}
+
                      .dump(2)
               << "\n";
   } else if (invocation.dry_run) {
@@ -110,7 +111,7 @@ int RunRestore(const Invocation& invocation) {
 int RunImport(const Invocation& invocation) {
   auto spec = ResolveSpec(invocation);
   if (!spec.ok()) return Fail(Failure::Usage(spec.error()));
-  if (invocation.import_from.empty()) {
+  if (invocation.import_from.empty() && !invocation.cutover) {
     return Fail(Failure::Usage("import needs --from HOST:PORT (the instance to copy from)"));
   }
   CatchInterrupt();
@@ -141,9 +142,18 @@ int RunImport(const Invocation& invocation) {
                       {"bytes", done->bytes},
                       {"vanished", done->vanished},
                       {"keys_after", done->keys_after},
-                      {"ms", done->took.count()}}
+                      {"ms", done->took.count()},
+                      {"live", done->live},
+                      {"commands_applied", done->commands_applied},
+                      {"lag_bytes", done->final_lag_bytes},
+                      {"cutover_ms", done->cutover_ms}}
                      .dump(2)
               << "\n";
+  } else if (invocation.cutover) {
+    std::cout << "cutover: the import from " << done->source << " caught up (lag "
+              << done->final_lag_bytes << " bytes) in " << done->cutover_ms << " ms and stopped; "
+              << done->keys << " keys copied, " << done->commands_applied
+              << " writes applied after the snapshot\n";
   } else if (invocation.dry_run) {
     std::cout << "source " << done->source << " (" << done->source_engine
               << (done->source_is_cluster ? ", a cluster" : "") << "): " << done->source_keys
@@ -154,7 +164,12 @@ int RunImport(const Invocation& invocation) {
     std::cout << "imported " << done->keys << " keys (" << done->bytes << " bytes) from "
               << done->source << " in " << done->took.count() << " ms"
               << KeysPerSecond(done->keys, done->took) << "; the deployment holds "
-              << done->keys_after << " keys\n";
+              << done->keys_after << " keys"
+              << (done->live ? "; then followed " + std::to_string(done->commands_applied) +
+                                   " writes until the cutover (lag " +
+                                   std::to_string(done->final_lag_bytes) + " bytes)"
+                             : "")
+              << "\n";
   }
   return invocation.dry_run && !done->problems.empty() ? kExitUsage : kExitOk;
 }

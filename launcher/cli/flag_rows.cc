@@ -164,7 +164,8 @@ const std::vector<CommandRow> kCommandRows = {
      {"json", FlagType::kSwitch, "",
       "print JSON: name, engine, cluster_state, supervisor, shards[] with the plan "
       "fields plus pid, node_id, health, used_memory, keys, and moves_in_progress[] "
-      "(slots, first_slot, last_slot, source_shard, target_shard)"}},
+      "(slots, first_slot, last_slot, source_shard, target_shard); import (source, phase, keys, "
+      "commands, lag_bytes, lag_ms) while an import --live runs"}},
     {"status",
      {"cluster", FlagType::kSwitch, "",
       "every node of the Redis Cluster the deployment is in, other hosts' too, as the "
@@ -250,9 +251,13 @@ const std::vector<CommandRow> kCommandRows = {
     {"import", {"tls-ca", FlagType::kFile, "FILE", "speak TLS to the source, trusting this CA"}},
     {"import",
      {"live", FlagType::kSwitch, "",
-      "keep following the source's writes after the copy (not in this version: refused)"}},
+      "after the copy keep applying the source's writes (it is followed as a replica: PSYNC) "
+      "until import --cutover or Ctrl-C; then wait until the lag is 0 and report. Lag (bytes, "
+      "ms) in status and /metrics. A standalone source only"}},
     {"import",
-     {"cutover", FlagType::kSwitch, "", "end a live import (not in this version: refused)"}},
+     {"cutover", FlagType::kSwitch, "",
+      "end the live import of this deployment: it catches up (lag 0), stops, and this prints its "
+      "report"}},
     {"import",
      {"dry-run", FlagType::kSwitch, "",
       "probe the source and the deployment and list every problem (keys in a db other than 0, "

@@ -284,8 +284,9 @@ a format the engine cannot load, or a deployment that is not empty, 130 stopped 
 )";
 
 constexpr const char* kImport =
-    R"(Usage: shardctl import --from HOST:PORT [--password-file F] [--tls-ca F] [--dry-run] [--json]
-                       [--name NAME] [--state-dir DIR]
+    R"(Usage: shardctl import --from HOST:PORT [--password-file F] [--tls-ca F] [--live] [--dry-run]
+                       [--json] [--name NAME] [--state-dir DIR]
+       shardctl import --cutover [--json] [--name NAME] [--state-dir DIR]
 
 Copies every key of a running Redis or Valkey into this deployment (which must be empty), each
 to the primary owning its slot, TTLs kept, every type (the engines' DUMP / RESTORE, pipelined, on
@@ -294,8 +295,15 @@ every primary of it is copied). Problems are found before a key is copied: keys 
 than 0, a data format this deployment's engine cannot load, a deployment that is not empty.
 --dry-run lists them all.
 
-The copy reads the source as it is while it runs: stop writes to the source first, or writes
-made during the copy may be missed. Interrupted, run the same command again to finish.
+Without --live the copy reads the source as it is while it runs: stop writes to the source
+first, or writes made during the copy may be missed. Interrupted, run the same command again.
+
+With --live the source is followed as a replica would (PSYNC): its snapshot is loaded by a
+scratch server and copied, then every write it made since is applied in order, routed by slot
+(MSET and DEL split per slot, a transaction in one slot kept whole), until `import --cutover`
+(or Ctrl-C) asks it to stop: it waits until the lag is 0 and reports. Lag in bytes and ms is in
+`status` and `/metrics` meanwhile. A write the cluster cannot follow (a command on keys of
+different slots, a write to a db other than 0) stops the import with the command named.
 
 {options}
 {options deployment}

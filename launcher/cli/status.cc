@@ -115,6 +115,12 @@ json StatusJson(const Deployment& deployment, const DeploymentStatus& status) {
       {"shards", shards},
       {"moves_in_progress", MovesJson(status.moves)}};
   if (status.proxy) out["proxy"] = ProxyJson(deployment, *status.proxy);
+  if (const auto& live = status.live_import) {
+    out["import"] = {{"source", live->source},     {"phase", live->phase},
+                     {"pid", live->pid},           {"keys", live->keys},
+                     {"commands", live->commands}, {"lag_bytes", live->lag_bytes},
+                     {"lag_ms", live->lag_ms},     {"error", live->error}};
+  }
   if (deployment.metrics.enabled()) {
     out["metrics"] = {{"port", deployment.metrics.port},
                       {"bind", deployment.metrics.bind},
@@ -192,6 +198,12 @@ void PrintHuman(const Deployment& deployment, const DeploymentStatus& status,
   PrintExits(status.shards);
   PrintMoves(status.moves, hint);
   if (status.proxy) PrintProxy(deployment, *status.proxy);
+  if (const auto& live = status.live_import) {
+    std::cout << "import from " << live->source << ": " << live->phase << ", " << live->keys
+              << " keys copied, " << live->commands << " writes applied, lag " << live->lag_ms
+              << " ms / " << live->lag_bytes << " bytes"
+              << (live->error.empty() ? "" : " (" + live->error + ")") << "\n";
+  }
   if (deployment.metrics.enabled()) {
     std::cout << "metrics: " << MetricsUrl(deployment.metrics.bind, deployment.metrics.port);
     if (deployment.proxy.metrics_port != 0) {

@@ -151,4 +151,11 @@ Result<size_t> ControlLink::ReadSome(char* buffer, size_t size) {
   }
 }
 
+bool ControlLink::WaitReadable(std::chrono::milliseconds wait) {
+  // TLS may hold a decrypted record already: no poll would report it.
+  if (state_->ssl != nullptr && SSL_pending(state_->ssl) > 0) return true;
+  pollfd readable{.fd = state_->fd, .events = POLLIN, .revents = 0};
+  return poll(&readable, 1, static_cast<int>(wait.count())) > 0;
+}
+
 }  // namespace shardctl::launcher

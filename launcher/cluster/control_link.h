@@ -29,6 +29,8 @@ class ControlLink {
   common::Status WriteAll(std::string_view bytes);
   // Reads what is there (at least one byte, at most `size`); 0 bytes read is an error (closed).
   common::Result<size_t> ReadSome(char* buffer, size_t size);
+  // True when a read would return at once (bytes, or the peer closing), within `wait`.
+  bool WaitReadable(std::chrono::milliseconds wait);
 
  private:
   struct State;

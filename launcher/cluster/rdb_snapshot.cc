@@ -93,10 +93,12 @@ class AtomicFile {
 }  // namespace
 
 Result<SnapshotLink> SnapshotLink::Open(const Access& access, const std::string& host, int port,
-                                        std::chrono::milliseconds timeout) {
+                                        std::chrono::milliseconds timeout, Mode mode) {
   auto connection = RedisConnection::Connect(access, host, port, timeout);
   if (!connection.ok()) return connection.error();
-  auto said = connection->Pipeline({{"REPLCONF", "rdb-only", "1"}, {"REPLCONF", "capa", "eof"}});
+  std::vector<Command> hello = {{"REPLCONF", "capa", "eof"}};
+  if (mode == Mode::kSnapshotOnly) hello.push_back({"REPLCONF", "rdb-only", "1"});
+  auto said = connection->Pipeline(hello);
   if (!said.ok()) return said.error();
   for (auto& reply : *said) {
     if (!reply.ok()) {
@@ -173,6 +175,26 @@ Result<std::string> FileSha256(const std::filesystem::path& file) {
   }
   if (in.bad()) return Error(file.string() + ": read error");
   return HexOf(digest.get());
+}
+
+Result<std::string> SnapshotLink::ReadStream(std::chrono::milliseconds wait) {
+  if (!handed_remaining_) {
+    handed_remaining_ = true;
+    if (!transfer_.Remaining().empty()) return transfer_.Remaining();
+  }
+  if (!link_.WaitReadable(wait)) return std::string();
+  char buffer[64 * 1024];
+  auto got = link_.ReadSome(buffer, sizeof buffer);
+  if (!got.ok()) return got.error().Context(address_);
+  return std::string(buffer, *got);
+}
+
+Status SnapshotLink::Ack(int64_t offset) {
+  std::string frame;
+  const std::string at = std::to_string(offset);
+  common::AppendCommand(frame, std::vector<std::string_view>{"REPLCONF", "ACK", at});
+  if (auto wrote = link_.WriteAll(frame); !wrote.ok()) return wrote.error().Context(address_);
+  return common::Ok();
 }
 
 }  // namespace shardctl::launcher

@@ -31,8 +31,14 @@ struct SnapshotFile {
 
 class SnapshotLink {
  public:
+  // kSnapshotOnly: the primary sends the snapshot and nothing after it (backup).
+  // kFollow: it keeps this link as a replica's and streams every write after the snapshot
+  // (import --live): read it with ReadStream, acknowledge with Ack.
+  enum class Mode { kSnapshotOnly, kFollow };
+
   static common::Result<SnapshotLink> Open(const Access& access, const std::string& host, int port,
-                                           std::chrono::milliseconds timeout);
+                                           std::chrono::milliseconds timeout,
+                                           Mode mode = Mode::kSnapshotOnly);
 
   common::Status Request();
   // Reads until the primary has forked for the snapshot; an error at `deadline` (keepalives keep
@@ -41,6 +47,14 @@ class SnapshotLink {
   // Writes the payload to `file` (through a temporary file, fsynced and renamed).
   common::Result<SnapshotFile> CopyTo(const std::filesystem::path& file);
 
+  // kFollow, after CopyTo: the stream's bytes that came with the snapshot's end, then whatever
+  // arrives within `wait` ("" when nothing did). An error when the primary closed the link.
+  common::Result<std::string> ReadStream(std::chrono::milliseconds wait);
+  // REPLCONF ACK: tells the primary how far this replica has applied (it sends nothing after a
+  // diskless snapshot until the first one, and drops a replica that stays silent).
+  common::Status Ack(int64_t offset);
+
+  // The primary's replication offset at the snapshot: the stream starts there.
   int64_t replication_offset() const { return replication_offset_; }
   const std::string& address() const { return address_; }
 
@@ -55,6 +69,7 @@ class SnapshotLink {
   common::RdbTransferReader transfer_;
   std::string early_payload_;  // payload bytes that arrived with the +FULLRESYNC line
   int64_t replication_offset_ = -1;
+  bool handed_remaining_ = false;  // ReadStream gave out the bytes that followed the snapshot
 };
 
 // Hex SHA-256 of a file, read in chunks; an error names the file.

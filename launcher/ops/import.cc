@@ -10,6 +10,7 @@
 #include "launcher/cluster/key_copy.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/engine/engine.h"
+#include "launcher/ops/import_live.h"
 #include "launcher/ops/resume_marker.h"
 #include "launcher/ops/serving_cluster.h"
 #include "launcher/ops/target.h"
@@ -121,10 +122,10 @@ Result<Access> SourceAccess(const ImportRequest& request) {
 
 Outcome<ImportReport> Import(const ImportRequest& request) {
   const auto started = Clock::now();
-  if (request.live || request.cutover) {
-    return Failure::Usage(
-        "import --live and --cutover (following the source's writes) are not in this version; "
-        "stop writes to the source and run import without --live");
+  if (request.cutover) {
+    auto target = LoadTarget(request.spec, {});
+    if (!target.ok()) return target.error();
+    return Cutover(*target);
   }
   auto from = common::ParseEndpoint(request.from, "");
   if (!from.ok() || from->host.empty()) {
@@ -157,6 +158,17 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
   const ResumeMarker marker(target->dir.root() / "import.json",
                             nlohmann::json{{"from", from->ToString()}}.dump());
   report.resumed = marker.LeftBefore();
+  if (request.live && facts->cluster) {
+    report.problems.push_back(
+        "--live follows one standalone primary; the source is a cluster "
+        "(import it without --live while its writes are stopped)");
+  }
+  if (auto running = ReadLiveImport(target->dir);
+      request.live && running && running->phase != "done" && running->phase != "failed") {
+    report.problems.push_back("a live import from " + running->source +
+                              " is already running (pid " + std::to_string(running->pid) +
+                              "); end it with import --cutover");
+  }
   if (*held > 0 && !report.resumed) {
     report.problems.push_back("the deployment holds " + std::to_string(*held) +
                               " keys; import goes only into an empty deployment (import into a "
@@ -172,6 +184,16 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
   }
   if (auto marked = marker.Write(); !marked.ok()) {
     return marked.error();
+  }
+  if (request.live) {
+    auto followed = FollowSource(request, *source_access, *from, *target, *serving, report);
+    if (!followed.ok()) return followed.error();
+    report = std::move(followed).value();
+    auto after = marker.End(std::nullopt, false, "import", "run the same command again",
+                            target->access, serving->primaries);
+    if (!after.ok()) return after.error();
+    report.keys_after = *after;
+    return report;
   }
   std::mutex mutex;
   std::optional<Error> failure;

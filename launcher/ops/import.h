@@ -50,6 +50,11 @@ struct ImportReport {
   uint64_t vanished = 0;  // keys deleted or expired on the source between the scan and their copy
   uint64_t keys_after = 0;
   std::chrono::milliseconds took{0};
+  // --live: what followed the snapshot, and the lag when it stopped (0 after a cutover).
+  bool live = false;
+  uint64_t commands_applied = 0;
+  int64_t final_lag_bytes = 0;
+  int64_t cutover_ms = 0;  // from the cutover request until caught up
 };
 
 // A dry run returns the report with its problems; a real run with problems fails with the first.

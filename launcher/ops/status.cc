@@ -171,6 +171,7 @@ DeploymentStatus ProbeDeployment(const Access& access, const DeploymentDir& dir,
   DeploymentStatus status;
   status.supervised = SupervisorRunning(dir);
   status.supervisor = ReadProcessId(dir.SupervisorPidFile());
+  status.live_import = ReadLiveImport(dir);
   for (const auto& shard : deployment.plan.shards) {
     status.shards.push_back(ProbeShard(access, dir, deployment.plan, shard));
   }

@@ -21,6 +21,7 @@
 #include "launcher/model/spec.h"
 #include "launcher/ops/outcome.h"
 #include "launcher/os/process.h"
+#include "launcher/state/import_progress.h"
 
 namespace shardctl::launcher {
 
@@ -86,8 +87,9 @@ struct DeploymentStatus {
   bool supervisor_answers = false;  // ... and answered its status request (not stopped or hung)
   bool supervisor_stopped = false;  // ... it does not, and is stopped (SIGSTOP, a debugger)
   std::optional<ProcessId> supervisor;
-  std::optional<ProxyStatus> proxy;   // with --proxy-port only
-  std::vector<MoveInProgress> moves;  // open slot moves, by first slot
+  std::optional<ProxyStatus> proxy;               // with --proxy-port only
+  std::vector<MoveInProgress> moves;              // open slot moves, by first slot
+  std::optional<LiveImportProgress> live_import;  // an `import --live` running into it
   Summary summary;
 };
 

@@ -121,6 +121,21 @@ void WriteDeploymentFamilies(MetricsWriter& out, const DeploymentMetrics& metric
   out.Family("shardctl_slot_moves_in_progress", MetricType::kGauge,
              "Slots in MIGRATING or IMPORTING state on any shard.");
   out.Sample({}, static_cast<double>(moving.size()));
+  if (const auto& live = metrics.import) {
+    const common::MetricLabels source = {{"source", live->source}, {"phase", live->phase}};
+    out.Family("shardctl_import_lag_bytes", MetricType::kGauge,
+               "import --live: bytes the source wrote that the cluster has not applied yet.");
+    out.Sample(source, static_cast<double>(live->lag_bytes));
+    out.Family("shardctl_import_lag_seconds", MetricType::kGauge,
+               "import --live: how long the oldest write not yet applied has waited.");
+    out.Sample(source, static_cast<double>(live->lag_ms) / 1000.0);
+    out.Family("shardctl_import_keys_copied", MetricType::kGauge,
+               "import --live: keys copied from the source's snapshot.");
+    out.Sample(source, static_cast<double>(live->keys));
+    out.Family("shardctl_import_commands_applied", MetricType::kGauge,
+               "import --live: writes of the source applied since its snapshot.");
+    out.Sample(source, static_cast<double>(live->commands));
+  }
   out.Family("shardctl_deployment_info", MetricType::kGauge,
              "Always 1; the labels name the deployment and its engine.");
   out.Sample({{"name", metrics.name},

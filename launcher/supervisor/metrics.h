@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "launcher/cluster/shard_info.h"
+#include "launcher/state/import_progress.h"
 
 namespace shardctl::launcher {
 
@@ -37,6 +38,7 @@ struct DeploymentMetrics {
   // From the fork scheduler (persistence rdb/aof); without one, the shards forking now.
   std::optional<int> forks_in_progress;
   double fork_wait_seconds = 0;  // time due shards waited for the fork limit or memory
+  std::optional<LiveImportProgress> import;  // an `import --live` into the deployment
 };
 
 // The whole /metrics body.

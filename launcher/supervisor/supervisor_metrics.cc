@@ -63,6 +63,7 @@ std::string Supervisor::MetricsText() const {
     metrics.forks_in_progress = forks_->forks_running();
     metrics.fork_wait_seconds = forks_->fork_wait_seconds();
   }
+  metrics.import = ReadLiveImport(dir_);
   return RenderSupervisorMetrics(metrics);
 }
 

@@ -21,13 +21,14 @@ class ImportTest : public ShardctlTest {
  protected:
   int source_port() const { return base_port() + 40; }
 
-  // A standalone server on base+40 with a password, no persistence.
-  std::unique_ptr<BackgroundCommand> StartSource(const std::string& binary) {
-    auto source = std::make_unique<BackgroundCommand>(
-        std::vector<std::string>{binary, "--port", std::to_string(source_port()), "--bind",
-                                 "127.0.0.1", "--save", "", "--requirepass", kPassword, "--dir",
-                                 scratch_dir().string()},
-        scratch_dir() / "source.out", scratch_dir() / "source.err");
+  // A standalone server on base+40 with a password (unless `password` is false), no persistence.
+  std::unique_ptr<BackgroundCommand> StartSource(const std::string& binary, bool password = true) {
+    std::vector<std::string> argv = {binary,   "--port",    std::to_string(source_port()),
+                                     "--bind", "127.0.0.1", "--save",
+                                     "",       "--dir",     scratch_dir().string()};
+    if (password) argv.insert(argv.end(), {"--requirepass", kPassword});
+    auto source = std::make_unique<BackgroundCommand>(argv, scratch_dir() / "source.out",
+                                                      scratch_dir() / "source.err");
     EXPECT_TRUE(WaitUntil([&] { return !PortBindable(source_port()); }, 10s));
     return source;
   }
@@ -130,6 +131,94 @@ TEST_F(ImportTest, ANewerSourceFormatIsAProblemBeforeAnyCopy) {
   EXPECT_EQ(refused.exit_code, 2) << refused.Describe();
   EXPECT_EQ(ClusterKeys(), 0);
   EXPECT_EQ(ReadKeyspace({source_port()}, kPassword).size(), static_cast<size_t>(written));
+}
+
+TEST_F(ImportTest, LiveImportFollowsWritesUntilCutoverAndLosesNone) {
+  auto source = StartSource("redis-server", /*password=*/false);
+  const std::string cli_port = std::to_string(source_port());
+  const int written = WriteEveryType({"-p", cli_port}, 50);
+  ASSERT_EQ(Up(3).exit_code, 0);
+  BackgroundCommand live({ShardctlBinary(), "import", "--from", "127.0.0.1:" + cli_port, "--live",
+                          "--json", "--name", name(), "--state-dir", state_root().string()},
+                         scratch_dir() / "live.out", scratch_dir() / "live.err");
+  auto phase = [&] {
+    auto status = TryStatus();
+    return status && status->contains("import") ? (*status)["import"].value("phase", "") : "";
+  };
+  ASSERT_TRUE(WaitUntil([&] { return phase() == "following"; }, 60s, 100ms))
+      << ReadFileText(scratch_dir() / "live.err");
+  EXPECT_EQ(ClusterKeys(), written);
+
+  // Writes after the snapshot: a writer counting acknowledgements, and commands the stream must
+  // split (MSET across slots) or keep whole (a transaction in one slot).
+  AckedWriter writer = StartAckedWriter("--plain", source_port(), "live");
+  std::ofstream(scratch_dir() / "more.txt") << "MSET split:a 1 split:b 2 split:c 3\n"
+                                            << "INCRBY counter 41\nINCR counter\n"
+                                            << "MULTI\nSET {tx}1 one\nSET {tx}2 two\nEXEC\n"
+                                            << "DEL string:0 string:1\nEXPIRE hash:3 5000\n";
+  auto more = RunCommand(
+      {"sh", "-c",
+       "redis-cli -p " + cli_port + " < " + (scratch_dir() / "more.txt").string() + " > /dev/null"},
+      20s);
+  ASSERT_EQ(more.exit_code, 0) << more.Describe();
+  ASSERT_TRUE(WaitUntil([&] { return ClusterKeys() > written + 100; }, 30s, 50ms));
+  auto status = TryStatus();
+  ASSERT_TRUE(status && status->contains("import")) << (status ? status->dump(2) : "");
+  EXPECT_TRUE((*status)["import"].contains("lag_bytes")) << status->dump(2);
+  const json verdict = StopAckedWriter(writer);
+  EXPECT_GT(verdict.value("acked", 0), 100) << verdict.dump();
+  EXPECT_EQ(verdict.value("lost", -1), 0) << verdict.dump();
+
+  auto cutover = OnDeployment("import", {"--cutover", "--json"}, 120s);
+  ASSERT_EQ(cutover.exit_code, 0) << cutover.Describe();
+  const json report = json::parse(cutover.out, nullptr, false);
+  EXPECT_EQ(report.value("lag_bytes", -1), 0) << cutover.Describe();
+  EXPECT_GT(report.value("commands_applied", 0), verdict.value("acked", 0)) << cutover.Describe();
+  EXPECT_EQ(live.WaitForExit(60s), std::optional<int>(0))
+      << ReadFileText(scratch_dir() / "live.err");
+
+  // Every acknowledged write of the source is in the cluster, and nothing else differs.
+  ExpectSameKeyspace(ReadKeyspace({source_port()}), ReadKeyspace(ClusterPorts()));
+  auto counter =
+      RunCommand({"redis-cli", "-c", "-p", std::to_string(base_port()), "GET", "counter"}, 10s);
+  EXPECT_EQ(counter.out, "42\n");
+  auto read_back =
+      RunCommand({std::getenv("SHARDCTL_PYTHON") ? std::getenv("SHARDCTL_PYTHON") : "python3",
+                  (SourceDir() / "tests" / "integration" / "acked_writer.py").string(), "--port",
+                  std::to_string(base_port()), "--cluster", "--prefix", "live", "--read-back",
+                  std::to_string(verdict.value("acked", 0))},
+                 60s);
+  ASSERT_EQ(read_back.exit_code, 0) << read_back.Describe();
+  const json on_cluster = json::parse(read_back.out, nullptr, false);
+  EXPECT_EQ(on_cluster.value("lost", -1), 0) << read_back.Describe();
+  EXPECT_EQ(on_cluster.value("wrong", -1), 0) << read_back.Describe();
+  EXPECT_FALSE(TryStatus()->contains("import") &&
+               (*TryStatus())["import"].value("phase", "") == "following");
+}
+
+TEST_F(ImportTest, LiveImportStopsAtAWriteTheClusterCannotFollow) {
+  auto source = StartSource("redis-server", /*password=*/false);
+  const std::string cli_port = std::to_string(source_port());
+  const int written = WriteEveryType({"-p", cli_port}, 10);
+  ASSERT_EQ(Up(3).exit_code, 0);
+  BackgroundCommand live({ShardctlBinary(), "import", "--from", "127.0.0.1:" + cli_port, "--live",
+                          "--name", name(), "--state-dir", state_root().string()},
+                         scratch_dir() / "live.out", scratch_dir() / "live.err");
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto status = TryStatus();
+        return status && status->contains("import") &&
+               (*status)["import"].value("phase", "") == "following";
+      },
+      60s, 100ms));
+  // RENAME of keys in two slots: no primary can run it, and it is not skipped.
+  auto rename = RunCommand({"redis-cli", "-p", cli_port, "RENAME", "string:1", "elsewhere"}, 10s);
+  ASSERT_EQ(rename.exit_code, 0) << rename.Describe();
+  EXPECT_EQ(live.WaitForExit(60s), std::optional<int>(1));
+  const std::string err = ReadFileText(scratch_dir() / "live.err");
+  EXPECT_NE(err.find("RENAME of keys in different slots"), std::string::npos) << err;
+  EXPECT_EQ(SplitLines(err).size(), 1u) << err;
+  EXPECT_EQ(ClusterKeys(), written) << "the snapshot's keys stay; nothing after the RENAME";
 }
 
 }  // namespace

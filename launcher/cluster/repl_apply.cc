@@ -1,0 +1,81 @@
+#include "launcher/cluster/repl_apply.h"
+
+#include <type_traits>
+
+namespace shardctl::launcher {
+
+using common::Error;
+using common::Result;
+using common::Status;
+
+Result<RedisConnection*> ReplApplier::Connection(int primary) {
+  auto found = connections_.find(primary);
+  if (found != connections_.end()) return &found->second;
+  const auto& node = table_.primaries()[static_cast<size_t>(primary)];
+  auto connection = RedisConnection::Connect(access_, node.host, node.port, timeout_);
+  if (!connection.ok()) return connection.error();
+  return &connections_.emplace(primary, std::move(connection).value()).first->second;
+}
+
+Status ReplApplier::Queue(int primary, Command command) {
+  if (primary == common::SlotTable::kNoNode) return Error("a slot of the cluster has no owner");
+  queued_[primary].push_back(std::move(command));
+  ++queued_count_;
+  return common::Ok();
+}
+
+Status ReplApplier::Apply(const common::ReplPlan& plan) {
+  for (const auto& action : plan.actions) {
+    Status queued = std::visit(
+        [&](const auto& step) -> Status {
+          using Step = std::decay_t<decltype(step)>;
+          if constexpr (std::is_same_v<Step, common::Forward>) {
+            return Queue(table_.PrimaryFor(step.slot), step.command);
+          } else if constexpr (std::is_same_v<Step, common::ForwardTransaction>) {
+            const int primary = table_.PrimaryFor(step.slot);
+            if (auto begun = Queue(primary, {"MULTI"}); !begun.ok()) return begun;
+            for (const auto& command : step.commands) (void)Queue(primary, command);
+            return Queue(primary, {"EXEC"});
+          } else if constexpr (std::is_same_v<Step, common::FanOut>) {
+            for (size_t i = 0; i < table_.primaries().size(); ++i) {
+              (void)Queue(static_cast<int>(i), step.command);
+            }
+            return common::Ok();
+          } else if constexpr (std::is_same_v<Step, common::CrossSlot>) {
+            return Error(step.command.front() + " of keys in different slots (" +
+                         step.keys.front() + ", " + step.keys.back() +
+                         ") cannot run on a cluster: give such keys one hash tag on the source");
+          } else {
+            return Error(step.reason);
+          }
+        },
+        action);
+    if (!queued.ok()) return queued;
+  }
+  return common::Ok();
+}
+
+Status ReplApplier::Flush() {
+  // Every primary gets its commands before any reply is read: they work at once.
+  for (auto& [primary, commands] : queued_) {
+    auto connection = Connection(primary);
+    if (!connection.ok()) return connection.error();
+    if (auto sent = (*connection)->Send(commands); !sent.ok()) return sent;
+  }
+  for (auto& [primary, commands] : queued_) {
+    RedisConnection* connection = &connections_.at(primary);
+    auto replies = connection->Receive(commands.size());
+    if (!replies.ok()) return replies.error();
+    for (size_t i = 0; i < replies->size(); ++i) {
+      if ((*replies)[i].ok()) continue;
+      return Error(commands[i].front() + " on " + connection->address() + " failed: " +
+                   (*replies)[i].error().message() + " (the cluster no longer mirrors the source)");
+    }
+    applied_ += commands.size();
+  }
+  queued_.clear();
+  queued_count_ = 0;
+  return common::Ok();
+}
+
+}  // namespace shardctl::launcher

@@ -1,0 +1,75 @@
+#include "launcher/state/import_progress.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "launcher/os/files.h"
+#include "launcher/os/process.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using nlohmann::json;
+
+int64_t UnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+json ProgressJson(const LiveImportProgress& progress) {
+  return {{"source", progress.source},
+          {"phase", progress.phase},
+          {"pid", progress.pid},
+          {"keys", progress.keys},
+          {"commands", progress.commands},
+          {"applied_offset", progress.applied_offset},
+          {"source_offset", progress.source_offset},
+          {"lag_bytes", progress.lag_bytes},
+          {"lag_ms", progress.lag_ms},
+          {"updated_unix_ms", progress.updated_unix_ms},
+          {"error", progress.error}};
+}
+
+std::optional<LiveImportProgress> ProgressOf(const std::string& text) {
+  json parsed = json::parse(text, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) return std::nullopt;
+  LiveImportProgress progress;
+  progress.source = parsed.value("source", "");
+  progress.phase = parsed.value("phase", "");
+  progress.pid = parsed.value("pid", 0);
+  progress.keys = parsed.value("keys", uint64_t{0});
+  progress.commands = parsed.value("commands", uint64_t{0});
+  progress.applied_offset = parsed.value("applied_offset", int64_t{0});
+  progress.source_offset = parsed.value("source_offset", int64_t{0});
+  progress.lag_bytes = parsed.value("lag_bytes", int64_t{0});
+  progress.lag_ms = parsed.value("lag_ms", int64_t{0});
+  progress.updated_unix_ms = parsed.value("updated_unix_ms", int64_t{0});
+  progress.error = parsed.value("error", "");
+  return progress;
+}
+
+}  // namespace
+
+std::filesystem::path LiveImportDir(const DeploymentDir& dir) { return dir.root() / "import-live"; }
+
+std::optional<LiveImportProgress> ReadLiveImport(const DeploymentDir& dir) {
+  auto text = ReadWholeFile(LiveImportDir(dir) / "progress.json");
+  if (!text.ok()) return std::nullopt;
+  auto progress = ProgressOf(*text);
+  if (!progress) return std::nullopt;
+  const bool running = ProcessStartTime(progress->pid).has_value();
+  const bool recent = UnixMs() - progress->updated_unix_ms < 60000;
+  if (!running && !recent) return std::nullopt;
+  return progress;
+}
+
+common::Status WriteLiveImport(const DeploymentDir& dir, LiveImportProgress& progress) {
+  progress.updated_unix_ms = UnixMs();
+  return WriteFileAtomically(LiveImportDir(dir) / "progress.json",
+                             ProgressJson(progress).dump() + "\n");
+}
+
+}  // namespace shardctl::launcher

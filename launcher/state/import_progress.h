@@ -1,0 +1,39 @@
+// Where a live import (`import --live`) stands, in <deployment>/import-live/progress.json: the
+// importing process rewrites it every second; `status`, the supervisor's /metrics and
+// `import --cutover` read it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+#include "launcher/model/deployment_dir.h"
+
+namespace shardctl::launcher {
+
+struct LiveImportProgress {
+  std::string source;
+  std::string phase;  // snapshot, copying, following, cutover, done, failed
+  int pid = 0;
+  uint64_t keys = 0;           // copied from the snapshot
+  uint64_t commands = 0;       // stream commands applied
+  int64_t applied_offset = 0;  // the source's replication offset applied up to
+  int64_t source_offset = 0;   // the source's own offset, last seen
+  int64_t lag_bytes = 0;
+  int64_t lag_ms = 0;
+  int64_t updated_unix_ms = 0;
+  std::string error;  // failed: why
+};
+
+std::filesystem::path LiveImportDir(const DeploymentDir& dir);
+
+// The progress of a live import of this deployment whose process still runs, or that ended in
+// the last minute; nullopt when there is none.
+std::optional<LiveImportProgress> ReadLiveImport(const DeploymentDir& dir);
+
+// Stamps `progress` with the time and writes it (atomically).
+common::Status WriteLiveImport(const DeploymentDir& dir, LiveImportProgress& progress);
+
+}  // namespace shardctl::launcher
