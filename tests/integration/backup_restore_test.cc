@@ -10,6 +10,7 @@
 
 #include "tests/integration/data_copy.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/test_certs.h"
 
 namespace shardctl::integration {
 namespace {
@@ -201,6 +202,51 @@ TEST_F(BackupRestoreTest, ARestoreKilledMidwayFinishesWhenRunAgain) {
   ExpectSameKeyspace(before, ReadKeyspace(Ports(base_port() + 20, 3)));
   EXPECT_FALSE(fs::exists(state_root() / "target" / "restore-scratch"));
   DownOther("target");
+}
+
+TEST_F(BackupRestoreTest, WithTlsPasswordAndAofOnBothSides) {
+  MakeTestCa(scratch_dir(), "ca");
+  MakeTestCertificate(scratch_dir(), "server", "ca");
+  const fs::path password = scratch_dir() / "password";
+  std::ofstream(password) << "backup-secret-7\n";
+  fs::permissions(password, fs::perms::owner_read | fs::perms::owner_write);
+  const auto file = [&](const char* name) { return (scratch_dir() / name).string(); };
+  const std::vector<std::string> secured = {
+      "--tls-cert",   file("server.crt"), "--tls-key",       file("server.key"), "--tls-ca",
+      file("ca.crt"), "--password-file",  password.string(), "--persistence",    "aof"};
+  auto up = Up(2, secured);
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  auto cli = [&](int port) {
+    return std::vector<std::string>{
+        "--tls", "--cacert", file("ca.crt"),      "-a", "backup-secret-7", "--no-auth-warning",
+        "-c",    "-p",       std::to_string(port)};
+  };
+  auto keys_at = [&](int first, int count) {
+    long long total = 0;
+    for (int port = first; port < first + count; ++port) {
+      std::vector<std::string> argv = {"redis-cli"};
+      for (const auto& arg : cli(port)) argv.push_back(arg);
+      argv.push_back("DBSIZE");
+      total += std::atoll(RunCommand(argv, 10s).out.c_str());
+    }
+    return total;
+  };
+  const int written = WriteEveryType(cli(base_port()), 30);
+  ASSERT_EQ(keys_at(base_port(), 2), written);
+  const fs::path dir = scratch_dir() / "backup";
+  auto backup = OnDeployment("backup", {"--to", dir.string(), "--json"}, 120s);
+  ASSERT_EQ(backup.exit_code, 0) << backup.Describe();
+  EXPECT_EQ(Json(backup).value("keys", 0), written);
+  ASSERT_EQ(UpOther("secured", 3, secured).exit_code, 0);
+  auto restore = OnOther("secured", {"restore", "--from", dir.string(), "--json"});
+  ASSERT_EQ(restore.exit_code, 0) << restore.Describe();
+  EXPECT_EQ(keys_at(base_port() + 20, 3), written);
+  std::vector<std::string> get = {"redis-cli"};
+  for (const auto& arg : cli(base_port() + 20)) get.push_back(arg);
+  get.insert(get.end(), {"HGET", "hash:17", "c"});
+  EXPECT_EQ(RunCommand(get, 10s).out, "17\n");
+  EXPECT_EQ(keys_at(base_port(), 2), written);
+  DownOther("secured");
 }
 
 }  // namespace
