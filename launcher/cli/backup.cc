@@ -126,6 +126,7 @@ int RunImport(const Invocation& invocation) {
               .cutover = invocation.cutover,
               .on_progress = [&](uint64_t keys,
                                  uint64_t of) { progress.Show("importing: keys", keys, of); },
+              .on_following = [&](const std::string& text) { progress.Show(text); },
               .interrupted = &InterruptRequested()});
   progress.Clear();
   if (!done.ok()) return Fail(done.error());

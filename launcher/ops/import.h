@@ -35,6 +35,8 @@ struct ImportRequest {
   bool live = false;     // follow the source's writes after the copy
   bool cutover = false;  // end a live import
   std::function<void(uint64_t keys, uint64_t of)> on_progress;
+  // --live, every second while following: "following: 1200 writes applied, lag 3 ms / 120 bytes".
+  std::function<void(const std::string&)> on_following;
   const std::atomic<bool>* interrupted = nullptr;
 };
 

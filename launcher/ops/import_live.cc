@@ -324,6 +324,11 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
       now.source_offset = spool.source_offset();
       std::tie(now.lag_bytes, now.lag_ms) = spool.Lag();
       progress.Write();
+      if (request.on_following) {
+        request.on_following(now.phase + ": " + std::to_string(now.commands) +
+                             " writes applied, lag " + std::to_string(now.lag_ms) + " ms / " +
+                             std::to_string(now.lag_bytes) + " bytes (import --cutover ends it)");
+      }
     }
     if (!*stepped) std::this_thread::sleep_for(10ms);
   }

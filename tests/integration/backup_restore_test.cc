@@ -176,7 +176,7 @@ TEST_F(BackupRestoreTest, ValkeyBackupIsRefusedByRedisAndRedisBackupLoadsInValke
 TEST_F(BackupRestoreTest, ARestoreKilledMidwayFinishesWhenRunAgain) {
   auto up = Up(2);
   ASSERT_EQ(up.exit_code, 0) << up.Describe();
-  const int written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, 3000);
+  const int written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, 1500);
   auto before = ReadKeyspace(Ports(base_port(), 2));
   const fs::path dir = scratch_dir() / "backup";
   ASSERT_EQ(OnDeployment("backup", {"--to", dir.string()}).exit_code, 0);

@@ -44,16 +44,26 @@ class Nodes {
         redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data())));
   }
 
-  // Runs `command` on the owner of its key: MOVED is followed (to a node on 127.0.0.1).
-  Reply RunOnOwner(int port, const std::vector<std::string>& command) {
-    for (int hop = 0; hop < 3; ++hop) {
-      Reply reply = Run(port, command);
-      if (!reply || reply->type != REDIS_REPLY_ERROR) return reply;
-      const std::string error(reply->str, reply->len);
-      if (!error.starts_with("MOVED ")) return reply;
-      port = common::ParseInteger<int>(error.substr(error.rfind(':') + 1)).value_or(0);
+  // Sends every command before reading a reply; a null reply where the connection broke.
+  std::vector<Reply> Pipeline(int port, const std::vector<std::vector<std::string>>& commands) {
+    std::vector<Reply> replies;
+    redisContext* context = At(port);
+    if (context == nullptr) return replies;
+    for (const auto& command : commands) {
+      std::vector<const char*> argv;
+      std::vector<size_t> lengths;
+      for (const auto& word : command) {
+        argv.push_back(word.data());
+        lengths.push_back(word.size());
+      }
+      redisAppendCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data());
     }
-    return nullptr;
+    for (size_t i = 0; i < commands.size(); ++i) {
+      void* reply = nullptr;
+      if (redisGetReply(context, &reply) != REDIS_OK) reply = nullptr;
+      replies.emplace_back(static_cast<redisReply*>(reply));
+    }
+    return replies;
   }
 
  private:
@@ -119,29 +129,55 @@ std::map<std::string, KeyValue> ReadKeyspace(const std::vector<int>& ports,
       cursor.assign(scan->element[0]->str, scan->element[0]->len);
       const redisReply* keys = scan->element[1];
       for (size_t i = 0; i < keys->elements; ++i) {
-        keyspace[std::string(keys->element[i]->str, keys->element[i]->len)] = {};
+        keyspace[std::string(keys->element[i]->str, keys->element[i]->len)].port = port;
       }
     } while (cursor != "0");
   }
-  for (auto& [key, value] : keyspace) {
-    Reply dump = nodes.RunOnOwner(ports.front(), {"DUMP", key});
-    Reply ttl = nodes.RunOnOwner(ports.front(), {"PTTL", key});
-    if (dump && dump->type == REDIS_REPLY_STRING) value.dump.assign(dump->str, dump->len);
-    if (ttl && ttl->type == REDIS_REPLY_INTEGER) value.pttl = ttl->integer;
-    Reply type = nodes.RunOnOwner(ports.front(), {"TYPE", key});
-    const std::string type_name = type && type->str ? std::string(type->str, type->len) : "";
-    if (type_name == "set" || type_name == "hash") {
-      Reply all =
-          nodes.RunOnOwner(ports.front(), {type_name == "set" ? "SMEMBERS" : "HGETALL", key});
-      std::vector<std::string> members;
-      for (size_t i = 0; all && i < all->elements; i += type_name == "set" ? 1 : 2) {
-        std::string member(all->element[i]->str, all->element[i]->len);
-        if (type_name == "hash")
-          member += "=" + std::string(all->element[i + 1]->str, all->element[i + 1]->len);
-        members.push_back(member);
+  // Each key is read where the scan found it (a cluster's primary holds its own slots' keys),
+  // pipelined in batches.
+  std::map<int, std::vector<std::string>> by_port;
+  for (const auto& [key, value] : keyspace) by_port[value.port].push_back(key);
+  constexpr size_t kBatch = 300;
+  for (const auto& [port, keys] : by_port) {
+    for (size_t first = 0; first < keys.size(); first += kBatch) {
+      const size_t end = std::min(keys.size(), first + kBatch);
+      std::vector<std::vector<std::string>> reads;
+      for (size_t i = first; i < end; ++i) {
+        reads.push_back({"DUMP", keys[i]});
+        reads.push_back({"PTTL", keys[i]});
+        reads.push_back({"TYPE", keys[i]});
       }
-      std::sort(members.begin(), members.end());
-      for (const auto& member : members) value.members += member + "\n";
+      auto replies = nodes.Pipeline(port, reads);
+      std::vector<std::vector<std::string>> members_reads;
+      std::vector<std::string> with_members;
+      for (size_t i = first; i < end && 3 * (i - first) + 2 < replies.size(); ++i) {
+        KeyValue& value = keyspace[keys[i]];
+        const Reply& dump = replies[3 * (i - first)];
+        const Reply& ttl = replies[3 * (i - first) + 1];
+        const Reply& type = replies[3 * (i - first) + 2];
+        if (dump && dump->type == REDIS_REPLY_STRING) value.dump.assign(dump->str, dump->len);
+        if (ttl && ttl->type == REDIS_REPLY_INTEGER) value.pttl = ttl->integer;
+        const std::string type_name = type && type->str ? std::string(type->str, type->len) : "";
+        if (type_name == "set" || type_name == "hash") {
+          members_reads.push_back({type_name == "set" ? "SMEMBERS" : "HGETALL", keys[i]});
+          with_members.push_back(keys[i]);
+        }
+      }
+      auto all = nodes.Pipeline(port, members_reads);
+      for (size_t j = 0; j < all.size(); ++j) {
+        if (!all[j]) continue;
+        const bool hash = members_reads[j].front() == "HGETALL";
+        std::vector<std::string> members;
+        for (size_t i = 0; i < all[j]->elements; i += hash ? 2 : 1) {
+          std::string member(all[j]->element[i]->str, all[j]->element[i]->len);
+          if (hash) {
+            member += "=" + std::string(all[j]->element[i + 1]->str, all[j]->element[i + 1]->len);
+          }
+          members.push_back(member);
+        }
+        std::sort(members.begin(), members.end());
+        for (const auto& member : members) keyspace[with_members[j]].members += member + "\n";
+      }
     }
   }
   return keyspace;

@@ -13,14 +13,16 @@ namespace shardctl::integration {
 // "7000"} for a cluster). Returns the number of keys written; fails the test on an error.
 int WriteEveryType(const std::vector<std::string>& cli_args, int per_type);
 
-// Every key of the nodes at `ports` (SCAN of each), with its DUMP payload and PTTL, asking the
-// owner of each key (MOVED is followed). `password` is sent with AUTH when not empty.
+// Every key of the nodes at `ports` (SCAN of each), with its DUMP payload and PTTL, read from the
+// node that listed it (a cluster's primaries: each holds its own slots' keys). `password` is sent
+// with AUTH when not empty.
 struct KeyValue {
   std::string dump;
   long long pttl = -2;
   // Sets and hashes in a hash table serialize in table order, which a reload may change: for them
   // the sorted members (and fields with values) are what must be equal.
   std::string members;
+  int port = 0;  // the node the key was read from
 };
 std::map<std::string, KeyValue> ReadKeyspace(const std::vector<int>& ports,
                                              const std::string& password = "");

@@ -2,6 +2,7 @@
 // 3-primary deployment and compared key by key (DUMP and PTTL); every problem found before a key
 // is copied (a db other than 0, a newer data format, a deployment not empty); a wrong password and
 // an unreachable source as one-line errors. Keys are counted on both sides after every step.
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -92,8 +93,6 @@ TEST_F(ImportTest, CopiesEveryTypeWithTtlsAndRefusesWhatItCannotCopy) {
   auto nobody = OnDeployment("import", {"--from", "127.0.0.1:" + std::to_string(base_port() + 45)});
   EXPECT_EQ(nobody.exit_code, 1) << nobody.Describe();
   EXPECT_NE(nobody.err.find("refused"), std::string::npos) << nobody.Describe();
-  auto live = Import({"--password-file", good, "--live"});
-  EXPECT_EQ(live.exit_code, 2) << live.Describe();
   EXPECT_EQ(ClusterKeys(), 0);
 
   // The copy: every key, its value and its TTL.
@@ -219,6 +218,35 @@ TEST_F(ImportTest, LiveImportStopsAtAWriteTheClusterCannotFollow) {
   EXPECT_NE(err.find("RENAME of keys in different slots"), std::string::npos) << err;
   EXPECT_EQ(SplitLines(err).size(), 1u) << err;
   EXPECT_EQ(ClusterKeys(), written) << "the snapshot's keys stay; nothing after the RENAME";
+}
+
+TEST_F(ImportTest, AnImportKilledMidwayFinishesWhenRunAgain) {
+  auto source = StartSource("redis-server", /*password=*/false);
+  const std::string from = "127.0.0.1:" + std::to_string(source_port());
+  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 1500);
+  ASSERT_EQ(Up(3).exit_code, 0);
+  {
+    BackgroundCommand import({ShardctlBinary(), "import", "--from", from, "--name", name(),
+                              "--state-dir", state_root().string()},
+                             scratch_dir() / "killed.out", scratch_dir() / "killed.err");
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          const long long keys = ClusterKeys();
+          return keys > 0 && keys < written;
+        },
+        60s, 5ms))
+        << "the import never was midway";
+    ::kill(import.pid(), SIGKILL);
+    import.WaitForExit(10s);
+  }
+  EXPECT_TRUE(fs::exists(deployment_dir() / "import.json"));
+  auto again = OnDeployment("import", {"--from", from, "--json"}, 180s);
+  ASSERT_EQ(again.exit_code, 0) << again.Describe();
+  const json report = json::parse(again.out, nullptr, false);
+  EXPECT_TRUE(report.value("resumed", false)) << again.Describe();
+  EXPECT_EQ(ClusterKeys(), written);
+  ExpectSameKeyspace(ReadKeyspace({source_port()}), ReadKeyspace(ClusterPorts()));
+  EXPECT_FALSE(fs::exists(deployment_dir() / "import.json"));
 }
 
 }  // namespace
