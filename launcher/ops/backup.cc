@@ -48,6 +48,18 @@ Result<std::vector<std::string>> OnEvery(std::vector<RedisConnection>& connectio
   return replies;
 }
 
+Result<std::vector<RedisConnection>> ConnectAll(const Access& access,
+                                                const std::vector<common::NodeLine>& primaries) {
+  std::vector<RedisConnection> connections;
+  for (const auto& primary : primaries) {
+    auto connection =
+        RedisConnection::Connect(access, primary.address.host, primary.address.port, 5s);
+    if (!connection.ok()) return connection.error();
+    connections.push_back(std::move(connection).value());
+  }
+  return connections;
+}
+
 // Waits (bounded) until no primary is forking: a snapshot asked for during another fork would
 // wait for it, and the pause with it.
 Status WaitForNoFork(std::vector<RedisConnection>& connections,
@@ -89,32 +101,38 @@ Result<Cut> TakeCut(const Access& access, const std::vector<common::NodeLine>& p
   }
   const auto paused_at = Clock::now();
   auto unpause = [&] { (void)OnEvery(control, {"CLIENT", "UNPAUSE"}); };
-  auto paused = OnEvery(
-      control,
-      {"CLIENT", "PAUSE", std::to_string(std::chrono::milliseconds(kPauseBound).count()), "WRITE"});
-  if (!paused.ok()) {
-    unpause();
-    return paused.error();
-  }
-  auto sizes = OnEvery(control, {"DBSIZE"});
+  // Every primary is asked to pause (and count its keys) at once; each one's snapshot is asked for
+  // as soon as its own pause is in place. That is enough for one cut: every fork happens inside
+  // its primary's pause, and every pause begins before any ends.
+  const Command pause = {"CLIENT", "PAUSE",
+                         std::to_string(std::chrono::milliseconds(kPauseBound).count()), "WRITE"};
   std::optional<Error> failed;
-  if (!sizes.ok()) failed = sizes.error();
-  for (size_t i = 0; !failed && i < cut.links.size(); ++i) {
+  for (auto& connection : control) {
+    if (auto sent = connection.Send({pause, {"DBSIZE"}}); !sent.ok() && !failed) {
+      failed = sent.error();
+    }
+  }
+  for (size_t i = 0; !failed && i < control.size(); ++i) {
+    auto replies = control[i].Receive(2);
+    if (!replies.ok()) {
+      failed = replies.error();
+      break;
+    }
+    for (auto& reply : *replies) {
+      if (!reply.ok() && !failed) failed = reply.error().Context(control[i].address());
+    }
+    if (failed) break;
+    cut.keys.push_back(common::ParseInteger<uint64_t>(*(*replies)[1]).value_or(0));
     if (auto asked = cut.links[i].Request(); !asked.ok()) failed = asked.error();
   }
   for (size_t i = 0; !failed && i < cut.links.size(); ++i) {
-    if (auto forked = cut.links[i].AwaitFork(paused_at + kForkDeadline); !forked.ok())
+    if (auto forked = cut.links[i].AwaitFork(paused_at + kForkDeadline); !forked.ok()) {
       failed = forked.error();
-    if (Clock::now() - paused_at > kForkDeadline) {
-      failed = Error(cut.links[i].address() + ": the snapshot did not start within " +
-                     std::to_string(kForkDeadline.count()) + " s of the pause");
     }
   }
   unpause();
   cut.pause = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - paused_at);
   if (failed) return *failed;
-  for (const auto& size : *sizes)
-    cut.keys.push_back(common::ParseInteger<uint64_t>(size).value_or(0));
   return cut;
 }
 
@@ -161,25 +179,17 @@ Outcome<BackupReport> Backup(const BackupRequest& request) {
   const auto& primaries = serving->primaries;
   auto created = PrepareDir(request.to);
   if (!created.ok()) return created.error();
-  std::vector<RedisConnection> control;
-  for (const auto& primary : primaries) {
-    auto connection =
-        RedisConnection::Connect(target->access, primary.address.host, primary.address.port, 5s);
-    if (!connection.ok()) {
-      RemoveWritten(request.to, 0, *created);
-      return connection.error();
-    }
-    control.push_back(std::move(connection).value());
-  }
   BackupReport report{.dir = request.to, .manifest = {}, .attempts = 0, .took = {}};
   std::optional<Cut> cut;
   for (int attempt = 1; !cut && attempt <= kAttempts; ++attempt) {
     report.attempts = attempt;
-    if (auto idle = WaitForNoFork(control, request.on_progress); !idle.ok()) {
-      RemoveWritten(request.to, 0, *created);
-      return idle.error();
-    }
-    auto taken = TakeCut(target->access, primaries, control);
+    // Fresh connections each attempt: a failed one may have left replies unread.
+    auto taken = [&]() -> Result<Cut> {
+      auto control = ConnectAll(target->access, primaries);
+      if (!control.ok()) return control.error();
+      if (auto idle = WaitForNoFork(*control, request.on_progress); !idle.ok()) return idle.error();
+      return TakeCut(target->access, primaries, *control);
+    }();
     if (taken.ok()) {
       cut.emplace(std::move(taken).value());
     } else if (attempt == kAttempts) {
