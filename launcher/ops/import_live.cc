@@ -31,7 +31,8 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 constexpr size_t kFlushEvery = 512;   // commands queued before the cluster gets them
-constexpr auto kReportEvery = 1s;     // progress.json, ACK, the source's offset
+constexpr auto kReportEvery = 1s;     // progress.json and REPLCONF ACK
+constexpr auto kSampleEvery = 100ms;  // the source's offset: the lag's resolution
 constexpr auto kCatchUpLimit = 5min;  // cutover waits at most this long for lag 0
 constexpr auto kForkWait = 5min;      // the source may be saving when the import starts
 
@@ -97,6 +98,7 @@ class StreamSpool {
   }
   // Asks the source for its offset now (cutover: the target to reach).
   Result<int64_t> SampleSource() {
+    std::lock_guard probing(probe_mutex_);  // the spool thread and a cutover both ask
     if (!probe_) {
       auto connection = RedisConnection::Connect(access_, source_.host, source_.port, 5s);
       if (!connection.ok()) return connection.error();
@@ -111,15 +113,16 @@ class StreamSpool {
     std::lock_guard lock(mutex_);
     if (samples_.empty() || samples_.back().first != offset)
       samples_.emplace_back(offset, Clock::now());
-    while (samples_.size() > 600) samples_.pop_front();
+    while (samples_.size() > 6000) samples_.pop_front();  // 10 minutes of history
     return offset;
   }
 
  private:
   void Run() {
     auto next_report = Clock::now();
+    auto next_sample = Clock::now();
     while (!stop_) {
-      auto bytes = link_.ReadStream(100ms);
+      auto bytes = link_.ReadStream(20ms);
       if (!bytes.ok()) {
         Fail(bytes.error());
         return;
@@ -138,6 +141,9 @@ class StreamSpool {
           Fail(acked.error());
           return;
         }
+      }
+      if (Clock::now() >= next_sample) {
+        next_sample = Clock::now() + kSampleEvery;
         (void)SampleSource();
       }
     }
@@ -151,6 +157,7 @@ class StreamSpool {
   std::filesystem::path file_;
   Access access_;
   common::Endpoint source_;
+  std::mutex probe_mutex_;
   std::optional<RedisConnection> probe_;
   int write_fd_ = -1;
   int read_fd_ = -1;
