@@ -118,8 +118,13 @@ TEST_F(BackupRestoreTest, RefusesWithoutChangingAnything) {
   EXPECT_NE(into_self.err.find("holds " + std::to_string(keys) + " keys"), std::string::npos)
       << into_self.Describe();
   EXPECT_EQ(KeysAt(Ports(base_port(), 3)), keys);
-  // A damaged file: one byte changed, same size.
+  // A dry run checks everything and copies nothing.
   ASSERT_EQ(UpOther("empty", 2).exit_code, 0);
+  auto dry = OnOther("empty", {"restore", "--from", dir.string(), "--dry-run", "--json"});
+  EXPECT_EQ(dry.exit_code, 0) << dry.Describe();
+  EXPECT_EQ(Json(dry).value("backup_keys", 0), keys) << dry.Describe();
+  EXPECT_EQ(KeysAt(Ports(base_port() + 20, 2)), 0);
+  // A damaged file: one byte changed, same size.
   {
     std::fstream file(dir / "shard-1.rdb", std::ios::in | std::ios::out | std::ios::binary);
     file.seekp(20);
