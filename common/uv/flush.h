@@ -10,6 +10,8 @@
 
 #include <vector>
 
+#include "common/uv/write_batch.h"
+
 namespace shardctl::common::uv {
 
 // The connections to flush in this loop turn, each listed once. T has a public
@@ -30,6 +32,11 @@ class FlushList {
     if (item->flush_scheduled) std::erase(items_, item);
   }
   bool empty() const { return items_.empty(); }
+  // Queues every listed item's write on `batch` (T::QueueFlush(WriteBatch&)), for the Submit()
+  // and Run() that follow.
+  void Queue(WriteBatch& batch) {
+    for (T* item : items_) item->QueueFlush(batch);
+  }
   // Flushes every listed item once. Items marked while it runs wait for the next Run().
   void Run() {
     running_.swap(items_);

@@ -61,10 +61,13 @@ FlushOutcome Stream::Flush(std::string& plain) {
     }
     wire = &tls_->wire();
   }
+  // A batched send of these bytes already happened (QueueWrite): its result stands in for the
+  // write. libuv's error codes are the negated errnos on Linux, so both read alike.
+  const bool batched = std::exchange(batched_, false);
   if (wire->empty()) return outcome;
   auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
   uv_buf_t buf = uv_buf_init(wire->data(), static_cast<unsigned>(wire->size()));
-  const int written = uv_try_write(stream, &buf, 1);
+  const int written = batched ? batched_result_ : uv_try_write(stream, &buf, 1);
   if (written == static_cast<int>(wire->size())) {
     wire->clear();
     outcome.reached_socket = true;
@@ -90,6 +93,13 @@ FlushOutcome Stream::Flush(std::string& plain) {
     outcome.failed = true;
   }
   return outcome;
+}
+
+void Stream::QueueWrite(WriteBatch& batch, const std::string& plain) {
+  if (tls_ || closing_ || !connected_ || writing_ || batched_ || plain.empty()) return;
+  uv_os_fd_t fd = -1;
+  if (uv_fileno(reinterpret_cast<const uv_handle_t*>(&tcp_), &fd) != 0) return;
+  batched_ = batch.Add(fd, plain, &batched_result_);
 }
 
 void Stream::OnWrite(uv_write_t* request, int status) {

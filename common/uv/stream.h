@@ -7,9 +7,11 @@
 //                                                     rest in one uv_write ──▶ socket
 //
 // The owner appends what it sends to a buffer of its own and calls Flush() once per loop turn
-// (FlushList, flush.h): many requests, one write. The socket is registered for reading only;
-// libuv watches it for writability only while a uv_write holds what uv_try_write could not send.
-// TLS runs on memory BIOs (common::TlsSession): nothing else knows it is there.
+// (FlushList, flush.h): many requests, one write. With a WriteBatch (write_batch.h) the loop
+// turn's writes of many streams go to the kernel in one system call first (QueueWrite()), and
+// Flush() takes its stream's result in place of the uv_try_write. The socket is registered for
+// reading only; libuv watches it for writability only while a uv_write holds what uv_try_write
+// could not send. TLS runs on memory BIOs (common::TlsSession): nothing else knows it is there.
 //
 // The owner (a type, not an interface: the data path makes no virtual call) provides
 //   uv_buf_t StreamReadBuffer()                  where the next read goes (one per thread: reads
@@ -38,6 +40,7 @@
 #include <string_view>
 
 #include "common/tls.h"
+#include "common/uv/write_batch.h"
 
 namespace shardctl::common::uv {
 
@@ -85,6 +88,10 @@ class Stream {
   // one uv_write. `plain` is left empty, except while a TLS handshake holds it back. Does
   // nothing while not connected, closing or writing (call again after OnStreamWritten()).
   FlushOutcome Flush(std::string& plain);
+  // Queues what Flush(plain) would write on `batch` (plain TCP, connected, no write in flight);
+  // the next Flush() takes the batch's result instead of writing. `plain` must not change until
+  // then. Does nothing when the stream cannot take part (TLS seals in Flush()).
+  void QueueWrite(WriteBatch& batch, const std::string& plain);
   // libuv's or TLS' words for the last failed Flush().
   std::string_view failure_detail() const { return failure_detail_; }
 
@@ -137,6 +144,8 @@ class Stream {
   uv_write_t write_request_{};
   std::string in_write_;  // the bytes of the uv_write in flight
   std::string failure_detail_;
+  int batched_result_ = 0;  // what the WriteBatch send did (bytes, or a negative errno)
+  bool batched_ = false;    // a QueueWrite() result waits for Flush()
   bool connected_ = false;
   bool writing_ = false;
   bool closing_ = false;

@@ -317,7 +317,7 @@ std::vector<std::string> UpArgs(const ComparePlan& plan, const CompareRun& run,
                                 const std::string& state_dir) {
   std::vector<std::string> args = {"up",
                                    "--name",
-                                   "bench-compare",
+                                   kCompareDeployment,
                                    "--state-dir",
                                    state_dir,
                                    "--engine",

@@ -18,6 +18,9 @@ namespace shardctl::launcher {
 
 enum class CompareStep { kSingle, kCluster, kProxy };
 
+// The name of the deployment the cluster and proxy runs start (`up --name`).
+inline constexpr const char* kCompareDeployment = "bench-compare";
+
 // "single", "cluster" or "proxy".
 std::string StepName(CompareStep step);
 

@@ -30,6 +30,8 @@
 #include "launcher/bench/report.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/engine/engine.h"
+#include "launcher/model/deployment_dir.h"
+#include "launcher/os/files.h"
 #include "launcher/os/ports.h"
 #include "launcher/os/process.h"
 #include "launcher/term/exit_codes.h"
@@ -154,13 +156,14 @@ class Servers {
   void Down() {
     if (!deployed_) return;
     deployed_ = false;
-    auto result = RunAndCapture({self_, "down", "--name", "bench-compare", "--state-dir",
+    auto result = RunAndCapture({self_, "down", "--name", kCompareDeployment, "--state-dir",
                                  (scratch_ / "state").string(), "--purge"},
                                 120s);
     if (!result.ok()) PrintError("bench compare: shardctl down: " + result.error().message());
   }
 
   fs::path state_dir() const { return scratch_ / "state"; }
+  const std::optional<ProcessId>& single() const { return single_; }
   fs::path data_dir() const { return scratch_ / "single"; }
 
  private:
@@ -174,8 +177,58 @@ double Micros(const LatencyHistogram& latency, double percentile) {
   return static_cast<double>(latency.ValueAtPercentile(percentile)) / 1000.0;
 }
 
+// The processes serving `run`: the instance, or the shards (from their pid files) and, for a
+// proxy run, the proxy last. Empty when one cannot be found.
+std::vector<ProcessId> ServerProcesses(const CompareRun& run, const Servers& servers) {
+  if (run.step == CompareStep::kSingle) {
+    if (!servers.single()) return {};
+    return {*servers.single()};
+  }
+  const DeploymentDir dir(servers.state_dir(), kCompareDeployment);
+  std::vector<ProcessId> processes;
+  for (int shard = 0; shard < run.shards; ++shard) {
+    auto process = ReadProcessId(dir.ShardPidFile(shard));
+    if (!process) return {};
+    processes.push_back(*process);
+  }
+  if (run.step == CompareStep::kProxy) {
+    auto proxy = ReadProcessId(dir.ProxyPidFile());
+    if (!proxy) return {};
+    processes.push_back(*proxy);
+  }
+  return processes;
+}
+
+// CPU seconds each of `processes` has used; nullopt when one is gone.
+std::optional<std::vector<double>> CpuSeconds(const std::vector<ProcessId>& processes) {
+  std::vector<double> seconds;
+  for (const ProcessId& process : processes) {
+    auto used = ReadCpuSeconds(process);
+    if (!used) return std::nullopt;
+    seconds.push_back(*used);
+  }
+  return seconds;
+}
+
+// Fills the result's CPU per request from the counters before and after `requests` requests
+// (the proxy, when there is one, is the last process).
+void SetServerCpu(const CompareRun& run, const std::optional<std::vector<double>>& before,
+                  const std::optional<std::vector<double>>& after, uint64_t requests,
+                  CompareResult& result) {
+  if (!before || !after || before->empty() || requests == 0) return;
+  const auto per_request = [requests](double seconds) {
+    return seconds * 1e6 / static_cast<double>(requests);
+  };
+  double total = 0;
+  for (size_t i = 0; i < before->size(); ++i) total += (*after)[i] - (*before)[i];
+  result.server_cpu_us_per_request = per_request(total);
+  if (run.step == CompareStep::kProxy) {
+    result.proxy_cpu_us_per_request = per_request(after->back() - before->back());
+  }
+}
+
 // Populates when the workload asks, measures, and fills `result`'s numbers.
-common::Status Measure(const CompareRun& run, CompareResult& result) {
+common::Status Measure(const CompareRun& run, const Servers& servers, CompareResult& result) {
   std::vector<std::string> words(run.bench_args.begin() + 1, run.bench_args.end());
   auto options = ParseBenchArgs(words);
   if (!options.ok()) return options.error();
@@ -196,9 +249,12 @@ common::Status Measure(const CompareRun& run, CompareResult& result) {
                                .ops = live.ops,
                                .p99_us = static_cast<double>(live.p99_ns) / 1000.0});
   };
+  const std::vector<ProcessId> processes = ServerProcesses(run, servers);
+  const auto cpu_before = CpuSeconds(processes);
   auto load = MeasureLoad(*options, table, &g_compare_stop, on_second);
   if (!load.ok()) return load.error();
   PhaseResult all = MergePhases(*load);
+  SetServerCpu(run, cpu_before, CpuSeconds(processes), all.ops + all.errors, result);
   result.ops_per_sec = all.seconds > 0 ? static_cast<double>(all.ops) / all.seconds : 0;
   result.p50_us = Micros(all.latency, 50);
   result.p99_us = Micros(all.latency, 99);
@@ -246,7 +302,7 @@ void RunOne(const ComparePlan& plan, Servers& servers, CompareResult& result) {
     status = servers.Up(UpArgs(plan, run, servers.state_dir()));
   }
   if (status.ok() && run.step == CompareStep::kProxy) status = WaitForPing(run.port, 10s);
-  if (status.ok()) status = Measure(run, result);
+  if (status.ok()) status = Measure(run, servers, result);
   if (!status.ok()) {
     result.failure = status.error().message();
     std::fprintf(stderr, "bench compare: %s: %s\n", run.label.c_str(), result.failure.c_str());
@@ -286,28 +342,6 @@ std::optional<std::string> Plot(const fs::path& out, const std::vector<CompareRe
     }
   }
   return std::nullopt;
-}
-
-nlohmann::json ResultsJson(const ComparePlan& plan, const std::vector<CompareResult>& results) {
-  nlohmann::json runs = nlohmann::json::array();
-  for (const auto& result : results) {
-    runs.push_back({{"label", result.run.label},
-                    {"step", StepName(result.run.step)},
-                    {"engine", result.run.engine},
-                    {"io_threads", result.run.io_threads},
-                    {"shards", result.run.shards},
-                    {"ops_per_sec", result.ops_per_sec},
-                    {"latency_us",
-                     {{"p50", result.p50_us}, {"p99", result.p99_us}, {"p99_9", result.p99_9_us}}},
-                    {"errors", result.errors},
-                    {"failure", result.failure},
-                    {"server_command", result.server_command},
-                    {"bench_command", result.bench_command}});
-  }
-  return {{"server_cpus", common::FormatCpuList(plan.server_cpus)},
-          {"loadgen_cpus", common::FormatCpuList(plan.loadgen_cpus)},
-          {"sharing", plan.sharing},
-          {"runs", runs}};
 }
 
 std::string PortsText(const std::vector<int>& ports) {
@@ -359,12 +393,7 @@ int Execute(const CompareOptions& options, const ComparePlan& plan, const std::s
   if (options.json) {
     std::cout << ResultsJson(plan, results).dump(2) << "\n";
   } else {
-    for (const auto& result : results) {
-      std::printf("%-34s %10.0f ops/s  p50 %8.3f ms  p99 %8.3f ms  p99.9 %8.3f ms%s\n",
-                  result.run.label.c_str(), result.ops_per_sec, result.p50_us / 1000,
-                  result.p99_us / 1000, result.p99_9_us / 1000,
-                  result.failure.empty() ? "" : ("  FAILED: " + result.failure).c_str());
-    }
+    for (const auto& result : results) std::printf("%s\n", ResultLine(result).c_str());
     std::printf("report: %s\n", (out / "index.md").c_str());
   }
   bool any_failed = std::ranges::any_of(results, [](auto& r) { return !r.failure.empty(); });

@@ -24,6 +24,16 @@ std::string CsvField(const std::string& text) {
   return quoted + "\"";
 }
 
+// A CPU figure for a table cell: "-" when unknown.
+std::string CpuCell(const std::optional<double>& us) { return us ? Number(*us, 2) : "-"; }
+
+// A CPU figure for a CSV field: empty when unknown.
+std::string CpuField(const std::optional<double>& us) { return us ? Number(*us, 2) : ""; }
+
+nlohmann::json CpuJson(const std::optional<double>& us) {
+  return us ? nlohmann::json(*us) : nlohmann::json(nullptr);
+}
+
 std::string PinningText(const ComparePlan& plan) {
   return "servers on CPUs " + common::FormatCpuList(plan.server_cpus) + ", load generator on " +
          common::FormatCpuList(plan.loadgen_cpus) +
@@ -37,12 +47,14 @@ std::string ResultRow(const CompareResult& result) {
   std::string threads = run.step == CompareStep::kSingle ? std::to_string(run.io_threads) : "1";
   if (!result.failure.empty()) {
     return "| " + StepName(run.step) + " | " + run.engine + " | " + threads + " | " +
-           std::to_string(run.shards) + " | failed: " + result.failure + " | | | | |\n";
+           std::to_string(run.shards) + " | failed: " + result.failure + " | | | | | | |\n";
   }
   return "| " + StepName(run.step) + " | " + run.engine + " | " + threads + " | " +
          std::to_string(run.shards) + " | " + Number(result.ops_per_sec, 0) + " | " +
          Number(result.p50_us / 1000, 3) + " | " + Number(result.p99_us / 1000, 3) + " | " +
-         Number(result.p99_9_us / 1000, 3) + " | " + std::to_string(result.errors) + " |\n";
+         Number(result.p99_9_us / 1000, 3) + " | " + std::to_string(result.errors) + " | " +
+         CpuCell(result.server_cpu_us_per_request) + " | " +
+         CpuCell(result.proxy_cpu_us_per_request) + " |\n";
 }
 
 std::string CommandsSection(const std::vector<CompareResult>& results) {
@@ -60,14 +72,16 @@ std::string Quoted(const std::string& text) { return "\"" + text + "\""; }
 
 std::string SummaryCsv(const std::vector<CompareResult>& results) {
   std::string csv =
-      "step,engine,io_threads,shards,label,ops_per_sec,p50_us,p99_us,p99_9_us,errors,failure\n";
+      "step,engine,io_threads,shards,label,ops_per_sec,p50_us,p99_us,p99_9_us,errors,"
+      "server_cpu_us_per_request,proxy_cpu_us_per_request,failure\n";
   for (const auto& result : results) {
     const CompareRun& run = result.run;
     csv += StepName(run.step) + "," + run.engine + "," + std::to_string(run.io_threads) + "," +
            std::to_string(run.shards) + "," + CsvField(run.label) + "," +
            Number(result.ops_per_sec, 0) + "," + Number(result.p50_us, 2) + "," +
            Number(result.p99_us, 2) + "," + Number(result.p99_9_us, 2) + "," +
-           std::to_string(result.errors) + "," + CsvField(result.failure) + "\n";
+           std::to_string(result.errors) + "," + CpuField(result.server_cpu_us_per_request) + "," +
+           CpuField(result.proxy_cpu_us_per_request) + "," + CsvField(result.failure) + "\n";
   }
   return csv;
 }
@@ -88,9 +102,14 @@ std::string IndexMarkdown(const ComparePlan& plan, const CompareContext& context
   std::string text = "# shardctl bench compare\n\n```\n" + context.command + "\n```\n\n";
   text += "## Host\n\n" + context.host + "\n\nPinning: " + PinningText(plan) + ".\n\n";
   text += "## Results\n\n";
-  text += "| step | engine | io-threads | shards | ops/s | p50 ms | p99 ms | p99.9 ms | errors |\n";
-  text += "|---|---|---|---|---|---|---|---|---|\n";
+  text +=
+      "| step | engine | io-threads | shards | ops/s | p50 ms | p99 ms | p99.9 ms | errors | "
+      "server CPU µs/request | of it proxy |\n";
+  text += "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& result : results) text += ResultRow(result);
+  text +=
+      "\nServer CPU: utime+stime of the server processes (the instance; the shards and the "
+      "proxy) over the measured phase, per request.\n";
   text += "\nData: [summary.csv](summary.csv), [timeline.csv](timeline.csv) (per second).\n\n";
   if (!context.notes.empty()) {
     text += "## Notes\n\n";
@@ -101,6 +120,46 @@ std::string IndexMarkdown(const ComparePlan& plan, const CompareContext& context
   for (const auto& png : PlotNames()) text += "![" + png + "](" + png + ")\n";
   text += "\n" + CommandsSection(results);
   return text;
+}
+
+std::string ResultLine(const CompareResult& result) {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "%-34s %10.0f ops/s  p50 %8.3f ms  p99 %8.3f ms  p99.9 %8.3f ms  server CPU %s "
+                "us/req",
+                result.run.label.c_str(), result.ops_per_sec, result.p50_us / 1000,
+                result.p99_us / 1000, result.p99_9_us / 1000,
+                CpuCell(result.server_cpu_us_per_request).c_str());
+  std::string line = text;
+  if (result.proxy_cpu_us_per_request) {
+    line += " (proxy " + CpuCell(result.proxy_cpu_us_per_request) + ")";
+  }
+  if (!result.failure.empty()) line += "  FAILED: " + result.failure;
+  return line;
+}
+
+nlohmann::json ResultsJson(const ComparePlan& plan, const std::vector<CompareResult>& results) {
+  nlohmann::json runs = nlohmann::json::array();
+  for (const auto& result : results) {
+    runs.push_back({{"label", result.run.label},
+                    {"step", StepName(result.run.step)},
+                    {"engine", result.run.engine},
+                    {"io_threads", result.run.io_threads},
+                    {"shards", result.run.shards},
+                    {"ops_per_sec", result.ops_per_sec},
+                    {"latency_us",
+                     {{"p50", result.p50_us}, {"p99", result.p99_us}, {"p99_9", result.p99_9_us}}},
+                    {"errors", result.errors},
+                    {"server_cpu_us_per_request", CpuJson(result.server_cpu_us_per_request)},
+                    {"proxy_cpu_us_per_request", CpuJson(result.proxy_cpu_us_per_request)},
+                    {"failure", result.failure},
+                    {"server_command", result.server_command},
+                    {"bench_command", result.bench_command}});
+  }
+  return {{"server_cpus", common::FormatCpuList(plan.server_cpus)},
+          {"loadgen_cpus", common::FormatCpuList(plan.loadgen_cpus)},
+          {"sharing", plan.sharing},
+          {"runs", runs}};
 }
 
 std::string PlanText(const ComparePlan& plan, const std::vector<CompareResult>& runs) {

@@ -1,8 +1,11 @@
 // What `shardctl bench compare` writes: index.md, summary.csv, timeline.csv and the gnuplot
-// scripts behind the PNGs. Pure: the plan, results and host text in, file contents out.
+// scripts behind the PNGs, and what it prints (a line per run, or --json). Pure: the plan,
+// results and host text in, file contents out.
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +28,11 @@ struct CompareResult {
   double p99_us = 0;
   double p99_9_us = 0;
   uint64_t errors = 0;
+  // CPU seconds (utime+stime) the server side spent over the measured phase, per request, in µs:
+  // the instance, or the shards plus (proxy runs) the proxy. nullopt when a process' counters
+  // could not be read (it exited). What a configuration costs the host, beside what it serves.
+  std::optional<double> server_cpu_us_per_request;
+  std::optional<double> proxy_cpu_us_per_request;  // the proxy's part of it (proxy runs only)
   std::vector<TimelinePoint> timeline;
   std::string server_command;  // how the server(s) were started
   std::string bench_command;   // the equivalent `shardctl bench run`
@@ -38,8 +46,8 @@ struct CompareContext {
   std::vector<std::string> notes;  // e.g. "gnuplot not found: no PNGs"
 };
 
-// summary.csv:
-// step,engine,io_threads,shards,label,ops_per_sec,p50_us,p99_us,p99_9_us,errors,failure
+// summary.csv: step,engine,io_threads,shards,label,ops_per_sec,p50_us,p99_us,p99_9_us,errors,
+// server_cpu_us_per_request,proxy_cpu_us_per_request,failure (a CPU field is empty when unknown).
 std::string SummaryCsv(const std::vector<CompareResult>& results);
 
 // timeline.csv: label,second,ops,p99_us — one row per second of each run.
@@ -48,6 +56,12 @@ std::string TimelineCsv(const std::vector<CompareResult>& results);
 // index.md: host, pinning (separate or sharing), the table, commands, notes, the plots.
 std::string IndexMarkdown(const ComparePlan& plan, const CompareContext& context,
                           const std::vector<CompareResult>& results);
+
+// The line `bench compare` prints for one run: label, ops/s, latencies, server CPU per request.
+std::string ResultLine(const CompareResult& result);
+
+// The --json document: pinning and every run (the CPU fields are null when unknown).
+nlohmann::json ResultsJson(const ComparePlan& plan, const std::vector<CompareResult>& results);
 
 // The `shardctl bench compare --dry-run` text: pinning and every run with its commands.
 std::string PlanText(const ComparePlan& plan, const std::vector<CompareResult>& runs);

@@ -49,8 +49,8 @@ Runs the same load, one configuration after the other on the same server cores:
   1. single  one redis-server/valkey-server with io-threads (swept over --io-threads)
   2. cluster an N-shard `shardctl up` cluster, cluster-aware client (slot routing)
   3. proxy   the same cluster through shardproxy, plain client
-and writes DIR/index.md (host, pinning, ops/s and p50/p99/p99.9 per configuration, every command
-line), summary.csv, timeline.csv (ops and p99 per second), *.gp and, when gnuplot is installed,
+and writes DIR/index.md (host, pinning, ops/s, p50/p99/p99.9 and the server side's CPU per
+request per configuration, every command line), summary.csv, timeline.csv (ops and p99 per second), *.gp and, when gnuplot is installed,
 throughput.png, latency.png and timeline.png. Everything it starts is stopped on every path,
 Ctrl-C included (deployments live in a temp state dir and are removed with down --purge).
 

@@ -81,6 +81,10 @@ class Backend final : public PinnedLink {
   void Send(SubRequest* request, bool asking);
   // Writes what was queued, if connected and no write is in progress.
   void Flush();
+  // Queues that write on the worker's batch; the Flush() that follows takes its result.
+  void QueueFlush(common::uv::WriteBatch& batch) {
+    if (!closing_ && connect_error_.empty()) stream_.QueueWrite(batch, out_);
+  }
   // Fails the connection when its oldest request was written to the shard more than
   // `timeout_ms` ago and is still unanswered, unless that request blocks by design
   // (SubRequest::may_block), or when connecting takes longer than that. The worker calls it

@@ -65,6 +65,10 @@ class ClientConnection final : public ClientLink {
   void Refuse(std::string_view error);
   // Writes the session's output (the worker's flush phase).
   void Flush();
+  // Queues that write on the worker's batch; the Flush() that follows takes its result.
+  void QueueFlush(common::uv::WriteBatch& batch) {
+    if (!closed_) stream_.QueueWrite(batch, session_.output());
+  }
   // Closes the connection now; replies owed are dropped.
   void Close();
   bool closed() const { return closed_; }

@@ -439,6 +439,11 @@ void Worker::FlushAll() {
   // Backends first: requests reach the shards before we spend time writing replies. Flushing
   // can schedule more (a failed backend's requests retried elsewhere), hence the loop.
   for (int round = 0; round < 4 && !(flush_backends_.empty() && flush_clients_.empty()); ++round) {
+    if (write_batch_.available()) {
+      flush_backends_.Queue(write_batch_);
+      flush_clients_.Queue(write_batch_);
+      write_batch_.Submit();
+    }
     flush_backends_.Run();
     flush_clients_.Run();
   }

@@ -155,6 +155,7 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
   std::vector<ClientConnection*> clients_;
   common::uv::FlushList<ClientConnection> flush_clients_;
   common::uv::FlushList<Backend> flush_backends_;
+  common::uv::WriteBatch write_batch_;  // the flush phase's writes, one system call
   std::vector<std::pair<uint64_t, SubRequest*>> retries_;   // due time (uv_now ms), request
   std::vector<std::unique_ptr<SubRequest>> free_requests_;  // done, ready for reuse
   std::unique_ptr<char[]> read_buffer_;

@@ -7,14 +7,16 @@ SHARDCTL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # their dependencies: scripts/lib/check-packages proves it on every scripts/test run. dpkg-dev:
 # cpack's dpkg-shlibdeps; groff-base and zsh: the tests of the man pages and zsh completion;
 # tmux and prometheus (promtool): the tests of `shardctl top`, the progress line and /metrics;
-# libssl-dev: the control plane's TLS; openssl: the tests' throwaway CA and certificates.
+# libssl-dev: the control plane's TLS; openssl: the tests' throwaway CA and certificates;
+# linux-perf: scripts/bench-proxy-cpu --syscalls and --perf-record; liburing-dev: the proxy's
+# batched writes (common/uv/write_batch).
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
-  libhiredis-dev libuv1-dev libtomlplusplus-dev libspdlog-dev libnuma-dev numactl
+  libhiredis-dev libuv1-dev liburing-dev libtomlplusplus-dev libspdlog-dev libnuma-dev numactl
   libgtest-dev nlohmann-json3-dev clang libclang-rt-14-dev libssl-dev openssl
   redis-server redis-tools python3 python3-venv python3-pip gnuplot-nox
   dpkg-dev groff-base zsh
-  tmux prometheus iproute2
+  tmux prometheus iproute2 linux-perf
 )
 
 log() { printf '==> %s\n' "$*" >&2; }

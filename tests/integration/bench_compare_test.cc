@@ -60,10 +60,19 @@ TEST_F(BenchCompareTest, SingleClusterAndProxyReport) {
   ASSERT_EQ(summary.size(), 4u);
   EXPECT_EQ(summary[0][5], "ops_per_sec");
   for (size_t i = 1; i < summary.size(); ++i) {
-    ASSERT_EQ(summary[i].size(), 11u) << i;
+    ASSERT_EQ(summary[i].size(), 13u) << i;
     EXPECT_GT(std::stod(summary[i][5]), 0) << summary[i][4];
     EXPECT_GT(std::stod(summary[i][7]), 0) << summary[i][4];
-    EXPECT_EQ(summary[i][10], "") << summary[i][4];
+    // Server CPU per request, read from the server processes; the proxy's part on its run only.
+    ASSERT_FALSE(summary[i][10].empty()) << summary[i][4];
+    EXPECT_GT(std::stod(summary[i][10]), 0) << summary[i][4];
+    if (summary[i][0] == "proxy") {
+      ASSERT_FALSE(summary[i][11].empty()) << summary[i][4];
+      EXPECT_LE(std::stod(summary[i][11]), std::stod(summary[i][10])) << summary[i][4];
+    } else {
+      EXPECT_EQ(summary[i][11], "") << summary[i][4];
+    }
+    EXPECT_EQ(summary[i][12], "") << summary[i][4];
   }
   auto timeline = ReadCsv(out / "timeline.csv");
   ASSERT_GE(timeline.size(), 2u);

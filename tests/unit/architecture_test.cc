@@ -178,6 +178,20 @@ TEST(ArchitectureTest, OnlyCommonUvUsesLibuv) {
   }
 }
 
+// io_uring is one file's business (common/uv/write_batch.cc, liburing linked privately by
+// common_uv): everything else sees only WriteBatch, and keeps working where io_uring is refused.
+TEST(ArchitectureTest, OnlyTheWriteBatchUsesIoUring) {
+  static const std::regex uring_header(R"re(#include\s*<liburing\.h>)re");
+  for (const char* dir : {"launcher", "proxy", "common", "tests"}) {
+    for (const fs::path& file : SourcesUnder(kRoot / dir)) {
+      if (fs::relative(file, kRoot) == "common/uv/write_batch.cc") continue;
+      EXPECT_FALSE(std::regex_search(ReadFile(file), uring_header))
+          << file << " includes <liburing.h>: io_uring belongs in common/uv/write_batch.cc";
+    }
+  }
+  EXPECT_TRUE(std::regex_search(ReadFile(kRoot / "common/uv/write_batch.cc"), uring_header));
+}
+
 TEST(ArchitectureTest, PrivateHeadersStayInTheirModule) {
   for (const char* dir : {"launcher", "proxy", "common", "tests"}) {
     for (const fs::path& file : SourcesUnder(kRoot / dir)) {

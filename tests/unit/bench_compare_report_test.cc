@@ -22,6 +22,7 @@ std::vector<CompareResult> FakeResults() {
                        .p50_us = 250,
                        .p99_us = 1500.7,
                        .p99_9_us = 3000,
+                       .server_cpu_us_per_request = 11.126,
                        .timeline = {{.second = 1, .ops = 119000, .p99_us = 1400},
                                     {.second = 2, .ops = 121000, .p99_us = 1600}},
                        .server_command = "redis-server --port 12700",
@@ -33,15 +34,23 @@ std::vector<CompareResult> FakeResults() {
                       .server_command = "shardctl up --proxy-port 12703",
                       .bench_command = "shardctl bench run --port 12703",
                       .failure = "cannot connect, really"};
-  return {single, proxy};
+  CompareResult proxied{.run = {.step = CompareStep::kProxy,
+                                .engine = "valkey",
+                                .shards = 2,
+                                .label = "valkey proxy 2 shards"},
+                        .ops_per_sec = 90000,
+                        .server_cpu_us_per_request = 18.1,
+                        .proxy_cpu_us_per_request = 11.9};
+  return {single, proxy, proxied};
 }
 
 TEST(BenchCompareReportTest, SummaryCsv) {
   EXPECT_EQ(SummaryCsv(FakeResults()),
             "step,engine,io_threads,shards,label,ops_per_sec,p50_us,p99_us,p99_9_us,errors,"
-            "failure\n"
-            "single,redis,2,1,redis single io-threads=2,120000,250.00,1500.70,3000.00,0,\n"
-            "proxy,redis,1,2,redis proxy 2 shards,0,0.00,0.00,0.00,0,\"cannot connect, really\"\n");
+            "server_cpu_us_per_request,proxy_cpu_us_per_request,failure\n"
+            "single,redis,2,1,redis single io-threads=2,120000,250.00,1500.70,3000.00,0,11.13,,\n"
+            "proxy,redis,1,2,redis proxy 2 shards,0,0.00,0.00,0.00,0,,,\"cannot connect, really\"\n"
+            "proxy,valkey,1,2,valkey proxy 2 shards,90000,0.00,0.00,0.00,0,18.10,11.90,\n");
 }
 
 TEST(BenchCompareReportTest, TimelineCsv) {
@@ -58,13 +67,39 @@ TEST(BenchCompareReportTest, IndexHasTableHostCommandsAndNotes) {
   std::string index = IndexMarkdown(FakePlan(true), context, FakeResults());
   for (const char* expected :
        {"shardctl bench compare --cpus 0-1 --out r", "- CPU: test", "**sharing**",
-        "| single | redis | 2 | 1 | 120000 | 0.250 | 1.501 | 3.000 | 0 |",
+        "| single | redis | 2 | 1 | 120000 | 0.250 | 1.501 | 3.000 | 0 | 11.13 | - |",
+        "| proxy | valkey | 1 | 2 | 90000 | 0.000 | 0.000 | 0.000 | 0 | 18.10 | 11.90 |",
+        "server CPU µs/request | of it proxy |",
         "| proxy | redis | 1 | 2 | failed: cannot connect, really |",
         "- gnuplot not found: no PNG plots", "![throughput.png](throughput.png)",
         "redis-server --port 12700", "shardctl bench run --port 12703", "summary.csv"}) {
     EXPECT_NE(index.find(expected), std::string::npos) << expected << "\n" << index;
   }
   EXPECT_NE(IndexMarkdown(FakePlan(false), context, {}).find("separate cores"), std::string::npos);
+}
+
+TEST(BenchCompareReportTest, ResultLineHasServerCpu) {
+  const std::vector<CompareResult> results = FakeResults();
+  const std::string single = ResultLine(results[0]);
+  EXPECT_NE(single.find("server CPU 11.13 us/req"), std::string::npos) << single;
+  EXPECT_EQ(single.find("proxy"), std::string::npos) << single;
+  const std::string failed = ResultLine(results[1]);
+  EXPECT_NE(failed.find("server CPU - us/req  FAILED: cannot connect, really"), std::string::npos)
+      << failed;
+  const std::string proxied = ResultLine(results[2]);
+  EXPECT_NE(proxied.find("server CPU 18.10 us/req (proxy 11.90)"), std::string::npos) << proxied;
+}
+
+TEST(BenchCompareReportTest, JsonHasServerCpuPerRequest) {
+  const nlohmann::json json = ResultsJson(FakePlan(true), FakeResults());
+  ASSERT_EQ(json["runs"].size(), 3u);
+  EXPECT_DOUBLE_EQ(json["runs"][0]["server_cpu_us_per_request"].get<double>(), 11.126);
+  EXPECT_TRUE(json["runs"][0]["proxy_cpu_us_per_request"].is_null());
+  EXPECT_TRUE(json["runs"][1]["server_cpu_us_per_request"].is_null());
+  EXPECT_DOUBLE_EQ(json["runs"][2]["server_cpu_us_per_request"].get<double>(), 18.1);
+  EXPECT_DOUBLE_EQ(json["runs"][2]["proxy_cpu_us_per_request"].get<double>(), 11.9);
+  EXPECT_EQ(json["runs"][2]["step"], "proxy");
+  EXPECT_EQ(json["sharing"], true);
 }
 
 TEST(BenchCompareReportTest, PlanTextListsEveryRun) {
