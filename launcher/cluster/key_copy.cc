@@ -122,10 +122,17 @@ class CopyWorker {
                                            source_address_.port, options.timeout);
     if (!source.ok()) return source.error();
     source_.emplace(std::move(source).value());
-    while (auto batch = queue.Pop()) {
-      if (auto copied = CopyBatch(*batch); !copied.ok()) return copied;
+    // One batch in flight on the primaries while the next one is read from the source.
+    std::optional<InFlight> previous;
+    while (auto keys = queue.Pop()) {
+      auto sent = Send(std::move(*keys));
+      if (!sent.ok()) return sent.error();
+      if (previous) {
+        if (auto settled = Settle(*previous); !settled.ok()) return settled;
+      }
+      previous = std::move(sent).value();
     }
-    return common::Ok();
+    return previous ? Settle(*previous) : common::Ok();
   }
 
  private:
@@ -143,55 +150,66 @@ class CopyWorker {
     return &targets_.emplace(primary, std::move(connection).value()).first->second;
   }
 
-  Status CopyBatch(const std::vector<std::string>& keys) {
+  // One batch's RESTOREs, sent and not yet answered.
+  struct InFlight {
+    std::vector<std::string> keys;  // the batch (errors name its keys)
+    // Per owner, in the order sent: the indexes into `keys` of its RESTOREs.
+    std::map<RedisConnection*, std::vector<size_t>> sent;
+    uint64_t bytes = 0;
+    uint64_t vanished = 0;
+  };
+
+  // Reads the batch's values (PTTL, DUMP) and sends every owner its RESTOREs.
+  Result<InFlight> Send(std::vector<std::string> keys) {
+    InFlight batch{.keys = std::move(keys)};
     std::vector<Command> reads;
-    reads.reserve(keys.size() * 2);
-    for (const auto& key : keys) {
+    reads.reserve(batch.keys.size() * 2);
+    for (const auto& key : batch.keys) {
       reads.push_back({"PTTL", key});
       reads.push_back({"DUMP", key});
     }
     auto values = source_->Pipeline(reads);
     if (!values.ok()) return values.error();
-    // RESTOREs per owner, in the scan's order.
-    std::map<RedisConnection*, std::vector<std::pair<const std::string*, Command>>> writes;
-    uint64_t bytes = 0;
-    uint64_t vanished = 0;
-    for (size_t i = 0; i < keys.size(); ++i) {
+    std::map<RedisConnection*, std::vector<Command>> writes;  // in the scan's order
+    for (size_t i = 0; i < batch.keys.size(); ++i) {
+      const std::string& key = batch.keys[i];
       auto& ttl = (*values)[2 * i];
       auto& payload = (*values)[2 * i + 1];
-      if (!ttl.ok()) return ttl.error().Context(source_->address() + ": PTTL " + keys[i]);
-      if (!payload.ok()) return payload.error().Context(source_->address() + ": DUMP " + keys[i]);
+      if (!ttl.ok()) return ttl.error().Context(source_->address() + ": PTTL " + key);
+      if (!payload.ok()) return payload.error().Context(source_->address() + ": DUMP " + key);
       const long long left = common::ParseInteger<long long>(*ttl).value_or(-2);
       if (payload->empty() || left == -2) {
-        ++vanished;  // expired or deleted since the scan saw it
+        ++batch.vanished;  // expired or deleted since the scan saw it
         continue;
       }
-      auto owner = Owner(common::KeySlot(keys[i]));
+      auto owner = Owner(common::KeySlot(key));
       if (!owner.ok()) return owner.error();
-      bytes += payload->size();
-      writes[*owner].push_back({&keys[i],
-                                {"RESTORE", keys[i], std::to_string(left < 0 ? 0 : left),
-                                 std::move(*payload), "REPLACE"}});
+      batch.bytes += payload->size();
+      writes[*owner].push_back(
+          {"RESTORE", key, std::to_string(left < 0 ? 0 : left), std::move(*payload), "REPLACE"});
+      batch.sent[*owner].push_back(i);
     }
     // Every owner gets its RESTOREs before any reply is read: the primaries work at once.
     for (auto& [owner, commands] : writes) {
-      std::vector<Command> frame;
-      frame.reserve(commands.size());
-      for (auto& entry : commands) frame.push_back(std::move(entry.second));
-      if (auto sent = owner->Send(frame); !sent.ok()) return sent;
+      if (auto sent = owner->Send(commands); !sent.ok()) return sent.error();
     }
+    return batch;
+  }
+
+  // Reads the replies to a batch's RESTOREs.
+  Status Settle(const InFlight& batch) {
     uint64_t restored = 0;
-    for (auto& [owner, commands] : writes) {
-      auto replies = owner->Receive(commands.size());
+    for (const auto& [owner, indexes] : batch.sent) {
+      auto replies = owner->Receive(indexes.size());
       if (!replies.ok()) return replies.error();
       for (size_t i = 0; i < replies->size(); ++i) {
         if ((*replies)[i].ok()) continue;
-        return Error("RESTORE " + *commands[i].first + " on " + owner->address() + ": " +
+        return Error("RESTORE " + batch.keys[indexes[i]] + " on " + owner->address() + ": " +
                      RestoreAdvice((*replies)[i].error().message()));
       }
       restored += replies->size();
     }
-    state_.Count(restored, bytes, vanished);
+    state_.Count(restored, batch.bytes, batch.vanished);
     return common::Ok();
   }
 

@@ -6,7 +6,8 @@
 //   scanner: SCAN cursor COUNT batch ──▶ [ bounded queue of key batches ]
 //   workers (N, each with its own connections):
 //     DUMP + PTTL of a batch, pipelined on the source ──▶ RESTOREs grouped by slot owner, sent to
-//     every owner before any reply is read
+//     every owner before any reply is read; those replies are read after the next batch's values,
+//     so the source and the primaries work at once
 //
 // REPLACE makes a copy that is run again (after a crash) end where one run would: every key once,
 // with the source's value.
