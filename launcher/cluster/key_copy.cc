@@ -159,37 +159,61 @@ class CopyWorker {
     uint64_t vanished = 0;
   };
 
-  // Reads the batch's values (PTTL, DUMP) and sends every owner its RESTOREs.
+  // Reads the batch's values and sends every owner its writes. A string (most keys, usually) is
+  // read with GET and written with SET: DUMP would compress it with LZF on the source, which
+  // costs the source more than everything else it does for the copy. Any other type is DUMPed
+  // (GET answers WRONGTYPE) and RESTOREd.
   Result<InFlight> Send(std::vector<std::string> keys) {
     InFlight batch{.keys = std::move(keys)};
     std::vector<Command> reads;
     reads.reserve(batch.keys.size() * 2);
     for (const auto& key : batch.keys) {
       reads.push_back({"PTTL", key});
-      reads.push_back({"DUMP", key});
+      reads.push_back({"GET", key});
     }
     auto values = source_->Pipeline(reads);
     if (!values.ok()) return values.error();
+    std::vector<size_t> typed;  // keys that are not strings
+    std::vector<Command> dumps;
+    for (size_t i = 0; i < batch.keys.size(); ++i) {
+      auto& value = (*values)[2 * i + 1];
+      if (value.ok() || !value.error().message().starts_with("WRONGTYPE")) continue;
+      typed.push_back(i);
+      dumps.push_back({"DUMP", batch.keys[i]});
+    }
+    auto payloads = source_->Pipeline(dumps);
+    if (!payloads.ok()) return payloads.error();
+    for (size_t j = 0; j < typed.size(); ++j) (*values)[2 * typed[j] + 1] = (*payloads)[j];
+    std::vector<bool> is_typed(batch.keys.size(), false);
+    for (size_t i : typed) is_typed[i] = true;
     std::map<RedisConnection*, std::vector<Command>> writes;  // in the scan's order
     for (size_t i = 0; i < batch.keys.size(); ++i) {
       const std::string& key = batch.keys[i];
       auto& ttl = (*values)[2 * i];
-      auto& payload = (*values)[2 * i + 1];
+      auto& value = (*values)[2 * i + 1];
+      const char* read = is_typed[i] ? ": DUMP " : ": GET ";
       if (!ttl.ok()) return ttl.error().Context(source_->address() + ": PTTL " + key);
-      if (!payload.ok()) return payload.error().Context(source_->address() + ": DUMP " + key);
+      if (!value.ok()) return value.error().Context(source_->address() + read + key);
       const long long left = common::ParseInteger<long long>(*ttl).value_or(-2);
-      if (payload->empty() || left == -2) {
-        ++batch.vanished;  // expired or deleted since the scan saw it
+      // Gone since the scan saw it (a string's GET of a missing key is "" too; PTTL tells).
+      if (left == -2 || (is_typed[i] && value->empty())) {
+        ++batch.vanished;
         continue;
       }
       auto owner = Owner(common::KeySlot(key));
       if (!owner.ok()) return owner.error();
-      batch.bytes += payload->size();
-      writes[*owner].push_back(
-          {"RESTORE", key, std::to_string(left < 0 ? 0 : left), std::move(*payload), "REPLACE"});
+      batch.bytes += value->size();
+      if (!is_typed[i]) {
+        Command set = {"SET", key, std::move(*value)};
+        if (left > 0) set.insert(set.end(), {"PX", std::to_string(left)});
+        writes[*owner].push_back(std::move(set));
+      } else {
+        writes[*owner].push_back(
+            {"RESTORE", key, std::to_string(left < 0 ? 0 : left), std::move(*value), "REPLACE"});
+      }
       batch.sent[*owner].push_back(i);
     }
-    // Every owner gets its RESTOREs before any reply is read: the primaries work at once.
+    // Every owner gets its writes before any reply is read: the primaries work at once.
     for (auto& [owner, commands] : writes) {
       if (auto sent = owner->Send(commands); !sent.ok()) return sent.error();
     }
@@ -204,7 +228,7 @@ class CopyWorker {
       if (!replies.ok()) return replies.error();
       for (size_t i = 0; i < replies->size(); ++i) {
         if ((*replies)[i].ok()) continue;
-        return Error("RESTORE " + batch.keys[indexes[i]] + " on " + owner->address() + ": " +
+        return Error("copying " + batch.keys[indexes[i]] + " to " + owner->address() + ": " +
                      RestoreAdvice((*replies)[i].error().message()));
       }
       restored += replies->size();

@@ -1,16 +1,18 @@
-// Copying every key of one node into a cluster, by value: SCAN the source, DUMP and PTTL each
-// key, RESTORE it (REPLACE, its TTL kept) on the primary that owns its slot. `restore` copies
-// from a scratch server that loaded a backup file, `import` from the instance a user runs today.
-// The engine serializes every type itself (DUMP), so nothing here knows an RDB encoding.
+// Copying every key of one node into a cluster, by value: SCAN the source, read each key with its
+// PTTL, write it on the primary that owns its slot with the TTL kept. Strings go by GET and SET
+// (DUMP would LZF-compress them on the source, most of the source's cost); every other type by
+// DUMP and RESTORE REPLACE, so the engine serializes it itself and nothing here knows an RDB
+// encoding. `restore` copies from a scratch server that loaded a backup file, `import` from the
+// instance a user runs today.
 //
 //   scanner: SCAN cursor COUNT batch ──▶ [ bounded queue of key batches ]
 //   workers (N, each with its own connections):
-//     DUMP + PTTL of a batch, pipelined on the source ──▶ RESTOREs grouped by slot owner, sent to
-//     every owner before any reply is read; those replies are read after the next batch's values,
-//     so the source and the primaries work at once
+//     PTTL + GET (DUMP for what is not a string) of a batch, pipelined on the source ──▶ SETs and
+//     RESTOREs grouped by slot owner, sent to every owner before any reply is read; those replies
+//     are read after the next batch's values, so the source and the primaries work at once
 //
-// REPLACE makes a copy that is run again (after a crash) end where one run would: every key once,
-// with the source's value.
+// SET and RESTORE REPLACE make a copy that is run again (after a crash) end where one run would:
+// every key once, with the source's value.
 #pragma once
 
 #include <atomic>
@@ -28,7 +30,7 @@ namespace shardctl::launcher {
 struct KeyCopyOptions {
   Access source_access;  // how to log in to the source (its password, its TLS)
   Access target_access;  // and to the cluster's primaries
-  int workers = 4;       // DUMP/RESTORE connections at once; the scan is one cursor
+  int workers = 4;       // read/write connections at once; the scan is one cursor
   int batch = 256;       // keys per SCAN COUNT and per pipelined round
   std::chrono::milliseconds timeout{30000};  // per reply
   // Totals so far, after every batch (called from the workers, serialized).
@@ -38,8 +40,8 @@ struct KeyCopyOptions {
 
 struct KeyCopyReport {
   uint64_t keys = 0;      // keys restored on the cluster
-  uint64_t bytes = 0;     // their DUMP payloads' bytes
-  uint64_t vanished = 0;  // keys the scan saw that expired or were deleted before their DUMP
+  uint64_t bytes = 0;     // their values' bytes (DUMP payloads for all but strings)
+  uint64_t vanished = 0;  // keys the scan saw that expired or were deleted before their read
 };
 
 // Copies every key of db 0 of `source` to the primaries `target` routes its slot to. The first
