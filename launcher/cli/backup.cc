@@ -47,6 +47,8 @@ int RunBackup(const Invocation& invocation) {
                       {"bytes", bytes},
                       {"write_pause_ms", manifest.write_pause_ms},
                       {"attempts", done->attempts},
+                      {"fork_limit", done->fork_limit},
+                      {"most_snapshots_at_once", done->most_copying},
                       {"ms", done->took.count()},
                       {"engine", manifest.engine},
                       {"engine_version", manifest.engine_version},

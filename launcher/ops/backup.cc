@@ -9,8 +9,10 @@
 #include "launcher/cluster/rdb_snapshot.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/ops/serving_cluster.h"
+#include "launcher/ops/snapshot_gate.h"
 #include "launcher/ops/target.h"
 #include "launcher/os/files.h"
+#include "launcher/os/process.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -91,7 +93,8 @@ struct Cut {
 // One attempt at the cut: pause, count, start every fork, unpause. Writes are resumed on every
 // path out.
 Result<Cut> TakeCut(const Access& access, const std::vector<common::NodeLine>& primaries,
-                    std::vector<RedisConnection>& control) {
+                    std::vector<RedisConnection>& control,
+                    const std::function<void(size_t)>& forked) {
   Cut cut;
   for (const auto& primary : primaries) {
     auto link =
@@ -102,8 +105,9 @@ Result<Cut> TakeCut(const Access& access, const std::vector<common::NodeLine>& p
   const auto paused_at = Clock::now();
   auto unpause = [&] { (void)OnEvery(control, {"CLIENT", "UNPAUSE"}); };
   // Every primary is asked to pause (and count its keys) at once; each one's snapshot is asked for
-  // as soon as its own pause is in place. That is enough for one cut: every fork happens inside
-  // its primary's pause, and every pause begins before any ends.
+  // as soon as its own pause is in place (PSYNC cannot share the write: a primary refuses it while
+  // replies are pending). That is enough for one cut: every fork happens inside its primary's
+  // pause, and every pause begins before any ends (the unpause waits for every fork).
   const Command pause = {"CLIENT", "PAUSE",
                          std::to_string(std::chrono::milliseconds(kPauseBound).count()), "WRITE"};
   std::optional<Error> failed;
@@ -125,10 +129,13 @@ Result<Cut> TakeCut(const Access& access, const std::vector<common::NodeLine>& p
     cut.keys.push_back(common::ParseInteger<uint64_t>(*(*replies)[1]).value_or(0));
     if (auto asked = cut.links[i].Request(); !asked.ok()) failed = asked.error();
   }
+  // Each child is seen (and held beyond the fork limit) as soon as its primary has forked.
   for (size_t i = 0; !failed && i < cut.links.size(); ++i) {
-    if (auto forked = cut.links[i].AwaitFork(paused_at + kForkDeadline); !forked.ok()) {
-      failed = forked.error();
+    if (auto awaited = cut.links[i].AwaitFork(paused_at + kForkDeadline); !awaited.ok()) {
+      failed = awaited.error();
+      break;
     }
+    forked(i);
   }
   unpause();
   cut.pause = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - paused_at);
@@ -179,6 +186,24 @@ Outcome<BackupReport> Backup(const BackupRequest& request) {
   const auto& primaries = serving->primaries;
   auto created = PrepareDir(request.to);
   if (!created.ok()) return created.error();
+  // The local primaries' processes: their snapshot children are held to the fork limit.
+  std::vector<std::optional<ProcessId>> local(primaries.size());
+  std::vector<ProcessId> running;
+  for (size_t k = 0; k < primaries.size(); ++k) {
+    for (const auto& shard : deployment.plan.shards) {
+      if (shard.port != primaries[k].address.port ||
+          primaries[k].address.host != deployment.plan.bind) {
+        continue;
+      }
+      local[k] = ReadProcessId(target->dir.ShardPidFile(shard.index));
+      if (local[k]) running.push_back(*local[k]);
+    }
+  }
+  ContinueStopped(running);
+  std::optional<SnapshotGate> gate;
+  auto forked = [&](size_t k) {
+    gate->Forked(k, local[k] ? ChildrenOf(*local[k]) : std::vector<pid_t>{});
+  };
   BackupReport report{.dir = request.to, .manifest = {}, .attempts = 0, .took = {}};
   std::optional<Cut> cut;
   for (int attempt = 1; !cut && attempt <= kAttempts; ++attempt) {
@@ -188,7 +213,8 @@ Outcome<BackupReport> Backup(const BackupRequest& request) {
       auto control = ConnectAll(target->access, primaries);
       if (!control.ok()) return control.error();
       if (auto idle = WaitForNoFork(*control, request.on_progress); !idle.ok()) return idle.error();
-      return TakeCut(target->access, primaries, *control);
+      gate.emplace(primaries.size(), deployment.durability.fork_limit);
+      return TakeCut(target->access, primaries, *control, forked);
     }();
     if (taken.ok()) {
       cut.emplace(std::move(taken).value());
@@ -205,8 +231,11 @@ Outcome<BackupReport> Backup(const BackupRequest& request) {
   std::vector<std::optional<Result<SnapshotFile>>> written(primaries.size());
   std::vector<std::thread> copiers;
   for (size_t k = 0; k < primaries.size(); ++k) {
-    copiers.emplace_back(
-        [&, k] { written[k] = cut->links[k].CopyTo(request.to / BackupFileName(k)); });
+    copiers.emplace_back([&, k] {
+      gate->WaitTurn(k);
+      written[k] = cut->links[k].CopyTo(request.to / BackupFileName(k));
+      gate->Done(k);
+    });
   }
   for (auto& copier : copiers) copier.join();
   BackupManifest& manifest = report.manifest;
@@ -241,6 +270,8 @@ Outcome<BackupReport> Backup(const BackupRequest& request) {
     RemoveWritten(request.to, primaries.size(), *created);
     return saved.error();
   }
+  report.fork_limit = deployment.durability.fork_limit;
+  report.most_copying = gate ? gate->most_running() : 0;
   report.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   return report;
 }

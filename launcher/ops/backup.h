@@ -3,8 +3,10 @@
 //   1. every primary: a snapshot link (REPLCONF rdb-only), no fork already running
 //   2. CLIENT PAUSE WRITE on every primary (writes wait, none is refused), DBSIZE
 //   3. PSYNC on every link; each primary forks its snapshot in the turn it answers +FULLRESYNC
-//   4. CLIENT UNPAUSE: the pause lasted only as long as it took to start the forks
-//   5. each snapshot streams into DIR/shard-<k>.rdb (checksummed), then DIR/manifest.json
+//   4. this host's snapshot children beyond the fork limit are stopped (snapshot_gate.h), then
+//      CLIENT UNPAUSE: the pause lasted only as long as it took to start the forks
+//   5. each snapshot streams into DIR/shard-<k>.rdb (checksummed), at most fork-limit children
+//      working at once, then DIR/manifest.json
 //
 // A fork that does not start within the pause's bound (another save started in between) ends the
 // attempt: writes resume, and it is tried again. Nothing is written to the shards' disks.
@@ -33,6 +35,8 @@ struct BackupReport {
   std::filesystem::path dir;
   BackupManifest manifest;
   int attempts = 1;  // pauses it took to start every fork inside one
+  int fork_limit = 1;
+  int most_copying = 0;  // the most of this host's snapshot children that ran at once
   std::chrono::milliseconds took{0};
 };
 

@@ -352,4 +352,14 @@ int StopProcesses(const std::vector<ProcessId>& processes, std::chrono::millisec
   return killed;
 }
 
+std::vector<pid_t> ChildrenOf(const ProcessId& process) {
+  std::vector<pid_t> children;
+  if (!IsRunning(process)) return children;
+  const std::string pid = std::to_string(process.pid);
+  std::ifstream list("/proc/" + pid + "/task/" + pid + "/children");
+  pid_t child = 0;
+  while (list >> child) children.push_back(child);
+  return children;
+}
+
 }  // namespace shardctl::launcher

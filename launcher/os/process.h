@@ -80,6 +80,9 @@ int StopProcesses(const std::vector<ProcessId>& processes, std::chrono::millisec
 // counted) and never this process' own session.
 std::vector<pid_t> SessionMembers(const std::vector<ProcessId>& leaders);
 
+// The children of `process` (/proc/PID/task/PID/children), none when it is not that process.
+std::vector<pid_t> ChildrenOf(const ProcessId& process);
+
 // True when `pid` is stopped (SIGSTOP, a debugger): state T or t in /proc/PID/stat.
 bool IsStopped(pid_t pid);
 
