@@ -12,6 +12,7 @@
 //     shards/<i>/         redis.conf, nodes.conf, server.log, pid ("pid start_time"), data
 //     proxy.pid, proxy.log  shardproxy's identity and output, when the deployment has a proxy
 //     password            the shards' password (mode 0600), when `up --password-file` set one
+//     backup.pid          a running `backup` (it may hold snapshot children stopped)
 //     proxy.auth          shardproxy's --auth-file (mode 0600): the same password both ways
 //   Every file is mode 0600 and the directory 0700: the configs hold the password.
 #pragma once
@@ -45,6 +46,8 @@ class DeploymentDir {
   std::filesystem::path ProxyPidFile() const { return root_ / "proxy.pid"; }
   std::filesystem::path ProxyLog() const { return root_ / "proxy.log"; }
   std::filesystem::path PasswordFile() const { return root_ / "password"; }
+  // "pid start_time" of a running `backup`, which may hold snapshot children stopped.
+  std::filesystem::path BackupPidFile() const { return root_ / "backup.pid"; }
   std::filesystem::path ProxyAuthFile() const { return root_ / "proxy.auth"; }
   // Copies of the TLS files the shards serve (written by `up` and each successful reload-tls):
   // what a new CA must still verify, and what a shard goes back to when new files fail it.

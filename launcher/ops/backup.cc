@@ -1,5 +1,7 @@
 #include "launcher/ops/backup.h"
 
+#include <unistd.h>
+
 #include <optional>
 #include <thread>
 #include <vector>
@@ -199,7 +201,16 @@ Outcome<BackupReport> Backup(const BackupRequest& request) {
       if (local[k]) running.push_back(*local[k]);
     }
   }
-  ContinueStopped(running);
+  ContinueStoppedChildren(running);
+  // While this runs, the supervisor leaves the children it holds stopped.
+  struct BackupPidFile {
+    std::filesystem::path file;
+    ~BackupPidFile() {
+      std::error_code ignored;
+      std::filesystem::remove(file, ignored);
+    }
+  } pid_file{target->dir.BackupPidFile()};
+  if (auto self = IdentifyProcess(::getpid())) (void)WriteProcessId(pid_file.file, *self);
   std::optional<SnapshotGate> gate;
   auto forked = [&](size_t k) {
     gate->Forked(k, local[k] ? ChildrenOf(*local[k]) : std::vector<pid_t>{});

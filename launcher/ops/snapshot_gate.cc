@@ -51,12 +51,4 @@ void SnapshotGate::Release(size_t k) {
   turn_.notify_all();
 }
 
-void ContinueStopped(const std::vector<ProcessId>& shards) {
-  for (const auto& shard : shards) {
-    for (pid_t child : ChildrenOf(shard)) {
-      if (IsStopped(child)) ::kill(child, SIGCONT);
-    }
-  }
-}
-
 }  // namespace shardctl::launcher

@@ -5,8 +5,10 @@
 // and the primaries keep their CPU for their clients. Another host's primary (no child of ours to
 // see) is not held.
 //
-// Nothing stays stopped: the destructor continues every child still held, and a backup starts by
-// continuing any child of a local shard that a killed backup left stopped (ContinueStopped).
+// Nothing stays stopped: the destructor continues every child still held. A backup killed while it
+// held some leaves them stopped: the supervisor continues them once no backup runs (backup.pid),
+// and so does the next backup before it starts (ContinueStoppedChildren); their primary then ends
+// them, as nobody reads their snapshot.
 #pragma once
 
 #include <sys/types.h>
@@ -48,9 +50,5 @@ class SnapshotGate {
   int running_ = 0;
   int most_running_ = 0;
 };
-
-// The children of the shards' processes (`shards`) that are stopped: what a backup killed while it
-// held them left. Each is continued.
-void ContinueStopped(const std::vector<ProcessId>& shards);
 
 }  // namespace shardctl::launcher

@@ -362,4 +362,12 @@ std::vector<pid_t> ChildrenOf(const ProcessId& process) {
   return children;
 }
 
+void ContinueStoppedChildren(const std::vector<ProcessId>& parents) {
+  for (const auto& parent : parents) {
+    for (pid_t child : ChildrenOf(parent)) {
+      if (IsStopped(child)) ::kill(child, SIGCONT);
+    }
+  }
+}
+
 }  // namespace shardctl::launcher

@@ -83,6 +83,9 @@ std::vector<pid_t> SessionMembers(const std::vector<ProcessId>& leaders);
 // The children of `process` (/proc/PID/task/PID/children), none when it is not that process.
 std::vector<pid_t> ChildrenOf(const ProcessId& process);
 
+// Continues (SIGCONT) every stopped child of `parents`.
+void ContinueStoppedChildren(const std::vector<ProcessId>& parents);
+
 // True when `pid` is stopped (SIGSTOP, a debugger): state T or t in /proc/PID/stat.
 bool IsStopped(pid_t pid);
 

@@ -283,7 +283,20 @@ void Supervisor::OnHealthTick() {
   if (++health_ticks_ % 40 == 0) {
     RotateShardLogs();
     RetryDiskFull();
+    ContinueHeldSnapshots();
   }
+}
+
+// A backup killed while it held snapshot children stopped (ops/snapshot_gate.h) leaves them so, and
+// a primary with a stopped child cannot save again: once no backup runs, continue them (their
+// primary then ends them, as nobody reads their snapshot).
+void Supervisor::ContinueHeldSnapshots() {
+  if (auto backup = ReadProcessId(dir_.BackupPidFile()); backup && IsRunning(*backup)) return;
+  std::vector<ProcessId> shards;
+  for (const auto& slot : slots_) {
+    if (slot->watcher.running()) shards.push_back(slot->watcher.process());
+  }
+  ContinueStoppedChildren(shards);
 }
 
 // Redis opens its logfile for every line it writes, so renaming the file is a complete rotation.

@@ -120,6 +120,7 @@ class Supervisor {
   // Stops the health checker and every shard, once; exits seen afterwards are not crashes.
   void StopAll();
   void RotateShardLogs();
+  void ContinueHeldSnapshots();
   int Finish(int code);
 
   DeploymentDir dir_;
