@@ -195,8 +195,9 @@ class CopyWorker {
       if (!ttl.ok()) return ttl.error().Context(source_->address() + ": PTTL " + key);
       if (!value.ok()) return value.error().Context(source_->address() + read + key);
       const long long left = common::ParseInteger<long long>(*ttl).value_or(-2);
-      // Gone since the scan saw it (a string's GET of a missing key is "" too; PTTL tells).
-      if (left == -2 || (is_typed[i] && value->empty())) {
+      // Gone since the scan saw it (a string's GET of a missing key is "" too; PTTL tells), or
+      // expiring this millisecond (a TTL of 0 would mean none to SET and RESTORE).
+      if (left == -2 || left == 0 || (is_typed[i] && value->empty())) {
         ++batch.vanished;
         continue;
       }
