@@ -52,18 +52,6 @@ Result<std::vector<std::string>> OnEvery(std::vector<RedisConnection>& connectio
   return replies;
 }
 
-Result<std::vector<RedisConnection>> ConnectAll(const Access& access,
-                                                const std::vector<common::NodeLine>& primaries) {
-  std::vector<RedisConnection> connections;
-  for (const auto& primary : primaries) {
-    auto connection =
-        RedisConnection::Connect(access, primary.address.host, primary.address.port, 5s);
-    if (!connection.ok()) return connection.error();
-    connections.push_back(std::move(connection).value());
-  }
-  return connections;
-}
-
 // Waits (bounded) until no primary is forking: a snapshot asked for during another fork would
 // wait for it, and the pause with it.
 Status WaitForNoFork(std::vector<RedisConnection>& connections,
@@ -221,7 +209,7 @@ Outcome<BackupReport> Backup(const BackupRequest& request) {
     report.attempts = attempt;
     // Fresh connections each attempt: a failed one may have left replies unread.
     auto taken = [&]() -> Result<Cut> {
-      auto control = ConnectAll(target->access, primaries);
+      auto control = ConnectPrimaries(target->access, primaries);
       if (!control.ok()) return control.error();
       if (auto idle = WaitForNoFork(*control, request.on_progress); !idle.ok()) return idle.error();
       gate.emplace(primaries.size(), deployment.durability.fork_limit);

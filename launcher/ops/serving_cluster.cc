@@ -43,15 +43,26 @@ Result<ServingCluster> ReadServingCluster(const Access& access, const Plan& plan
   return serving;
 }
 
-Result<std::vector<uint64_t>> CountKeys(const Access& access,
-                                        const std::vector<common::NodeLine>& primaries) {
-  std::vector<uint64_t> counts;
+Result<std::vector<RedisConnection>> ConnectPrimaries(
+    const Access& access, const std::vector<common::NodeLine>& primaries) {
+  std::vector<RedisConnection> connections;
   for (const auto& primary : primaries) {
     auto connection =
         RedisConnection::Connect(access, primary.address.host, primary.address.port, 5s);
     if (!connection.ok()) return connection.error();
-    auto size = connection->Run({"DBSIZE"});
-    if (!size.ok()) return size.error().Context(connection->address() + ": DBSIZE");
+    connections.push_back(std::move(connection).value());
+  }
+  return connections;
+}
+
+Result<std::vector<uint64_t>> CountKeys(const Access& access,
+                                        const std::vector<common::NodeLine>& primaries) {
+  auto connections = ConnectPrimaries(access, primaries);
+  if (!connections.ok()) return connections.error();
+  std::vector<uint64_t> counts;
+  for (auto& connection : *connections) {
+    auto size = connection.Run({"DBSIZE"});
+    if (!size.ok()) return size.error().Context(connection.address() + ": DBSIZE");
     counts.push_back(common::ParseInteger<uint64_t>(*size).value_or(0));
   }
   return counts;

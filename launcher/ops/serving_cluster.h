@@ -9,6 +9,7 @@
 #include "common/cluster_text.h"
 #include "common/result.h"
 #include "launcher/cluster/access.h"
+#include "launcher/cluster/redis_client.h"
 #include "launcher/model/plan.h"
 
 namespace shardctl::launcher {
@@ -21,6 +22,10 @@ struct ServingCluster {
 // As the first shard that answers sees it. An error when the cluster is not ok: a slot without
 // an owner, or a primary failing (a copy would miss or misroute its keys).
 common::Result<ServingCluster> ReadServingCluster(const Access& access, const Plan& plan);
+
+// One connection to each primary, in order.
+common::Result<std::vector<RedisConnection>> ConnectPrimaries(
+    const Access& access, const std::vector<common::NodeLine>& primaries);
 
 // DBSIZE of each primary, in order.
 common::Result<std::vector<uint64_t>> CountKeys(const Access& access,

@@ -37,7 +37,7 @@ struct DeploymentMetrics {
   std::vector<ShardMetrics> shards;  // by index
   // From the fork scheduler (persistence rdb/aof); without one, the shards forking now.
   std::optional<int> forks_in_progress;
-  double fork_wait_seconds = 0;  // time due shards waited for the fork limit or memory
+  double fork_wait_seconds = 0;              // time due shards waited for the fork limit or memory
   std::optional<LiveImportProgress> import;  // an `import --live` into the deployment
 };
 
