@@ -64,6 +64,14 @@ int RunBackup(const Invocation& invocation) {
   return kExitOk;
 }
 
+// How the files went (or would go) in, and why not the fast way.
+std::string MethodSentence(const RestoreReport& report) {
+  if (report.method == "placed") {
+    return "each file loaded by its primary (the same shape)";
+  }
+  return "keys copied to their slots' owners (" + report.why_copied + ")";
+}
+
 int RunRestore(const Invocation& invocation) {
   auto spec = ResolveSpec(invocation);
   if (!spec.ok()) return Fail(Failure::Usage(spec.error()));
@@ -91,6 +99,9 @@ int RunRestore(const Invocation& invocation) {
                       {"keys", done->keys},
                       {"expired", done->expired},
                       {"keys_after", done->keys_after},
+                      {"method", done->method},
+                      {"why_copied", done->why_copied},
+                      {"replica_keys", done->replica_keys},
                       {"ms", done->took.count()}}
 
                      .dump(2)
@@ -98,14 +109,15 @@ int RunRestore(const Invocation& invocation) {
   } else if (invocation.dry_run) {
     std::cout << "would restore " << manifest.keys << " keys from " << manifest.files.size()
               << " files (" << manifest.engine << " " << manifest.engine_version << ") onto "
-              << done->target_shards << " primaries; every file checked\n";
+              << done->target_shards << " primaries; every file checked; " << MethodSentence(*done)
+              << "\n";
   } else {
     std::cout << "restored " << done->keys << " keys from " << manifest.files.size()
               << " files onto " << done->target_shards << " primaries in " << done->took.count()
               << " ms" << KeysPerSecond(done->keys, done->took) << "; the deployment holds "
               << done->keys_after << " keys"
               << (done->expired ? " (" + std::to_string(done->expired) + " expired meanwhile)" : "")
-              << "\n";
+              << "; " << MethodSentence(*done) << "\n";
   }
   return kExitOk;
 }

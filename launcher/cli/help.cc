@@ -270,11 +270,14 @@ constexpr const char* kRestore =
 Puts a backup's keys into this deployment, which must be empty (start one with shardctl up; any
 shard count, any engine that reads the backup's RDB format). First every file is checked against
 the manifest (size, SHA-256) and the format against the engine: any problem is one line, exit 2,
-nothing changed. Then each file is loaded by a scratch server of the deployment's engine on
-127.0.0.1 and its keys go to the primaries owning their slots (DUMP / RESTORE, TTLs kept).
+nothing changed. Then, when the deployment has the backup's shape (each file's slots are one
+local primary's, no AOF), each primary restarts with its file as its snapshot, all at once, and
+its replicas resync from it ("placed"); otherwise each file is loaded by a scratch server of the
+deployment's engine on 127.0.0.1 and its keys go to the primaries owning their slots (DUMP /
+RESTORE, TTLs kept; "copied"). --dry-run says which, and why not placed.
 
-Interrupted (Ctrl-C, a crash), run the same command again: it copies every key again (REPLACE,
-none twice) and finishes.
+Interrupted (Ctrl-C, a crash), run the same command again: it loads or copies every key again
+(none twice) and finishes.
 
 {options}
 {options deployment}

@@ -43,6 +43,11 @@ class DeploymentDir {
   std::filesystem::path ShardConfig(int index) const { return ShardDir(index) / "redis.conf"; }
   std::filesystem::path ShardLog(int index) const { return ShardDir(index) / "server.log"; }
   std::filesystem::path ShardPidFile(int index) const { return ShardDir(index) / "pid"; }
+  // A backup's file put beside the shard by `restore` (same shape): the supervisor makes it the
+  // shard's dump.rdb when the shard next starts.
+  std::filesystem::path ShardPlacedSnapshot(int index) const {
+    return ShardDir(index) / "restore.rdb";
+  }
   std::filesystem::path ProxyPidFile() const { return root_ / "proxy.pid"; }
   std::filesystem::path ProxyLog() const { return root_ / "proxy.log"; }
   std::filesystem::path PasswordFile() const { return root_ / "password"; }

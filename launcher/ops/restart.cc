@@ -66,6 +66,7 @@ json SupervisorRestartRequest(int index, const RestartOptions& options, bool req
   }
   if (require_handover) request["require_handover"] = true;
   if (options.discard_data) request["discard_data"] = true;
+  if (options.load_placed) request["load_placed"] = true;
   return request;
 }
 
@@ -86,6 +87,7 @@ Result<json> AskForRestart(const DeploymentDir& dir, const json& request) {
 Result<std::string> ChooseDataPath(const Access& access, const DeploymentDir& dir,
                                    const Deployment& deployment, int index, int port,
                                    const RestartOptions& options, ShardRestart& result) {
+  if (options.load_placed) return std::string("placed");
   auto supervised = SupervisedShard(dir, index);
   if (!supervised.ok()) return supervised.error();
   if (!supervised->contains("pid") || !(*supervised)["pid"].is_number()) return std::string("none");
@@ -155,9 +157,12 @@ Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir
   const json old_pid = (*reply)["old_pid"];
   const auto snapshot = dir.ShardDir(index) / "dump.rdb";
   // Where the keys are while the new process is not serving them yet.
-  const std::string kept =
-      result.data == "saved" ? " (its keys are in " + snapshot.string() + ", loaded when it starts)"
-                             : "";
+  std::string kept;
+  if (result.data == "saved") {
+    kept = " (its keys are in " + snapshot.string() + ", loaded when it starts)";
+  } else if (result.data == "placed") {
+    kept = " (it loads " + snapshot.string() + ", the backup's file, when it starts)";
+  }
   auto new_pid = WaitForNewProcess(dir, index, old_pid);
   if (!new_pid.ok()) return Error(new_pid.error().message() + kept);
   auto serving = WaitUntilServing(access, host, port);
@@ -172,7 +177,9 @@ Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir
   }
   // Without persistence a shard starts empty after a crash, as documented: the snapshot that
   // carried its keys across this restart must not come back later with stale data.
-  if (result.data == "saved" && deployment.durability.persistence == Persistence::kNone) {
+  const bool loaded_snapshot = result.data == "saved" || result.data == "placed";
+  if (result.data == "placed") result.keys_after = *serving;
+  if (loaded_snapshot && deployment.durability.persistence == Persistence::kNone) {
     std::error_code ignored;
     std::filesystem::remove(snapshot, ignored);
   }

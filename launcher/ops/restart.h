@@ -9,6 +9,8 @@
 //                                  snapshot is deleted once loaded                  ("saved")
 //   replica                      ─▶ restarts and resyncs from its primary           ("resynced")
 //   --discard-data               ─▶ the shard comes back empty                      ("discarded")
+//   restore, same shape          ─▶ no handover; the shard comes back with the backup file
+//                                  restore put at ShardPlacedSnapshot() as its data   ("placed")
 //
 // Then it waits until the shard answers as a new process, has loaded its data, and every node
 // reports cluster_state:ok.
@@ -39,7 +41,8 @@ struct ShardRestart {
   std::optional<pid_t> old_pid;  // none when the shard was waiting to be restarted anyway
   pid_t new_pid = 0;
   std::chrono::milliseconds took{0};  // until every node reported cluster_state:ok
-  // "handed-over", "aof", "saved", "resynced", "discarded", or "none" (nothing was running).
+  // "handed-over", "aof", "saved", "resynced", "discarded", "placed", or "none" (nothing was
+  // running).
   std::string data;
   std::optional<long long> keys_before;  // the shard's keys as it stopped (primaries)
   std::optional<long long> keys_after;   // the same node's keys once it served again
@@ -51,6 +54,8 @@ struct ShardRestart {
 struct RestartOptions {
   std::optional<Engine> engine;  // run the shard on this engine from now on (recorded)
   bool discard_data = false;     // --discard-data: the shard may come back empty
+  // restore: the shard's data is replaced by DeploymentDir::ShardPlacedSnapshot(), already there.
+  bool load_placed = false;
   // Set by a signal handler (Ctrl-C): a shard not stopped yet is left running, its writes
   // resumed; one already stopped is seen through.
   const std::atomic<bool>* interrupted = nullptr;

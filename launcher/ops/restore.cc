@@ -10,6 +10,7 @@
 #include "launcher/cluster/key_copy.h"
 #include "launcher/cluster/rdb_snapshot.h"
 #include "launcher/engine/engine.h"
+#include "launcher/ops/restore_placed.h"
 #include "launcher/ops/resume_marker.h"
 #include "launcher/ops/scratch_server.h"
 #include "launcher/ops/serving_cluster.h"
@@ -88,6 +89,90 @@ Outcome<BackupManifest> ReadCheckedBackup(const std::filesystem::path& dir) {
   return std::move(manifest).value();
 }
 
+namespace {
+
+// The other-shape path: each file loaded by a scratch server, its keys copied to their owners.
+// Returns the first failure, if any; the report's keys and expired count what was copied.
+std::optional<Error> CopyFromScratchServers(const RestoreRequest& request, const Target& target,
+                                            const ServingCluster& serving,
+                                            const BackupManifest& manifest, RestoreReport& report) {
+  std::mutex mutex;
+  std::optional<Error> failure;
+  size_t next = 0;
+  auto restore_files = [&] {
+    while (true) {
+      size_t k = 0;
+      {
+        std::lock_guard lock(mutex);
+        if (failure || next == manifest.files.size()) return;
+        k = next++;
+      }
+      const auto& file = manifest.files[k];
+      auto outcome = [&]() -> common::Result<KeyCopyReport> {
+        auto server =
+            ScratchServer::Start(target.deployment->engine, request.from / file.file,
+                                 ScratchRoot(target.dir) / std::to_string(k), kLoadTimeout);
+        if (!server.ok()) return server.error();
+        KeyCopyOptions options{.source_access = {}, .target_access = target.access};
+        options.stop = request.interrupted;
+        return CopyKeys(server->endpoint(), serving.table, options);
+      }();
+      std::lock_guard lock(mutex);
+      if (!outcome.ok()) {
+        if (!failure) failure = outcome.error().Context(file.file);
+        return;
+      }
+      report.keys += outcome->keys;
+      report.expired += outcome->vanished;
+      if (request.on_progress) {
+        request.on_progress("restored " + file.file + " (" + std::to_string(outcome->keys) +
+                            " keys); " + std::to_string(report.keys) + " keys so far");
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  for (size_t i = 0; i < std::min(kFilesAtOnce, manifest.files.size()); ++i) {
+    workers.emplace_back(restore_files);
+  }
+  for (auto& worker : workers) worker.join();
+  std::error_code ignored;
+  std::filesystem::remove_all(ScratchRoot(target.dir), ignored);
+  return failure;
+}
+
+// The same-shape path (restore_placed.h).
+std::optional<Error> LoadInPlace(const RestoreRequest& request, const Target& target,
+                                 const ServingCluster& serving, const LocalPrimaries& local,
+                                 const BackupManifest& manifest, const Placement& placement,
+                                 RestoreReport& report) {
+  auto placed = RestoreByPlacing(target, serving.table, local.shard_of_primary, manifest,
+                                 request.from, placement, request.on_progress);
+  for (int shard : local.shard_of_primary) {  // a file no restarted shard took
+    std::error_code ignored;
+    std::filesystem::remove(target.dir.ShardPlacedSnapshot(shard), ignored);
+  }
+  if (!placed.ok()) return Error(placed.error().message());
+  report.keys = placed->keys;
+  report.replica_keys = placed->replica_keys;
+  report.expired = manifest.keys > placed->keys ? manifest.keys - placed->keys : 0;
+  return std::nullopt;
+}
+
+// How this backup goes onto this deployment: placed file by file when it has the same shape and
+// every primary is local, else copied (the reason goes in the report).
+Placement ChooseMethod(const Target& target, const ServingCluster& serving,
+                       const BackupManifest& manifest, LocalPrimaries& local) {
+  local = FindLocalPrimaries(target, serving.primaries);
+  if (!local.why_not.empty()) return {.primary_of_file = {}, .why_not = local.why_not};
+  std::vector<std::string> file_slots;
+  for (const auto& file : manifest.files) file_slots.push_back(file.slots);
+  std::vector<std::vector<common::SlotRange>> primary_slots;
+  for (const auto& primary : serving.primaries) primary_slots.push_back(primary.slots);
+  return PlanPlacement(file_slots, primary_slots);
+}
+
+}  // namespace
+
 Outcome<RestoreReport> Restore(const RestoreRequest& request) {
   const auto started = Clock::now();
   auto manifest = ReadCheckedBackup(request.from);
@@ -110,51 +195,17 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
                           " keys; restore goes only into an empty deployment (restore into a "
                           "new one with another --name, or shardctl down --purge and up again)");
   }
+  LocalPrimaries local;
+  const Placement placement = ChooseMethod(*target, *serving, *manifest, local);
+  report.method = placement.ok() ? "placed" : "copied";
+  report.why_copied = placement.why_not;
   if (request.dry_run) return report;
   if (auto marked = marker.Write(); !marked.ok()) {
     return marked.error();
   }
-  std::mutex mutex;
-  std::optional<Error> failure;
-  size_t next = 0;
-  auto restore_files = [&] {
-    while (true) {
-      size_t k = 0;
-      {
-        std::lock_guard lock(mutex);
-        if (failure || next == manifest->files.size()) return;
-        k = next++;
-      }
-      const auto& file = manifest->files[k];
-      auto outcome = [&]() -> common::Result<KeyCopyReport> {
-        auto server =
-            ScratchServer::Start(deployment.engine, request.from / file.file,
-                                 ScratchRoot(target->dir) / std::to_string(k), kLoadTimeout);
-        if (!server.ok()) return server.error();
-        KeyCopyOptions options{.source_access = {}, .target_access = target->access};
-        options.stop = request.interrupted;
-        return CopyKeys(server->endpoint(), serving->table, options);
-      }();
-      std::lock_guard lock(mutex);
-      if (!outcome.ok()) {
-        if (!failure) failure = outcome.error().Context(file.file);
-        return;
-      }
-      report.keys += outcome->keys;
-      report.expired += outcome->vanished;
-      if (request.on_progress) {
-        request.on_progress("restored " + file.file + " (" + std::to_string(outcome->keys) +
-                            " keys); " + std::to_string(report.keys) + " keys so far");
-      }
-    }
-  };
-  std::vector<std::thread> workers;
-  for (size_t i = 0; i < std::min(kFilesAtOnce, manifest->files.size()); ++i) {
-    workers.emplace_back(restore_files);
-  }
-  for (auto& worker : workers) worker.join();
-  std::error_code ignored;
-  std::filesystem::remove_all(ScratchRoot(target->dir), ignored);
+  const std::optional<Error> failure =
+      placement.ok() ? LoadInPlace(request, *target, *serving, local, *manifest, placement, report)
+                     : CopyFromScratchServers(request, *target, *serving, *manifest, report);
   const bool interrupted = request.interrupted != nullptr && request.interrupted->load();
   auto after =
       marker.End(failure, interrupted, "restore after " + std::to_string(report.keys) + " keys",

@@ -161,6 +161,7 @@ json Supervisor::RestartReply(const json& request) {
     slot.watcher.CancelRestart();
     slot.watcher.policy().Reset();
     if (request.value("discard_data", false)) DiscardShardData(index);
+    if (request.value("load_placed", false)) LoadPlacedSnapshot(index);
     Respawn(slot);
     reply["old_pid"] = nullptr;
     return reply;
@@ -168,7 +169,10 @@ json Supervisor::RestartReply(const json& request) {
   const pid_t pid = slot.watcher.process().pid;
   log_->info("restart of shard {} (pid {}) requested", index, pid);
   // A primary with a replica hands its slots over first, so no write is refused while it is down.
-  const bool handed_over = HandOverPrimary(slot, FailoverMode::kGraceful);
+  // Not when it is to load a backup: the data must come back on this node, and its replicas
+  // (kept from taking over by restore) copy it from there.
+  const bool load_placed = request.value("load_placed", false);
+  const bool handed_over = !load_placed && HandOverPrimary(slot, FailoverMode::kGraceful);
   if (!handed_over && request.value("require_handover", false)) {
     // The caller keeps the keys another way (a snapshot) and asks again; nothing is stopped.
     return {{"ok", false},
@@ -179,6 +183,7 @@ json Supervisor::RestartReply(const json& request) {
   reply["old_pid"] = pid;
   slot.restart_requested = true;
   slot.discard_data = request.value("discard_data", false);
+  slot.load_placed = load_placed;
   slot.restart_kill_deadline = SteadyClock::now() + kRestartStopGrace;
   ArmSaveOnShutdown(*access_.Current(), deployment_);
   kill(pid, SIGTERM);  // Redis shuts down cleanly on SIGTERM

@@ -100,6 +100,7 @@ void Supervisor::OnShardExit(ShardSlot& slot, const ProcessWatcher::Exit& exit) 
     policy.Reset();
     log_->info("shard {} {}; restarting it as requested", slot.index, exit.how);
     if (std::exchange(slot.discard_data, false)) DiscardShardData(slot.index);
+    if (std::exchange(slot.load_placed, false)) LoadPlacedSnapshot(slot.index);
   } else {
     // Before the dead primary comes back (empty, or with an older snapshot), its replica takes
     // its place; the restarted process then rejoins as a replica.
@@ -196,6 +197,26 @@ void Supervisor::DiscardShardData(int index) {
   std::filesystem::remove(shard_dir / "dump.rdb", ignored);
   std::filesystem::remove_all(shard_dir / "appendonlydir", ignored);
   log_->warn("shard {}: its snapshot and AOF were deleted as asked (--discard-data)", index);
+}
+
+bool Supervisor::LoadPlacedSnapshot(int index) {
+  const auto placed = dir_.ShardPlacedSnapshot(index);
+  const auto shard_dir = dir_.ShardDir(index);
+  std::error_code error;
+  if (!std::filesystem::exists(placed, error)) {
+    log_->error("shard {}: no {} to load; it starts with the data it had", index, placed.string());
+    return false;
+  }
+  // An AOF would be loaded instead of the snapshot; the shard's old data must not come back.
+  std::filesystem::remove_all(shard_dir / "appendonlydir", error);
+  std::filesystem::rename(placed, shard_dir / "dump.rdb", error);
+  if (error) {
+    log_->error("shard {}: {} could not become its dump.rdb: {}", index, placed.string(),
+                error.message());
+    return false;
+  }
+  log_->info("shard {}: starts from the backup file restore placed ({})", index, placed.string());
+  return true;
 }
 
 void Supervisor::OnRestartDue(ShardSlot& slot) {

@@ -37,6 +37,7 @@ struct ShardSlot {
   std::string state = "starting";  // starting, ok, unresponsive, restarting, disk-full, stopped
   bool restart_requested = false;  // an operator's restart: respawn at once when it exits
   bool discard_data = false;       // ... and delete its snapshot and AOF first (--discard-data)
+  bool load_placed = false;        // ... and start from the backup file restore placed beside it
   SteadyClock::time_point restart_kill_deadline;
   bool hung_kill_sent = false;
   bool unreplaceable_said = false;          // "silent, but no replica can take over" logged once
@@ -70,6 +71,9 @@ class Supervisor {
   void OnRestartDue(ShardSlot& slot);
   // --discard-data: the shard's snapshot and AOF go before it starts again (empty).
   void DiscardShardData(int index);
+  // Deletes the shard's snapshot and AOF and makes the file `restore` placed its dump.rdb, so the
+  // next process loads the backup. Logs and returns false when there is no such file.
+  bool LoadPlacedSnapshot(int index);
   // Pure: whether a replica can take over what the shard in `view` serves (a replica, or a
   // primary without slots, has nothing of its own to lose).
   static bool Replaceable(const PeerView& view);

@@ -97,10 +97,62 @@ TEST_F(BackupRestoreTest, RestoresOntoFewerAndAsManyPrimariesKeyByKey) {
     EXPECT_EQ(report.value("keys", 0u), before.size());
     EXPECT_EQ(report.value("keys_after", 0u), before.size());
     EXPECT_EQ(report.value("target_shards", 0), shards);
+    // The same slot split loads each file in place; another one copies key by key.
+    EXPECT_EQ(report.value("method", ""), shards == 3 ? "placed" : "copied") << report.dump(2);
     ExpectSameKeyspace(before, ReadKeyspace(Ports(base_port() + 20, shards)));
     EXPECT_FALSE(fs::exists(state_root() / other / "restore.json"));
     DownOther(other);
   }
+  EXPECT_EQ(KeysAt(Ports(base_port(), 3)), static_cast<long long>(before.size()));
+}
+
+// The same shape with replicas: each primary loads its file as its snapshot, its replica resyncs
+// from it, and no replica took over while the primaries restarted.
+TEST_F(BackupRestoreTest, SameShapeLoadsFilesInPlaceAndReplicasResync) {
+  std::map<std::string, KeyValue> before;
+  const fs::path dir = BackupOfEveryType(before);
+  auto up = UpOther("same", 3, {"--replicas", "1", "--persistence", "rdb"});
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  const auto ports = Ports(base_port() + 20, 6);
+  std::vector<int> primaries;
+  std::vector<int> replicas;
+  for (int port : ports) {
+    auto role = QueryRedis(port, {"ROLE"});
+    ASSERT_TRUE(role && !role->elements.empty()) << port;
+    (role->elements[0].text == "master" ? primaries : replicas).push_back(port);
+  }
+  ASSERT_EQ(primaries.size(), 3u);
+  ASSERT_EQ(KeysAt(ports), 0);
+  auto dry = OnOther("same", {"restore", "--from", dir.string(), "--dry-run"});
+  ASSERT_EQ(dry.exit_code, 0) << dry.Describe();
+  EXPECT_NE(dry.out.find("each file loaded by its primary"), std::string::npos) << dry.out;
+  EXPECT_EQ(KeysAt(ports), 0) << "--dry-run changed the deployment";
+
+  auto restore = OnOther("same", {"restore", "--from", dir.string(), "--json"});
+  ASSERT_EQ(restore.exit_code, 0) << restore.Describe();
+  const json report = Json(restore);
+  EXPECT_EQ(report.value("method", ""), "placed") << report.dump(2);
+  EXPECT_EQ(report.value("keys", 0u), before.size());
+  EXPECT_EQ(report.value("keys_after", 0u), before.size());
+  EXPECT_EQ(report.value("replica_keys", 0u), before.size());
+  ExpectSameKeyspace(before, ReadKeyspace(primaries));
+  EXPECT_EQ(KeysAt(replicas), static_cast<long long>(before.size()));
+  for (int port : primaries) {  // the same nodes serve, still primaries
+    auto role = QueryRedis(port, {"ROLE"});
+    ASSERT_TRUE(role && !role->elements.empty());
+    EXPECT_EQ(role->elements[0].text, "master") << port;
+  }
+  for (int port : replicas) {  // their failover setting put back
+    auto setting = QueryRedis(port, {"CONFIG", "GET", "cluster-replica-no-failover"});
+    ASSERT_TRUE(setting && setting->elements.size() == 2);
+    EXPECT_EQ(setting->elements[1].text, "no") << port;
+  }
+  for (int shard = 0; shard < 6; ++shard) {
+    EXPECT_FALSE(
+        fs::exists(state_root() / "same" / "shards" / std::to_string(shard) / "restore.rdb"));
+  }
+  EXPECT_FALSE(fs::exists(state_root() / "same" / "restore.json"));
+  DownOther("same");
   EXPECT_EQ(KeysAt(Ports(base_port(), 3)), static_cast<long long>(before.size()));
 }
 

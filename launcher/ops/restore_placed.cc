@@ -1,0 +1,177 @@
+#include "launcher/ops/restore_placed.h"
+
+#include <future>
+#include <map>
+
+#include "launcher/cluster/redis_client.h"
+#include "launcher/ops/restart.h"
+#include "launcher/ops/shard_snapshot.h"
+#include "launcher/supervisor/supervisor.h"
+
+namespace shardctl::launcher {
+namespace {
+
+using common::Error;
+using common::NodeAddress;
+using namespace std::chrono_literals;
+
+constexpr auto kQueryTimeout = 2s;
+
+// Keeps the replicas of the primaries being restarted from taking their slots while the
+// primaries are down: a replica promoted then would be empty, and the loaded primary would
+// resync from it. The setting each replica had is put back when this goes.
+class FailoverHold {
+ public:
+  FailoverHold(const Access& access, std::vector<NodeAddress> replicas)
+      : access_(access), replicas_(std::move(replicas)) {}
+  FailoverHold(const FailoverHold&) = delete;
+  FailoverHold& operator=(const FailoverHold&) = delete;
+  ~FailoverHold() {
+    for (const auto& [replica, before] : held_) Set(replica, before);
+  }
+
+  common::Status Hold() {
+    for (const auto& replica : replicas_) {
+      auto connection =
+          RedisConnection::Connect(access_, replica.host, replica.port, kQueryTimeout);
+      if (!connection.ok()) return connection.error();
+      auto before = connection->Run({"CONFIG", "GET", "cluster-replica-no-failover"});
+      auto set = connection->Run({"CONFIG", "SET", "cluster-replica-no-failover", "yes"});
+      if (!set.ok()) return set.error().Context(connection->address());
+      // CONFIG GET replies [name, value]: the flat text ends with the value.
+      held_.emplace_back(replica, before.ok() && before->ends_with("yes") ? "yes" : "no");
+    }
+    return common::Ok();
+  }
+
+ private:
+  void Set(const NodeAddress& replica, const std::string& value) const {
+    auto connection = RedisConnection::Connect(access_, replica.host, replica.port, kQueryTimeout);
+    if (connection.ok()) {
+      (void)connection->Run({"CONFIG", "SET", "cluster-replica-no-failover", value});
+    }
+  }
+
+  const Access& access_;
+  std::vector<NodeAddress> replicas_;
+  std::vector<std::pair<NodeAddress, std::string>> held_;
+};
+
+// Puts each file beside its shard's data; an error (a full disk, mostly) removes what was put.
+common::Status PlaceFiles(const DeploymentDir& dir, const std::filesystem::path& from,
+                          const BackupManifest& manifest, const std::vector<int>& shard_of_file) {
+  for (size_t k = 0; k < manifest.files.size(); ++k) {
+    const auto placed = dir.ShardPlacedSnapshot(shard_of_file[k]);
+    std::error_code error;
+    std::filesystem::copy_file(from / manifest.files[k].file, placed,
+                               std::filesystem::copy_options::overwrite_existing, error);
+    if (error) {
+      for (int shard : shard_of_file) {
+        std::error_code ignored;
+        std::filesystem::remove(dir.ShardPlacedSnapshot(shard), ignored);
+      }
+      return Error("copying " + manifest.files[k].file + " to " + placed.string() + ": " +
+                   error.message() + " (free space there, or restore onto another deployment)");
+    }
+  }
+  return common::Ok();
+}
+
+// Every replica of the restarted primaries once it has resynced; the keys they hold.
+common::Result<uint64_t> WaitForReplicas(const Access& access,
+                                         const std::vector<NodeAddress>& replicas) {
+  uint64_t keys = 0;
+  for (const auto& replica : replicas) {
+    auto serving = WaitUntilServing(access, replica.host, replica.port);
+    if (!serving.ok()) return serving.error().Context("replica " + replica.ToString());
+    keys += static_cast<uint64_t>(*serving);
+  }
+  return keys;
+}
+
+}  // namespace
+
+LocalPrimaries FindLocalPrimaries(const Target& target,
+                                  const std::vector<common::NodeLine>& primaries) {
+  const Deployment& deployment = *target.deployment;
+  const Plan& plan = deployment.plan;
+  if (deployment.durability.persistence == Persistence::kAof) {
+    return {{}, "its shards keep an AOF, which they load instead of an RDB"};
+  }
+  if (!SupervisorRunning(target.dir)) return {{}, "no supervisor runs it"};
+  LocalPrimaries local;
+  for (const auto& node : primaries) {
+    const std::string& host = node.address.host;
+    int found = -1;
+    for (const auto& shard : plan.shards) {
+      if (shard.port == node.address.port &&
+          (host == plan.bind || host == AddressInCluster(plan))) {
+        found = shard.index;
+      }
+    }
+    if (found < 0) {
+      return {{}, "primary " + node.address.ToString() + " is not a shard of this host"};
+    }
+    local.shard_of_primary.push_back(found);
+  }
+  return local;
+}
+
+Outcome<PlacedRestore> RestoreByPlacing(const Target& target, const common::SlotTable& table,
+                                        const std::vector<int>& shard_of_primary,
+                                        const BackupManifest& manifest,
+                                        const std::filesystem::path& from,
+                                        const Placement& placement,
+                                        const std::function<void(const std::string&)>& progress) {
+  auto lock = RestartLock::Take(target.dir);
+  if (!lock.ok()) return lock.error();
+  std::vector<int> shard_of_file;
+  std::vector<NodeAddress> replicas;
+  for (size_t primary : placement.primary_of_file) {
+    shard_of_file.push_back(shard_of_primary[primary]);
+    for (const auto& replica : table.ReplicasOf(primary)) replicas.push_back(replica);
+  }
+  FailoverHold hold(target.access, replicas);
+  if (auto held = hold.Hold(); !held.ok()) {
+    return held.error().Context("keeping the replicas from taking over");
+  }
+  if (auto placed = PlaceFiles(target.dir, from, manifest, shard_of_file); !placed.ok()) {
+    return Failure(Fault::kRuntime, placed.error().message() + "; nothing was changed");
+  }
+  if (progress) progress("loading " + std::to_string(manifest.files.size()) + " files");
+  // Every primary at once: each loads its own file, and the cluster is down only once.
+  std::vector<std::future<common::Result<ShardRestart>>> restarts;
+  for (int shard : shard_of_file) {
+    restarts.push_back(std::async(std::launch::async, [&target, shard] {
+      return RestartShard(target.access, target.dir, *target.deployment, shard,
+                          RestartOptions{.load_placed = true});
+    }));
+  }
+  PlacedRestore restored;
+  std::optional<Error> failure;
+  for (size_t k = 0; k < restarts.size(); ++k) {
+    auto restart = restarts[k].get();
+    if (!restart.ok()) {
+      if (!failure) {
+        failure = restart.error().Context(manifest.files[k].file + " onto shard " +
+                                          std::to_string(shard_of_file[k]));
+      }
+      continue;
+    }
+    const uint64_t loaded = static_cast<uint64_t>(restart->keys_after.value_or(0));
+    if (loaded == 0 && manifest.files[k].keys > 0 && !failure) {
+      failure =
+          Error("shard " + std::to_string(shard_of_file[k]) + " loaded no keys from " +
+                manifest.files[k].file + ", which holds " + std::to_string(manifest.files[k].keys) +
+                " (see shardctl logs " + std::to_string(shard_of_file[k]) + ")");
+    }
+    restored.keys += loaded;
+  }
+  if (failure) return *failure;
+  auto replica_keys = WaitForReplicas(target.access, replicas);
+  if (!replica_keys.ok()) return replica_keys.error();
+  restored.replica_keys = *replica_keys;
+  return restored;
+}
+
+}  // namespace shardctl::launcher
