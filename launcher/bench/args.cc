@@ -22,6 +22,7 @@ struct RawBench {
   BenchOptions options;
   std::string workload = "custom";
   WorkloadOverrides overrides;
+  KeyDistribution keys;  // --key-distribution
   bool rate_given = false;
   bool profile_given = false;
 };
@@ -182,6 +183,20 @@ std::vector<Flag> WorkloadRows(RawBench& r) {
              return common::Ok();
            },
        .group = group},
+      {.name = "key-distribution",
+       .type = FlagType::kText,
+       .value_name = "D",
+       .help = "how requests pick keys: uniform (default), zipf:S (weight 1/rank^S over the "
+               "key space, e.g. zipf:0.99) or hotkeys:N:P (N hot keys take P% of requests, "
+               "e.g. hotkeys:8:40); the hot keys follow --seed",
+       .apply =
+           [&r](const std::string& v) {
+             auto keys = ParseKeyDistribution(v);
+             if (!keys.ok()) return Status(keys.error().Context("--key-distribution"));
+             r.keys = *keys;
+             return common::Ok();
+           },
+       .group = group},
       {.name = "seed",
        .type = FlagType::kNumber,
        .help = "random seed; the same seed sends the same keys (default: 1)",
@@ -310,6 +325,8 @@ Result<BenchOptions> ParseBenchArgs(const std::vector<std::string>& args) {
   auto workload = ResolveWorkload(raw.workload, options.scale, raw.overrides);
   if (!workload.ok()) return workload.error();
   options.workload = std::move(workload).value();
+  options.workload.keys = raw.keys;
+  options.workload.key_seed = options.seed;
   options.pipeline = options.workload.pipeline;
   if (!options.duration && raw.profile_given) options.duration = ProfileDuration(options.rate);
   if (!options.duration && !options.requests) options.duration = kDefaultBenchDuration;

@@ -6,6 +6,7 @@
 #include "common/cpu_list.h"
 #include "common/flags.h"
 #include "launcher/bench/args.h"
+#include "launcher/bench/key_distribution.h"
 
 namespace shardctl::launcher {
 
@@ -127,6 +128,16 @@ std::vector<Flag> OwnRows(CompareOptions& o) {
           "single instance on P, shards on P+1.., proxy after them, buses +10000; all must be "
           "below 32768 and free (default: 12700)",
           common::StoreNumber(o.base_port, "base-port", 1024, kMaxPort)),
+      Row("key-distribution", FlagType::kText, "D",
+          "zipf:S or hotkeys:N:P: every configuration also runs with keys picked so (after a "
+          "uniform run), side by side, with its busiest primary's load against the mean "
+          "(default: uniform only)",
+          [&o](V v) -> Status {
+            auto keys = ParseKeyDistribution(v);
+            if (!keys.ok()) return keys.error().Context("--key-distribution");
+            o.key_distribution = keys->ToString();
+            return common::Ok();
+          }),
       common::SwitchFlag("json", o.json, "results as one JSON document on stdout"),
       common::SwitchFlag("dry-run", o.dry_run,
                          "print the plan (runs, pinning, command lines); start nothing"),
@@ -184,17 +195,39 @@ std::vector<std::string> BenchArgsFor(const CompareOptions& options, const Compa
   return args;
 }
 
+// The key distributions each configuration runs with: uniform, then the skewed one if given.
+std::vector<std::string> DistributionsOf(const CompareOptions& options) {
+  if (options.key_distribution == "uniform") return {"uniform"};
+  return {"uniform", options.key_distribution};
+}
+
+// `run` once per distribution, each labelled with its own when there are several.
+void AddPerDistribution(const CompareOptions& options, CompareRun run, ComparePlan& plan) {
+  const auto distributions = DistributionsOf(options);
+  for (const auto& keys : distributions) {
+    CompareRun each = run;
+    each.key_distribution = keys;
+    if (distributions.size() > 1) {
+      each.label += " " + keys;
+      each.bench_args.insert(each.bench_args.end(), {"--key-distribution", keys});
+    }
+    plan.runs.push_back(std::move(each));
+  }
+}
+
 void AddRuns(const CompareOptions& options, ComparePlan& plan) {
   for (const auto& engine : options.engines) {
     if (HasStep(options, CompareStep::kSingle)) {
       for (int threads : options.io_threads) {
-        plan.runs.push_back(
+        AddPerDistribution(
+            options,
             {.step = CompareStep::kSingle,
              .engine = engine,
              .io_threads = threads,
              .label = engine + " single io-threads=" + std::to_string(threads),
              .port = plan.base_port,
-             .bench_args = BenchArgsFor(options, plan, CompareStep::kSingle, plan.base_port)});
+             .bench_args = BenchArgsFor(options, plan, CompareStep::kSingle, plan.base_port)},
+            plan);
       }
     }
     size_t first_cluster_run = plan.runs.size();
@@ -202,13 +235,16 @@ void AddRuns(const CompareOptions& options, ComparePlan& plan) {
       if (!HasStep(options, step)) continue;
       int port = step == CompareStep::kProxy ? plan.proxy_port : plan.base_port + 1;
       std::string shards = std::to_string(plan.shards) + (plan.shards == 1 ? " shard" : " shards");
-      plan.runs.push_back(
+      AddPerDistribution(
+          options,
           {.step = step,
            .engine = engine,
            .shards = plan.shards,
            .label = engine + (step == CompareStep::kProxy ? " proxy " : " cluster ") + shards,
            .port = port,
-           .bench_args = BenchArgsFor(options, plan, step, port)});
+           .first_shard_port = plan.base_port + 1,
+           .bench_args = BenchArgsFor(options, plan, step, port)},
+          plan);
     }
     if (plan.runs.size() > first_cluster_run) {
       plan.runs[first_cluster_run].starts_cluster = true;

@@ -38,6 +38,8 @@ struct CompareOptions {
   std::string out;  // --out DIR (required)
   bool json = false;
   bool dry_run = false;
+  // --key-distribution: when skewed, every configuration runs twice, uniform and then this.
+  std::string key_distribution = "uniform";
   // Flags handed to every `bench run` as given (--workload, --scale, --duration, --rate, ...).
   std::vector<std::string> bench_flags;
 };
@@ -57,13 +59,15 @@ common::Result<CompareOptions> ParseCompareArgs(const std::vector<std::string>& 
 // One measured configuration.
 struct CompareRun {
   CompareStep step = CompareStep::kSingle;
-  std::string engine;           // "redis" or "valkey"
-  int io_threads = 1;           // single instance only
-  int shards = 1;               // 1 for the single instance
-  std::string label;            // "redis single io-threads=2", "valkey cluster 2 shards"
-  int port = 0;                 // where the client connects (the proxy's port for kProxy)
-  bool starts_cluster = false;  // first run of its engine's deployment: `up` before it
-  bool stops_cluster = false;   // last run of its engine's deployment: `down --purge` after it
+  std::string engine;        // "redis" or "valkey"
+  int io_threads = 1;        // single instance only
+  int shards = 1;            // 1 for the single instance
+  std::string label;         // "redis single io-threads=2", "valkey cluster 2 shards"
+  int port = 0;              // where the client connects (the proxy's port for kProxy)
+  int first_shard_port = 0;  // cluster and proxy runs: shard i listens on this + i
+  std::string key_distribution = "uniform";  // how its requests pick keys
+  bool starts_cluster = false;               // first run of its engine's deployment: `up` before it
+  bool stops_cluster = false;  // last run of its engine's deployment: `down --purge` after it
   // The words after `shardctl` of the equivalent `bench run` (for the report and for the parser).
   std::vector<std::string> bench_args;
 };

@@ -227,6 +227,22 @@ void SetServerCpu(const CompareRun& run, const std::optional<std::vector<double>
   }
 }
 
+// Each primary's total_commands_processed (cluster and proxy runs); nullopt for a single
+// instance or when one does not answer.
+std::optional<std::vector<uint64_t>> CommandCounts(const CompareRun& run) {
+  if (run.step == CompareStep::kSingle) return std::nullopt;
+  std::vector<uint64_t> counts;
+  for (int shard = 0; shard < run.shards; ++shard) {
+    auto connection =
+        RedisConnection::Connect(Access{}, "127.0.0.1", run.first_shard_port + shard, 1000ms);
+    auto info = connection.ok() ? connection->Run({"INFO", "stats"})
+                                : common::Result<std::string>(connection.error());
+    if (!info.ok()) return std::nullopt;
+    counts.push_back(InfoNumber<uint64_t>(*info, "total_commands_processed"));
+  }
+  return counts;
+}
+
 // Populates when the workload asks, measures, and fills `result`'s numbers.
 common::Status Measure(const CompareRun& run, const Servers& servers, CompareResult& result) {
   std::vector<std::string> words(run.bench_args.begin() + 1, run.bench_args.end());
@@ -251,8 +267,13 @@ common::Status Measure(const CompareRun& run, const Servers& servers, CompareRes
   };
   const std::vector<ProcessId> processes = ServerProcesses(run, servers);
   const auto cpu_before = CpuSeconds(processes);
+  const auto commands_before = CommandCounts(run);
   auto load = MeasureLoad(*options, table, &g_compare_stop, on_second);
   if (!load.ok()) return load.error();
+  const auto commands_after = CommandCounts(run);
+  if (commands_before && commands_after) {
+    result.busiest_primary_load = BusiestToMean(*commands_before, *commands_after);
+  }
   PhaseResult all = MergePhases(*load);
   SetServerCpu(run, cpu_before, CpuSeconds(processes), all.ops + all.errors, result);
   result.ops_per_sec = all.seconds > 0 ? static_cast<double>(all.ops) / all.seconds : 0;

@@ -1,5 +1,6 @@
 #include "launcher/bench/compare_report.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "common/cpu_list.h"
@@ -34,6 +35,9 @@ nlohmann::json CpuJson(const std::optional<double>& us) {
   return us ? nlohmann::json(*us) : nlohmann::json(nullptr);
 }
 
+// Busiest-to-mean for a table cell: "-" for a single instance or when unknown.
+std::string LoadCell(const std::optional<double>& load) { return load ? Number(*load, 2) : "-"; }
+
 std::string PinningText(const ComparePlan& plan) {
   return "servers on CPUs " + common::FormatCpuList(plan.server_cpus) + ", load generator on " +
          common::FormatCpuList(plan.loadgen_cpus) +
@@ -47,14 +51,16 @@ std::string ResultRow(const CompareResult& result) {
   std::string threads = run.step == CompareStep::kSingle ? std::to_string(run.io_threads) : "1";
   if (!result.failure.empty()) {
     return "| " + StepName(run.step) + " | " + run.engine + " | " + threads + " | " +
-           std::to_string(run.shards) + " | failed: " + result.failure + " | | | | | | |\n";
+           std::to_string(run.shards) + " | " + run.key_distribution +
+           " | failed: " + result.failure + " | | | | | | | |\n";
   }
   return "| " + StepName(run.step) + " | " + run.engine + " | " + threads + " | " +
-         std::to_string(run.shards) + " | " + Number(result.ops_per_sec, 0) + " | " +
-         Number(result.p50_us / 1000, 3) + " | " + Number(result.p99_us / 1000, 3) + " | " +
-         Number(result.p99_9_us / 1000, 3) + " | " + std::to_string(result.errors) + " | " +
-         CpuCell(result.server_cpu_us_per_request) + " | " +
-         CpuCell(result.proxy_cpu_us_per_request) + " |\n";
+         std::to_string(run.shards) + " | " + run.key_distribution + " | " +
+         Number(result.ops_per_sec, 0) + " | " + Number(result.p50_us / 1000, 3) + " | " +
+         Number(result.p99_us / 1000, 3) + " | " + Number(result.p99_9_us / 1000, 3) + " | " +
+         std::to_string(result.errors) + " | " + CpuCell(result.server_cpu_us_per_request) + " | " +
+         CpuCell(result.proxy_cpu_us_per_request) + " | " + LoadCell(result.busiest_primary_load) +
+         " |\n";
 }
 
 std::string CommandsSection(const std::vector<CompareResult>& results) {
@@ -73,7 +79,8 @@ std::string Quoted(const std::string& text) { return "\"" + text + "\""; }
 std::string SummaryCsv(const std::vector<CompareResult>& results) {
   std::string csv =
       "step,engine,io_threads,shards,label,ops_per_sec,p50_us,p99_us,p99_9_us,errors,"
-      "server_cpu_us_per_request,proxy_cpu_us_per_request,failure\n";
+      "server_cpu_us_per_request,proxy_cpu_us_per_request,failure,key_distribution,"
+      "busiest_primary_load\n";
   for (const auto& result : results) {
     const CompareRun& run = result.run;
     csv += StepName(run.step) + "," + run.engine + "," + std::to_string(run.io_threads) + "," +
@@ -81,7 +88,8 @@ std::string SummaryCsv(const std::vector<CompareResult>& results) {
            Number(result.ops_per_sec, 0) + "," + Number(result.p50_us, 2) + "," +
            Number(result.p99_us, 2) + "," + Number(result.p99_9_us, 2) + "," +
            std::to_string(result.errors) + "," + CpuField(result.server_cpu_us_per_request) + "," +
-           CpuField(result.proxy_cpu_us_per_request) + "," + CsvField(result.failure) + "\n";
+           CpuField(result.proxy_cpu_us_per_request) + "," + CsvField(result.failure) + "," +
+           run.key_distribution + "," + CpuField(result.busiest_primary_load) + "\n";
   }
   return csv;
 }
@@ -103,13 +111,17 @@ std::string IndexMarkdown(const ComparePlan& plan, const CompareContext& context
   text += "## Host\n\n" + context.host + "\n\nPinning: " + PinningText(plan) + ".\n\n";
   text += "## Results\n\n";
   text +=
-      "| step | engine | io-threads | shards | ops/s | p50 ms | p99 ms | p99.9 ms | errors | "
-      "server CPU µs/request | of it proxy |\n";
-  text += "|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "| step | engine | io-threads | shards | keys | ops/s | p50 ms | p99 ms | p99.9 ms | errors "
+      "| "
+      "server CPU µs/request | of it proxy | busiest primary / mean |\n";
+  text += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& result : results) text += ResultRow(result);
   text +=
       "\nServer CPU: utime+stime of the server processes (the instance; the shards and the "
-      "proxy) over the measured phase, per request.\n";
+      "proxy) over the measured phase, per request. Busiest primary / mean: the commands the "
+      "busiest primary processed over the phase (its own total_commands_processed) against the "
+      "primaries' mean; 1.00 is an even spread, and a skewed key distribution (keys column) "
+      "shows how far one shard's core saturates before the others.\n";
   text += "\nData: [summary.csv](summary.csv), [timeline.csv](timeline.csv) (per second).\n\n";
   if (!context.notes.empty()) {
     text += "## Notes\n\n";
@@ -134,8 +146,26 @@ std::string ResultLine(const CompareResult& result) {
   if (result.proxy_cpu_us_per_request) {
     line += " (proxy " + CpuCell(result.proxy_cpu_us_per_request) + ")";
   }
+  if (result.busiest_primary_load) {
+    line += "  busiest primary " + LoadCell(result.busiest_primary_load) + "x the mean";
+  }
   if (!result.failure.empty()) line += "  FAILED: " + result.failure;
   return line;
+}
+
+std::optional<double> BusiestToMean(const std::vector<uint64_t>& before,
+                                    const std::vector<uint64_t>& after) {
+  if (before.empty() || before.size() != after.size()) return std::nullopt;
+  double busiest = 0;
+  double total = 0;
+  for (size_t i = 0; i < before.size(); ++i) {
+    if (after[i] < before[i]) return std::nullopt;  // a primary restarted: its counter did too
+    const auto processed = static_cast<double>(after[i] - before[i]);
+    busiest = std::max(busiest, processed);
+    total += processed;
+  }
+  if (total == 0) return std::nullopt;
+  return busiest / (total / static_cast<double>(before.size()));
 }
 
 nlohmann::json ResultsJson(const ComparePlan& plan, const std::vector<CompareResult>& results) {
@@ -152,6 +182,8 @@ nlohmann::json ResultsJson(const ComparePlan& plan, const std::vector<CompareRes
                     {"errors", result.errors},
                     {"server_cpu_us_per_request", CpuJson(result.server_cpu_us_per_request)},
                     {"proxy_cpu_us_per_request", CpuJson(result.proxy_cpu_us_per_request)},
+                    {"key_distribution", result.run.key_distribution},
+                    {"busiest_primary_load", CpuJson(result.busiest_primary_load)},
                     {"failure", result.failure},
                     {"server_command", result.server_command},
                     {"bench_command", result.bench_command}});

@@ -33,6 +33,10 @@ struct CompareResult {
   // could not be read (it exited). What a configuration costs the host, beside what it serves.
   std::optional<double> server_cpu_us_per_request;
   std::optional<double> proxy_cpu_us_per_request;  // the proxy's part of it (proxy runs only)
+  // Cluster and proxy runs: the commands the busiest primary processed over the measured phase
+  // (its own total_commands_processed) against the primaries' mean; 1.0 is perfectly even.
+  // nullopt for a single instance, or when a primary's counters could not be read.
+  std::optional<double> busiest_primary_load;
   std::vector<TimelinePoint> timeline;
   std::string server_command;  // how the server(s) were started
   std::string bench_command;   // the equivalent `shardctl bench run`
@@ -47,7 +51,8 @@ struct CompareContext {
 };
 
 // summary.csv: step,engine,io_threads,shards,label,ops_per_sec,p50_us,p99_us,p99_9_us,errors,
-// server_cpu_us_per_request,proxy_cpu_us_per_request,failure (a CPU field is empty when unknown).
+// server_cpu_us_per_request,proxy_cpu_us_per_request,failure,key_distribution,
+// busiest_primary_load (a CPU or load field is empty when unknown).
 std::string SummaryCsv(const std::vector<CompareResult>& results);
 
 // timeline.csv: label,second,ops,p99_us — one row per second of each run.
@@ -59,6 +64,11 @@ std::string IndexMarkdown(const ComparePlan& plan, const CompareContext& context
 
 // The line `bench compare` prints for one run: label, ops/s, latencies, server CPU per request.
 std::string ResultLine(const CompareResult& result);
+
+// The busiest primary's share against the mean, from each primary's command counter before and
+// after a run (same order); nullopt when the counts do not pair up or nothing was processed.
+std::optional<double> BusiestToMean(const std::vector<uint64_t>& before,
+                                    const std::vector<uint64_t>& after);
 
 // The --json document: pinning and every run (the CPU fields are null when unknown).
 nlohmann::json ResultsJson(const ComparePlan& plan, const std::vector<CompareResult>& results);

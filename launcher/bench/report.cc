@@ -62,6 +62,7 @@ json SettingsJson(const BenchOptions& options) {
       {"set_keyspace", workload.set_keyspace},
       {"populate", workload.populate},
       {"seed", options.seed},
+      {"key_distribution", workload.keys.ToString()},
       {"duration_ms", options.duration ? json(options.duration->count()) : json(nullptr)},
       {"requests", options.requests ? json(*options.requests) : json(nullptr)},
       {"rate", ConstantRate(options) ? json(options.rate[0].ops_per_sec) : json(nullptr)},

@@ -12,8 +12,6 @@ using common::Result;
 
 namespace {
 
-__extension__ using Uint128 = unsigned __int128;  // GCC/Clang builtin; -Wpedantic needs the mark
-
 Workload Preset(std::string_view name) {
   if (name == "set-then-get") {
     return {.name = "set-then-get",
@@ -126,20 +124,6 @@ std::vector<Phase> PhasesOf(const Workload& workload) {
   return phases;
 }
 
-uint64_t SplitMix64::operator()() {
-  uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-uint64_t SplitMix64::Below(uint64_t bound) {
-  // Multiply-shift: unbiased enough for key choice (bias < bound / 2^64).
-  return static_cast<uint64_t>((static_cast<Uint128>((*this)()) * bound) >> 64);
-}
-
-double SplitMix64::Fraction() { return static_cast<double>((*this)() >> 11) * 0x1.0p-53; }
-
 std::string_view KeyName(uint64_t n, KeyBuffer& buffer) {
   buffer = {'k', 'e', 'y', ':'};
   for (size_t i = kKeyLength; i > 4; --i) {
@@ -151,7 +135,11 @@ std::string_view KeyName(uint64_t n, KeyBuffer& buffer) {
 
 OpSource::OpSource(const Workload& workload, const Phase& phase, int index, int senders,
                    uint64_t seed)
-    : workload_(workload), phase_(phase), random_(seed) {
+    : workload_(workload),
+      phase_(phase),
+      random_(seed),
+      get_keys_(workload.keys, workload.get_keyspace, workload.key_seed),
+      set_keys_(workload.keys, workload.set_keyspace, workload.key_seed) {
   if (phase.sequential) {
     uint64_t share = phase.keys / static_cast<uint64_t>(senders);
     uint64_t rest = phase.keys % static_cast<uint64_t>(senders);
@@ -178,9 +166,8 @@ std::optional<Op> OpSource::Next() {
     return Op{.get = false, .key = next_key_++, .value_size = ValueSizeSample()};
   }
   bool get = phase_.get_fraction >= 1 || random_.Fraction() < phase_.get_fraction;
-  if (get) return Op{.get = true, .key = random_.Below(workload_.get_keyspace)};
-  return Op{
-      .get = false, .key = random_.Below(workload_.set_keyspace), .value_size = ValueSizeSample()};
+  if (get) return Op{.get = true, .key = get_keys_.Pick(random_)};
+  return Op{.get = false, .key = set_keys_.Pick(random_), .value_size = ValueSizeSample()};
 }
 
 }  // namespace shardctl::launcher

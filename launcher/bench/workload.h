@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "common/result.h"
+#include "launcher/bench/key_distribution.h"
+#include "launcher/bench/split_mix.h"
 
 namespace shardctl::launcher {
 
@@ -33,6 +35,8 @@ struct Workload {
   int pipeline = 1;           // the preset's default depth, unless --pipeline says otherwise
   bool populate = false;      // write every SET key once, unmeasured, before the run
   bool set_then_get = false;  // one SET per key first, then only GETs
+  KeyDistribution keys;       // how random phases pick keys (--key-distribution)
+  uint64_t key_seed = 1;      // which keys are the hot ones (--seed): the same in every run
 };
 
 // Flags that change a preset.
@@ -69,23 +73,6 @@ struct Phase {
 // The phases of `workload`, in order.
 std::vector<Phase> PhasesOf(const Workload& workload);
 
-// A small fast PRNG (SplitMix64); a UniformRandomBitGenerator for <random>.
-class SplitMix64 {
- public:
-  using result_type = uint64_t;
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  static constexpr uint64_t min() { return 0; }
-  static constexpr uint64_t max() { return UINT64_MAX; }
-  uint64_t operator()();
-  // Uniform in [0, bound) (bound > 0).
-  uint64_t Below(uint64_t bound);
-  // Uniform in [0, 1).
-  double Fraction();
-
- private:
-  uint64_t state_;
-};
-
 // Keys are "key:" and 12 digits, like redis-benchmark's -r keys.
 inline constexpr size_t kKeyLength = 16;
 using KeyBuffer = std::array<char, kKeyLength>;
@@ -113,6 +100,8 @@ class OpSource {
   const Workload& workload_;
   const Phase& phase_;
   SplitMix64 random_;
+  KeyPicker get_keys_;
+  KeyPicker set_keys_;
   uint64_t next_key_ = 0;
   uint64_t end_key_ = 0;
 };

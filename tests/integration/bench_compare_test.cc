@@ -30,24 +30,40 @@ std::vector<std::vector<std::string>> ReadCsv(const std::filesystem::path& path)
 TEST_F(BenchCompareTest, SingleClusterAndProxyReport) {
   std::filesystem::path out = scratch_dir() / "report";
   int base = base_port();
-  auto result = Shardctl({"bench",         "compare",
-                          "--cpus",        "0-1",
-                          "--engines",     "redis",
-                          "--io-threads",  "1",
-                          "--shards",      "2",
-                          "--steps",       "single,cluster,proxy",
-                          "--workload",    "mixed-80-20",
-                          "--scale",       "0.0005",
-                          "--duration",    "1s",
-                          "--connections", "4",
-                          "--base-port",   std::to_string(base),
-                          "--out",         out.string()},
-                         120s);
+  auto result = Shardctl({"bench",
+                          "compare",
+                          "--cpus",
+                          "0-1",
+                          "--engines",
+                          "redis",
+                          "--io-threads",
+                          "1",
+                          "--shards",
+                          "2",
+                          "--steps",
+                          "single,cluster,proxy",
+                          "--workload",
+                          "mixed-80-20",
+                          "--scale",
+                          "0.0005",
+                          "--duration",
+                          "1s",
+                          "--connections",
+                          "4",
+                          "--key-distribution",
+                          "hotkeys:1:60",
+                          "--base-port",
+                          std::to_string(base),
+                          "--out",
+                          out.string()},
+                         180s);
   ASSERT_EQ(result.exit_code, 0) << result.Describe();
 
   std::string index = ReadFileText(out / "index.md");
   for (const char* label :
-       {"| single | redis | 1 | 1 |", "| cluster | redis | 1 | 2 |", "| proxy | redis | 1 | 2 |"}) {
+       {"| single | redis | 1 | 1 | uniform |", "| cluster | redis | 1 | 2 | uniform |",
+        "| proxy | redis | 1 | 2 | uniform |", "| single | redis | 1 | 1 | hotkeys:1:60 |",
+        "| cluster | redis | 1 | 2 | hotkeys:1:60 |", "| proxy | redis | 1 | 2 | hotkeys:1:60 |"}) {
     size_t row = index.find(label);
     ASSERT_NE(row, std::string::npos) << label << "\n" << index;
     std::string rest = index.substr(row + std::string(label).size());
@@ -57,10 +73,21 @@ TEST_F(BenchCompareTest, SingleClusterAndProxyReport) {
   EXPECT_NE(index.find("shardctl up --name bench-compare"), std::string::npos);
 
   auto summary = ReadCsv(out / "summary.csv");
-  ASSERT_EQ(summary.size(), 4u);
+  ASSERT_EQ(summary.size(), 7u);
   EXPECT_EQ(summary[0][5], "ops_per_sec");
+  EXPECT_EQ(summary[0][14], "busiest_primary_load");
   for (size_t i = 1; i < summary.size(); ++i) {
-    ASSERT_EQ(summary[i].size(), 13u) << i;
+    ASSERT_EQ(summary[i].size(), 15u) << i;
+    // Uniform first, then the same configuration with one key taking 60% of requests.
+    EXPECT_EQ(summary[i][13], i % 2 == 1 ? "uniform" : "hotkeys:1:60") << summary[i][4];
+    if (summary[i][0] == "single") {
+      EXPECT_EQ(summary[i][14], "") << summary[i][4];
+    } else {
+      // From the primaries' own counters: the hot key's primary serves at least 60% + 20%.
+      ASSERT_FALSE(summary[i][14].empty()) << summary[i][4];
+      EXPECT_GE(std::stod(summary[i][14]), i % 2 == 1 ? 0.99 : 1.4) << summary[i][4];
+      if (i % 2 == 1) EXPECT_LT(std::stod(summary[i][14]), 1.25) << summary[i][4];
+    }
     EXPECT_GT(std::stod(summary[i][5]), 0) << summary[i][4];
     EXPECT_GT(std::stod(summary[i][7]), 0) << summary[i][4];
     // Server CPU per request, read from the server processes; the proxy's part on its run only.

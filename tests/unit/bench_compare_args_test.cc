@@ -72,6 +72,7 @@ TEST(BenchCompareArgsTest, UsageErrorsNameTheFlag) {
       {{"--cpus", "0", "--out"}, "--out needs a value"},
       {{"--cpus", "0", "--out", "r", "--json=1"}, "--json takes no value"},
       {{"--cpus", "0", "--out", "r", "stray"}, "unexpected argument"},
+      {{"--cpus", "0", "--out", "r", "--key-distribution", "zipf:0"}, "--key-distribution"},
   };
   for (const auto& c : cases) {
     EXPECT_NE(ParseError(c.args).find(c.expected), std::string::npos)
@@ -109,6 +110,36 @@ TEST(BenchComparePlanTest, RunsInIssueOrderPerEngine) {
   EXPECT_EQ(plan->runs[2].port, 12701);
   EXPECT_EQ(plan->runs[3].port, 12703);
   EXPECT_EQ(plan->Ports(), (std::vector<int>{12700, 12701, 22701, 12702, 22702, 12703}));
+}
+
+// A skewed distribution runs every configuration twice, uniform first, side by side; the cluster
+// and proxy runs know where their shards listen to read their command counters.
+TEST(BenchComparePlanTest, SkewedKeysRunBesideUniformOnes) {
+  auto plan = PlanCompare(Parse({"--cpus", "0-1", "--out", "r", "--io-threads", "1",
+                                 "--key-distribution", "hotkeys:8:40"}),
+                          {0, 1, 2, 3});
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(Labels(*plan),
+            (std::vector<std::string>{
+                "redis single io-threads=1 uniform", "redis single io-threads=1 hotkeys:8:40",
+                "redis cluster 2 shards uniform", "redis cluster 2 shards hotkeys:8:40",
+                "redis proxy 2 shards uniform", "redis proxy 2 shards hotkeys:8:40"}));
+  for (size_t i = 0; i < plan->runs.size(); ++i) {
+    const CompareRun& run = plan->runs[i];
+    const bool skewed = i % 2 == 1;
+    EXPECT_EQ(run.key_distribution, skewed ? "hotkeys:8:40" : "uniform");
+    const std::string args = ShellJoin(run.bench_args);
+    EXPECT_NE(args.find(skewed ? "--key-distribution hotkeys:8:40" : "--key-distribution uniform"),
+              std::string::npos)
+        << args;
+    EXPECT_EQ(run.first_shard_port, run.step == CompareStep::kSingle ? 0 : 12701);
+  }
+  EXPECT_TRUE(plan->runs[2].starts_cluster);
+  EXPECT_TRUE(plan->runs[5].stops_cluster);
+  auto uniform = PlanCompare(
+      Parse({"--cpus", "0-1", "--out", "r", "--key-distribution", "uniform"}), {0, 1, 2, 3});
+  ASSERT_TRUE(uniform.ok());
+  EXPECT_EQ(uniform->runs.size(), 4u);  // io-threads 1 and 2, cluster, proxy: once each
 }
 
 TEST(BenchComparePlanTest, SeparateCoresWhenTheHostHasSpare) {

@@ -37,20 +37,26 @@ std::vector<CompareResult> FakeResults() {
   CompareResult proxied{.run = {.step = CompareStep::kProxy,
                                 .engine = "valkey",
                                 .shards = 2,
-                                .label = "valkey proxy 2 shards"},
+                                .label = "valkey proxy 2 shards hotkeys:8:40",
+                                .key_distribution = "hotkeys:8:40"},
                         .ops_per_sec = 90000,
                         .server_cpu_us_per_request = 18.1,
-                        .proxy_cpu_us_per_request = 11.9};
+                        .proxy_cpu_us_per_request = 11.9,
+                        .busiest_primary_load = 1.456};
   return {single, proxy, proxied};
 }
 
 TEST(BenchCompareReportTest, SummaryCsv) {
   EXPECT_EQ(SummaryCsv(FakeResults()),
             "step,engine,io_threads,shards,label,ops_per_sec,p50_us,p99_us,p99_9_us,errors,"
-            "server_cpu_us_per_request,proxy_cpu_us_per_request,failure\n"
-            "single,redis,2,1,redis single io-threads=2,120000,250.00,1500.70,3000.00,0,11.13,,\n"
-            "proxy,redis,1,2,redis proxy 2 shards,0,0.00,0.00,0.00,0,,,\"cannot connect, really\"\n"
-            "proxy,valkey,1,2,valkey proxy 2 shards,90000,0.00,0.00,0.00,0,18.10,11.90,\n");
+            "server_cpu_us_per_request,proxy_cpu_us_per_request,failure,key_distribution,"
+            "busiest_primary_load\n"
+            "single,redis,2,1,redis single io-threads=2,120000,250.00,1500.70,3000.00,0,11.13,,,"
+            "uniform,\n"
+            "proxy,redis,1,2,redis proxy 2 shards,0,0.00,0.00,0.00,0,,,\"cannot connect, "
+            "really\",uniform,\n"
+            "proxy,valkey,1,2,valkey proxy 2 shards hotkeys:8:40,90000,0.00,0.00,0.00,0,18.10,"
+            "11.90,,hotkeys:8:40,1.46\n");
 }
 
 TEST(BenchCompareReportTest, TimelineCsv) {
@@ -67,10 +73,11 @@ TEST(BenchCompareReportTest, IndexHasTableHostCommandsAndNotes) {
   std::string index = IndexMarkdown(FakePlan(true), context, FakeResults());
   for (const char* expected :
        {"shardctl bench compare --cpus 0-1 --out r", "- CPU: test", "**sharing**",
-        "| single | redis | 2 | 1 | 120000 | 0.250 | 1.501 | 3.000 | 0 | 11.13 | - |",
-        "| proxy | valkey | 1 | 2 | 90000 | 0.000 | 0.000 | 0.000 | 0 | 18.10 | 11.90 |",
-        "server CPU µs/request | of it proxy |",
-        "| proxy | redis | 1 | 2 | failed: cannot connect, really |",
+        "| single | redis | 2 | 1 | uniform | 120000 | 0.250 | 1.501 | 3.000 | 0 | 11.13 | - | - |",
+        "| proxy | valkey | 1 | 2 | hotkeys:8:40 | 90000 | 0.000 | 0.000 | 0.000 | 0 | 18.10 | "
+        "11.90 | 1.46 |",
+        "server CPU µs/request | of it proxy | busiest primary / mean |",
+        "| proxy | redis | 1 | 2 | uniform | failed: cannot connect, really |",
         "- gnuplot not found: no PNG plots", "![throughput.png](throughput.png)",
         "redis-server --port 12700", "shardctl bench run --port 12703", "summary.csv"}) {
     EXPECT_NE(index.find(expected), std::string::npos) << expected << "\n" << index;
@@ -87,7 +94,32 @@ TEST(BenchCompareReportTest, ResultLineHasServerCpu) {
   EXPECT_NE(failed.find("server CPU - us/req  FAILED: cannot connect, really"), std::string::npos)
       << failed;
   const std::string proxied = ResultLine(results[2]);
-  EXPECT_NE(proxied.find("server CPU 18.10 us/req (proxy 11.90)"), std::string::npos) << proxied;
+  EXPECT_NE(proxied.find("server CPU 18.10 us/req (proxy 11.90)  busiest primary 1.46x the mean"),
+            std::string::npos)
+      << proxied;
+}
+
+TEST(BenchCompareReportTest, BusiestPrimaryAgainstTheMean) {
+  struct Case {
+    std::vector<uint64_t> before;
+    std::vector<uint64_t> after;
+    std::optional<double> expected;
+  };
+  const std::vector<Case> cases = {
+      {{0, 0, 0, 0}, {100, 100, 100, 100}, 1.0},
+      {{10, 20, 30, 40}, {410, 120, 130, 140}, 400.0 / 175.0},  // 400 against a mean of 175
+      {{0, 0}, {300, 100}, 1.5},
+      {{5}, {9}, 1.0},
+      {{}, {}, std::nullopt},
+      {{0, 0}, {0, 0}, std::nullopt},      // nothing processed
+      {{0, 0}, {10}, std::nullopt},        // counts do not pair up
+      {{50, 0}, {10, 100}, std::nullopt},  // a counter went back: that primary restarted
+  };
+  for (const auto& c : cases) {
+    const auto load = BusiestToMean(c.before, c.after);
+    ASSERT_EQ(load.has_value(), c.expected.has_value());
+    if (load) EXPECT_NEAR(*load, *c.expected, 1e-12);
+  }
 }
 
 TEST(BenchCompareReportTest, JsonHasServerCpuPerRequest) {
@@ -99,6 +131,10 @@ TEST(BenchCompareReportTest, JsonHasServerCpuPerRequest) {
   EXPECT_DOUBLE_EQ(json["runs"][2]["server_cpu_us_per_request"].get<double>(), 18.1);
   EXPECT_DOUBLE_EQ(json["runs"][2]["proxy_cpu_us_per_request"].get<double>(), 11.9);
   EXPECT_EQ(json["runs"][2]["step"], "proxy");
+  EXPECT_EQ(json["runs"][2]["key_distribution"], "hotkeys:8:40");
+  EXPECT_DOUBLE_EQ(json["runs"][2]["busiest_primary_load"].get<double>(), 1.456);
+  EXPECT_TRUE(json["runs"][0]["busiest_primary_load"].is_null());
+  EXPECT_EQ(json["runs"][0]["key_distribution"], "uniform");
   EXPECT_EQ(json["sharing"], true);
 }
 
