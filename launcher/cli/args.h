@@ -34,11 +34,12 @@ struct Invocation {
   int lines = 50;             // logs --lines
   std::optional<int> shard;   // restart SHARD, logs SHARD
   // rebalance / move-slots / scale
-  std::string balance_by = "slots";        // --by
-  std::string threshold = "2%";            // --threshold
-  std::optional<int> to_shard;             // move-slots --to
-  std::optional<std::string> slot_ranges;  // move-slots RANGE
-  std::string migration = "auto";          // --migration auto|migrate|atomic
+  std::string balance_by = "slots";             // --by
+  std::string threshold;                        // --threshold ("": 2%, or 10% with --by load)
+  std::chrono::milliseconds load_window{5000};  // rebalance --window (--by load)
+  std::optional<int> to_shard;                  // move-slots --to
+  std::optional<std::string> slot_ranges;       // move-slots RANGE
+  std::string migration = "auto";               // --migration auto|migrate|atomic
   int ready_fd = -1;
   std::chrono::milliseconds interval{1000};  // top --interval
   std::string sort = "ops";                  // top --sort

@@ -198,14 +198,20 @@ const std::vector<CommandRow> kCommandRows = {
       "keep printing new lines as they are written (Ctrl-C to stop); follows rotation", 'f'}},
     {"logs", {"lines", FlagType::kNumber, "N", "how many lines to show first (default: 50)"}},
     {"rebalance",
-     {"by", FlagType::kText, "slots|keys|memory",
+     {"by", FlagType::kText, "slots|keys|memory|load",
       "what each primary gets its share of:\n"
       "slots    the same number of slots each (default)\n"
       "keys     the same number of keys each (CLUSTER COUNTKEYSINSLOT per slot)\n"
-      "memory   the same estimated bytes each (keys times bytes per key)"}},
+      "memory   the same estimated bytes each (keys times bytes per key)\n"
+      "load     the same CPU each, measured per slot over --window (CLUSTER SLOT-STATS: Valkey "
+      "8+,\n"
+      "         Redis 8.2+); a slot hotter than a fair share stays alone on its primary, named"}},
     {"rebalance",
      {"threshold", FlagType::kText, "P",
-      "do nothing unless some primary is more than P% off its share (default 2%)"}},
+      "do nothing unless some primary is more than P% off its share (default 2%; 10% --by load)"}},
+    {"rebalance",
+     {"window", FlagType::kDuration, "D",
+      "--by load: how long each slot's CPU is counted, under the usual traffic (default 5s)"}},
     {"move-slots", {"to", FlagType::kNumber, "SHARD", "the shard (a primary) to move them to"}},
     {"rebalance move-slots scale",
      {"migration", FlagType::kText, "auto|migrate|atomic",
@@ -371,6 +377,12 @@ common::Status ApplyValueFlag(const std::string& flag, const std::string& value,
     invocation.balance_by = value;
   } else if (flag == "threshold") {
     invocation.threshold = value;
+  } else if (flag == "window") {
+    auto window = common::ParseDuration(value);
+    if (!window.ok() || window->count() < 100 || window->count() > 3600000) {
+      return Error("--window: \"" + value + "\" is not a duration from 100ms to 1h (e.g. 10s)");
+    }
+    invocation.load_window = *window;
   } else if (flag == "migration") {
     invocation.migration = value;
   } else if (flag == "to") {

@@ -166,11 +166,18 @@ only until its replica has caught up; no write is refused and none is lost.
 )";
 
 constexpr const char* kRebalanceSlots =
-    R"(Usage: shardctl rebalance [--by slots|keys|memory] [--threshold 2%] [--migration auto|migrate|atomic]
-                          [--dry-run] [--json] [--name NAME] [--state-dir DIR] [--config FILE]
+    R"(Usage: shardctl rebalance [--by slots|keys|memory|load] [--threshold 2%] [--window 5s]
+                          [--migration auto|migrate|atomic] [--dry-run] [--json] [--name NAME]
+                          [--state-dir DIR] [--config FILE]
 
 Moves slots between the running primaries, with their keys, while clients keep reading and
 writing, until each primary holds its share (--by).
+
+--by load counts the CPU each slot uses for --window (the primaries' own CLUSTER SLOT-STATS,
+switched on for the window and back off), then moves slots so that each primary's CPU is within
+--threshold of the mean. A slot hotter than one primary's fair share cannot be split by any move:
+it stays, named, and its primary gives its other slots away. --dry-run prints the load of each
+primary now and as predicted after the moves. Redis 7.0 has no per-slot counters: use --by keys.
 
 {options}
 {options deployment}

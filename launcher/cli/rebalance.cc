@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -121,12 +122,65 @@ std::string MovesTable(const std::vector<PlannedMove>& moves) {
   return FormatTable(rows);
 }
 
+json LoadJson(const LoadView& load) {
+  json primaries = json::array();
+  for (const auto& primary : load.primaries) {
+    primaries.push_back({{"shard", primary.shard},
+                         {"node", primary.node},
+                         {"cpu_usec", primary.before},
+                         {"predicted_cpu_usec", primary.after}});
+  }
+  json hot = json::array();
+  for (const auto& slot : load.hot_slots) {
+    hot.push_back({{"slot", slot.slot},
+                   {"shard", slot.shard},
+                   {"node", slot.node},
+                   {"share_of_fair", slot.share}});
+  }
+  return {{"window_ms", load.window.count()}, {"primaries", primaries}, {"hot_slots", hot}};
+}
+
+// Each primary's measured load against the mean, now and predicted, and the hot slots.
+std::string LoadText(const LoadView& load) {
+  double before = 0;
+  double after = 0;
+  for (const auto& primary : load.primaries) {
+    before += primary.before;
+    after += primary.after;
+  }
+  const double count = static_cast<double>(std::max<size_t>(load.primaries.size(), 1));
+  const auto ratio = [](double value, double total, double n) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2fx", total > 0 ? value / (total / n) : 0);
+    return std::string(text);
+  };
+  std::vector<std::vector<std::string>> rows = {{"PRIMARY", "CPU MS", "NOW/MEAN", "AFTER/MEAN"}};
+  for (const auto& primary : load.primaries) {
+    rows.push_back({primary.shard < 0 ? primary.node : "shard " + std::to_string(primary.shard),
+                    std::to_string(static_cast<long long>(primary.before / 1000)),
+                    ratio(primary.before, before, count), ratio(primary.after, after, count)});
+  }
+  std::string text = "load over " + std::to_string(load.window.count()) +
+                     " ms (CPU each primary's slots used, CLUSTER SLOT-STATS):\n" +
+                     FormatTable(rows);
+  for (const auto& slot : load.hot_slots) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f", slot.share);
+    text += "hot slot " + std::to_string(slot.slot) + " on " +
+            (slot.shard < 0 ? slot.node : "shard " + std::to_string(slot.shard)) + ": " + share +
+            "x a primary's fair share; no move can split it, so it stays and its primary keeps "
+            "no other slot (spread its keys with other hash tags, or read them from replicas)\n";
+  }
+  return text;
+}
+
 int PrintResult(const Invocation& invocation, const ReshardResult& result) {
   if (invocation.json) {
     json done = {{"event", "done"},
                  {"dry_run", invocation.dry_run},
                  {"finished_open_slots", result.open_slots.size()},
                  {"moves", MovesJson(result.moves)}};
+    if (result.load) done["load"] = LoadJson(*result.load);
     if (result.report) {
       done["progress"] = ProgressJson(result.report->progress);
       done["elapsed_ms"] = result.report->elapsed.count();
@@ -139,6 +193,7 @@ int PrintResult(const Invocation& invocation, const ReshardResult& result) {
     std::cout << (invocation.dry_run ? "would finish " : "finished ") << result.open_slots.size()
               << " slot move(s) an earlier run left open\n";
   }
+  if (result.load) std::cout << LoadText(*result.load);
   if (result.moves.empty()) {
     std::cout << "balanced: nothing to move\n";
     return kExitOk;
@@ -181,14 +236,18 @@ int RunReshard(const Invocation& invocation, ReshardRequest request) {
 
 int RunRebalance(const Invocation& invocation) {
   auto by = ParseBalanceBy(invocation.balance_by);
-  auto threshold = ParseThreshold(invocation.threshold);
+  // Measured load is noisy where slot counts are exact: a wider default band.
+  const bool by_load = by.ok() && *by == BalanceBy::kLoad;
+  auto threshold = ParseThreshold(invocation.threshold.empty() ? (by_load ? "10%" : "2%")
+                                                               : invocation.threshold);
   for (const auto& problem :
        {by.ok() ? "" : by.error().message(), threshold.ok() ? "" : threshold.error().message()}) {
     if (problem.empty()) continue;
     PrintError("rebalance: " + problem);
     return kExitUsage;
   }
-  return RunReshard(invocation, {.by = *by, .threshold = *threshold});
+  return RunReshard(invocation,
+                    {.by = *by, .threshold = *threshold, .window = invocation.load_window});
 }
 
 int RunScale(const Invocation& invocation) {

@@ -95,7 +95,9 @@ bool OutOfBalance(const BalanceRequest& request, const std::vector<double>& load
   for (size_t i = 0; i < request.owners.size(); ++i) {
     const SlotOwner& owner = request.owners[i];
     if (owner.drain) {
-      if (!owner.slots.empty()) return true;
+      int owned = 0;
+      for (const auto& range : owner.slots) owned += range.size();
+      if (owned > static_cast<int>(owner.keep.size())) return true;
       continue;
     }
     if (owner.slots.empty()) return true;
@@ -119,6 +121,8 @@ std::vector<Given> SlotsToGive(const OwnerOfSlot& owner_of, const std::vector<Sl
   for (int slot = kSlotCount - 1; slot >= 0; --slot) {
     const int source = owner_of[slot];
     const double weight = weights[slot];
+    const auto& keep = owners[source].keep;
+    if (std::find(keep.begin(), keep.end(), slot) != keep.end()) continue;
     if (owners[source].drain || loads[source] - weight / 2 >= desired[source]) {
       given.push_back({slot, source});
       loads[source] -= weight;
@@ -166,15 +170,18 @@ const char* BalanceByName(BalanceBy by) {
       return "keys";
     case BalanceBy::kMemory:
       return "memory";
+    case BalanceBy::kLoad:
+      return "load";
   }
   return "slots";
 }
 
 common::Result<BalanceBy> ParseBalanceBy(const std::string& text) {
-  for (BalanceBy by : {BalanceBy::kSlots, BalanceBy::kKeys, BalanceBy::kMemory}) {
+  for (BalanceBy by : {BalanceBy::kSlots, BalanceBy::kKeys, BalanceBy::kMemory, BalanceBy::kLoad}) {
     if (text == BalanceByName(by)) return by;
   }
-  return common::Error("--by " + text + ": not a balance measure (use slots, keys or memory)");
+  return common::Error("--by " + text +
+                       ": not a balance measure (use slots, keys, memory or load)");
 }
 
 int SlotMove::SlotCount() const {

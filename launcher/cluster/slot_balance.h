@@ -8,7 +8,7 @@
 //     its share from it (redis-cli's rebalance rule, so the tools agree on "already balanced").
 //   - Only what must move moves: donors give from their highest slots down, receivers take in slot
 //     order, so ranges stay contiguous and each move is a few ranges, not thousands of slots.
-//   - Drained primaries give everything; they never receive.
+//   - Drained primaries give everything but the slots they keep; they never receive.
 #pragma once
 
 #include <string>
@@ -19,9 +19,9 @@
 
 namespace shardctl::launcher {
 
-enum class BalanceBy { kSlots, kKeys, kMemory };
+enum class BalanceBy { kSlots, kKeys, kMemory, kLoad };
 
-// "slots" / "keys" / "memory".
+// "slots" / "keys" / "memory" / "load".
 const char* BalanceByName(BalanceBy by);
 common::Result<BalanceBy> ParseBalanceBy(const std::string& text);
 
@@ -31,6 +31,7 @@ struct SlotOwner {
   int shard = -1;                        // shardctl's shard index, -1 when not ours
   std::vector<common::SlotRange> slots;  // what it owns now
   bool drain = false;                    // give every slot away, receive none
+  std::vector<int> keep;                 // ... but these: a drained owner keeps them (hot slots)
 };
 
 // first..last of `source`'s slots go to `target` (positions in the owner list).

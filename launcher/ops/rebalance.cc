@@ -5,7 +5,9 @@
 
 #include "common/cluster_text.h"
 #include "common/endpoint.h"
+#include "launcher/cluster/load_balance.h"
 #include "launcher/cluster/redis_client.h"
+#include "launcher/cluster/slot_stats.h"
 #include "launcher/ops/target.h"
 
 namespace shardctl::launcher {
@@ -61,10 +63,40 @@ Result<std::vector<double>> SlotWeights(const Access& access, const LivePrimarie
   return weights;
 }
 
+// --by load: each slot's CPU over the window, then PlanLoadBalance; what it saw goes in `view`.
+Result<std::vector<SlotMove>> PlanByLoad(const Access& access, const LivePrimaries& primaries,
+                                         const ReshardRequest& request, LoadView& view) {
+  auto cpu =
+      MeasureSlotCpu(access, primaries.nodes, primaries.owners, request.window, request.stop);
+  if (!cpu.ok()) return cpu.error();
+  auto plan = PlanLoadBalance(primaries.owners, *cpu, request.threshold);
+  if (!plan.ok()) return plan.error();
+  view.window = request.window;
+  for (size_t i = 0; i < primaries.owners.size(); ++i) {
+    const MoveNode& node = primaries.nodes[i];
+    view.primaries.push_back({.shard = primaries.owners[i].shard,
+                              .node = node.host + ":" + std::to_string(node.port),
+                              .before = plan->before[i],
+                              .after = plan->after[i]});
+  }
+  for (const HotSlot& hot : plan->hot) {
+    view.hot_slots.push_back({.slot = hot.slot,
+                              .shard = view.primaries[static_cast<size_t>(hot.owner)].shard,
+                              .node = view.primaries[static_cast<size_t>(hot.owner)].node,
+                              .share = hot.share});
+  }
+  return plan->moves;
+}
+
 Result<std::vector<SlotMove>> PlanMoves(const Access& access, const Plan& plan,
-                                        LivePrimaries& primaries, const ReshardRequest& request) {
+                                        LivePrimaries& primaries, const ReshardRequest& request,
+                                        ReshardResult& result) {
   auto& owners = primaries.owners;
   for (auto& owner : owners) owner.drain = request.drain_shards.count(owner.shard) > 0;
+  if (request.ranges.empty() && request.by == BalanceBy::kLoad) {
+    result.load.emplace();
+    return PlanByLoad(access, primaries, request, *result.load);
+  }
   if (request.ranges.empty()) {
     auto weights = SlotWeights(access, primaries, request.by);
     if (!weights.ok()) return weights.error();
@@ -167,7 +199,7 @@ Result<ReshardResult> Reshard(const Access& access, const Plan& plan,
     if (!open.ok()) return open.error();
     result.open_slots = *open;
   }
-  auto moves = PlanMoves(access, plan, *primaries, request);
+  auto moves = PlanMoves(access, plan, *primaries, request, result);
   if (!moves.ok()) return moves.error();
   std::vector<MoveTask> tasks;
   for (const auto& move : *moves) {

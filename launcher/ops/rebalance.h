@@ -42,6 +42,7 @@ struct ReshardRequest {
   // Rebalance (the default) or, with `ranges`, an explicit move of them to shard `to_shard`.
   BalanceBy by = BalanceBy::kSlots;
   double threshold = 0.02;
+  std::chrono::milliseconds window{5000};  // BalanceBy::kLoad: how long each slot's CPU is counted
   std::vector<common::SlotRange> ranges;
   int to_shard = -1;
   std::set<int> drain_shards;  // scale in: these shards give every slot away
@@ -59,8 +60,28 @@ struct PlannedMove {
   int slots = 0;
 };
 
+// BalanceBy::kLoad: what was measured, per primary (by shard) and for the hot slots.
+struct LoadView {
+  struct Primary {
+    int shard = -1;     // -1: another host's node
+    std::string node;   // host:port
+    double before = 0;  // CPU µs its slots used in the window
+    double after = 0;   // predicted once the moves are done
+  };
+  struct Hot {
+    int slot = 0;
+    int shard = -1;
+    std::string node;
+    double share = 0;  // its load over one primary's fair share
+  };
+  std::chrono::milliseconds window{0};
+  std::vector<Primary> primaries;
+  std::vector<Hot> hot_slots;  // hottest first; each stays alone on its primary
+};
+
 struct ReshardResult {
   std::vector<OpenSlot> open_slots;  // found at the start (finished unless dry_run)
+  std::optional<LoadView> load;      // --by load only
   std::vector<PlannedMove> moves;    // empty: already balanced
   std::optional<MoveReport> report;  // set when moves ran
 };

@@ -1,0 +1,44 @@
+// Per-slot load from the primaries' own counters: CLUSTER SLOT-STATS (Valkey 8+, Redis 8.2+),
+// whose CPU figure counts only while cluster-slot-stats-enabled is yes. Redis 7.0 has no such
+// counters: the error says so rather than making a number up.
+//
+//   every primary: CONFIG GET the setting, SET it yes ─▶ SLOT-STATS of its slots (before)
+//   ─▶ the window ─▶ SLOT-STATS again (after) ─▶ the setting put back as it was
+//   each slot's load: cpu-usec after minus before
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "launcher/cluster/access.h"
+#include "launcher/cluster/slot_balance.h"
+#include "launcher/cluster/slot_mover.h"
+
+namespace shardctl::launcher {
+
+// One slot's counters as CLUSTER SLOT-STATS gives them.
+struct SlotStat {
+  uint64_t keys = 0;
+  uint64_t cpu_usec = 0;
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+  friend bool operator==(const SlotStat&, const SlotStat&) = default;
+};
+
+// Parses a SLOT-STATS reply as RedisConnection::Run gives it (the nested arrays' elements one
+// per line: slot, then name and value pairs). Errors name what is malformed.
+common::Result<std::map<int, SlotStat>> ParseSlotStats(const std::string& text);
+
+// The CPU µs each of the 16384 slots used over `window`, from `nodes` (each asked for the slots
+// `owners` at the same position says it owns). `stop` (may be null) cuts the window short.
+common::Result<std::vector<double>> MeasureSlotCpu(const Access& access,
+                                                   const std::vector<MoveNode>& nodes,
+                                                   const std::vector<SlotOwner>& owners,
+                                                   std::chrono::milliseconds window,
+                                                   const std::atomic<bool>* stop);
+
+}  // namespace shardctl::launcher
