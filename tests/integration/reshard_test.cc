@@ -231,7 +231,7 @@ TEST_F(ReshardTest, DryRunAndBadInputChangeNothing) {
            {{"move-slots", "0-99", "--to", "7"}, "no shard 7"},
            {{"move-slots", "0-16384", "--to", "1"}, "within 0-16383"},
            {{"move-slots", "0-99"}, "--to"},
-           {{"rebalance", "--by", "cpu"}, "slots, keys or memory"},
+           {{"rebalance", "--by", "cpu"}, "slots, keys, memory or load"},
            {{"rebalance", "--threshold", "200%"}, "percentage"},
            {{"scale", "--shards", "5000"}, "between 1 and 1000"},
            {{"scale"}, "--shards"},
