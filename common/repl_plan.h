@@ -19,8 +19,9 @@
 //   LMPOP, EVAL, ...): Forward when they share a slot. Across slots: MSETNX is one MSET per slot
 //   (a primary replicates MSETNX only when it set every key, none of which existed); the commands
 //   repl_colocate.h can run on one primary with stand-ins for the other slots' keys are CrossSlot,
-//   for the executor to co-locate; the rest (EVAL, SORT BY a pattern, forms Redis 7+ and Valkey
-//   never replicate such as LMPOP or BLMOVE) are a Problem saying why and what to change.
+//   for the executor to co-locate; the rest (EVAL, SORT BY a pattern, commands Redis 7+ and
+//   Valkey replicate in other forms such as LMPOP or BLMOVE) are a Problem saying why and what to
+//   change.
 //   COPY ... DB n with n other than 0 is a Problem.
 // - MULTI … EXEC: collected; when every command in it goes to one slot, one ForwardTransaction;
 //   otherwise each command's own actions, in order, with ReplPlan::non_atomic set.
