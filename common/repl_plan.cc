@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/numbers.h"
+#include "common/repl_colocate.h"
 #include "common/repl_commands.h"
 #include "common/slots.h"
 #include "common/text.h"
@@ -57,11 +58,23 @@ std::vector<ReplAction> SplitBySlot(const ReplCommandInfo& info, ReplArgs comman
   return {parts.begin(), parts.end()};
 }
 
-std::vector<ReplAction> KeepTogether(ReplArgs command, const std::vector<size_t>& positions) {
+// A command whose keys must change together: one Forward when they share a slot. Across slots,
+// MSETNX becomes MSET per slot (a primary replicates MSETNX only when it set every key, so none
+// of them existed); every other command is co-located by the executor when it can be
+// (repl_colocate.h), or is a Problem saying why not.
+std::vector<ReplAction> KeepTogether(const ReplCommandInfo& info, ReplArgs command,
+                                     const std::vector<size_t>& positions) {
   const int slot = KeySlot(command[positions[0]]);
   bool one_slot = true;
   for (size_t at : positions) one_slot = one_slot && KeySlot(command[at]) == slot;
   if (one_slot) return {Forward{.slot = slot, .command = std::move(command)}};
+  if (info.name == "MSETNX") {
+    command[0] = "MSET";
+    return SplitBySlot(info, std::move(command), positions);
+  }
+  if (Result<Colocation> colocation = PlanColocation(command); !colocation) {
+    return {Problem{colocation.error().message()}};
+  }
   CrossSlot cross{.command = {}, .keys = {}};
   for (size_t at : positions) cross.keys.push_back(command[at]);
   cross.command = std::move(command);
@@ -80,7 +93,7 @@ std::vector<ReplAction> PlanKeyed(const ReplCommandInfo& info, ReplArgs command,
     case ReplRoute::kIndependentKeys:
       return SplitBySlot(info, std::move(command), *positions);
     case ReplRoute::kKeysTogether:
-      return KeepTogether(std::move(command), *positions);
+      return KeepTogether(info, std::move(command), *positions);
     default:
       const int slot = KeySlot(command[positions->front()]);
       return {Forward{.slot = slot, .command = std::move(command)}};

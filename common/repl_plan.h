@@ -4,8 +4,9 @@
 //
 //   ReplCommand.args ──Plan()──▶ ReplPlan{actions} ──▶ executor: Forward / ForwardTransaction to
 //        │                                                the slot's primary, FanOut to every
-//        └─ SELECT, MULTI…EXEC kept here                  primary, CrossSlot its own way,
-//                                                         Problem: stop and tell the user
+//        └─ SELECT, MULTI…EXEC kept here                  primary, CrossSlot co-located on one
+//                                                         primary (repl_colocate.h), Problem:
+//                                                         stop and tell the user
 //
 // The choices, per kind of command (repl_commands.h lists them all):
 // - Replication plumbing (PING, REPLCONF GETACK, SELECT) and messages (PUBLISH, SPUBLISH): skipped.
@@ -15,7 +16,12 @@
 // - Keys that stand alone (MSET, DEL, UNLINK): one Forward per slot, the keys of a slot together
 //   and in their original order.
 // - Keys that must stay together (RENAME, SMOVE, LMOVE, COPY, *STORE, MSETNX, PFMERGE, BITOP,
-//   LMPOP, EVAL, ...): Forward when they share a slot, else CrossSlot for the executor to handle.
+//   LMPOP, EVAL, ...): Forward when they share a slot. Across slots: MSETNX is one MSET per slot
+//   (a primary replicates MSETNX only when it set every key, none of which existed); the commands
+//   repl_colocate.h can run on one primary with stand-ins for the other slots' keys are CrossSlot,
+//   for the executor to co-locate; the rest (EVAL, SORT BY a pattern, commands Redis 7+ and
+//   Valkey replicate in other forms such as LMPOP or BLMOVE) are a Problem saying why and what to
+//   change.
 //   COPY ... DB n with n other than 0 is a Problem.
 // - MULTI … EXEC: collected; when every command in it goes to one slot, one ForwardTransaction;
 //   otherwise each command's own actions, in order, with ReplPlan::non_atomic set.
@@ -52,7 +58,9 @@ struct ForwardTransaction {
 };
 
 // A command whose keys must change together but hash to different slots (RENAME a b): no single
-// primary can run it. `keys` in argument order.
+// primary can run it as it is, but PlanColocation (repl_colocate.h) accepted it, so the executor
+// runs it on one primary with temporary copies of the keys the others hold. `keys` in argument
+// order.
 struct CrossSlot {
   ReplArgs command;
   std::vector<std::string> keys;
@@ -89,7 +97,7 @@ struct ReplPlanCounts {
   int64_t commands = 0;      // every command given to Plan()
   int64_t skipped = 0;       // plumbing and messages
   int64_t split = 0;         // commands sent as more than one Forward (one per slot)
-  int64_t cross_slot = 0;    // CrossSlot actions
+  int64_t cross_slot = 0;    // CrossSlot actions (to co-locate)
   int64_t problems = 0;      // Problem actions
   int64_t transactions = 0;  // EXECs seen
   int64_t non_atomic_transactions = 0;

@@ -160,6 +160,7 @@ int RunImport(const Invocation& invocation) {
                       {"ms", done->took.count()},
                       {"live", done->live},
                       {"commands_applied", done->commands_applied},
+                      {"co_located", done->commands_co_located},
                       {"lag_bytes", done->final_lag_bytes},
                       {"cutover_ms", done->cutover_ms}}
                      .dump(2)
@@ -168,7 +169,8 @@ int RunImport(const Invocation& invocation) {
     std::cout << "cutover: the import from " << done->source << " caught up (lag "
               << done->final_lag_bytes << " bytes) in " << done->cutover_ms << " ms and stopped; "
               << done->keys << " keys copied, " << done->commands_applied
-              << " writes applied after the snapshot\n";
+              << " writes applied after the snapshot (" << done->commands_co_located
+              << " with keys in several slots, co-located)\n";
   } else if (invocation.dry_run) {
     std::cout << "source " << done->source << " (" << done->source_engine
               << (done->source_is_cluster ? ", a cluster" : "") << "): " << done->source_keys
@@ -181,7 +183,8 @@ int RunImport(const Invocation& invocation) {
               << KeysPerSecond(done->keys, done->took) << "; the deployment holds "
               << done->keys_after << " keys"
               << (done->live ? "; then followed " + std::to_string(done->commands_applied) +
-                                   " writes until the cutover (lag " +
+                                   " writes (" + std::to_string(done->commands_co_located) +
+                                   " co-located) until the cutover (lag " +
                                    std::to_string(done->final_lag_bytes) + " bytes)"
                              : "")
               << "\n";

@@ -310,10 +310,12 @@ first, or writes made during the copy may be missed. Interrupted, run the same c
 
 With --live the source is followed as a replica would (PSYNC): its snapshot is loaded by a
 scratch server and copied, then every write it made since is applied in order, routed by slot
-(MSET and DEL split per slot, a transaction in one slot kept whole), until `import --cutover`
-(or Ctrl-C) asks it to stop: it waits until the lag is 0 and reports. Lag in bytes and ms is in
-`status` and `/metrics` meanwhile. A write the cluster cannot follow (a command on keys of
-different slots, a write to a db other than 0) stops the import with the command named.
+(MSET and DEL split per slot, a transaction in one slot kept whole; RENAME, SMOVE, LMOVE,
+COPY, *STORE, PFMERGE, BITOP of keys in different slots run on one primary with temporary
+copies of the other keys), until `import --cutover` (or Ctrl-C) asks it to stop: it waits until
+the lag is 0 and reports. Lag in bytes and ms is in `status` and `/metrics` meanwhile. A write
+the cluster cannot follow (a script or SORT BY a pattern on keys of different slots, a write to
+a db other than 0) stops the import with the command named.
 
 {options}
 {options deployment}

@@ -116,10 +116,15 @@ json StatusJson(const Deployment& deployment, const DeploymentStatus& status) {
       {"moves_in_progress", MovesJson(status.moves)}};
   if (status.proxy) out["proxy"] = ProxyJson(deployment, *status.proxy);
   if (const auto& live = status.live_import) {
-    out["import"] = {{"source", live->source},     {"phase", live->phase},
-                     {"pid", live->pid},           {"keys", live->keys},
-                     {"commands", live->commands}, {"lag_bytes", live->lag_bytes},
-                     {"lag_ms", live->lag_ms},     {"error", live->error}};
+    out["import"] = {{"source", live->source},
+                     {"phase", live->phase},
+                     {"pid", live->pid},
+                     {"keys", live->keys},
+                     {"commands", live->commands},
+                     {"co_located", live->co_located},
+                     {"lag_bytes", live->lag_bytes},
+                     {"lag_ms", live->lag_ms},
+                     {"error", live->error}};
   }
   if (deployment.metrics.enabled()) {
     out["metrics"] = {{"port", deployment.metrics.port},

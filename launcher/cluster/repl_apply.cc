@@ -8,13 +8,38 @@ using common::Error;
 using common::Result;
 using common::Status;
 
+namespace {
+
+Error Failed(const Command& command, const RedisConnection& connection, const Error& error) {
+  return Error(command.front() + " on " + connection.address() + " failed: " + error.message() +
+               " (the cluster no longer mirrors the source)");
+}
+
+}  // namespace
+
 Result<RedisConnection*> ReplApplier::Connection(int primary) {
+  if (primary == common::SlotTable::kNoNode) return Error("a slot of the cluster has no owner");
   auto found = connections_.find(primary);
   if (found != connections_.end()) return &found->second;
   const auto& node = table_.primaries()[static_cast<size_t>(primary)];
   auto connection = RedisConnection::Connect(access_, node.host, node.port, timeout_);
   if (!connection.ok()) return connection.error();
   return &connections_.emplace(primary, std::move(connection).value()).first->second;
+}
+
+Result<std::vector<std::string>> ReplApplier::RunAll(int primary,
+                                                     const std::vector<Command>& commands) {
+  auto connection = Connection(primary);
+  if (!connection.ok()) return connection.error();
+  auto replies = (*connection)->Pipeline(commands);
+  if (!replies.ok()) return replies.error();
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < replies->size(); ++i) {
+    if (!(*replies)[i].ok()) return Failed(commands[i], **connection, (*replies)[i].error());
+    texts.push_back(std::move((*replies)[i]).value());
+  }
+  applied_ += commands.size();
+  return texts;
 }
 
 Status ReplApplier::Queue(int primary, Command command) {
@@ -42,9 +67,7 @@ Status ReplApplier::Apply(const common::ReplPlan& plan) {
             }
             return common::Ok();
           } else if constexpr (std::is_same_v<Step, common::CrossSlot>) {
-            return Error(step.command.front() + " of keys in different slots (" +
-                         step.keys.front() + ", " + step.keys.back() +
-                         ") cannot run on a cluster: give such keys one hash tag on the source");
+            return CoLocate(step);
           } else {
             return Error(step.reason);
           }
@@ -67,9 +90,7 @@ Status ReplApplier::Flush() {
     auto replies = connection->Receive(commands.size());
     if (!replies.ok()) return replies.error();
     for (size_t i = 0; i < replies->size(); ++i) {
-      if ((*replies)[i].ok()) continue;
-      return Error(commands[i].front() + " on " + connection->address() + " failed: " +
-                   (*replies)[i].error().message() + " (the cluster no longer mirrors the source)");
+      if (!(*replies)[i].ok()) return Failed(commands[i], *connection, (*replies)[i].error());
     }
     applied_ += commands.size();
   }

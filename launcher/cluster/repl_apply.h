@@ -3,11 +3,20 @@
 // for one primary keep the stream's order and are pipelined until Flush(); different primaries
 // hold different keys, so their order between them does not matter (a FanOut such as FLUSHALL is
 // queued on every primary, after what came before it).
+//
+// A CrossSlot (RENAME a b with a and b in different slots) is co-located (common/repl_colocate.h)
+// right away, in stream order: what is queued is flushed first, then the keys outside the home
+// slot are copied from their owners into temporary keys on the home slot's primary (DUMP + PTTL,
+// RESTORE REPLACE; DEL when the key does not exist), the command runs there on those names, each
+// temporary it may have written is copied back to its key (RESTORE REPLACE with its TTL, or DEL
+// when the command removed it), and the temporaries are deleted. A failure on the way stops the
+// import like any failed command; temporaries may then remain, named shardctl:import:tmp:{..}:n.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "common/cluster_text.h"
@@ -23,19 +32,27 @@ class ReplApplier {
   ReplApplier(common::SlotTable table, Access access, std::chrono::milliseconds timeout)
       : table_(std::move(table)), access_(std::move(access)), timeout_(timeout) {}
 
-  // Queues the plan's commands. A CrossSlot or a Problem is an error naming the command: the
-  // cluster cannot follow the source past it, and nothing of it is applied.
+  // Queues the plan's commands, and co-locates a CrossSlot at once (flushing what was queued
+  // before it). A Problem, or a CrossSlot that cannot be co-located, is an error naming the
+  // command: the cluster cannot follow the source past it, and nothing of it is applied.
   common::Status Apply(const common::ReplPlan& plan);
   // Sends what is queued and reads every reply; an error reply means the cluster no longer
   // mirrors the source, and names the command and the node.
   common::Status Flush();
 
   size_t queued() const { return queued_count_; }
-  uint64_t applied() const { return applied_; }
+  uint64_t applied() const { return applied_; }  // commands the cluster answered without error
+  uint64_t co_located() const { return co_located_; }  // CrossSlot commands applied
 
  private:
   common::Result<RedisConnection*> Connection(int primary);
   common::Status Queue(int primary, Command command);
+  // Runs `cross` on one primary with temporary keys (repl_colocate.cc).
+  common::Status CoLocate(const common::CrossSlot& cross);
+  // Sends `commands` to `primary` in one write and reads every reply; an error reply is an error
+  // naming the command and the node, as Flush() gives it.
+  common::Result<std::vector<std::string>> RunAll(int primary,
+                                                  const std::vector<Command>& commands);
 
   common::SlotTable table_;
   Access access_;
@@ -44,6 +61,7 @@ class ReplApplier {
   std::map<int, std::vector<Command>> queued_;
   size_t queued_count_ = 0;
   uint64_t applied_ = 0;
+  uint64_t co_located_ = 0;
 };
 
 }  // namespace shardctl::launcher

@@ -55,6 +55,9 @@ struct ImportReport {
   // --live: what followed the snapshot, and the lag when it stopped (0 after a cutover).
   bool live = false;
   uint64_t commands_applied = 0;
+  // Of those, commands with keys in several slots run on one primary with temporary copies of
+  // the other slots' keys (RENAME a b, SUNIONSTORE, ...: cluster/repl_apply.h).
+  uint64_t commands_co_located = 0;
   int64_t final_lag_bytes = 0;
   int64_t cutover_ms = 0;  // from the cutover request until caught up
 };

@@ -204,6 +204,7 @@ class StreamApplier {
   }
   int64_t applied_offset() const { return applied_offset_; }
   uint64_t commands() const { return planner_.counts().commands; }
+  uint64_t co_located() const { return applier_.co_located(); }
 
  private:
   Status Flush(int64_t safe) {
@@ -327,6 +328,7 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
       next_report = Clock::now() + kReportEvery;
       auto& now = progress.progress();
       now.commands = applier.commands();
+      now.co_located = applier.co_located();
       now.applied_offset = applier.applied_offset();
       now.source_offset = spool.source_offset();
       std::tie(now.lag_bytes, now.lag_ms) = spool.Lag();
@@ -342,6 +344,7 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   spool.Stop();
   report.live = true;
   report.commands_applied = applier.commands();
+  report.commands_co_located = applier.co_located();
   report.final_lag_bytes = std::max<int64_t>(0, *cutover_target - applier.applied_offset());
   report.cutover_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - *cutover_at).count();
@@ -349,6 +352,7 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   auto& done = progress.progress();
   done.phase = "done";
   done.commands = report.commands_applied;
+  done.co_located = report.commands_co_located;
   done.applied_offset = applier.applied_offset();
   done.source_offset = *cutover_target;
   done.lag_bytes = report.final_lag_bytes;
@@ -380,6 +384,7 @@ Outcome<ImportReport> Cutover(const Target& target) {
       report.live = true;
       report.keys = now->keys;
       report.commands_applied = now->commands;
+      report.commands_co_located = now->co_located;
       report.final_lag_bytes = now->lag_bytes;
       report.cutover_ms =
           std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - asked).count();

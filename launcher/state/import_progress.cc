@@ -25,6 +25,7 @@ json ProgressJson(const LiveImportProgress& progress) {
           {"pid", progress.pid},
           {"keys", progress.keys},
           {"commands", progress.commands},
+          {"co_located", progress.co_located},
           {"applied_offset", progress.applied_offset},
           {"source_offset", progress.source_offset},
           {"lag_bytes", progress.lag_bytes},
@@ -42,6 +43,7 @@ std::optional<LiveImportProgress> ProgressOf(const std::string& text) {
   progress.pid = parsed.value("pid", 0);
   progress.keys = parsed.value("keys", uint64_t{0});
   progress.commands = parsed.value("commands", uint64_t{0});
+  progress.co_located = parsed.value("co_located", uint64_t{0});
   progress.applied_offset = parsed.value("applied_offset", int64_t{0});
   progress.source_offset = parsed.value("source_offset", int64_t{0});
   progress.lag_bytes = parsed.value("lag_bytes", int64_t{0});

@@ -19,6 +19,7 @@ struct LiveImportProgress {
   int pid = 0;
   uint64_t keys = 0;           // copied from the snapshot
   uint64_t commands = 0;       // stream commands applied
+  uint64_t co_located = 0;     // of them, with keys in several slots (cluster/repl_apply.h)
   int64_t applied_offset = 0;  // the source's replication offset applied up to
   int64_t source_offset = 0;   // the source's own offset, last seen
   int64_t lag_bytes = 0;

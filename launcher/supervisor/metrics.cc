@@ -135,6 +135,10 @@ void WriteDeploymentFamilies(MetricsWriter& out, const DeploymentMetrics& metric
     out.Family("shardctl_import_commands_applied", MetricType::kGauge,
                "import --live: writes of the source applied since its snapshot.");
     out.Sample(source, static_cast<double>(live->commands));
+    out.Family("shardctl_import_commands_co_located", MetricType::kGauge,
+               "import --live: of those, writes with keys in several slots run on one primary "
+               "through temporary keys.");
+    out.Sample(source, static_cast<double>(live->co_located));
   }
   out.Family("shardctl_deployment_info", MetricType::kGauge,
              "Always 1; the labels name the deployment and its engine.");

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "common/slots.h"
 #include "tests/integration/data_copy.h"
 #include "tests/integration/harness.h"
 
@@ -51,11 +52,45 @@ class ImportTest : public ShardctlTest {
     }
     return total;
   }
+  // `import --from <source> --live` in the background (output in live.out and live.err).
+  std::unique_ptr<BackgroundCommand> StartLiveImport(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {ShardctlBinary(),
+                                     "import",
+                                     "--from",
+                                     "127.0.0.1:" + std::to_string(source_port()),
+                                     "--live",
+                                     "--name",
+                                     name(),
+                                     "--state-dir",
+                                     state_root().string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return std::make_unique<BackgroundCommand>(argv, scratch_dir() / "live.out",
+                                               scratch_dir() / "live.err");
+  }
+  std::string LivePhase() {
+    auto status = TryStatus();
+    return status && status->contains("import") ? (*status)["import"].value("phase", "") : "";
+  }
+  bool WaitUntilFollowing() {
+    return WaitUntil([&] { return LivePhase() == "following"; }, 60s, 100ms);
+  }
+  // Sends `commands`, one a line, to the source through one redis-cli.
+  CommandResult RunOnSource(const std::string& commands) {
+    const fs::path file = scratch_dir() / ("commands-" + std::to_string(++command_files_) + ".txt");
+    std::ofstream(file) << commands;
+    return RunCommand(
+        {"sh", "-c",
+         "redis-cli -p " + std::to_string(source_port()) + " < " + file.string() + " > /dev/null"},
+        20s);
+  }
   CommandResult Import(const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"--from", "127.0.0.1:" + std::to_string(source_port())};
     args.insert(args.end(), extra.begin(), extra.end());
     return OnDeployment("import", args, 180s);
   }
+
+ private:
+  int command_files_ = 0;
 };
 
 TEST_F(ImportTest, CopiesEveryTypeWithTtlsAndRefusesWhatItCannotCopy) {
@@ -137,28 +172,16 @@ TEST_F(ImportTest, LiveImportFollowsWritesUntilCutoverAndLosesNone) {
   const std::string cli_port = std::to_string(source_port());
   const int written = WriteEveryType({"-p", cli_port}, 50);
   ASSERT_EQ(Up(3).exit_code, 0);
-  BackgroundCommand live({ShardctlBinary(), "import", "--from", "127.0.0.1:" + cli_port, "--live",
-                          "--json", "--name", name(), "--state-dir", state_root().string()},
-                         scratch_dir() / "live.out", scratch_dir() / "live.err");
-  auto phase = [&] {
-    auto status = TryStatus();
-    return status && status->contains("import") ? (*status)["import"].value("phase", "") : "";
-  };
-  ASSERT_TRUE(WaitUntil([&] { return phase() == "following"; }, 60s, 100ms))
-      << ReadFileText(scratch_dir() / "live.err");
+  auto live = StartLiveImport({"--json"});
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
   EXPECT_EQ(ClusterKeys(), written);
 
   // Writes after the snapshot: a writer counting acknowledgements, and commands the stream must
   // split (MSET across slots) or keep whole (a transaction in one slot).
   AckedWriter writer = StartAckedWriter("--plain", source_port(), "live");
-  std::ofstream(scratch_dir() / "more.txt") << "MSET split:a 1 split:b 2 split:c 3\n"
-                                            << "INCRBY counter 41\nINCR counter\n"
-                                            << "MULTI\nSET {tx}1 one\nSET {tx}2 two\nEXEC\n"
-                                            << "DEL string:0 string:1\nEXPIRE hash:3 5000\n";
-  auto more = RunCommand(
-      {"sh", "-c",
-       "redis-cli -p " + cli_port + " < " + (scratch_dir() / "more.txt").string() + " > /dev/null"},
-      20s);
+  auto more = RunOnSource(
+      "MSET split:a 1 split:b 2 split:c 3\nINCRBY counter 41\nINCR counter\n"
+      "MULTI\nSET {tx}1 one\nSET {tx}2 two\nEXEC\nDEL string:0 string:1\nEXPIRE hash:3 5000\n");
   ASSERT_EQ(more.exit_code, 0) << more.Describe();
   ASSERT_TRUE(WaitUntil([&] { return ClusterKeys() > written + 100; }, 30s, 50ms));
   auto status = TryStatus();
@@ -173,7 +196,7 @@ TEST_F(ImportTest, LiveImportFollowsWritesUntilCutoverAndLosesNone) {
   const json report = json::parse(cutover.out, nullptr, false);
   EXPECT_EQ(report.value("lag_bytes", -1), 0) << cutover.Describe();
   EXPECT_GT(report.value("commands_applied", 0), verdict.value("acked", 0)) << cutover.Describe();
-  EXPECT_EQ(live.WaitForExit(60s), std::optional<int>(0))
+  EXPECT_EQ(live->WaitForExit(60s), std::optional<int>(0))
       << ReadFileText(scratch_dir() / "live.err");
 
   // Every acknowledged write of the source is in the cluster, and nothing else differs.
@@ -200,24 +223,100 @@ TEST_F(ImportTest, LiveImportStopsAtAWriteTheClusterCannotFollow) {
   const std::string cli_port = std::to_string(source_port());
   const int written = WriteEveryType({"-p", cli_port}, 10);
   ASSERT_EQ(Up(3).exit_code, 0);
-  BackgroundCommand live({ShardctlBinary(), "import", "--from", "127.0.0.1:" + cli_port, "--live",
-                          "--name", name(), "--state-dir", state_root().string()},
-                         scratch_dir() / "live.out", scratch_dir() / "live.err");
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        auto status = TryStatus();
-        return status && status->contains("import") &&
-               (*status)["import"].value("phase", "") == "following";
-      },
-      60s, 100ms));
-  // RENAME of keys in two slots: no primary can run it, and it is not skipped.
-  auto rename = RunCommand({"redis-cli", "-p", cli_port, "RENAME", "string:1", "elsewhere"}, 10s);
-  ASSERT_EQ(rename.exit_code, 0) << rename.Describe();
-  EXPECT_EQ(live.WaitForExit(60s), std::optional<int>(1));
+  auto live = StartLiveImport();
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  // MOVE to another db: a cluster has only db 0, and the write is not skipped.
+  auto move = RunCommand({"redis-cli", "-p", cli_port, "MOVE", "string:1", "1"}, 10s);
+  ASSERT_EQ(move.exit_code, 0) << move.Describe();
+  EXPECT_EQ(live->WaitForExit(60s), std::optional<int>(1));
   const std::string err = ReadFileText(scratch_dir() / "live.err");
-  EXPECT_NE(err.find("RENAME of keys in different slots"), std::string::npos) << err;
+  EXPECT_NE(err.find("MOVE: moves a key to another db"), std::string::npos) << err;
   EXPECT_EQ(SplitLines(err).size(), 1u) << err;
-  EXPECT_EQ(ClusterKeys(), written) << "the snapshot's keys stay; nothing after the RENAME";
+  EXPECT_EQ(ClusterKeys(), written) << "the snapshot's keys stay; nothing after the MOVE";
+}
+
+// The primary (of 3, slots split as `up` splits them) that holds `key`.
+int ShardOf(const std::string& key) {
+  const auto ranges = common::SplitSlotsEvenly(3);
+  const int slot = common::KeySlot(key);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (slot >= ranges[i].first && slot <= ranges[i].last) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// Commands whose keys must change together, with keys on different primaries, are run on one
+// primary with temporary copies of the others (cluster/repl_apply.h): every key ends as on the
+// source, TTLs kept, and no temporary key is left.
+TEST_F(ImportTest, LiveImportAppliesCrossSlotCommandsByCoLocation) {
+  const std::vector<std::vector<std::string>> together = {{"rename:src", "rename:dst"},
+                                                          {"renamenx:src", "renamenx:dst"},
+                                                          {"smove:src", "smove:dst"},
+                                                          {"lmove:src", "lmove:dst"},
+                                                          {"copy:src", "copy:to"},
+                                                          {"sunion:dst", "sunion:a", "sunion:b"},
+                                                          {"zunion:dst", "zunion:a"},
+                                                          {"pf:dst", "pf:b"},
+                                                          {"bitop:dst", "bitop:b"},
+                                                          {"msetnx:a", "msetnx:b", "msetnx:c"},
+                                                          {"tx:a", "tx:b"}};
+  for (const auto& keys : together) {
+    EXPECT_NE(ShardOf(keys[0]), ShardOf(keys[1])) << keys[0] << " and " << keys[1];
+  }
+  auto source = StartSource("redis-server", /*password=*/false);
+  const std::string cli_port = std::to_string(source_port());
+  WriteEveryType({"-p", cli_port}, 10);
+  // The keys the commands read, in the snapshot; some with TTLs.
+  auto seeded = RunOnSource(
+      "SET rename:src hello PX 600000\nSET renamenx:src v1\n"
+      "SADD smove:src m1 m2 m3\nPEXPIRE smove:src 400000\nSADD smove:dst x\n"
+      "RPUSH lmove:src 1 2 3\nRPUSH lmove:dst a\nRPUSH lmove:last z\n"
+      "HSET copy:src f v\nPEXPIRE copy:src 500000\n"
+      "SADD sunion:a 1 2\nSADD sunion:b 2 3\nZADD zunion:a 1 x 2 y\nZADD zunion:b 3 y\n"
+      "PFADD pf:a x y\nPFADD pf:b z\nSET bitop:a abc\nSET bitop:b ab\n");
+  ASSERT_EQ(seeded.exit_code, 0) << seeded.Describe();
+  const long long before = QueryRedis(source_port(), {"DBSIZE"})->integer;
+  ASSERT_EQ(Up(3).exit_code, 0);
+  auto live = StartLiveImport();
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  EXPECT_EQ(ClusterKeys(), before);
+
+  auto cross = RunOnSource(
+      "RENAME rename:src rename:dst\nRENAMENX renamenx:src renamenx:dst\n"
+      "SMOVE smove:src smove:dst m1\nLMOVE lmove:src lmove:dst LEFT RIGHT\n"
+      "LMOVE lmove:last lmove:dst LEFT LEFT\nCOPY copy:src copy:to\n"
+      "SUNIONSTORE sunion:dst sunion:a sunion:b\n"
+      "ZUNIONSTORE zunion:dst 2 zunion:a zunion:b WEIGHTS 2 3\n"
+      "PFMERGE pf:dst pf:a pf:b\nBITOP OR bitop:dst bitop:a bitop:b\n"
+      "MSETNX msetnx:a 1 msetnx:b 2 msetnx:c 3\nMSETNX msetnx:a 9 msetnx:new 9\n"
+      "MULTI\nSET tx:a 1\nRENAME tx:a tx:b\nEXEC\n");
+  ASSERT_EQ(cross.exit_code, 0) << cross.Describe();
+  auto cutover = OnDeployment("import", {"--cutover", "--json"}, 120s);
+  ASSERT_EQ(cutover.exit_code, 0) << cutover.Describe() << ReadFileText(scratch_dir() / "live.err");
+  const json report = json::parse(cutover.out, nullptr, false);
+  EXPECT_EQ(report.value("lag_bytes", -1), 0) << cutover.Describe();
+  // Ten commands, and the RENAME of the transaction (MSETNX is MSET per slot).
+  EXPECT_EQ(report.value("co_located", -1), 11) << cutover.Describe();
+  EXPECT_EQ(live->WaitForExit(60s), std::optional<int>(0))
+      << ReadFileText(scratch_dir() / "live.err");
+
+  const auto on_source = ReadKeyspace({source_port()});
+  const auto on_cluster = ReadKeyspace(ClusterPorts());
+  for (const char* key : {"rename:dst", "renamenx:dst", "copy:to", "sunion:dst", "zunion:dst",
+                          "pf:dst", "bitop:dst", "msetnx:c", "tx:b"}) {
+    EXPECT_TRUE(on_source.contains(key)) << key << ": the source did not run the command";
+  }
+  for (const char* key : {"rename:src", "lmove:last", "msetnx:new"}) {
+    EXPECT_FALSE(on_source.contains(key)) << key;
+  }
+  EXPECT_GT(on_cluster.contains("rename:dst") ? on_cluster.at("rename:dst").pttl : 0, 500000);
+  EXPECT_GT(on_cluster.contains("smove:src") ? on_cluster.at("smove:src").pttl : 0, 300000);
+  for (const auto& [key, value] : on_cluster) {
+    EXPECT_FALSE(key.starts_with("shardctl:import:tmp:")) << key << " left on " << value.port;
+  }
+  ExpectSameKeyspace(on_source, on_cluster);
+  EXPECT_EQ(ClusterKeys(), QueryRedis(source_port(), {"DBSIZE"})->integer);
+  EXPECT_EQ(ClusterKeys(), static_cast<long long>(on_source.size()));
 }
 
 TEST_F(ImportTest, AnImportKilledMidwayFinishesWhenRunAgain) {

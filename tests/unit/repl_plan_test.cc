@@ -121,8 +121,10 @@ TEST(ReplPlannerTest, KeysThatMustStayTogetherGoToOneSlotOrAreCrossSlot) {
       {{"COPY", "{t}a", "{t}b", "DB", "0", "REPLACE"},
        ForwardTo(kSlotT, {"COPY", "{t}a", "{t}b", "DB", "0", "REPLACE"})},
       {{"MSETNX", "a", "1", "{a}b", "2"}, ForwardTo(kSlotA, {"MSETNX", "a", "1", "{a}b", "2"})},
-      {{"MSETNX", "a", "1", "b", "2"},
-       {CrossSlot{.command = {"MSETNX", "a", "1", "b", "2"}, .keys = {"a", "b"}}}},
+      // Replicated only when it set every key, none of which existed: MSET per slot is the same.
+      {{"MSETNX", "a", "1", "b", "2", "{a}c", "3"},
+       {Forward{.slot = kSlotA, .command = {"MSET", "a", "1", "{a}c", "3"}},
+        Forward{.slot = kSlotB, .command = {"MSET", "b", "2"}}}},
       {{"SUNIONSTORE", "dst", "a", "b"},
        {CrossSlot{.command = {"SUNIONSTORE", "dst", "a", "b"}, .keys = {"dst", "a", "b"}}}},
       {{"PFMERGE", "{t}d", "{t}a", "{t}b"}, ForwardTo(kSlotT, {"PFMERGE", "{t}d", "{t}a", "{t}b"})},
@@ -135,8 +137,8 @@ TEST(ReplPlannerTest, KeysThatMustStayTogetherGoToOneSlotOrAreCrossSlot) {
       {{"ZINTERSTORE", "dst", "1", "a", "AGGREGATE", "MAX"},
        {CrossSlot{.command = {"ZINTERSTORE", "dst", "1", "a", "AGGREGATE", "MAX"},
                   .keys = {"dst", "a"}}}},
-      {{"LMPOP", "2", "a", "b", "LEFT"},
-       {CrossSlot{.command = {"LMPOP", "2", "a", "b", "LEFT"}, .keys = {"a", "b"}}}},
+      {{"LMPOP", "2", "{t}a", "{t}b", "LEFT"},
+       ForwardTo(kSlotT, {"LMPOP", "2", "{t}a", "{t}b", "LEFT"})},
       {{"ZMPOP", "1", "a", "MIN", "COUNT", "2"},
        ForwardTo(kSlotA, {"ZMPOP", "1", "a", "MIN", "COUNT", "2"})},
       {{"EVAL", "return 1", "2", "{t}a", "{t}b", "arg"},
@@ -156,8 +158,32 @@ TEST(ReplPlannerTest, KeysThatMustStayTogetherGoToOneSlotOrAreCrossSlot) {
   for (const RouteCase& c : cases) {
     EXPECT_EQ(planner.Plan(c.command).actions, c.actions) << c.command[0];
   }
-  EXPECT_EQ(planner.counts().cross_slot, 9);
-  EXPECT_EQ(planner.counts().split, 0);
+  EXPECT_EQ(planner.counts().cross_slot, 7);
+  EXPECT_EQ(planner.counts().split, 1);
+}
+
+// Across slots, what cannot be co-located on one primary is a problem naming the fix.
+TEST(ReplPlannerTest, KeysAcrossSlotsThatCannotBeColocatedAreProblems) {
+  const RouteCase cases[] = {
+      {{"EVAL", "return 1", "2", "a", "b"},
+       ProblemOf("EVAL: keys in different slots (a, b), and a script may touch keys it does not "
+                 "declare; give such keys one hash tag on the source")},
+      {{"LMPOP", "2", "a", "b", "LEFT"},
+       ProblemOf("LMPOP: keys in different slots (a, b), and Redis 7+ and Valkey replicate it in "
+                 "other forms; give such keys one hash tag on the source")},
+      {{"BLMOVE", "a", "b", "LEFT", "RIGHT", "0"},
+       ProblemOf("BLMOVE: keys in different slots (a, b), and Redis 7+ and Valkey replicate it in "
+                 "other forms; give such keys one hash tag on the source")},
+      {{"SORT", "a", "BY", "w_*", "STORE", "dst"},
+       ProblemOf("SORT: keys in different slots (a, dst), and its BY/GET pattern names keys the "
+                 "cluster holds elsewhere; give such keys one hash tag on the source")},
+  };
+  ReplPlanner planner;
+  for (const RouteCase& c : cases) {
+    EXPECT_EQ(planner.Plan(c.command).actions, c.actions) << c.command[0];
+  }
+  EXPECT_EQ(planner.counts().problems, std::ssize(cases));
+  EXPECT_EQ(planner.counts().cross_slot, 0);
 }
 
 TEST(ReplPlannerTest, ServerWideWritesFanOutOrAreProblems) {
