@@ -19,7 +19,8 @@ constexpr auto kQueryTimeout = 2s;
 
 // Keeps the replicas of the primaries being restarted from taking their slots while the
 // primaries are down: a replica promoted then would be empty, and the loaded primary would
-// resync from it. The setting each replica had is put back when this goes.
+// resync from it. Shards run with the engine's default (no), which is put back when this goes;
+// a restore killed before that is run again and puts it back then.
 class FailoverHold {
  public:
   FailoverHold(const Access& access, std::vector<NodeAddress> replicas)
@@ -27,34 +28,27 @@ class FailoverHold {
   FailoverHold(const FailoverHold&) = delete;
   FailoverHold& operator=(const FailoverHold&) = delete;
   ~FailoverHold() {
-    for (const auto& [replica, before] : held_) Set(replica, before);
+    for (const auto& replica : replicas_) (void)Set(replica, "no");
   }
 
-  common::Status Hold() {
+  common::Status Hold() const {
     for (const auto& replica : replicas_) {
-      auto connection =
-          RedisConnection::Connect(access_, replica.host, replica.port, kQueryTimeout);
-      if (!connection.ok()) return connection.error();
-      auto before = connection->Run({"CONFIG", "GET", "cluster-replica-no-failover"});
-      auto set = connection->Run({"CONFIG", "SET", "cluster-replica-no-failover", "yes"});
-      if (!set.ok()) return set.error().Context(connection->address());
-      // CONFIG GET replies [name, value]: the flat text ends with the value.
-      held_.emplace_back(replica, before.ok() && before->ends_with("yes") ? "yes" : "no");
+      if (auto held = Set(replica, "yes"); !held.ok()) return held;
     }
     return common::Ok();
   }
 
  private:
-  void Set(const NodeAddress& replica, const std::string& value) const {
+  common::Status Set(const NodeAddress& replica, const std::string& value) const {
     auto connection = RedisConnection::Connect(access_, replica.host, replica.port, kQueryTimeout);
-    if (connection.ok()) {
-      (void)connection->Run({"CONFIG", "SET", "cluster-replica-no-failover", value});
-    }
+    if (!connection.ok()) return connection.error();
+    auto set = connection->Run({"CONFIG", "SET", "cluster-replica-no-failover", value});
+    if (!set.ok()) return set.error().Context(connection->address());
+    return common::Ok();
   }
 
   const Access& access_;
   std::vector<NodeAddress> replicas_;
-  std::vector<std::pair<NodeAddress, std::string>> held_;
 };
 
 // Puts each file beside its shard's data; an error (a full disk, mostly) removes what was put.

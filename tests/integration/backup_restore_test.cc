@@ -156,6 +156,47 @@ TEST_F(BackupRestoreTest, SameShapeLoadsFilesInPlaceAndReplicasResync) {
   EXPECT_EQ(KeysAt(Ports(base_port(), 3)), static_cast<long long>(before.size()));
 }
 
+// Killed while the replicas are held from failing over: the run again loads every file again,
+// and puts the replicas' setting back.
+TEST_F(BackupRestoreTest, APlacedRestoreKilledMidwayFinishesWhenRunAgain) {
+  std::map<std::string, KeyValue> before;
+  const fs::path dir = BackupOfEveryType(before);
+  ASSERT_EQ(UpOther("same", 3, {"--replicas", "1"}).exit_code, 0);
+  const auto ports = Ports(base_port() + 20, 6);
+  std::vector<int> primaries;
+  std::vector<int> replicas;
+  for (int port : ports) {
+    auto role = QueryRedis(port, {"ROLE"});
+    ASSERT_TRUE(role && !role->elements.empty()) << port;
+    (role->elements[0].text == "master" ? primaries : replicas).push_back(port);
+  }
+  ASSERT_EQ(replicas.size(), 3u);
+  auto held = [&](int port) {
+    auto setting = QueryRedis(port, {"CONFIG", "GET", "cluster-replica-no-failover"});
+    return setting && setting->elements.size() == 2 && setting->elements[1].text == "yes";
+  };
+  BackgroundCommand restore({ShardctlBinary(), "restore", "--from", dir.string(), "--name", "same",
+                             "--state-dir", state_root().string()},
+                            scratch_dir() / "restore.out", scratch_dir() / "restore.err");
+  ASSERT_TRUE(WaitUntil([&] { return held(replicas.back()); }, 60s, 1ms))
+      << "the restore never held the replicas";
+  ::kill(restore.pid(), SIGKILL);
+  restore.WaitForExit(10s);
+  EXPECT_TRUE(fs::exists(state_root() / "same" / "restore.json"));
+
+  auto again = OnOther("same", {"restore", "--from", dir.string(), "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.Describe();
+  const json report = Json(again);
+  EXPECT_TRUE(report.value("resumed", false)) << report.dump(2);
+  EXPECT_EQ(report.value("method", ""), "placed");
+  EXPECT_EQ(report.value("keys_after", 0u), before.size());
+  ExpectSameKeyspace(before, ReadKeyspace(primaries));
+  EXPECT_EQ(KeysAt(replicas), static_cast<long long>(before.size()));
+  for (int port : replicas) EXPECT_FALSE(held(port)) << port;
+  EXPECT_FALSE(fs::exists(state_root() / "same" / "restore.json"));
+  DownOther("same");
+}
+
 TEST_F(BackupRestoreTest, RefusesWithoutChangingAnything) {
   std::map<std::string, KeyValue> before;
   const fs::path dir = BackupOfEveryType(before);
