@@ -63,11 +63,22 @@ class CountingOn {
   std::vector<MoveNode> switched_;
 };
 
-// SLOT-STATS of every owner's slots, one command per range.
-Result<std::vector<double>> ReadCpu(std::vector<RedisConnection>& connections,
-                                    const std::vector<SlotOwner>& owners) {
-  std::vector<double> cpu(common::kSlotCount, 0.0);
+// Seconds of CPU in INFO's used_cpu_user and used_cpu_sys, as µs.
+double ProcessCpuUsec(const std::string& info) {
+  const auto seconds = [&](const char* field) {
+    return common::ParseDecimal(InfoField(info, field)).value_or(0);
+  };
+  return (seconds("used_cpu_user") + seconds("used_cpu_sys")) * 1e6;
+}
+
+// SLOT-STATS of every owner's slots (one command per range) and each node's process CPU.
+Result<LoadSample> ReadSample(std::vector<RedisConnection>& connections,
+                              const std::vector<SlotOwner>& owners) {
+  LoadSample sample{.slots = std::vector<SlotStat>(common::kSlotCount), .process_cpu_usec = {}};
   for (size_t i = 0; i < connections.size(); ++i) {
+    auto info = connections[i].Run({"INFO", "cpu"});
+    if (!info.ok()) return info.error().Context(connections[i].address());
+    sample.process_cpu_usec.push_back(ProcessCpuUsec(*info));
     for (const auto& range : owners[i].slots) {
       auto reply = connections[i].Run({"CLUSTER", "SLOT-STATS", "SLOTSRANGE",
                                        std::to_string(range.first), std::to_string(range.last)});
@@ -75,13 +86,12 @@ Result<std::vector<double>> ReadCpu(std::vector<RedisConnection>& connections,
       auto stats = ParseSlotStats(*reply);
       if (!stats.ok()) return stats.error().Context(connections[i].address());
       for (const auto& [slot, stat] : *stats) {
-        if (slot >= range.first && slot <= range.last) {
-          cpu[static_cast<size_t>(slot)] = static_cast<double>(stat.cpu_usec);
-        }
+        if (slot >= range.first && slot <= range.last)
+          sample.slots[static_cast<size_t>(slot)] = stat;
       }
     }
   }
-  return cpu;
+  return sample;
 }
 
 }  // namespace
@@ -117,20 +127,51 @@ Result<std::vector<double>> MeasureSlotCpu(const Access& access, const std::vect
     if (auto enabled = counting.Enable(*connection, node); !enabled.ok()) return enabled.error();
     connections.push_back(std::move(connection).value());
   }
-  auto before = ReadCpu(connections, owners);
+  auto before = ReadSample(connections, owners);
   if (!before.ok()) return before.error();
   const auto end = Clock::now() + window;
   while (Clock::now() < end && !(stop != nullptr && stop->load())) {
     std::this_thread::sleep_for(std::min<Clock::duration>(100ms, end - Clock::now()));
   }
   if (stop != nullptr && stop->load()) return Error("interrupted while measuring");
-  auto after = ReadCpu(connections, owners);
+  auto after = ReadSample(connections, owners);
   if (!after.ok()) return after.error();
-  std::vector<double> used(common::kSlotCount, 0.0);
-  for (size_t slot = 0; slot < used.size(); ++slot) {
-    used[slot] = std::max(0.0, (*after)[slot] - (*before)[slot]);
+  return SlotLoads(*before, *after, owners);
+}
+
+std::vector<double> SlotLoads(const LoadSample& before, const LoadSample& after,
+                              const std::vector<SlotOwner>& owners) {
+  const auto delta = [](uint64_t now, uint64_t then) {
+    return now > then ? static_cast<double>(now - then) : 0.0;
+  };
+  std::vector<double> loads(common::kSlotCount, 0.0);
+  for (size_t i = 0; i < owners.size() && i < before.process_cpu_usec.size(); ++i) {
+    double executing = 0;
+    double bytes = 0;
+    for (const auto& range : owners[i].slots) {
+      for (int slot = range.first; slot <= range.last; ++slot) {
+        const SlotStat& now = after.slots[static_cast<size_t>(slot)];
+        const SlotStat& then = before.slots[static_cast<size_t>(slot)];
+        loads[static_cast<size_t>(slot)] = delta(now.cpu_usec, then.cpu_usec);
+        executing += loads[static_cast<size_t>(slot)];
+        bytes += delta(now.bytes_in, then.bytes_in) + delta(now.bytes_out, then.bytes_out);
+      }
+    }
+    // What the process spent besides executing (reading, parsing, replying) follows the bytes.
+    const double process = after.process_cpu_usec[i] - before.process_cpu_usec[i];
+    const double io = std::max(0.0, process - executing);
+    if (bytes <= 0 || io <= 0) continue;
+    for (const auto& range : owners[i].slots) {
+      for (int slot = range.first; slot <= range.last; ++slot) {
+        const SlotStat& now = after.slots[static_cast<size_t>(slot)];
+        const SlotStat& then = before.slots[static_cast<size_t>(slot)];
+        loads[static_cast<size_t>(slot)] +=
+            io * (delta(now.bytes_in, then.bytes_in) + delta(now.bytes_out, then.bytes_out)) /
+            bytes;
+      }
+    }
   }
-  return used;
+  return loads;
 }
 
 }  // namespace shardctl::launcher

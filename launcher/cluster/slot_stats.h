@@ -2,9 +2,12 @@
 // whose CPU figure counts only while cluster-slot-stats-enabled is yes. Redis 7.0 has no such
 // counters: the error says so rather than making a number up.
 //
-//   every primary: CONFIG GET the setting, SET it yes ─▶ SLOT-STATS of its slots (before)
-//   ─▶ the window ─▶ SLOT-STATS again (after) ─▶ the setting put back as it was
-//   each slot's load: cpu-usec after minus before
+//   every primary: CONFIG GET the setting, SET it yes ─▶ SLOT-STATS of its slots and INFO cpu
+//   (before) ─▶ the window ─▶ the same again (after) ─▶ the setting put back as it was
+//   each slot's load: the CPU µs its commands executed (cpu-usec), plus its part of what its
+//   process spent besides executing them (reading, parsing, replying: used_cpu_user+sys minus
+//   the slots' cpu-usec), shared by the bytes each slot's requests and replies took. For small
+//   commands that part is most of a shard's CPU, so a slot taking many cheap requests counts.
 #pragma once
 
 #include <atomic>
@@ -32,6 +35,17 @@ struct SlotStat {
 // Parses a SLOT-STATS reply as RedisConnection::Run gives it (the nested arrays' elements one
 // per line: slot, then name and value pairs). Errors name what is malformed.
 common::Result<std::map<int, SlotStat>> ParseSlotStats(const std::string& text);
+
+// Counters read at one moment: every slot's (by slot number) and each node's process CPU (by
+// position in the owner list).
+struct LoadSample {
+  std::vector<SlotStat> slots;
+  std::vector<double> process_cpu_usec;
+};
+
+// Each slot's load between two samples, as the header says. Pure.
+std::vector<double> SlotLoads(const LoadSample& before, const LoadSample& after,
+                              const std::vector<SlotOwner>& owners);
 
 // The CPU µs each of the 16384 slots used over `window`, from `nodes` (each asked for the slots
 // `owners` at the same position says it owns). `stop` (may be null) cuts the window short.
