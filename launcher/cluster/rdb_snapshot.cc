@@ -57,6 +57,17 @@ class AtomicFile {
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
+  // errno's failure, with the fix when the disk is full (the caller removes what was written).
+  Status WriteFailed() const {
+    const int error = errno;
+    std::string message = file_.string() + ": " + std::strerror(error);
+    if (error == ENOSPC || error == EDQUOT) {
+      message +=
+          " (free space there, or give --to a directory on a bigger disk; the partial "
+          "backup was removed)";
+    }
+    return Error(message);
+  }
   Status Opened() const {
     if (fd_ >= 0) return common::Ok();
     return Error(temporary_.string() + ": " + std::strerror(errno));
@@ -65,7 +76,7 @@ class AtomicFile {
     while (!bytes.empty()) {
       const ssize_t wrote = ::write(fd_, bytes.data(), bytes.size());
       if (wrote < 0 && errno == EINTR) continue;
-      if (wrote < 0) return Error(file_.string() + ": " + std::strerror(errno));
+      if (wrote < 0) return WriteFailed();
       bytes.remove_prefix(static_cast<size_t>(wrote));
     }
     return common::Ok();
@@ -73,7 +84,7 @@ class AtomicFile {
   Status Commit() {
     if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
       fd_ = -1;
-      return Error(file_.string() + ": " + std::strerror(errno));
+      return WriteFailed();
     }
     fd_ = -1;
     std::filesystem::rename(temporary_, file_, ignored_);

@@ -118,6 +118,7 @@ TEST_F(BackupFailureTest, ADirectoryThatFillsUpIsOneLineAndLeavesNothing) {
   EXPECT_EQ(backup.exit_code, 1) << backup.Describe();
   EXPECT_EQ(SplitLines(backup.err).size(), 1u) << backup.Describe();
   EXPECT_NE(backup.err.find("No space left"), std::string::npos) << backup.Describe();
+  EXPECT_NE(backup.err.find("bigger disk"), std::string::npos) << backup.Describe();
   EXPECT_FALSE(fs::exists(dir / "manifest.json"));
   size_t left = 0;
   if (fs::exists(dir)) left = static_cast<size_t>(std::distance(fs::directory_iterator(dir), {}));
