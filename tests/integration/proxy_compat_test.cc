@@ -192,5 +192,25 @@ TEST_F(ProxyCompatTest, KeyedCommandsBeyondTheFirstArgument) {
   ASSERT_TRUE(time && time->elements.size() == 2);
 }
 
+// A script returning a table that contains itself: Redis nests the reply until its Lua stack
+// limit (Redis' "Script return recursive object" test); the proxy passes it on whole.
+TEST_F(ProxyCompatTest, DeeplyNestedScriptRepliesPassThrough) {
+  RawConnection raw(proxy_port());
+  ASSERT_TRUE(raw.connected());
+  const std::string script = "local a = {}; local b = {a}; a[1] = b; return a";
+  ASSERT_TRUE(raw.Send("*3\r\n$4\r\nEVAL\r\n$" + std::to_string(script.size()) + "\r\n" + script +
+                       "\r\n$1\r\n0\r\n"));
+  std::string reply;
+  for (int round = 0; round < 50 && reply.find("\r\n-") == std::string::npos; ++round) {
+    reply += raw.ReadUntil(1 << 16, 100ms);
+  }
+  EXPECT_EQ(reply.rfind("*1\r\n*1\r\n", 0), 0u) << reply.substr(0, 200);
+  const size_t error = reply.find("\r\n-");
+  ASSERT_NE(error, std::string::npos) << reply.substr(0, 200);
+  EXPECT_GT(error / 4, 64u) << "nested less than the old limit";
+  EXPECT_EQ(reply.substr(error + 3, 30), "ERR reached lua stack limit\r\n");
+  EXPECT_EQ(TextOf(QueryRedis(proxy_port(), {"PING"})), "PONG");
+}
+
 }  // namespace
 }  // namespace shardctl::integration
