@@ -151,7 +151,12 @@ def run_unit(suite, address, unit, timeout):
         ended = "timeout"
     row = {"unit": unit, "passed": 0, "failed": 0, "failed_tests": [], "ended": ended,
            "seconds": round(time.monotonic() - started, 1)}
-    for line in COLOR.sub("", output).splitlines():
+    text = COLOR.sub("", output)
+    if ended == "done" and "Testing " + unit not in text:
+        # The harness never ran the file (e.g. its own port taken by another harness run).
+        row["ended"] = "error"
+        row["failed_tests"].append("[harness] " + " ".join(text.strip().splitlines()[-3:])[:300])
+    for line in text.splitlines():
         match = RESULT.match(line.strip())
         if not match:
             continue
