@@ -106,6 +106,9 @@ void ProxyServer::AppendServerInfo(std::string& out) const {
   const std::string version = topology_.server_version();
   out += "# Server\r\n";
   Line(out, "redis_version", version.empty() ? "unknown" : version);
+  // Clients and Redis' own tests read these of any Redis; the proxy is no git build of Redis.
+  Line(out, "redis_git_sha1", "00000000");
+  Line(out, "redis_git_dirty", static_cast<uint64_t>(0));
   Line(out, "shardproxy_version", std::string(SHARDCTL_VERSION));
   Line(out, "redis_mode", "proxy");
   Line(out, "process_id", static_cast<uint64_t>(getpid()));
@@ -118,6 +121,8 @@ void ProxyServer::AppendClientsInfo(std::string& out) const {
   out += "# Clients\r\n";
   Line(out, "connected_clients", static_cast<uint64_t>(clients_.load(std::memory_order_relaxed)));
   Line(out, "maxclients", static_cast<uint64_t>(options_.max_clients));
+  Line(out, "blocked_clients",
+       static_cast<uint64_t>(std::max<int64_t>(0, stats_.blocked_clients.load())));
 }
 
 void ProxyServer::AppendStatsInfo(std::string& out) const {

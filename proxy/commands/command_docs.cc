@@ -21,8 +21,8 @@ std::string Join(const std::vector<std::string_view>& names) {
 std::string KeysOf(const CommandInfo& info) {
   const KeySpec& keys = info.keys;
   if (keys.numkeys_at > 0) {
-    return "numkeys at argument " + std::to_string(keys.numkeys_at) + ", keys from " +
-           std::to_string(keys.first);
+    return std::string(keys.dest_first ? "argument 1, and " : "") + "numkeys at argument " +
+           std::to_string(keys.numkeys_at) + ", keys from " + std::to_string(keys.first);
   }
   if (keys.last == -1 && keys.step == 1) return "arguments " + std::to_string(keys.first) + "…";
   if (keys.last == -1) return "key, value pairs from argument " + std::to_string(keys.first);
@@ -96,7 +96,8 @@ std::string KeySlotSections(const CommandGroups& groups) {
   std::string out = Heading("Routed by key slot", groups.single.size());
   out +=
       "Sent to the primary serving the key's slot; MOVED, ASK, TRYAGAIN and CLUSTERDOWN are\n"
-      "followed by the proxy.\n\n" +
+      "followed by the proxy. `MEMORY`, `OBJECT`, `XGROUP` and `XINFO` find the key after their\n"
+      "subcommand; without one (`OBJECT HELP`, `MEMORY STATS`) any primary answers.\n\n" +
       Join(groups.single) + "\n\n";
   out += Heading("Split by slot and merged", groups.split.size());
   out +=
@@ -121,13 +122,22 @@ std::string KeySlotSections(const CommandGroups& groups) {
 std::string KeyspaceSection(const CommandGroups& groups) {
   return "\n" + Heading("Over the whole keyspace", groups.fan_out.size() + groups.scan.size()) +
          Join(groups.fan_out) + ", " + Join(groups.scan) + "\n\n" +
+         "What one Redis answers about all of its data, made from every shard's answer; a "
+         "change\nthat one Redis applies to all of it (a setting, a library) is applied on every "
+         "primary,\nand the first shard's error is the client's (a refused `CONFIG SET` is "
+         "refused as a whole).\n\n"
          "- every primary: `DBSIZE` (summed), `KEYS` (joined), `FLUSHALL`/`FLUSHDB`, `SCRIPT "
-         "FLUSH`,\n  `FUNCTION FLUSH`/`DELETE` (`+OK` when all are), `SCRIPT LOAD`/`FUNCTION "
-         "LOAD` (every shard\n  must answer the same), `SCRIPT EXISTS` (1 only where every "
-         "shard has it), `RANDOMKEY` (a\n  non-null key from a rotating shard)\n"
-         "- any one primary: `CONFIG GET`, `FUNCTION LIST`\n"
-         "- refused, because they would change one shard only: `CONFIG SET`/`RESETSTAT`/`REWRITE`,"
-         "\n  `SCRIPT KILL`, other subcommands\n"
+         "FLUSH`,\n  `FUNCTION FLUSH`/`DELETE`/`RESTORE`, `CONFIG SET`/`RESETSTAT`/`REWRITE`, "
+         "`SAVE`, `SLOWLOG RESET`\n  (`+OK` when all are), `SCRIPT LOAD`/`FUNCTION LOAD` (every "
+         "shard must answer the same),\n  `SCRIPT EXISTS` (1 only where every shard has it), "
+         "`RANDOMKEY` (a non-null key from a\n  rotating shard), `SCRIPT KILL`/`FUNCTION KILL` "
+         "(`+OK` when a shard stopped its script, else\n  `-NOTBUSY`), `SLOWLOG GET [count]` "
+         "(every shard's entries, newest first, at most count,\n  default 10; entry ids are "
+         "each shard's own), `SLOWLOG LEN` and `LATENCY RESET` (summed),\n  `LATENCY "
+         "LATEST`/`HISTORY` (joined), `BGSAVE`\n"
+         "- any one primary: `CONFIG GET`, `FUNCTION LIST`/`DUMP`/`STATS`, `TIME`, `LASTSAVE`,\n"
+         "  `LATENCY DOCTOR`/`GRAPH`, `HELP` subcommands\n"
+         "- refused, because the answer would describe one shard only: other subcommands\n"
          "- `SCAN`: one shard at a time; the cursor's low 10 bits name the shard, the rest is "
          "that\n  shard's cursor. A full iteration returns every key exactly once while the key "
          "set and\n  the slot map stay the same.\n\n";
@@ -186,7 +196,8 @@ std::string LocalSection(const CommandGroups& groups) {
          "connection to that slot's primary for WATCH, the slot's commands and EXEC; if that\n"
          "connection fails or the slot moves, `EXEC` answers null (aborted) as for a changed key;\n"
          "`CLIENT` ID, GETNAME, SETNAME, SETINFO, INFO, LIST; `COMMAND` (COUNT, INFO, LIST, "
-         "DOCS);\n`INFO` with a `proxy` section and the keyspace summed over every primary.\n\n";
+         "DOCS,\nGETKEYS); `INFO` with a `proxy` section and the keyspace summed over every "
+         "primary.\n\n";
 }
 
 std::string UnsupportedSection(const CommandGroups& groups) {
@@ -210,7 +221,10 @@ std::string RenderCommandDocs() {
       "(proxy/commands/command_docs.cc);\n"
       "the unit test `CommandDocsTest` fails when this page and the table differ. Regenerate with\n"
       "`SHARDCTL_UPDATE_DOCS=1 build-sanitize/tests/unit_tests --gtest_filter=CommandDocs*`.\n\n"
-      "Commands the table does not know get Redis' own `-ERR unknown command '<name>'`.\n\n";
+      "Commands the table does not know get Redis' own `-ERR unknown command '<name>'`.\n"
+      "How much of Redis' own test suite passes through the proxy, and what fails and why:\n"
+      "docs/benchmarks.md, \"Redis' test suite through shardproxy\" "
+      "(`scripts/redis-test-suite`).\n\n";
   out += KeySlotSections(groups);
   out += KeyspaceSection(groups);
   out += BlockingSection(groups);

@@ -18,6 +18,10 @@ constexpr KeySpec kFirstKey{1, 1, 1};
 constexpr KeySpec kAllArgs{1, -1, 1};
 constexpr KeySpec kKeyValuePairs{1, -1, 2};
 constexpr KeySpec kFirstTwo{1, 2, 1};
+constexpr KeySpec kNumKeysFirst{2, 0, 1, 1};  // SINTERCARD numkeys key ...
+constexpr KeySpec kDestThenNumKeys{3,     0,     1,   2,
+                                   false, false, true};     // ZUNIONSTORE dest numkeys key ...
+constexpr KeySpec kSubcommandKey{2, 2, 1, 0, false, true};  // OBJECT ENCODING key
 
 CommandInfo Single(std::string_view name) { return {name, RouteKind::kSingleKey, kFirstKey}; }
 CommandInfo OneSlot(std::string_view name, KeySpec keys) {
@@ -47,6 +51,8 @@ constexpr std::string_view kSingleKeyCommands[] = {
     "GEODIST",
     "GEOHASH",
     "GEOPOS",
+    "GEORADIUS",
+    "GEORADIUSBYMEMBER",
     "GEORADIUSBYMEMBER_RO",
     "GEORADIUS_RO",
     "GEOSEARCH",
@@ -107,6 +113,7 @@ constexpr std::string_view kSingleKeyCommands[] = {
     "SISMEMBER",
     "SMEMBERS",
     "SMISMEMBER",
+    "SORT",
     "SORT_RO",
     "SPOP",
     "SRANDMEMBER",
@@ -249,6 +256,17 @@ std::vector<CommandInfo> BuildTable() {
     table.push_back(OneSlot(name, kAllArgs));
   }
   table.push_back(OneSlot("BITOP", {2, -1, 1}));
+  table.push_back(OneSlot("LCS", kFirstTwo));
+  for (std::string_view name :
+       {"SINTERCARD", "LMPOP", "ZMPOP", "ZDIFF", "ZINTER", "ZINTERCARD", "ZUNION"}) {
+    table.push_back(OneSlot(name, kNumKeysFirst));
+  }
+  for (std::string_view name : {"ZDIFFSTORE", "ZINTERSTORE", "ZUNIONSTORE"}) {
+    table.push_back(OneSlot(name, kDestThenNumKeys));
+  }
+  for (std::string_view name : {"OBJECT", "XGROUP", "XINFO", "MEMORY"}) {
+    table.push_back({name, RouteKind::kSingleKey, kSubcommandKey});
+  }
   for (std::string_view name : {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}) {
     table.push_back(OneSlot(name, {3, 0, 1, 2}));
   }
@@ -291,7 +309,8 @@ std::vector<CommandInfo> BuildTable() {
   table.push_back(Unsupported(
       "MONITOR", "it streams one server's commands; run MONITOR on a shard (redis-cli -p PORT)"));
   for (std::string_view name :
-       {"DBSIZE", "KEYS", "RANDOMKEY", "FLUSHALL", "FLUSHDB", "SCRIPT", "FUNCTION", "CONFIG"}) {
+       {"DBSIZE", "KEYS", "RANDOMKEY", "FLUSHALL", "FLUSHDB", "SCRIPT", "FUNCTION", "CONFIG",
+        "SLOWLOG", "LATENCY", "SAVE", "BGSAVE", "LASTSAVE", "TIME"}) {
     table.push_back({name, RouteKind::kFanOut, kNoKeys});
   }
   table.push_back({"SCAN", RouteKind::kScan, kNoKeys});
@@ -448,6 +467,7 @@ Result<KeyPositions> ResolveKeys(const CommandInfo& info, std::span<const std::s
   const std::string_view command = args.empty() ? info.name : args[0];
   const size_t argc = args.size();
   const auto first = static_cast<size_t>(spec.first);
+  if (spec.optional && argc <= first) return KeyPositions{};
   if (spec.after_streams) return StreamKeys(info, command, args);
   if (spec.numkeys_at > 0) {
     const auto at = static_cast<size_t>(spec.numkeys_at);
@@ -477,11 +497,34 @@ Result<KeyPositions> ResolveKeys(const CommandInfo& info, std::span<const std::s
   return KeyPositions{first, last, step};
 }
 
+Result<std::vector<size_t>> KeyArgumentPositions(std::span<const std::string_view> args) {
+  if (args.empty()) return Error("ERR Invalid command specified");
+  const CommandInfo& info = LookupCommand(args[0]);
+  if (info.kind == RouteKind::kUnsupported) return Error("ERR Invalid command specified");
+  if (info.keys.first == 0) return Error("ERR The command has no key arguments");
+  auto keys = ResolveKeys(info, args);
+  if (!keys) return Error("ERR Invalid arguments specified for command");
+  std::vector<size_t> positions;
+  if (info.keys.dest_first && args.size() > 1) positions.push_back(1);
+  for (size_t i = keys->first; keys->count() > 0 && i <= keys->last; i += keys->step) {
+    positions.push_back(i);
+  }
+  // EVAL with numkeys 0 has no keys and is fine (Redis: "no mandatory keys").
+  if (positions.empty() && info.keys.numkeys_at == 0) {
+    return Error("ERR Invalid arguments specified for command");
+  }
+  return positions;
+}
+
 Result<int> RequestSlot(const CommandInfo& info, std::span<const std::string_view> args) {
   auto keys = ResolveKeys(info, args);
   if (!keys) return keys.error();
-  if (keys->count() == 0) return -1;
+  const bool dest = info.keys.dest_first && args.size() > 1;
+  if (keys->count() == 0) return dest ? common::KeySlot(args[1]) : -1;
   const int slot = common::KeySlot(args[keys->first]);
+  if (dest && common::KeySlot(args[1]) != slot) {
+    return Error("CROSSSLOT Keys in request don't hash to the same slot");
+  }
   for (size_t i = keys->first + keys->step; i <= keys->last; i += keys->step) {
     if (common::KeySlot(args[i]) != slot) {
       return Error("CROSSSLOT Keys in request don't hash to the same slot");

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 
@@ -38,6 +39,11 @@ struct KeySpec {
   // XREAD/XREADGROUP: the keys are the first half of the arguments after the STREAMS keyword,
   // which is looked for from `first` on.
   bool after_streams = false;
+  // OBJECT ENCODING key, MEMORY USAGE key: the key follows a subcommand and may be missing
+  // (OBJECT HELP, MEMORY STATS); without it the command has no keys and goes to any shard.
+  bool optional = false;
+  // ZUNIONSTORE dest numkeys key ...: argv[1] is a key too, besides the numkeys keys.
+  bool dest_first = false;
 };
 
 // How the merged reply of a split command is built from its parts (split.h).
@@ -96,6 +102,12 @@ common::Result<KeyPositions> ResolveKeys(const CommandInfo& info,
 // "CROSSSLOT Keys in request don't hash to the same slot" when keys hash to different slots;
 // other errors as ResolveKeys().
 common::Result<int> RequestSlot(const CommandInfo& info, std::span<const std::string_view> args);
+
+// COMMAND GETKEYS: the positions of every key in `args` (args[0] is the command), ZUNIONSTORE's
+// destination included. Errors in Redis' words: "ERR Invalid command specified" for a command
+// the table does not serve, "ERR The command has no key arguments", "ERR Invalid arguments
+// specified for command" when the keys cannot be found (ResolveKeys() fails).
+common::Result<std::vector<size_t>> KeyArgumentPositions(std::span<const std::string_view> args);
 
 // True for a command that blocks only with an option: XREAD/XREADGROUP with BLOCK before
 // STREAMS. Such a call goes over a pinned connection, like RouteKind::kBlocking.

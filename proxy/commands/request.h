@@ -79,6 +79,8 @@ struct SubRequest {
   int redirects = 0;       // MOVED/ASK followed so far
   int retries = 0;         // TRYAGAIN/CLUSTERDOWN/unreachable retries so far
   bool sequenced = false;  // admitted to its session's per-slot order (SlotSequencer)
+  // Counted in ProxyStats::blocked_clients from its first routing until it is freed.
+  bool counted_blocked = false;
   std::unique_ptr<RequestExtras> extras;  // null for most requests
 
   RequestExtras& Extras() {
@@ -100,6 +102,7 @@ struct SubRequest {
     redirects = 0;
     retries = 0;
     sequenced = false;
+    counted_blocked = false;
     extras.reset();
   }
 };

@@ -120,24 +120,79 @@ std::string AndIntegerArrays(std::span<const std::string_view> replies) {
 
 }  // namespace
 
+namespace {
+
+constexpr FanOutPlan kAnyShard{false, FanOutMerge::kFirst};
+constexpr FanOutPlan kEveryShardOk{true, FanOutMerge::kAllOk};
+
+// SLOWLOG GET [count]: Redis' default is 10 entries, -1 means all. A count the shards will refuse
+// keeps the default here; their error is what the client sees.
+int64_t SlowlogLimit(std::span<const std::string_view> args) {
+  if (args.size() < 3) return 10;
+  std::optional<int64_t> count = common::ParseInteger<int64_t>(args[2]);
+  return count && *count >= -1 ? *count : 10;
+}
+
+// Server-wide commands other than the keyspace's: what one Redis would answer about itself,
+// made from every shard's answer, or any one shard's where they all answer alike.
+std::optional<FanOutPlan> PlanServerCommand(std::string_view name, std::string_view sub,
+                                            std::span<const std::string_view> args) {
+  if (Is(name, "CONFIG")) {
+    if (Is(sub, "GET") || Is(sub, "HELP")) return kAnyShard;
+    // One Redis applies a setting to all of its keyspace: so does every shard.
+    if (Is(sub, "SET") || Is(sub, "RESETSTAT") || Is(sub, "REWRITE")) return kEveryShardOk;
+  }
+  if (Is(name, "SLOWLOG")) {
+    if (Is(sub, "GET")) return FanOutPlan{true, FanOutMerge::kNewestEntries, SlowlogLimit(args)};
+    if (Is(sub, "LEN")) return FanOutPlan{true, FanOutMerge::kSumIntegers};
+    if (Is(sub, "RESET")) return kEveryShardOk;
+    if (Is(sub, "HELP")) return kAnyShard;
+  }
+  if (Is(name, "LATENCY")) {
+    if (Is(sub, "RESET")) return FanOutPlan{true, FanOutMerge::kSumIntegers};
+    if (Is(sub, "LATEST") || Is(sub, "HISTORY"))
+      return FanOutPlan{true, FanOutMerge::kConcatArrays};
+    if (Is(sub, "DOCTOR") || Is(sub, "GRAPH") || Is(sub, "HELP")) return kAnyShard;
+  }
+  if (Is(name, "SAVE")) return kEveryShardOk;
+  // Every shard starts its own background save; they answer alike.
+  if (Is(name, "BGSAVE")) return FanOutPlan{true, FanOutMerge::kFirst};
+  if (Is(name, "LASTSAVE") || Is(name, "TIME")) return kAnyShard;
+  return std::nullopt;
+}
+
+// Scripts and functions are loaded on every shard, so any shard describes them; changes go to
+// all of them.
+std::optional<FanOutPlan> PlanScripting(std::string_view name, std::string_view sub) {
+  if (Is(name, "SCRIPT")) {
+    if (Is(sub, "LOAD")) return FanOutPlan{true, FanOutMerge::kSameReply};
+    if (Is(sub, "FLUSH")) return kEveryShardOk;
+    if (Is(sub, "EXISTS")) return FanOutPlan{true, FanOutMerge::kAndIntegerArrays};
+    if (Is(sub, "KILL")) return FanOutPlan{true, FanOutMerge::kAnyOk};
+    if (Is(sub, "HELP")) return kAnyShard;
+  }
+  if (Is(name, "FUNCTION")) {
+    if (Is(sub, "LOAD")) return FanOutPlan{true, FanOutMerge::kSameReply};
+    if (Is(sub, "DELETE") || Is(sub, "FLUSH") || Is(sub, "RESTORE")) return kEveryShardOk;
+    if (Is(sub, "KILL")) return FanOutPlan{true, FanOutMerge::kAnyOk};
+    if (Is(sub, "LIST") || Is(sub, "DUMP") || Is(sub, "STATS") || Is(sub, "HELP")) {
+      return kAnyShard;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<FanOutPlan> PlanFanOut(std::span<const std::string_view> args) {
   const std::string_view name = args[0];
   const std::string_view sub = args.size() > 1 ? args[1] : "";
   if (Is(name, "DBSIZE")) return FanOutPlan{true, FanOutMerge::kSumIntegers};
   if (Is(name, "KEYS")) return FanOutPlan{true, FanOutMerge::kConcatArrays};
-  if (Is(name, "FLUSHALL") || Is(name, "FLUSHDB")) return FanOutPlan{true, FanOutMerge::kAllOk};
+  if (Is(name, "FLUSHALL") || Is(name, "FLUSHDB")) return kEveryShardOk;
   if (Is(name, "RANDOMKEY")) return FanOutPlan{true, FanOutMerge::kAnyNonNull};
-  if (Is(name, "SCRIPT")) {
-    if (Is(sub, "LOAD")) return FanOutPlan{true, FanOutMerge::kSameReply};
-    if (Is(sub, "FLUSH")) return FanOutPlan{true, FanOutMerge::kAllOk};
-    if (Is(sub, "EXISTS")) return FanOutPlan{true, FanOutMerge::kAndIntegerArrays};
-  }
-  if (Is(name, "FUNCTION")) {
-    if (Is(sub, "LOAD")) return FanOutPlan{true, FanOutMerge::kSameReply};
-    if (Is(sub, "DELETE") || Is(sub, "FLUSH")) return FanOutPlan{true, FanOutMerge::kAllOk};
-    if (Is(sub, "LIST")) return FanOutPlan{false, FanOutMerge::kFirst};
-  }
-  if (Is(name, "CONFIG") && Is(sub, "GET")) return FanOutPlan{false, FanOutMerge::kFirst};
+  if (auto plan = PlanScripting(name, sub)) return *plan;
+  if (auto plan = PlanServerCommand(name, sub, args)) return *plan;
   if (Is(name, "PUBSUB")) {
     // Each node knows only its own subscribers: ask every primary and add up.
     if (Is(sub, "CHANNELS") || Is(sub, "SHARDCHANNELS")) {
@@ -156,9 +211,15 @@ Result<FanOutPlan> PlanFanOut(std::span<const std::string_view> args) {
                "each shard, e.g. with redis-cli --cluster call)");
 }
 
-std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> replies,
-                        size_t start) {
+std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> replies, size_t start,
+                        int64_t limit) {
   if (replies.empty()) return MergeError("no shard to ask");
+  if (merge == FanOutMerge::kAnyOk) {
+    for (std::string_view reply : replies) {
+      if (reply == "+OK\r\n") return std::string(reply);
+    }
+    return std::string(replies[0]);
+  }
   for (std::string_view reply : replies) {
     if (!reply.empty() && reply[0] == '-') return std::string(reply);
   }
@@ -193,10 +254,44 @@ std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> rep
       return ConcatArrays(replies, /*unique=*/true);
     case FanOutMerge::kSumPairs:
       return SumPairs(replies);
+    case FanOutMerge::kNewestEntries:
+      return MergeNewestEntries(replies, limit);
+    case FanOutMerge::kAnyOk:
+      break;  // answered above, before errors pass through
     case FanOutMerge::kKeyspace:
       break;  // needs the shards' names: MergeKeyspace()
   }
   return MergeError("internal error: unknown merge");
+}
+
+std::string MergeNewestEntries(std::span<const std::string_view> replies, int64_t limit) {
+  struct Entry {
+    int64_t time = 0;
+    std::string_view frame;
+  };
+  std::vector<Entry> entries;
+  for (std::string_view reply : replies) {
+    auto elements = ArrayElements(reply);
+    if (!elements) return MergeError(elements.error().message());
+    for (std::string_view element : *elements) {
+      auto fields = ArrayElements(element);
+      Entry entry{0, element};
+      if (!fields || fields->size() < 2 || !ParseIntegerReply((*fields)[1], entry.time)) {
+        return MergeError("expected slow log entries");
+      }
+      entries.push_back(entry);
+    }
+  }
+  // Each shard lists its entries newest first; a stable sort keeps that order within a second.
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const Entry& a, const Entry& b) { return a.time > b.time; });
+  if (limit >= 0 && entries.size() > static_cast<size_t>(limit)) {
+    entries.resize(static_cast<size_t>(limit));
+  }
+  std::string out;
+  common::AppendArrayHeader(out, entries.size());
+  for (const Entry& entry : entries) out += entry.frame;
+  return out;
 }
 
 namespace {

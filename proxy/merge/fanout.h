@@ -30,22 +30,33 @@ enum class FanOutMerge {
   kMinInteger,        // WAIT: the fewest replicas any shard counted
   kUniqueArrays,      // PUBSUB CHANNELS/SHARDCHANNELS: every shard's names, each once
   kSumPairs,          // PUBSUB NUMSUB/SHARDNUMSUB: name, count pairs, counts added by position
+  kAnyOk,             // SCRIPT KILL, FUNCTION KILL: +OK if one shard stopped a script, else the
+                      // first shard's error (NOTBUSY when none was running)
+  kNewestEntries,     // SLOWLOG GET: every shard's entries, newest first, at most `limit`
 };
 
 struct FanOutPlan {
   bool every_shard = true;  // false: any one shard will do
   FanOutMerge merge = FanOutMerge::kFirst;
+  int64_t limit = -1;  // kNewestEntries: how many entries the client asked for (-1: all)
 };
 
 // How to run a fan-out command (args[0] is the command; the table said RouteKind::kFanOut).
-// Errors are RESP error texts, e.g. for CONFIG SET, which would change one shard only.
+// Server-wide commands that change state (CONFIG SET, CONFIG RESETSTAT, FUNCTION RESTORE, SAVE)
+// run on every primary and fail as a whole: the first shard's error is the client's. Errors are
+// RESP error texts, for subcommands whose answer would describe one shard only.
 common::Result<FanOutPlan> PlanFanOut(std::span<const std::string_view> args);
 
 // One reply from the shards' replies (one complete frame each, in shard order). Any error reply
 // is passed through as is (the first one); a reply of an unexpected shape becomes
-// "-ERR shardproxy: ..." naming the problem. `start` rotates kAnyNonNull's search.
+// "-ERR shardproxy: ..." naming the problem. `start` rotates kAnyNonNull's search; `limit` is
+// FanOutPlan::limit.
 std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> replies,
-                        size_t start = 0);
+                        size_t start = 0, int64_t limit = -1);
+
+// SLOWLOG GET from every shard's reply: the entries (Redis' [id, unix time, microseconds, args,
+// client, name] arrays) of all shards, newest first by their unix time, at most `limit` (-1: all).
+std::string MergeNewestEntries(std::span<const std::string_view> replies, int64_t limit);
 
 // The "# Keyspace" section of INFO for the whole cluster from each primary's INFO keyspace reply
 // (bulk or verbatim string; `shards[i]` names replies[i]): db0 keys and expires summed, then a

@@ -37,19 +37,20 @@ class Split final : public ReplyAssembly {
 
 class FanOut : public ReplyAssembly {
  public:
-  FanOut(FanOutMerge merge, size_t shards, size_t rotate)
-      : merge_(merge), shards_(shards), rotate_(rotate) {}
+  FanOut(FanOutMerge merge, size_t shards, size_t rotate, int64_t limit = -1)
+      : merge_(merge), shards_(shards), rotate_(rotate), limit_(limit) {}
   size_t parts() const override { return shards_; }
 
  protected:
   std::string Assemble(std::span<const std::string_view> replies) override {
-    return MergeFanOut(merge_, replies, rotate_);
+    return MergeFanOut(merge_, replies, rotate_, limit_);
   }
 
  private:
   FanOutMerge merge_;
   size_t shards_;
   size_t rotate_;
+  int64_t limit_;
 };
 
 class ScriptLoad final : public FanOut {
@@ -103,8 +104,9 @@ std::unique_ptr<ReplyAssembly> SplitAssembly(SplitRequest split) {
   return std::make_unique<Split>(std::move(split));
 }
 
-std::unique_ptr<ReplyAssembly> FanOutAssembly(FanOutMerge merge, size_t shards, size_t rotate) {
-  return std::make_unique<FanOut>(merge, shards, rotate);
+std::unique_ptr<ReplyAssembly> FanOutAssembly(FanOutMerge merge, size_t shards, size_t rotate,
+                                              int64_t limit) {
+  return std::make_unique<FanOut>(merge, shards, rotate, limit);
 }
 
 std::unique_ptr<ReplyAssembly> ScriptLoadAssembly(size_t shards,

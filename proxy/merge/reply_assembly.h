@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -44,8 +45,9 @@ class ReplyAssembly {
 std::unique_ptr<ReplyAssembly> SplitAssembly(SplitRequest split);
 
 // A command run on every primary (`shards` of them): MergeFanOut(). `rotate` is where
-// kAnyNonNull (RANDOMKEY) starts looking.
-std::unique_ptr<ReplyAssembly> FanOutAssembly(FanOutMerge merge, size_t shards, size_t rotate = 0);
+// kAnyNonNull (RANDOMKEY) starts looking; `limit` is FanOutPlan::limit.
+std::unique_ptr<ReplyAssembly> FanOutAssembly(FanOutMerge merge, size_t shards, size_t rotate = 0,
+                                              int64_t limit = -1);
 
 // SCRIPT LOAD on every primary: the common sha, and `remember(sha)` once every shard loaded it,
 // so the proxy can load the script again where it goes missing (NOSCRIPT).

@@ -17,6 +17,9 @@ constexpr std::string_view kHello3Command = "*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n";
 common::RespLimits BackendLimits() {
   common::RespLimits limits;
   limits.max_line_length = 1 << 26;  // long status lines from Lua scripts
+  // A script's reply nests as deep as its Lua tables (Redis stops at its Lua stack limit, some
+  // hundreds of levels); the scanner keeps a few bytes per level.
+  limits.max_depth = 1 << 14;
   return limits;
 }
 

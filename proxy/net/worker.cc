@@ -195,6 +195,7 @@ SubRequest* Worker::NewRequest() {
 }
 
 void Worker::FreeRequest(SubRequest* request) {
+  if (request->counted_blocked) stats().blocked_clients.fetch_sub(1, std::memory_order_relaxed);
   // Enough for every request in flight at a deep pipeline; a burst beyond it is freed.
   constexpr size_t kMaxFreeRequests = 16384;
   // A buffer grown by one huge request is not kept for the small ones that follow.
@@ -214,6 +215,11 @@ void Worker::Route(SubRequest* request) {
   // pinned connection for a closed session).
   ReplySink* sink = request->sink;
   if (sink->Gone()) return FinishWithError(request, "ERR client gone");
+  // WAIT goes to several shards; like Redis, it is one blocked client.
+  if (request->mode.may_block && request->part <= 0 && !request->counted_blocked) {
+    request->counted_blocked = true;
+    stats().blocked_clients.fetch_add(1, std::memory_order_relaxed);
+  }
   if (request->port != 0) {
     if (!request->mode.pinned) return SendTo(request->host, request->port, request, false);
     // Pinned links are the Backends AcquirePinned() made.

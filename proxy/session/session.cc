@@ -47,7 +47,9 @@ void Session::Dispatch(std::string_view frame, std::span<const std::string_view>
     case RouteKind::kOneSlot: {
       auto slot = RequestSlot(info, args);
       if (!slot) return ReplyError(slot.error().message());
-      const bool blocks = BlocksWithOption(info, args);
+      // A keyless script may run long (until SCRIPT KILL): over this client's own connection,
+      // so that the shard's shared one is not stuck behind it and others see -BUSY as on Redis.
+      const bool blocks = BlocksWithOption(info, args) || (*slot < 0 && info.keys.numkeys_at > 0);
       return Forward(frame, *slot, blocks, blocks, !blocks && ReadsFromReplica(info, *slot));
     }
     case RouteKind::kSplitBySlot: {
@@ -150,12 +152,12 @@ void Session::ForwardSplit(SplitRequest split, const CommandInfo& info) {
   for (SubRequest* request : parts) router_.Route(request);
 }
 
-bool Session::ForwardToEveryPrimary(PendingReply& pending, std::string_view request) {
+bool Session::ForwardToEveryPrimary(PendingReply& pending, std::string_view request, bool pinned) {
   const auto& primaries = router_.CurrentMap().primaries();
   if (primaries.empty()) return false;
   std::vector<SubRequest*> parts;
   for (size_t i = 0; i < primaries.size(); ++i) {
-    SubRequest* part = NewSubRequest(pending, -1);
+    SubRequest* part = NewSubRequest(pending, -1, pinned);
     part->part = static_cast<int>(i);
     part->request.assign(request);
     part->host = primaries[i].host;
@@ -181,9 +183,11 @@ void Session::ForwardFanOut(std::string_view frame, std::span<const std::string_
           services.RememberScript(std::move(sha), body);
         });
   } else {
-    pending.assembly = FanOutAssembly(plan->merge, shards, id_ + replies_.size());
+    pending.assembly = FanOutAssembly(plan->merge, shards, id_ + replies_.size(), plan->limit);
   }
-  ForwardToEveryPrimary(pending, frame);
+  // A shard running a script reads nothing more from the connection that sent it: KILL goes
+  // over this client's own connections, which are not queued behind it.
+  ForwardToEveryPrimary(pending, frame, /*pinned=*/plan->merge == FanOutMerge::kAnyOk);
 }
 
 void Session::ForwardScan(std::span<const std::string_view> args) {

@@ -118,7 +118,9 @@ class Session final : public ReplySink, public Subscriber {
   void ForwardFanOut(std::string_view frame, std::span<const std::string_view> args);
   void ForwardScan(std::span<const std::string_view> args);
   // Sends one request to every primary, part i to primary i; null when the map has none.
-  bool ForwardToEveryPrimary(PendingReply& pending, std::string_view request);
+  // `pinned`: over this client's own connections (SCRIPT KILL must not queue behind the busy
+  // script on a shared connection).
+  bool ForwardToEveryPrimary(PendingReply& pending, std::string_view request, bool pinned = false);
   // Whether a command for `slot` may go to a replica (--read-from); notes this client's writes
   // for prefer-replica's read-your-writes rule.
   bool ReadsFromReplica(const CommandInfo& info, int slot);

@@ -266,6 +266,13 @@ void Session::HandleCommandCommand(std::span<const std::string_view> args) {
     AppendMapHeader(out, 0, protocol_);
     return Reply(out);
   }
+  if (EqualsNoCase(sub, "GETKEYS") && args.size() >= 3) {
+    auto positions = KeyArgumentPositions(args.subspan(2));
+    if (!positions) return ReplyError(positions.error().message());
+    AppendArrayHeader(out, positions->size());
+    for (size_t at : *positions) AppendBulk(out, args[2 + at]);
+    return Reply(out);
+  }
   if (EqualsNoCase(sub, "LIST") && args.size() == 2) {
     size_t served = 0;
     for (const CommandInfo& info : commands) served += Served(info) ? 1 : 0;
@@ -275,8 +282,10 @@ void Session::HandleCommandCommand(std::span<const std::string_view> args) {
     }
     return Reply(out);
   }
-  ReplyError("ERR unknown subcommand '" + std::string(sub) +
-             "'. Try COMMAND, COMMAND COUNT, COMMAND INFO, COMMAND DOCS or COMMAND LIST.");
+  ReplyError(
+      "ERR unknown subcommand '" + std::string(sub) +
+      "'. Try COMMAND, COMMAND COUNT, COMMAND INFO, COMMAND DOCS, COMMAND GETKEYS or COMMAND "
+      "LIST.");
 }
 
 void Session::HandleInfo(std::span<const std::string_view> args) {

@@ -26,12 +26,13 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+import loopback_ports
 
 try:
     import redis
@@ -95,22 +96,12 @@ def seconds_of(duration):
     return float(duration)
 
 
-def port_free(port):
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
-
-
 def free_base_port(count):
     """A base port with base..base+count-1 and their bus ports (+10000) free, below 28000."""
-    for base in range(21000, 28000 - count, 97):
-        ports = list(range(base, base + count)) + list(range(base + 10000, base + 10000 + count))
-        if all(port_free(port) for port in ports):
-            return base
-    sys.exit("chaos: no free port range between 21000 and 38000 on 127.0.0.1")
+    base = loopback_ports.free_base_port(count, 21000, 28000, 97)
+    if base is None:
+        sys.exit("chaos: no free port range between 21000 and 38000 on 127.0.0.1")
+    return base
 
 
 class Deployment:

@@ -139,5 +139,78 @@ TEST_F(ProxyCompatTest, RedisBenchmarkEveryFamily) {
       << "blocking commands opened a connection per request instead of reusing the pool";
 }
 
+// Commands Redis' own test suite uses that the proxy routes by their key (found after a
+// subcommand, after numkeys, or besides a destination): answered by the key's shard, as on one
+// Redis. Keys on every shard (KeyOn), so no command works by luck of landing on shard 0.
+TEST_F(ProxyCompatTest, KeyedCommandsBeyondTheFirstArgument) {
+  auto run = [&](const std::vector<std::string>& argv) { return QueryRedis(proxy_port(), argv); };
+  for (int shard = 0; shard < 3; ++shard) {
+    const std::string key = KeyOn(shard_port(shard), "compat:");
+    const std::string tag = "{" + key + "}";
+    ASSERT_EQ(IntegerOf(run({"RPUSH", tag + "l", "3", "1", "2"})), 3);
+    // The shard's own answer (quicklist on 7.0, listpack from 7.2).
+    const std::string encoding =
+        TextOf(QueryRedis(shard_port(shard), {"OBJECT", "ENCODING", tag + "l"}));
+    EXPECT_EQ(TextOf(run({"OBJECT", "ENCODING", tag + "l"})), encoding) << key;
+    EXPECT_NE(encoding.find("list"), std::string::npos) << encoding;
+    EXPECT_EQ(IntegerOf(run({"OBJECT", "REFCOUNT", tag + "l"})), 1);
+    auto sorted = run({"SORT", tag + "l"});
+    ASSERT_TRUE(sorted && sorted->elements.size() == 3);
+    EXPECT_EQ(sorted->elements[0].text, "1");
+    EXPECT_EQ(IntegerOf(run({"SORT", tag + "l", "STORE", tag + "dst"})), 3);
+    auto popped = run({"LMPOP", "2", tag + "none", tag + "l", "LEFT"});
+    ASSERT_TRUE(popped && popped->elements.size() == 2);
+    EXPECT_EQ(popped->elements[0].text, tag + "l");
+    EXPECT_EQ(TextOf(run({"MSET", tag + "a", "ohmytext", tag + "b", "mynewtext"})), "OK");
+    EXPECT_EQ(TextOf(run({"LCS", tag + "a", tag + "b"})), "mytext");
+    run({"SADD", tag + "s1", "a", "b", "c"});
+    run({"SADD", tag + "s2", "b", "c", "d"});
+    EXPECT_EQ(IntegerOf(run({"SINTERCARD", "2", tag + "s1", tag + "s2"})), 2);
+    run({"ZADD", tag + "z1", "1", "a", "2", "b"});
+    EXPECT_EQ(IntegerOf(run({"ZUNIONSTORE", tag + "z2", "1", tag + "z1"})), 2);
+    EXPECT_EQ(IntegerOf(run({"ZINTERCARD", "2", tag + "z1", tag + "z2"})), 2);
+    EXPECT_EQ(TextOf(run({"XGROUP", "CREATE", tag + "st", "g", "$", "MKSTREAM"})), "OK");
+    auto groups = run({"XINFO", "GROUPS", tag + "st"});
+    ASSERT_TRUE(groups);
+    EXPECT_EQ(groups->elements.size(), 1u);
+    run({"GEOADD", tag + "geo", "13.361389", "38.115556", "Palermo"});
+    auto near = run({"GEORADIUS", tag + "geo", "15", "37", "200", "km"});
+    ASSERT_TRUE(near && near->elements.size() == 1);
+    EXPECT_EQ(near->elements[0].text, "Palermo");
+    EXPECT_GT(IntegerOf(run({"MEMORY", "USAGE", tag + "a"})), 0);
+  }
+  EXPECT_EQ(TextOf(run({"ZUNIONSTORE", "{x}d", "1", "{y}s"})),
+            "CROSSSLOT Keys in request don't hash to the same slot");
+  auto help = run({"OBJECT", "HELP"});
+  ASSERT_TRUE(help);
+  EXPECT_EQ(help->kind, RedisReply::Kind::kArray);
+  auto getkeys = run({"COMMAND", "GETKEYS", "ZUNIONSTORE", "d", "2", "a", "b"});
+  ASSERT_TRUE(getkeys && getkeys->elements.size() == 3);
+  EXPECT_EQ(getkeys->elements[2].text, "b");
+  EXPECT_EQ(TextOf(run({"COMMAND", "GETKEYS", "PING"})), "ERR The command has no key arguments");
+  auto time = run({"TIME"});
+  ASSERT_TRUE(time && time->elements.size() == 2);
+}
+
+// A script returning a table that contains itself: Redis nests the reply until its Lua stack
+// limit (Redis' "Script return recursive object" test); the proxy passes it on whole.
+TEST_F(ProxyCompatTest, DeeplyNestedScriptRepliesPassThrough) {
+  RawConnection raw(proxy_port());
+  ASSERT_TRUE(raw.connected());
+  const std::string script = "local a = {}; local b = {a}; a[1] = b; return a";
+  ASSERT_TRUE(raw.Send("*3\r\n$4\r\nEVAL\r\n$" + std::to_string(script.size()) + "\r\n" + script +
+                       "\r\n$1\r\n0\r\n"));
+  std::string reply;
+  for (int round = 0; round < 50 && reply.find("\r\n-") == std::string::npos; ++round) {
+    reply += raw.ReadUntil(1 << 16, 100ms);
+  }
+  EXPECT_EQ(reply.rfind("*1\r\n*1\r\n", 0), 0u) << reply.substr(0, 200);
+  const size_t error = reply.find("\r\n-");
+  ASSERT_NE(error, std::string::npos) << reply.substr(0, 200);
+  EXPECT_GT(error / 4, 64u) << "nested less than the old limit";
+  EXPECT_EQ(reply.substr(error + 3, 30), "ERR reached lua stack limit\r\n");
+  EXPECT_EQ(TextOf(QueryRedis(proxy_port(), {"PING"})), "PONG");
+}
+
 }  // namespace
 }  // namespace shardctl::integration

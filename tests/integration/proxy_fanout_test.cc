@@ -1,8 +1,11 @@
 // Keyspace-wide commands through shardproxy, against a real 3-shard cluster: counts summed, key
-// lists joined, SCAN walking every shard once, scripts loaded everywhere, flushes everywhere.
+// lists joined, SCAN walking every shard once, scripts loaded everywhere, flushes everywhere,
+// server-wide settings (CONFIG SET, RESETSTAT), slow logs and function libraries on every shard.
 #include <hiredis/hiredis.h>
 
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "tests/integration/harness.h"
 #include "tests/integration/proxy_fixture.h"
@@ -164,20 +167,139 @@ TEST_F(ProxyFanOutTest, TransactionsRunAtomicallyOnTheirSlotsPrimary) {
   EXPECT_EQ(run({"EXEC"}).elements.size(), 0u);
 }
 
-TEST_F(ProxyFanOutTest, ConfigGetAnswersAndConfigSetIsRefused) {
+TEST_F(ProxyFanOutTest, ConfigSetAppliesToEveryShardOrFailsAsAWhole) {
   auto get = Proxy({"CONFIG", "GET", "maxmemory-policy"});
   ASSERT_EQ(get.elements.size(), 2u);
   EXPECT_EQ(get.elements[1].text, "noeviction");
-  auto set = Proxy({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"});
-  EXPECT_EQ(set.kind, RedisReply::Kind::kError);
-  EXPECT_NE(set.text.find("'config|set' is not supported by shardproxy"), std::string::npos)
-      << set.text;
+  EXPECT_EQ(Proxy({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"}).text, "OK");
+  for (int shard = 0; shard < kShards; ++shard) {
+    auto value = QueryRedis(base_port() + shard, {"CONFIG", "GET", "maxmemory-policy"});
+    ASSERT_TRUE(value && value->elements.size() == 2) << "shard " << shard;
+    EXPECT_EQ(value->elements[1].text, "allkeys-lru") << "shard " << shard;
+  }
+  // Refused by the shards: the client sees Redis' own error, once.
+  auto bad = Proxy({"CONFIG", "SET", "maxmemory-policy", "no-such-policy"});
+  EXPECT_EQ(bad.kind, RedisReply::Kind::kError);
+  EXPECT_EQ(bad.text.rfind("ERR CONFIG SET failed", 0), 0u) << bad.text;
+  EXPECT_EQ(Proxy({"CONFIG", "RESETSTAT"}).text, "OK");
+  for (int shard = 0; shard < kShards; ++shard) {
+    auto stats = QueryRedis(base_port() + shard, {"INFO", "stats"});
+    ASSERT_TRUE(stats);
+    // RESETSTAT zeroes the counters; the INFO call itself is counted after it.
+    EXPECT_NE(stats->text.find("total_commands_processed:"), std::string::npos);
+    EXPECT_NE(stats->text.find("keyspace_hits:0\r\n"), std::string::npos) << stats->text;
+  }
+}
+
+TEST_F(ProxyFanOutTest, SlowlogCoversEveryShardNewestFirst) {
+  EXPECT_EQ(Proxy({"SLOWLOG", "RESET"}).text, "OK");
+  EXPECT_EQ(Proxy({"CONFIG", "SET", "slowlog-log-slower-than", "0"}).text, "OK");
+  for (int i = 0; i < 30; ++i) Proxy({"GET", "key:" + std::to_string(i)});
+  EXPECT_EQ(Proxy({"CONFIG", "SET", "slowlog-log-slower-than", "10000"}).text, "OK");
+  const long long length = Proxy({"SLOWLOG", "LEN"}).integer;
+  long long on_shards = 0;
+  for (int shard = 0; shard < kShards; ++shard) {
+    auto len = QueryRedis(base_port() + shard, {"SLOWLOG", "LEN"});
+    ASSERT_TRUE(len);
+    EXPECT_GT(len->integer, 0) << "shard " << shard << " logged nothing";
+    on_shards += len->integer;
+  }
+  EXPECT_EQ(length, on_shards);
+  EXPECT_EQ(Proxy({"SLOWLOG", "GET"}).elements.size(), 10u);  // Redis' default count
+  auto all = Proxy({"SLOWLOG", "GET", "-1"});
+  ASSERT_EQ(static_cast<long long>(all.elements.size()), on_shards);
+  for (size_t i = 1; i < all.elements.size(); ++i) {
+    ASSERT_GE(all.elements[i].elements.size(), 4u);
+    EXPECT_GE(all.elements[i - 1].elements[1].integer, all.elements[i].elements[1].integer)
+        << "entries are not newest first";
+  }
+  EXPECT_EQ(Proxy({"SLOWLOG", "RESET"}).text, "OK");
+  EXPECT_EQ(Proxy({"SLOWLOG", "LEN"}).integer, 0);
+}
+
+TEST_F(ProxyFanOutTest, FunctionDumpAndRestoreCoverEveryShard) {
+  const std::string library =
+      "#!lua name=fanlib\n"
+      "redis.register_function('fanget', function(keys) return redis.call('GET', keys[1]) end)";
+  EXPECT_EQ(Proxy({"FUNCTION", "LOAD", library}).text, "fanlib");
+  auto dump = Proxy({"FUNCTION", "DUMP"});
+  ASSERT_EQ(dump.kind, RedisReply::Kind::kString);
+  EXPECT_EQ(Proxy({"FUNCTION", "FLUSH"}).text, "OK");
+  EXPECT_EQ(Proxy({"FCALL", "fanget", "1", "key:1"}).kind, RedisReply::Kind::kError);
+  EXPECT_EQ(Proxy({"FUNCTION", "RESTORE", dump.text}).text, "OK");
+  // Every shard has the library again: a key on each answers.
+  for (int i = 0; i < 30; ++i) {
+    EXPECT_EQ(Proxy({"FCALL", "fanget", "1", "key:" + std::to_string(i)}).text, std::to_string(i));
+  }
+  // Restoring what is there is refused by every shard: one error for the client.
+  auto again = Proxy({"FUNCTION", "RESTORE", dump.text});
+  EXPECT_EQ(again.kind, RedisReply::Kind::kError);
+  EXPECT_NE(again.text.find("already exists"), std::string::npos) << again.text;
+  auto stats = Proxy({"FUNCTION", "STATS"});
+  EXPECT_EQ(stats.kind, RedisReply::Kind::kArray);
+  EXPECT_EQ(Proxy({"FUNCTION", "KILL"}).text.rfind("NOTBUSY", 0), 0u);
+  EXPECT_EQ(Proxy({"SCRIPT", "KILL"}).text.rfind("NOTBUSY", 0), 0u);
+  EXPECT_EQ(Proxy({"TIME"}).elements.size(), 2u);
 }
 
 TEST_F(ProxyFanOutTest, FlushallEmptiesEveryShard) {
   EXPECT_EQ(Proxy({"FLUSHALL"}).text, "OK");
   for (int shard = 0; shard < kShards; ++shard) EXPECT_EQ(ShardKeys(shard), 0);
   EXPECT_EQ(Proxy({"DBSIZE"}).integer, 0);
+}
+
+// A keyless script that runs until killed (Redis' "Timedout scripts" tests): it runs over its
+// client's own connection, so SCRIPT KILL from another client reaches the busy shard at once.
+TEST_F(ProxyFanOutTest, ALongKeylessScriptIsKilledFromAnotherClient) {
+  EXPECT_EQ(Proxy({"CONFIG", "SET", "lua-time-limit", "10"}).text, "OK");
+  auto busy = RedisConnection::Open(ProxyPort());
+  ASSERT_TRUE(busy);
+  busy->Append({"EVAL", "while true do end", "0"});
+  // GetReply() writes the EVAL and waits (at most the connection's 5 s timeout) for its reply.
+  std::optional<RedisReply> killed;
+  std::thread reader([&] { killed = busy->GetReply(); });
+  std::string kill;
+  for (int attempt = 0; attempt < 40 && kill != "OK"; ++attempt) {
+    std::this_thread::sleep_for(100ms);
+    kill = Proxy({"SCRIPT", "KILL"}).text;
+  }
+  reader.join();
+  EXPECT_EQ(kill, "OK");
+  ASSERT_TRUE(killed);
+  EXPECT_EQ(killed->text.rfind("ERR Script killed by user", 0), 0u) << killed->text;
+  EXPECT_EQ(Proxy({"SCRIPT", "KILL"}).text.rfind("NOTBUSY", 0), 0u);
+  EXPECT_EQ(Proxy({"CONFIG", "SET", "lua-time-limit", "5000"}).text, "OK");
+}
+
+TEST_F(ProxyFanOutTest, InfoCountsBlockedClients) {
+  auto blocked = RedisConnection::Open(ProxyPort());
+  ASSERT_TRUE(blocked);
+  auto count = [&] {
+    const std::string info = Proxy({"INFO", "clients"}).text;
+    const size_t at = info.find("blocked_clients:");
+    return at == std::string::npos ? -1 : std::stoi(info.substr(at + 16));
+  };
+  EXPECT_EQ(count(), 0);
+  blocked->Append({"BLPOP", "blocked:list", "0"});
+  std::optional<RedisReply> popped;
+  std::thread reader([&] { popped = blocked->GetReply(); });
+  int seen = 0;
+  for (int wait = 0; wait < 50 && seen != 1; ++wait) {
+    std::this_thread::sleep_for(50ms);
+    seen = count();
+  }
+  EXPECT_EQ(seen, 1);
+  EXPECT_EQ(Proxy({"RPUSH", "blocked:list", "x"}).integer, 1);
+  reader.join();
+  ASSERT_TRUE(popped);
+  ASSERT_EQ(popped->elements.size(), 2u);
+  EXPECT_EQ(popped->elements[1].text, "x");
+  for (int wait = 0; wait < 50 && seen != 0; ++wait) {
+    std::this_thread::sleep_for(50ms);
+    seen = count();
+  }
+  EXPECT_EQ(seen, 0);
+  EXPECT_NE(Proxy({"INFO", "server"}).text.find("redis_git_sha1:"), std::string::npos);
 }
 
 }  // namespace

@@ -234,5 +234,58 @@ TEST(CommandTableTest, WatchKeysMustShareOneSlot) {
   EXPECT_EQ(LookupCommand("wait").kind, RouteKind::kBlocking);
 }
 
+TEST(CommandTableTest, SubcommandKeysAreTheSecondArgumentWhenGiven) {
+  for (std::string_view name : {"OBJECT", "xinfo", "XGROUP", "memory"}) {
+    const CommandInfo& info = LookupCommand(name);
+    EXPECT_EQ(info.kind, RouteKind::kSingleKey) << name;
+    auto slot = RequestSlot(info, Args{name, "ENCODING", "{k}x"});
+    ASSERT_TRUE(slot) << name;
+    EXPECT_EQ(*slot, common::KeySlot("k")) << name;
+    // OBJECT HELP, MEMORY STATS: no key, any shard answers.
+    auto help = RequestSlot(info, Args{name, "HELP"});
+    ASSERT_TRUE(help) << name;
+    EXPECT_EQ(*help, -1) << name;
+  }
+}
+
+TEST(CommandTableTest, NumkeysCommandsMustShareOneSlot) {
+  for (std::string_view name : {"SINTERCARD", "lmpop", "ZMPOP", "zunion", "ZINTER", "ZDIFF"}) {
+    const CommandInfo& info = LookupCommand(name);
+    EXPECT_EQ(info.kind, RouteKind::kOneSlot) << name;
+    auto slot = RequestSlot(info, Args{name, "2", "{t}a", "{t}b", "LEFT"});
+    ASSERT_TRUE(slot) << name;
+    EXPECT_EQ(*slot, common::KeySlot("t")) << name;
+    EXPECT_FALSE(RequestSlot(info, Args{name, "2", "a", "b"})) << name;
+  }
+  // The destination counts too.
+  const CommandInfo& store = LookupCommand("ZUNIONSTORE");
+  auto slot = RequestSlot(store, Args{"ZUNIONSTORE", "{t}d", "2", "{t}a", "{t}b"});
+  ASSERT_TRUE(slot);
+  EXPECT_EQ(*slot, common::KeySlot("t"));
+  EXPECT_EQ(RequestSlot(store, Args{"ZINTERSTORE", "d", "1", "{t}a"}).error().message(),
+            "CROSSSLOT Keys in request don't hash to the same slot");
+  auto lcs = RequestSlot(LookupCommand("lcs"), Args{"LCS", "{t}a", "{t}b"});
+  ASSERT_TRUE(lcs);
+  EXPECT_EQ(*lcs, common::KeySlot("t"));
+}
+
+TEST(CommandTableTest, GetKeysNamesEveryKeyPosition) {
+  auto zstore = KeyArgumentPositions(Args{"ZUNIONSTORE", "d", "2", "a", "b", "WEIGHTS", "1", "2"});
+  ASSERT_TRUE(zstore);
+  EXPECT_EQ(*zstore, (std::vector<size_t>{1, 3, 4}));
+  auto mset = KeyArgumentPositions(Args{"mset", "a", "1", "b", "2"});
+  ASSERT_TRUE(mset);
+  EXPECT_EQ(*mset, (std::vector<size_t>{1, 3}));
+  EXPECT_EQ(KeyArgumentPositions(Args{"nosuch", "a"}).error().message(),
+            "ERR Invalid command specified");
+  EXPECT_EQ(KeyArgumentPositions(Args{"PING"}).error().message(),
+            "ERR The command has no key arguments");
+  auto eval = KeyArgumentPositions(Args{"EVAL", "return 1", "0"});
+  ASSERT_TRUE(eval);
+  EXPECT_TRUE(eval->empty());
+  EXPECT_EQ(KeyArgumentPositions(Args{"GET"}).error().message(),
+            "ERR Invalid arguments specified for command");
+}
+
 }  // namespace
 }  // namespace shardctl::proxy

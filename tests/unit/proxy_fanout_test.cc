@@ -20,8 +20,8 @@ FanOutPlan MustPlan(const Args& args) {
 }
 
 TEST(FanOutTest, TheTableSendsKeyspaceCommandsToEveryShard) {
-  for (std::string_view name :
-       {"dbsize", "KEYS", "flushall", "FLUSHDB", "randomkey", "script", "function", "config"}) {
+  for (std::string_view name : {"dbsize", "KEYS", "flushall", "FLUSHDB", "randomkey", "script",
+                                "function", "config", "slowlog", "LATENCY", "save", "TIME"}) {
     EXPECT_EQ(LookupCommand(name).kind, RouteKind::kFanOut) << name;
   }
   EXPECT_EQ(LookupCommand("scan").kind, RouteKind::kScan);
@@ -40,13 +40,57 @@ TEST(FanOutTest, PlansByCommandAndSubcommand) {
   EXPECT_FALSE(MustPlan({"FUNCTION", "LIST"}).every_shard);
 }
 
-TEST(FanOutTest, CommandsThatWouldChangeOneShardAreRefusedByName) {
-  auto plan = PlanFanOut(Args{"CONFIG", "SET", "maxmemory", "1"});
-  ASSERT_FALSE(plan);
-  EXPECT_EQ(plan.error().message().substr(0, 63),
-            "ERR command 'config|set' is not supported by shardproxy: it wou");
-  EXPECT_FALSE(PlanFanOut(Args{"SCRIPT", "KILL"}));
+TEST(FanOutTest, ServerWideChangesGoToEveryShardAndFailAsAWhole) {
+  for (const Args& args : {Args{"CONFIG", "SET", "maxmemory", "1"}, Args{"config", "resetstat"},
+                           Args{"CONFIG", "REWRITE"}, Args{"FUNCTION", "RESTORE", "x"},
+                           Args{"save"}, Args{"SLOWLOG", "RESET"}}) {
+    const FanOutPlan plan = MustPlan(args);
+    EXPECT_TRUE(plan.every_shard) << args[0] << " " << (args.size() > 1 ? args[1] : "");
+    EXPECT_EQ(plan.merge, FanOutMerge::kAllOk) << args[0];
+  }
+  // One shard refusing is the client's answer, as one Redis refusing the setting.
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kAllOk,
+                        Replies{"+OK\r\n",
+                                "-ERR CONFIG SET failed (possibly related to argument "
+                                "'maxmemory') - argument couldn't be parsed\r\n"}),
+            "-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument "
+            "couldn't be parsed\r\n");
+  for (const Args& args : {Args{"FUNCTION", "DUMP"}, Args{"function", "stats"}, Args{"TIME"},
+                           Args{"LASTSAVE"}, Args{"CONFIG", "GET", "x"}, Args{"SLOWLOG", "HELP"}}) {
+    EXPECT_FALSE(MustPlan(args).every_shard) << args[0];
+  }
+  EXPECT_EQ(PlanFanOut(Args{"CONFIG", "NOSUCH"}).error().message().substr(0, 66),
+            "ERR command 'config|nosuch' is not supported by shardproxy: it wou");
   EXPECT_FALSE(PlanFanOut(Args{"CONFIG"}));
+}
+
+TEST(FanOutTest, KillStopsTheOneScriptThatRuns) {
+  EXPECT_EQ(MustPlan({"SCRIPT", "KILL"}).merge, FanOutMerge::kAnyOk);
+  EXPECT_EQ(MustPlan({"FUNCTION", "KILL"}).merge, FanOutMerge::kAnyOk);
+  const std::string_view notbusy = "-NOTBUSY No scripts in execution right now.\r\n";
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kAnyOk, Replies{notbusy, "+OK\r\n", notbusy}), "+OK\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kAnyOk, Replies{notbusy, notbusy}), notbusy);
+}
+
+// Two entries in Redis' SLOWLOG GET shape: [id, unix time, microseconds, args, client, name].
+std::string SlowlogEntry(int id, int time, std::string_view command) {
+  return "*6\r\n:" + std::to_string(id) + "\r\n:" + std::to_string(time) + "\r\n:15\r\n*1\r\n$" +
+         std::to_string(command.size()) + "\r\n" + std::string(command) +
+         "\r\n$15\r\n127.0.0.1:50000\r\n$0\r\n\r\n";
+}
+
+TEST(FanOutTest, SlowlogMergesEveryShardsEntriesNewestFirst) {
+  EXPECT_EQ(MustPlan({"SLOWLOG", "GET"}).limit, 10);
+  EXPECT_EQ(MustPlan({"slowlog", "get", "-1"}).limit, -1);
+  EXPECT_EQ(MustPlan({"SLOWLOG", "GET", "2"}).limit, 2);
+  EXPECT_EQ(MustPlan({"SLOWLOG", "LEN"}).merge, FanOutMerge::kSumIntegers);
+  const std::string a1 = SlowlogEntry(1, 100, "a1"), a0 = SlowlogEntry(0, 90, "a0");
+  const std::string b0 = SlowlogEntry(0, 95, "b0");
+  const std::string shard_a = "*2\r\n" + a1 + a0, shard_b = "*1\r\n" + b0;
+  EXPECT_EQ(MergeNewestEntries(Replies{shard_a, shard_b}, -1), "*3\r\n" + a1 + b0 + a0);
+  EXPECT_EQ(MergeNewestEntries(Replies{shard_a, shard_b}, 2), "*2\r\n" + a1 + b0);
+  EXPECT_EQ(MergeNewestEntries(Replies{"*0\r\n", "*0\r\n"}, 10), "*0\r\n");
+  EXPECT_EQ(MergeNewestEntries(Replies{"*1\r\n:1\r\n"}, 10).rfind("-ERR shardproxy", 0), 0u);
 }
 
 TEST(FanOutTest, MergesEachShape) {
