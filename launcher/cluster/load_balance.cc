@@ -8,19 +8,6 @@ namespace {
 
 using common::kSlotCount;
 
-// The owner position of each slot.
-std::vector<int> OwnerOfEachSlot(const std::vector<SlotOwner>& owners) {
-  std::vector<int> owner_of(kSlotCount, -1);
-  for (size_t i = 0; i < owners.size(); ++i) {
-    for (const auto& range : owners[i].slots) {
-      for (int slot = range.first; slot <= range.last; ++slot) {
-        owner_of[static_cast<size_t>(slot)] = static_cast<int>(i);
-      }
-    }
-  }
-  return owner_of;
-}
-
 // Each owner's load once `moves` are done.
 std::vector<double> LoadsAfter(const std::vector<SlotOwner>& owners,
                                const std::vector<SlotMove>& moves,
@@ -56,19 +43,23 @@ common::Result<LoadPlan> PlanLoadBalance(const std::vector<SlotOwner>& owners,
   LoadPlan plan{.moves = {}, .hot = {}, .before = OwnerLoads(owners, slot_load), .after = {}};
   std::vector<SlotOwner> balanced = owners;
   std::vector<double> weights = slot_load;
-  const std::vector<int> owner_of = OwnerOfEachSlot(owners);
-  for (int slot = 0; slot < kSlotCount; ++slot) {
-    const double load = slot_load[static_cast<size_t>(slot)];
-    const int owner = owner_of[static_cast<size_t>(slot)];
-    if (load <= fair || owner < 0 || owners[static_cast<size_t>(owner)].drain) continue;
-    plan.hot.push_back({.slot = slot, .owner = owner, .share = load / fair});
-    SlotOwner& alone = balanced[static_cast<size_t>(owner)];
-    alone.drain = true;
-    alone.keep.push_back(slot);
-    weights[static_cast<size_t>(slot)] = 0;  // not part of what the others share
+  for (size_t owner = 0; owner < owners.size(); ++owner) {
+    if (owners[owner].drain) continue;
+    for (const auto& range : owners[owner].slots) {
+      for (int slot = range.first; slot <= range.last; ++slot) {
+        const double load = slot_load[static_cast<size_t>(slot)];
+        if (load <= fair) continue;
+        plan.hot.push_back({.slot = slot, .owner = static_cast<int>(owner), .share = load / fair});
+        SlotOwner& alone = balanced[owner];
+        alone.drain = true;
+        alone.keep.push_back(slot);
+        weights[static_cast<size_t>(slot)] = 0;  // not part of what the others share
+      }
+    }
   }
-  std::sort(plan.hot.begin(), plan.hot.end(),
-            [](const HotSlot& a, const HotSlot& b) { return a.share > b.share; });
+  std::sort(plan.hot.begin(), plan.hot.end(), [](const HotSlot& a, const HotSlot& b) {
+    return a.share != b.share ? a.share > b.share : a.slot < b.slot;
+  });
   // Every primary holding a hot slot: nobody left to share the rest is the cluster's limit, not
   // an error; nothing moves.
   const bool anyone_left =

@@ -1,5 +1,6 @@
 #include "launcher/ops/restore_placed.h"
 
+#include <algorithm>
 #include <future>
 #include <map>
 
@@ -95,18 +96,13 @@ LocalPrimaries FindLocalPrimaries(const Target& target,
   if (!SupervisorRunning(target.dir)) return {{}, "no supervisor runs it"};
   LocalPrimaries local;
   for (const auto& node : primaries) {
-    const std::string& host = node.address.host;
-    int found = -1;
-    for (const auto& shard : plan.shards) {
-      if (shard.port == node.address.port &&
-          (host == plan.bind || host == AddressInCluster(plan))) {
-        found = shard.index;
-      }
-    }
-    if (found < 0) {
+    const auto shard =
+        std::find_if(plan.shards.begin(), plan.shards.end(),
+                     [&](const ShardPlan& s) { return s.port == node.address.port; });
+    if (!IsOurNode(plan, node.address.host, node.address.port) || shard == plan.shards.end()) {
       return {{}, "primary " + node.address.ToString() + " is not a shard of this host"};
     }
-    local.shard_of_primary.push_back(found);
+    local.shard_of_primary.push_back(shard->index);
   }
   return local;
 }

@@ -48,6 +48,20 @@ class BackupRestoreTest : public ShardctlTest {
     for (int i = 0; i < count; ++i) ports.push_back(first + i);
     return ports;
   }
+  // `ports` as ROLE answers: primaries and replicas.
+  void SplitByRole(const std::vector<int>& ports, std::vector<int>& primaries,
+                   std::vector<int>& replicas) {
+    for (int port : ports) {
+      auto role = QueryRedis(port, {"ROLE"});
+      ASSERT_TRUE(role && !role->elements.empty()) << port;
+      (role->elements[0].text == "master" ? primaries : replicas).push_back(port);
+    }
+  }
+  // The replica at `port` is kept from failing over (cluster-replica-no-failover yes).
+  bool FailoverHeld(int port) {
+    auto setting = QueryRedis(port, {"CONFIG", "GET", "cluster-replica-no-failover"});
+    return setting && setting->elements.size() == 2 && setting->elements[1].text == "yes";
+  }
   json Json(const CommandResult& result) {
     json parsed = json::parse(result.out, nullptr, false);
     EXPECT_FALSE(parsed.is_discarded()) << result.Describe();
@@ -116,11 +130,7 @@ TEST_F(BackupRestoreTest, SameShapeLoadsFilesInPlaceAndReplicasResync) {
   const auto ports = Ports(base_port() + 20, 6);
   std::vector<int> primaries;
   std::vector<int> replicas;
-  for (int port : ports) {
-    auto role = QueryRedis(port, {"ROLE"});
-    ASSERT_TRUE(role && !role->elements.empty()) << port;
-    (role->elements[0].text == "master" ? primaries : replicas).push_back(port);
-  }
+  ASSERT_NO_FATAL_FAILURE(SplitByRole(ports, primaries, replicas));
   ASSERT_EQ(primaries.size(), 3u);
   ASSERT_EQ(KeysAt(ports), 0);
   auto dry = OnOther("same", {"restore", "--from", dir.string(), "--dry-run"});
@@ -165,20 +175,12 @@ TEST_F(BackupRestoreTest, APlacedRestoreKilledMidwayFinishesWhenRunAgain) {
   const auto ports = Ports(base_port() + 20, 6);
   std::vector<int> primaries;
   std::vector<int> replicas;
-  for (int port : ports) {
-    auto role = QueryRedis(port, {"ROLE"});
-    ASSERT_TRUE(role && !role->elements.empty()) << port;
-    (role->elements[0].text == "master" ? primaries : replicas).push_back(port);
-  }
+  ASSERT_NO_FATAL_FAILURE(SplitByRole(ports, primaries, replicas));
   ASSERT_EQ(replicas.size(), 3u);
-  auto held = [&](int port) {
-    auto setting = QueryRedis(port, {"CONFIG", "GET", "cluster-replica-no-failover"});
-    return setting && setting->elements.size() == 2 && setting->elements[1].text == "yes";
-  };
   BackgroundCommand restore({ShardctlBinary(), "restore", "--from", dir.string(), "--name", "same",
                              "--state-dir", state_root().string()},
                             scratch_dir() / "restore.out", scratch_dir() / "restore.err");
-  ASSERT_TRUE(WaitUntil([&] { return held(replicas.back()); }, 60s, 1ms))
+  ASSERT_TRUE(WaitUntil([&] { return FailoverHeld(replicas.back()); }, 60s, 1ms))
       << "the restore never held the replicas";
   ::kill(restore.pid(), SIGKILL);
   restore.WaitForExit(10s);
@@ -192,7 +194,7 @@ TEST_F(BackupRestoreTest, APlacedRestoreKilledMidwayFinishesWhenRunAgain) {
   EXPECT_EQ(report.value("keys_after", 0u), before.size());
   ExpectSameKeyspace(before, ReadKeyspace(primaries));
   EXPECT_EQ(KeysAt(replicas), static_cast<long long>(before.size()));
-  for (int port : replicas) EXPECT_FALSE(held(port)) << port;
+  for (int port : replicas) EXPECT_FALSE(FailoverHeld(port)) << port;
   EXPECT_FALSE(fs::exists(state_root() / "same" / "restore.json"));
   DownOther("same");
 }
