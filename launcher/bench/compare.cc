@@ -79,6 +79,21 @@ Status ParseSteps(const std::string& value, CompareOptions& options) {
   return common::Ok();
 }
 
+// Skewed distributions in canonical spelling, each once; "uniform" is always run first anyway.
+Status ParseKeyDistributions(const std::string& value, CompareOptions& options) {
+  options.key_distributions.clear();
+  for (const auto& word : SplitCommas(value)) {
+    auto keys = ParseKeyDistribution(word);
+    if (!keys.ok()) return keys.error().Context("--key-distribution");
+    const std::string name = keys->ToString();
+    if (name != "uniform" &&
+        std::ranges::find(options.key_distributions, name) == options.key_distributions.end()) {
+      options.key_distributions.push_back(name);
+    }
+  }
+  return common::Ok();
+}
+
 Status ParseCpus(const std::string& flag, const std::string& value, std::vector<int>& out) {
   auto cpus = common::ParseCpuList(value);
   if (!cpus.ok()) return cpus.error().Context("--" + flag);
@@ -128,16 +143,11 @@ std::vector<Flag> OwnRows(CompareOptions& o) {
           "single instance on P, shards on P+1.., proxy after them, buses +10000; all must be "
           "below 32768 and free (default: 12700)",
           common::StoreNumber(o.base_port, "base-port", 1024, kMaxPort)),
-      Row("key-distribution", FlagType::kText, "D",
-          "zipf:S or hotkeys:N:P: every configuration also runs with keys picked so (after a "
-          "uniform run), side by side, with its busiest primary's load against the mean "
-          "(default: uniform only)",
-          [&o](V v) -> Status {
-            auto keys = ParseKeyDistribution(v);
-            if (!keys.ok()) return keys.error().Context("--key-distribution");
-            o.key_distribution = keys->ToString();
-            return common::Ok();
-          }),
+      Row("key-distribution", FlagType::kText, "LIST",
+          "zipf:S and/or hotkeys:N:P, comma-separated: every configuration also runs with keys "
+          "picked so (after a uniform run), side by side, with its busiest primary's load "
+          "against the mean (default: uniform only)",
+          [&o](V v) { return ParseKeyDistributions(v, o); }),
       common::SwitchFlag("json", o.json, "results as one JSON document on stdout"),
       common::SwitchFlag("dry-run", o.dry_run,
                          "print the plan (runs, pinning, command lines); start nothing"),
@@ -195,10 +205,12 @@ std::vector<std::string> BenchArgsFor(const CompareOptions& options, const Compa
   return args;
 }
 
-// The key distributions each configuration runs with: uniform, then the skewed one if given.
+// The key distributions each configuration runs with: uniform, then the skewed ones given.
 std::vector<std::string> DistributionsOf(const CompareOptions& options) {
-  if (options.key_distribution == "uniform") return {"uniform"};
-  return {"uniform", options.key_distribution};
+  std::vector<std::string> distributions = {"uniform"};
+  distributions.insert(distributions.end(), options.key_distributions.begin(),
+                       options.key_distributions.end());
+  return distributions;
 }
 
 // `run` once per distribution, each labelled with its own when there are several.

@@ -38,8 +38,9 @@ struct CompareOptions {
   std::string out;  // --out DIR (required)
   bool json = false;
   bool dry_run = false;
-  // --key-distribution: when skewed, every configuration runs twice, uniform and then this.
-  std::string key_distribution = "uniform";
+  // --key-distribution: every configuration runs once uniform, then once per skewed one listed
+  // (canonical spellings, in the order given, uniform not repeated).
+  std::vector<std::string> key_distributions;
   // Flags handed to every `bench run` as given (--workload, --scale, --duration, --rate, ...).
   std::vector<std::string> bench_flags;
 };

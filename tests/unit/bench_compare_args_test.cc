@@ -73,6 +73,8 @@ TEST(BenchCompareArgsTest, UsageErrorsNameTheFlag) {
       {{"--cpus", "0", "--out", "r", "--json=1"}, "--json takes no value"},
       {{"--cpus", "0", "--out", "r", "stray"}, "unexpected argument"},
       {{"--cpus", "0", "--out", "r", "--key-distribution", "zipf:0"}, "--key-distribution"},
+      {{"--cpus", "0", "--out", "r", "--key-distribution", "zipf:0.99,hotkeys:8"},
+       "--key-distribution"},
   };
   for (const auto& c : cases) {
     EXPECT_NE(ParseError(c.args).find(c.expected), std::string::npos)
@@ -140,6 +142,21 @@ TEST(BenchComparePlanTest, SkewedKeysRunBesideUniformOnes) {
       Parse({"--cpus", "0-1", "--out", "r", "--key-distribution", "uniform"}), {0, 1, 2, 3});
   ASSERT_TRUE(uniform.ok());
   EXPECT_EQ(uniform->runs.size(), 4u);  // io-threads 1 and 2, cluster, proxy: once each
+}
+
+// A list of skewed distributions: each configuration runs uniform, then each listed one in order,
+// spelled canonically; repeats and "uniform" in the list add no run.
+TEST(BenchComparePlanTest, SeveralSkewedDistributionsRunInTheOrderGiven) {
+  auto plan =
+      PlanCompare(Parse({"--cpus", "0-1", "--out", "r", "--io-threads", "1", "--steps", "cluster",
+                         "--key-distribution", "zipf:0.99,hotkeys:8:40,uniform,zipf:0.990"}),
+                  {0, 1, 2, 3});
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(Labels(*plan), (std::vector<std::string>{"redis cluster 2 shards uniform",
+                                                     "redis cluster 2 shards zipf:0.99",
+                                                     "redis cluster 2 shards hotkeys:8:40"}));
+  EXPECT_TRUE(plan->runs[0].starts_cluster);
+  EXPECT_TRUE(plan->runs[2].stops_cluster);
 }
 
 TEST(BenchComparePlanTest, SeparateCoresWhenTheHostHasSpare) {
