@@ -158,11 +158,6 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
   const ResumeMarker marker(target->dir.root() / "import.json",
                             nlohmann::json{{"from", from->ToString()}}.dump());
   report.resumed = marker.LeftBefore();
-  if (request.live && facts->cluster) {
-    report.problems.push_back(
-        "--live follows one standalone primary; the source is a cluster "
-        "(import it without --live while its writes are stopped)");
-  }
   if (auto running = ReadLiveImport(target->dir);
       request.live && running && running->phase != "done" && running->phase != "failed") {
     report.problems.push_back("a live import from " + running->source +
@@ -186,7 +181,8 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
     return marked.error();
   }
   if (request.live) {
-    auto followed = FollowSource(request, *source_access, *from, *target, *serving, report);
+    auto followed =
+        FollowSource(request, *source_access, facts->primaries, *target, *serving, report);
     if (!followed.ok()) return followed.error();
     report = std::move(followed).value();
     auto after = marker.End(std::nullopt, false, "import", "run the same command again",

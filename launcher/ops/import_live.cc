@@ -240,18 +240,246 @@ bool CutoverAsked(const DeploymentDir& dir) {
   return std::filesystem::exists(LiveImportDir(dir) / "cutover");
 }
 
+// One source primary followed: its stream spooled from the snapshot's offset, then applied.
+struct FollowedSource {
+  common::Endpoint endpoint;
+  std::filesystem::path snapshot;  // its RDB until its keys are copied
+  int64_t start_offset = 0;
+  std::unique_ptr<StreamSpool> spool;
+  std::unique_ptr<StreamApplier> applier;
+  std::optional<int64_t> cutover_target;  // its offset when the cutover was asked
+};
+
+// Snapshot of one source primary into `dir`, its later writes spooling from then on.
+Result<std::unique_ptr<FollowedSource>> StartFollowing(const Access& access,
+                                                       const common::Endpoint& endpoint,
+                                                       const std::filesystem::path& dir,
+                                                       size_t index) {
+  const std::string where = "source " + endpoint.ToString();
+  auto link =
+      SnapshotLink::Open(access, endpoint.host, endpoint.port, 10s, SnapshotLink::Mode::kFollow);
+  if (!link.ok()) return link.error().Context(where);
+  if (auto asked = link->Request(); !asked.ok()) return asked.error().Context(where);
+  if (auto forked = link->AwaitFork(Clock::now() + kForkWait); !forked.ok())
+    return forked.error().Context(where);
+  auto followed = std::make_unique<FollowedSource>();
+  followed->endpoint = endpoint;
+  followed->snapshot = dir / ("source-" + std::to_string(index) + ".rdb");
+  if (auto copied = link->CopyTo(followed->snapshot); !copied.ok())
+    return copied.error().Context(where + ": snapshot");
+  followed->start_offset = link->replication_offset();
+  followed->spool = std::make_unique<StreamSpool>(
+      std::move(link).value(), dir / ("stream-" + std::to_string(index) + ".spool"), access,
+      endpoint);
+  if (auto spooling = followed->spool->Start(); !spooling.ok()) return spooling.error();
+  followed->spool->SetApplied(followed->start_offset);
+  return followed;
+}
+
+// The snapshot's keys, through a scratch server of the deployment's engine; the file is deleted
+// once copied.
+Status CopySnapshot(const ImportRequest& request, const Target& target,
+                    const ServingCluster& serving, const FollowedSource& followed,
+                    ImportReport& report) {
+  const uint64_t before = report.keys;
+  {
+    auto server = ScratchServer::Start(target.deployment->engine, followed.snapshot,
+                                       followed.snapshot.parent_path() / "scratch", 30min);
+    if (!server.ok()) return server.error().Context("source snapshot");
+    KeyCopyOptions options{.source_access = {}, .target_access = target.access};
+    options.stop = request.interrupted;
+    options.on_progress = [&](uint64_t keys, uint64_t) {
+      if (request.on_progress) request.on_progress(before + keys, report.source_keys);
+    };
+    auto copied = CopyKeys(server->endpoint(), serving.table, options);
+    if (!copied.ok()) return copied.error();
+    report.keys += copied->keys;
+    report.bytes += copied->bytes;
+    report.vanished += copied->vanished;
+  }
+  std::error_code error;
+  std::filesystem::remove(followed.snapshot, error);
+  return common::Ok();
+}
+
+// A source cluster's slot layout as each primary states it (its own slots, with any
+// migrating/importing marks): keys moving between source primaries reach us on two streams in no
+// common order (RESTORE on one, DEL on the other), so a change stops the import instead.
+class SourceSlotWatch {
+ public:
+  SourceSlotWatch(const Access& access, std::vector<common::Endpoint> primaries)
+      : access_(access), primaries_(std::move(primaries)) {}
+
+  // Takes the first reading; later Check()s compare against it.
+  Status Start() {
+    auto now = Read();
+    if (!now.ok()) return now.error();
+    first_ = std::move(now).value();
+    return common::Ok();
+  }
+  Status Check() {
+    auto now = Read();
+    if (!now.ok()) return now.error();
+    for (size_t i = 0; i < primaries_.size(); ++i) {
+      if ((*now)[i] != first_[i]) {
+        return Error("the source cluster moved slots or failed over at " +
+                     primaries_[i].ToString() +
+                     " during the live import (keys moving between source primaries cannot be "
+                     "followed in order); run the import again into an empty deployment once "
+                     "the source is stable");
+      }
+    }
+    return common::Ok();
+  }
+
+ private:
+  // Each primary's "myself" line of CLUSTER NODES from its flags on: role, primary, slots.
+  Result<std::vector<std::string>> Read() {
+    std::vector<std::string> layout;
+    for (const auto& primary : primaries_) {
+      auto connection = RedisConnection::Connect(access_, primary.host, primary.port, 5s);
+      if (!connection.ok()) return connection.error().Context("source");
+      auto nodes = connection->Run({"CLUSTER", "NODES"});
+      if (!nodes.ok()) return nodes.error().Context("source " + primary.ToString());
+      layout.push_back(MyselfLayout(*nodes));
+    }
+    return layout;
+  }
+  static std::string MyselfLayout(const std::string& nodes) {
+    size_t line = 0;
+    while (line < nodes.size()) {
+      size_t end = std::min(nodes.find('\n', line), nodes.size());
+      const std::string text = nodes.substr(line, end - line);
+      if (text.find("myself") != std::string::npos) {
+        // id addr flags primary ping pong epoch link slots...: keep flags, primary and slots.
+        std::vector<std::string> words;
+        for (size_t at = 0; at < text.size();) {
+          size_t space = std::min(text.find(' ', at), text.size());
+          words.push_back(text.substr(at, space - at));
+          at = space + 1;
+        }
+        std::string kept;
+        for (size_t i = 2; i < words.size(); ++i) {
+          if (i >= 4 && i <= 7) continue;  // ping, pong, epoch, link: change on their own
+          kept += words[i] + " ";
+        }
+        return kept;
+      }
+      line = end + 1;
+    }
+    return "";
+  }
+
+  Access access_;
+  std::vector<common::Endpoint> primaries_;
+  std::vector<std::string> first_;
+};
+
+// The lag over every source: bytes summed, the oldest wait.
+std::pair<int64_t, int64_t> TotalLag(const std::vector<std::unique_ptr<FollowedSource>>& sources) {
+  std::pair<int64_t, int64_t> total{0, 0};
+  for (const auto& source : sources) {
+    const auto [bytes, ms] = source->spool->Lag();
+    total.first += bytes;
+    total.second = std::max(total.second, ms);
+  }
+  return total;
+}
+
+struct FollowTotals {
+  uint64_t commands = 0;
+  uint64_t co_located = 0;
+  int64_t applied = 0;  // offsets summed: one number that grows as any stream is applied
+  int64_t source = 0;
+};
+
+FollowTotals Totals(const std::vector<std::unique_ptr<FollowedSource>>& sources) {
+  FollowTotals totals;
+  for (const auto& source : sources) {
+    totals.commands += source->applier->commands();
+    totals.co_located += source->applier->co_located();
+    totals.applied += source->applier->applied_offset();
+    totals.source += source->spool->source_offset();
+  }
+  return totals;
+}
+
+// Applies every source's writes until a cutover (or Ctrl-C) asked and every stream caught up.
+// Returns when the cutover was asked.
+Result<Clock::time_point> FollowUntilCaughtUp(const ImportRequest& request, const Target& target,
+                                              std::vector<std::unique_ptr<FollowedSource>>& sources,
+                                              SourceSlotWatch* watch, ProgressFile& progress) {
+  progress.progress().phase = "following";
+  std::optional<Clock::time_point> cutover_at;
+  auto next_report = Clock::now();
+  while (true) {
+    bool stepped_any = false;
+    for (auto& source : sources) {
+      if (auto failure = source->spool->failure()) return *failure;
+      auto stepped = source->applier->Step();
+      if (!stepped.ok()) return stepped.error().Context("applying the source's writes");
+      stepped_any = stepped_any || *stepped;
+    }
+    const bool stopping =
+        CutoverAsked(target.dir) || (request.interrupted != nullptr && request.interrupted->load());
+    if (stopping && !cutover_at) {
+      cutover_at = Clock::now();
+      progress.progress().phase = "cutover";
+    }
+    if (cutover_at) {
+      // Caught up when everything each source had written when asked is applied.
+      bool caught_up = true;
+      for (auto& source : sources) {
+        if (!source->cutover_target) {
+          if (auto offset = source->spool->SampleSource(); offset.ok())
+            source->cutover_target = *offset;
+        }
+        caught_up = caught_up && source->cutover_target &&
+                    source->applier->applied_offset() >= *source->cutover_target;
+      }
+      if (caught_up) return *cutover_at;
+      if (Clock::now() - *cutover_at > kCatchUpLimit) {
+        return Error("cutover: still " + std::to_string(TotalLag(sources).first) +
+                     " bytes behind the source after 5 minutes; stop writes to the source and "
+                     "run it again");
+      }
+    }
+    if (Clock::now() >= next_report) {
+      next_report = Clock::now() + kReportEvery;
+      if (watch != nullptr) {
+        if (auto stable = watch->Check(); !stable.ok()) return stable.error();
+      }
+      const FollowTotals totals = Totals(sources);
+      auto& now = progress.progress();
+      now.commands = totals.commands;
+      now.co_located = totals.co_located;
+      now.applied_offset = totals.applied;
+      now.source_offset = totals.source;
+      std::tie(now.lag_bytes, now.lag_ms) = TotalLag(sources);
+      progress.Write();
+      if (request.on_following) {
+        request.on_following(now.phase + ": " + std::to_string(now.commands) +
+                             " writes applied, lag " + std::to_string(now.lag_ms) + " ms / " +
+                             std::to_string(now.lag_bytes) + " bytes (import --cutover ends it)");
+      }
+    }
+    if (!stepped_any) std::this_thread::sleep_for(10ms);
+  }
+}
+
 }  // namespace
 
 Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& source_access,
-                                   const common::Endpoint& source, const Target& target,
-                                   const ServingCluster& serving, ImportReport report) {
+                                   const std::vector<common::Endpoint>& sources,
+                                   const Target& target, const ServingCluster& serving,
+                                   ImportReport report) {
   const auto started = Clock::now();
   const auto dir = LiveImportDir(target.dir);
   std::error_code error;
   std::filesystem::remove_all(dir, error);
   std::filesystem::create_directories(dir, error);
   if (error) return Error(dir.string() + ": " + error.message());
-  ProgressFile progress(target.dir, source.ToString());
+  ProgressFile progress(target.dir, report.source);
   auto fail = [&](const Failure& failure) {
     progress.progress().phase = "failed";
     progress.progress().error = failure.message();
@@ -260,92 +488,40 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   };
   progress.progress().phase = "snapshot";
   progress.Write();
-  auto link =
-      SnapshotLink::Open(source_access, source.host, source.port, 10s, SnapshotLink::Mode::kFollow);
-  if (!link.ok()) return fail(link.error().Context("source"));
-  if (auto asked = link->Request(); !asked.ok()) return fail(asked.error());
-  if (auto forked = link->AwaitFork(Clock::now() + kForkWait); !forked.ok())
-    return fail(forked.error());
-  auto snapshot = link->CopyTo(dir / "source.rdb");
-  if (!snapshot.ok()) return fail(snapshot.error().Context("source snapshot"));
-  const int64_t start_offset = link->replication_offset();
-  StreamSpool spool(std::move(link).value(), dir / "stream.spool", source_access, source);
-  if (auto spooling = spool.Start(); !spooling.ok()) return fail(spooling.error());
-  spool.SetApplied(start_offset);
-
-  // The snapshot's keys, through a scratch server of the deployment's engine.
+  std::optional<SourceSlotWatch> watch;
+  if (report.source_is_cluster) {
+    watch.emplace(source_access, sources);
+    if (auto watching = watch->Start(); !watching.ok()) return fail(watching.error());
+  }
+  // Every source's snapshot first, so each stream spools from its snapshot on while keys copy.
+  std::vector<std::unique_ptr<FollowedSource>> followed;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    auto started_one = StartFollowing(source_access, sources[i], dir, i);
+    if (!started_one.ok()) return fail(started_one.error());
+    followed.push_back(std::move(started_one).value());
+  }
   progress.progress().phase = "copying";
   progress.Write();
-  {
-    auto server =
-        ScratchServer::Start(target.deployment->engine, dir / "source.rdb", dir / "scratch", 30min);
-    if (!server.ok()) return fail(server.error().Context("source snapshot"));
-    KeyCopyOptions options{.source_access = {}, .target_access = target.access};
-    options.stop = request.interrupted;
-    options.on_progress = [&](uint64_t keys, uint64_t) {
-      if (request.on_progress) request.on_progress(keys, report.source_keys);
-    };
-    auto copied = CopyKeys(server->endpoint(), serving.table, options);
-    if (!copied.ok()) return fail(copied.error());
-    report.keys = copied->keys;
-    report.bytes = copied->bytes;
-    report.vanished = copied->vanished;
+  for (auto& source : followed) {
+    if (auto copied = CopySnapshot(request, target, serving, *source, report); !copied.ok())
+      return fail(copied.error());
+    source->applier = std::make_unique<StreamApplier>(
+        *source->spool, source->start_offset,
+        ReplApplier(serving.table, target.access, std::chrono::seconds(30)));
   }
-  std::filesystem::remove(dir / "source.rdb", error);
   progress.progress().keys = report.keys;
 
-  // Then every write after the snapshot, until cutover.
-  StreamApplier applier(spool, start_offset,
-                        ReplApplier(serving.table, target.access, std::chrono::seconds(30)));
-  progress.progress().phase = "following";
-  std::optional<Clock::time_point> cutover_at;
-  std::optional<int64_t> cutover_target;
-  auto next_report = Clock::now();
-  while (true) {
-    if (auto failure = spool.failure()) return fail(*failure);
-    auto stepped = applier.Step();
-    if (!stepped.ok()) return fail(stepped.error().Context("applying the source's writes"));
-    const bool stopping =
-        CutoverAsked(target.dir) || (request.interrupted != nullptr && request.interrupted->load());
-    if (stopping && !cutover_at) {
-      cutover_at = Clock::now();
-      progress.progress().phase = "cutover";
-    }
-    if (cutover_at) {
-      // Caught up when everything the source had written when asked is applied.
-      if (!cutover_target) {
-        auto offset = spool.SampleSource();
-        if (offset.ok()) cutover_target = *offset;
-      }
-      if (cutover_target && applier.applied_offset() >= *cutover_target) break;
-      if (Clock::now() - *cutover_at > kCatchUpLimit) {
-        return fail(Failure(Fault::kRuntime, "cutover: still " + std::to_string(spool.Lag().first) +
-                                                 " bytes behind the source after 5 minutes; "
-                                                 "stop writes to the source and run it again"));
-      }
-    }
-    if (Clock::now() >= next_report) {
-      next_report = Clock::now() + kReportEvery;
-      auto& now = progress.progress();
-      now.commands = applier.commands();
-      now.co_located = applier.co_located();
-      now.applied_offset = applier.applied_offset();
-      now.source_offset = spool.source_offset();
-      std::tie(now.lag_bytes, now.lag_ms) = spool.Lag();
-      progress.Write();
-      if (request.on_following) {
-        request.on_following(now.phase + ": " + std::to_string(now.commands) +
-                             " writes applied, lag " + std::to_string(now.lag_ms) + " ms / " +
-                             std::to_string(now.lag_bytes) + " bytes (import --cutover ends it)");
-      }
-    }
-    if (!*stepped) std::this_thread::sleep_for(10ms);
-  }
-  spool.Stop();
+  auto cutover_at =
+      FollowUntilCaughtUp(request, target, followed, watch ? &*watch : nullptr, progress);
+  if (!cutover_at.ok()) return fail(Failure(Fault::kRuntime, cutover_at.error().message()));
+  for (auto& source : followed) source->spool->Stop();
+  const FollowTotals totals = Totals(followed);
+  int64_t targets = 0;
+  for (const auto& source : followed) targets += *source->cutover_target;
   report.live = true;
-  report.commands_applied = applier.commands();
-  report.commands_co_located = applier.co_located();
-  report.final_lag_bytes = std::max<int64_t>(0, *cutover_target - applier.applied_offset());
+  report.commands_applied = totals.commands;
+  report.commands_co_located = totals.co_located;
+  report.final_lag_bytes = std::max<int64_t>(0, targets - totals.applied);
   report.cutover_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - *cutover_at).count();
   report.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
@@ -353,12 +529,14 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   done.phase = "done";
   done.commands = report.commands_applied;
   done.co_located = report.commands_co_located;
-  done.applied_offset = applier.applied_offset();
-  done.source_offset = *cutover_target;
+  done.applied_offset = totals.applied;
+  done.source_offset = targets;
   done.lag_bytes = report.final_lag_bytes;
   done.lag_ms = 0;
   progress.Write();
-  std::filesystem::remove(dir / "stream.spool", error);
+  for (size_t i = 0; i < followed.size(); ++i) {
+    std::filesystem::remove(dir / ("stream-" + std::to_string(i) + ".spool"), error);
+  }
   std::filesystem::remove(dir / "cutover", error);
   return report;
 }

@@ -218,6 +218,63 @@ TEST_F(ImportTest, LiveImportFollowsWritesUntilCutoverAndLosesNone) {
                (*TryStatus())["import"].value("phase", "") == "following");
 }
 
+// A source cluster (another deployment, 3 primaries) followed live, one stream per source
+// primary: a slot marked migrating on the source stops the import with the node named (its keys
+// would arrive on two streams in no common order); run again once the slot is stable, every
+// acknowledged write of a cluster client on the source is in the deployment after cutover.
+TEST_F(ImportTest, LiveImportFromASourceClusterFollowsEveryPrimary) {
+  const int source_base = base_port() + 30;
+  const std::string from = "127.0.0.1:" + std::to_string(source_base);
+  auto up_source = Shardctl({"up", "--shards", "3", "--base-port", std::to_string(source_base),
+                             "--name", "src", "--state-dir", state_root().string()},
+                            120s);
+  ASSERT_EQ(up_source.exit_code, 0) << up_source.Describe();
+  const std::vector<int> source_ports = {source_base, source_base + 1, source_base + 2};
+  const int written = WriteEveryType({"-c", "-p", std::to_string(source_base)}, 20);
+  ASSERT_EQ(Up(3).exit_code, 0);
+
+  auto first = StartOnDeployment("import", {"--from", from, "--live"}, "first");
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "first.err");
+  EXPECT_EQ(ClusterKeys(), written);
+  auto moving_to = QueryRedis(source_base + 1, {"CLUSTER", "MYID"});
+  ASSERT_TRUE(moving_to && moving_to->kind == RedisReply::Kind::kString);
+  auto migrating =
+      QueryRedis(source_base, {"CLUSTER", "SETSLOT", "0", "MIGRATING", moving_to->text});
+  ASSERT_TRUE(migrating && migrating->text == "OK") << (migrating ? migrating->text : "");
+  EXPECT_EQ(first->WaitForExit(60s), std::optional<int>(1));
+  const std::string err = ReadFileText(scratch_dir() / "first.err");
+  EXPECT_NE(err.find("moved slots or failed over at " + from), std::string::npos) << err;
+  EXPECT_EQ(SplitLines(err).size(), 1u) << err;
+  auto stable = QueryRedis(source_base, {"CLUSTER", "SETSLOT", "0", "STABLE"});
+  ASSERT_TRUE(stable && stable->text == "OK");
+
+  auto live = StartOnDeployment("import", {"--from", from, "--live", "--json"}, "live");
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  AckedWriter writer = StartAckedWriter("--cluster", source_base, "live");
+  ASSERT_TRUE(WaitUntil([&] { return ClusterKeys() > written + 300; }, 30s, 50ms));
+  auto status = TryStatus();
+  ASSERT_TRUE(status && status->contains("import")) << (status ? status->dump(2) : "");
+  EXPECT_TRUE((*status)["import"].contains("lag_bytes")) << status->dump(2);
+  const json verdict = StopAckedWriter(writer);
+  EXPECT_GT(verdict.value("acked", 0), 300) << verdict.dump();
+  EXPECT_EQ(verdict.value("lost", -1), 0) << verdict.dump();
+
+  auto cutover = OnDeployment("import", {"--cutover", "--json"}, 120s);
+  ASSERT_EQ(cutover.exit_code, 0) << cutover.Describe();
+  EXPECT_EQ(json::parse(cutover.out, nullptr, false).value("lag_bytes", -1), 0)
+      << cutover.Describe();
+  ASSERT_EQ(live->WaitForExit(60s), std::optional<int>(0))
+      << ReadFileText(scratch_dir() / "live.err");
+  const json report = json::parse(ReadFileText(scratch_dir() / "live.out"), nullptr, false);
+  EXPECT_TRUE(report.value("source_is_cluster", false)) << report.dump();
+  EXPECT_TRUE(report.value("resumed", false)) << report.dump();
+  long long on_source = 0;
+  for (int port : source_ports) on_source += QueryRedis(port, {"DBSIZE"})->integer;
+  EXPECT_GE(on_source, written + verdict.value("acked", 0));
+  EXPECT_EQ(ClusterKeys(), on_source);
+  ExpectSameKeyspace(ReadKeyspace(source_ports), ReadKeyspace(ClusterPorts()));
+}
+
 TEST_F(ImportTest, LiveImportStopsAtAWriteTheClusterCannotFollow) {
   auto source = StartSource("redis-server", /*password=*/false);
   const std::string cli_port = std::to_string(source_port());
