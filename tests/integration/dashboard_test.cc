@@ -11,8 +11,10 @@
 //          ▲ GET /api/v1/query?query=<each panel's PromQL>
 #include <signal.h>
 
+#include <cctype>
 #include <cmath>
 #include <fstream>
+#include <iostream>
 
 #include "tests/dashboard_queries.h"
 #include "tests/integration/harness.h"
@@ -89,6 +91,11 @@ class DashboardTest : public ShardctlTest {
 
   // prometheus with a config scraping both /metrics every second, its data in the scratch dir.
   void StartPrometheus() {
+    // A missing server fails the test (CI runs it), with the fix named.
+    auto version = RunCommand({"prometheus", "--version"}, 30s);
+    ASSERT_EQ(version.exit_code, 0)
+        << "Debian's prometheus must be installed (scripts/lib/setup.sh installs it): "
+        << version.Describe();
     const auto config = scratch_dir() / "prometheus.yml";
     std::ofstream(config) << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
                           << "scrape_configs:\n"
@@ -185,7 +192,7 @@ TEST_F(DashboardTest, EveryPanelQueryReturnsDataFromPrometheus) {
   ASSERT_NO_FATAL_FAILURE(KillAPrimary());
   StartLoad({"--port", std::to_string(ProxyPort())}, "bench-proxy");
   StartLoad({"--cluster", "127.0.0.1:" + std::to_string(base_port())}, "bench-cluster");
-  StartPrometheus();
+  ASSERT_NO_FATAL_FAILURE(StartPrometheus());
   ASSERT_TRUE(WaitUntil([&] { return !HttpGet(PrometheusPort(), "/-/ready").empty(); }, 60s, 200ms))
       << ReadFileText(scratch_dir() / "prometheus.err");
   // The check itself must be able to fail: a metric nobody writes has no samples.
