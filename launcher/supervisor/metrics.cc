@@ -3,6 +3,7 @@
 #include <functional>
 #include <set>
 
+#include "common/cpu_list.h"
 #include "common/prometheus.h"
 
 namespace shardctl::launcher {
@@ -148,12 +149,46 @@ void WriteDeploymentFamilies(MetricsWriter& out, const DeploymentMetrics& metric
              1);
 }
 
+// Placement as labels of its own series, so the per-shard series keep their labels (and
+// redis_exporter's dashboards keep working) while ours can sum per host.
+void WriteShardInfo(MetricsWriter& out, const DeploymentMetrics& metrics) {
+  out.Family("shardctl_shard_info", MetricType::kGauge,
+             "Always 1; the labels say where the shard runs (host, address, NUMA node, CPUs).");
+  for (const auto& shard : metrics.shards) {
+    out.Sample({{"shard", std::to_string(shard.index)},
+                {"port", std::to_string(shard.port)},
+                {"numa_node", std::to_string(shard.numa_node)},
+                {"cpus", common::FormatCpuList(shard.cpus)},
+                {"host", metrics.host},
+                {"address", metrics.address}},
+               1);
+  }
+}
+
+// The fork numbers INFO already gives, in redis_exporter's names and units.
+void WriteForkTimes(MetricsWriter& out, const DeploymentMetrics& metrics) {
+  PerShard(out, metrics, "redis_latest_fork_seconds", MetricType::kGauge,
+           "INFO latest_fork_usec: how long the last fork() took, in seconds.",
+           [](const ShardMetrics& shard) -> std::optional<double> {
+             if (!shard.info.up) return std::nullopt;
+             return static_cast<double>(shard.info.latest_fork_usec) / 1e6;
+           });
+  PerShard(out, metrics, "redis_rdb_last_save_timestamp_seconds", MetricType::kGauge,
+           "INFO rdb_last_save_time: when the last snapshot was saved (unix seconds).",
+           [](const ShardMetrics& shard) -> std::optional<double> {
+             if (!shard.info.up) return std::nullopt;
+             return static_cast<double>(shard.info.rdb_last_save_time);
+           });
+}
+
 }  // namespace
 
 std::string RenderSupervisorMetrics(const DeploymentMetrics& metrics) {
   MetricsWriter out;
   WriteRedisExporterFamilies(out, metrics);
   WriteDeploymentFamilies(out, metrics);
+  WriteShardInfo(out, metrics);
+  WriteForkTimes(out, metrics);
   return out.text();
 }
 

@@ -6,8 +6,10 @@
 //   ForkScheduler (forks running, time due shards waited) ────────────────┘        │
 //                                                        RenderSupervisorMetrics ◀─┘
 //
-// Every shard's series carry the labels shard, port, role and numa_node. The redis_* names and
-// meanings are redis_exporter's, so dashboards built for it work unchanged; shardctl_* are ours.
+// Every shard's series carry the labels shard, port, role and numa_node; shardctl_shard_info adds
+// the host and CPUs, for joins (`* on (instance, shard) group_left (host) shardctl_shard_info`).
+// The redis_* names and meanings are redis_exporter's, so dashboards built for it work unchanged;
+// shardctl_* are ours.
 #pragma once
 
 #include <optional>
@@ -28,12 +30,17 @@ struct ShardMetrics {
   ShardInfo info;                        // the last poll; info.up == false: no answer
   std::optional<double> cpu_seconds;     // /proc of the running process; nullopt: none runs
   int restarts = 0;
+  std::vector<int> cpus;  // the CPUs the plan pinned it to
 };
 
 struct DeploymentMetrics {
   std::string name;
   std::string engine;  // "redis" / "valkey"
   std::string engine_version;
+  // Where the shards run, for dashboards that add up per host: the machine's hostname and the
+  // address the cluster knows them by ("" when the cluster decides).
+  std::string host;
+  std::string address;
   std::vector<ShardMetrics> shards;  // by index
   // From the fork scheduler (persistence rdb/aof); without one, the shards forking now.
   std::optional<int> forks_in_progress;

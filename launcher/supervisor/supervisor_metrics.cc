@@ -1,6 +1,8 @@
 // The supervisor's Prometheus endpoint: what Supervisor::StartMetrics sets up and what a scrape
 // returns. The numbers come from the MetricsPoller thread (the shards), the loop (restarts) and
 // the ForkScheduler; formatting them is metrics.h. The HTTP side is common/uv/http_server.h.
+#include <unistd.h>
+
 #include "common/endpoint.h"
 #include "launcher/supervisor/metrics.h"
 #include "launcher/supervisor/supervisor_internal.h"
@@ -10,6 +12,13 @@ namespace {
 
 constexpr auto kMetricsPollInterval = std::chrono::seconds(1);
 constexpr auto kMetricsPollTimeout = std::chrono::milliseconds(500);
+
+// This machine's name, for the host label of shardctl_shard_info ("" when it has none).
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
 
 }  // namespace
 
@@ -40,7 +49,9 @@ void Supervisor::RestartMetricsPoller() {
 std::string Supervisor::MetricsText() const {
   DeploymentMetrics metrics{.name = deployment_.plan.name,
                             .engine = deployment_.engine.Name(),
-                            .engine_version = deployment_.engine.version};
+                            .engine_version = deployment_.engine.version,
+                            .host = HostName(),
+                            .address = AddressInCluster(deployment_.plan)};
   std::vector<MetricsPoller::Sample> samples;
   if (metrics_poller_) samples = metrics_poller_->Latest();
   // Slots, plan and samples line up by position (plan order); indices can have gaps after scale.
@@ -52,7 +63,8 @@ std::string Supervisor::MetricsText() const {
                        .port = shard.port,
                        .numa_node = shard.numa_node,
                        .planned_role = RoleName(shard.role),
-                       .restarts = slot->watcher.restarts()};
+                       .restarts = slot->watcher.restarts(),
+                       .cpus = shard.cpus};
     if (position < samples.size()) {
       entry.info = samples[position].info;
       entry.cpu_seconds = samples[position].cpu_seconds;

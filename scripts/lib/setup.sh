@@ -6,10 +6,11 @@ SHARDCTL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # Every command and library the scripts, the build and the tests use comes from one of these or
 # their dependencies: scripts/lib/check-packages proves it on every scripts/test run. dpkg-dev:
 # cpack's dpkg-shlibdeps; groff-base and zsh: the tests of the man pages and zsh completion;
-# tmux and prometheus (promtool): the tests of `shardctl top`, the progress line and /metrics;
-# libssl-dev: the control plane's TLS; openssl: the tests' throwaway CA and certificates;
-# linux-perf: scripts/bench-proxy-cpu --syscalls and --perf-record; liburing-dev: the proxy's
-# batched writes (common/uv/write_batch); tcl: Redis' own test suite (scripts/redis-test-suite).
+# tmux and prometheus (promtool, and the server itself for the Grafana dashboard's test): the
+# tests of `shardctl top`, the progress line and /metrics; libssl-dev: the control plane's TLS;
+# openssl: the tests' throwaway CA and certificates; linux-perf: scripts/bench-proxy-cpu
+# --syscalls and --perf-record; liburing-dev: the proxy's batched writes (common/uv/write_batch);
+# tcl: Redis' own test suite (scripts/redis-test-suite).
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libhiredis-dev libuv1-dev liburing-dev libtomlplusplus-dev libspdlog-dev libnuma-dev numactl
@@ -49,7 +50,8 @@ ensure_apt_packages() {
   step "apt-get update" as_root apt-get update -qq
   # Debian's redis-server package starts a service on 6379 where an init system runs; shardctl
   # does not use it and its ports never collide with it. The same holds for prometheus (9090),
-  # installed for its promtool, which the metrics tests run on both /metrics endpoints; tmux gives
+  # installed for its promtool, which the metrics tests run on both /metrics endpoints, and for
+  # the server the dashboard test starts on a port of its own; tmux gives
   # `shardctl top` and the progress line a terminal in the tests; iproute2's `ip netns` stands
   # two hosts up in network namespaces for the tests of non-loopback deployments.
   step "apt-get install" as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \

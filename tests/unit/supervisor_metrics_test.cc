@@ -137,6 +137,28 @@ TEST(RenderSupervisorMetricsTest, ClusterOkNeedsEveryShardAndSchedulerNumbersWin
       << text;
 }
 
+// Placement has series of its own (the per-shard labels stay redis_exporter-shaped), and the
+// fork times INFO gives are in redis_exporter's names and units; a silent shard has no fork times.
+TEST(RenderSupervisorMetricsTest, ShardInfoForJoinsAndForkTimes) {
+  DeploymentMetrics metrics = TwoShards();
+  metrics.host = "db1";
+  metrics.address = "10.0.0.5";
+  metrics.shards[0].cpus = {2, 3, 4, 8};
+  metrics.shards[1].cpus = {5};
+  const std::string text = RenderSupervisorMetrics(metrics);
+  const std::string up = R"({shard="0",port="7000",role="primary",numa_node="1"})";
+  for (const std::string& line : std::vector<std::string>{
+           R"(shardctl_shard_info{shard="0",port="7000",numa_node="1",cpus="2-4,8",host="db1",)"
+           R"(address="10.0.0.5"} 1)",
+           R"(shardctl_shard_info{shard="1",port="7001",numa_node="0",cpus="5",host="db1",)"
+           R"(address="10.0.0.5"} 1)",
+           "redis_latest_fork_seconds" + up + " 0.000321",
+           "redis_rdb_last_save_timestamp_seconds" + up + " 1700000000"}) {
+    EXPECT_TRUE(Has(text, line)) << line << "\nnot in:\n" << text;
+  }
+  EXPECT_EQ(text.find(R"(redis_latest_fork_seconds{shard="1")"), std::string::npos) << text;
+}
+
 TEST(RenderSupervisorMetricsTest, EveryFamilyOnceWithHelpBeforeType) {
   const std::string text = RenderSupervisorMetrics(TwoShards());
   std::vector<std::string> families;
@@ -148,7 +170,7 @@ TEST(RenderSupervisorMetricsTest, EveryFamilyOnceWithHelpBeforeType) {
     EXPECT_NE(text.find("# TYPE " + name + " ", at), std::string::npos) << name;
     families.push_back(name);
   }
-  EXPECT_EQ(families.size(), 18u) << text;
+  EXPECT_EQ(families.size(), 21u) << text;
 }
 
 TEST(ForkWaitTest, DueShardsNotChosenWait) {
