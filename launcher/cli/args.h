@@ -44,6 +44,8 @@ struct Invocation {
   std::chrono::milliseconds interval{1000};  // top --interval
   std::string sort = "ops";                  // top --sort
   int count = 0;                             // top --count: refreshes before exiting; 0: no end
+  bool slots = false;                        // top --slots
+  std::optional<int> limit;                  // top --slots --limit (default 20)
   // backup --to DIR, restore --from DIR
   std::string data_dir;
   // import --from HOST:PORT and the source's access (not the deployment's --password-file)

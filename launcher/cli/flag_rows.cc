@@ -5,6 +5,7 @@
 
 #include "common/duration.h"
 #include "common/numbers.h"
+#include "common/slots.h"
 #include "launcher/ops/top.h"
 
 namespace shardctl::launcher {
@@ -287,6 +288,17 @@ const std::vector<CommandRow> kCommandRows = {
       "time between refreshes (default: 1s; at least 100ms)"}},
     {"top", {"sort", FlagType::kText, "KEY", "ops (default), mem, cpu, clients, hits or shard"}},
     {"top", {"count", FlagType::kNumber, "N", "stop after N refreshes (default: run until quit)"}},
+    {"top",
+     {"slots", FlagType::kSwitch, "",
+      "the hottest slots instead of the shards: slot, owner shard, ops/s (through the "
+      "deployment's shardproxy), CPU share, keys, bytes in/out per second, by CPU"}},
+    {"top", {"limit", FlagType::kNumber, "K", "--slots: how many slots (default: 20)"}},
+    {"top",
+     {"json", FlagType::kSwitch, "",
+      "--slots: one JSON object per refresh: {\"name\", \"seconds\", \"slot_stats\", \"proxy\", "
+      "\"slots\": [{\"slot\", \"shard\", \"ops_per_second\", \"cpu_share\", \"keys\", "
+      "\"network_bytes_in_per_second\", \"network_bytes_out_per_second\"}]}, null where "
+      "there is no source"}},
     {"supervise", {"ready-fd", FlagType::kNumber, "FD", "where up reads start-up events"}, true},
 };
 
@@ -323,6 +335,10 @@ common::Status ApplyTopFlag(const std::string& flag, const std::string& value,
                    "\" is not a sort key (use shard, ops, mem, cpu, clients or hits)");
     }
     invocation.sort = value;
+  } else if (flag == "limit") {
+    std::optional<int> limit = common::ParseIntegerIn(value, 1, common::kSlotCount);
+    if (!limit) return Error("--limit: \"" + value + "\" is not a number of slots (1 to 16384)");
+    invocation.limit = *limit;
   } else {
     std::optional<int> count = common::ParseIntegerIn(value, 1, 1000000);
     if (!count) return Error("--count: \"" + value + "\" is not a number of refreshes (e.g. 5)");
@@ -371,7 +387,7 @@ common::Status ApplyValueFlag(const std::string& flag, const std::string& value,
     invocation.sysfs_root = value;
   } else if (flag == "lines") {
     return SetCount(flag, value, "a number of lines", invocation.lines);
-  } else if (flag == "interval" || flag == "sort" || flag == "count") {
+  } else if (flag == "interval" || flag == "sort" || flag == "count" || flag == "limit") {
     return ApplyTopFlag(flag, value, invocation);
   } else if (flag == "by") {
     invocation.balance_by = value;
@@ -406,6 +422,7 @@ void ApplySwitch(const std::string& flag, Invocation& invocation) {
   if (flag == "discard-data") invocation.discard_data = true;
   if (flag == "follow") invocation.follow = true;
   if (flag == "cluster") invocation.cluster = true;
+  if (flag == "slots") invocation.slots = true;
   if (flag == "live") invocation.live = true;
   if (flag == "cutover") invocation.cutover = true;
   // A spec setting written as a switch: `--allow-no-auth` is allow-no-auth = true.

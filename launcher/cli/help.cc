@@ -347,6 +347,7 @@ were done; running it again is safe), 2 no TLS on this deployment or a file that
 constexpr const char* kTop =
     R"(Usage: shardctl top [--interval 1s] [--sort KEY] [--count N] [--name NAME] [--state-dir DIR]
                     [--config FILE]
+       shardctl top --slots [--limit K] [--json] [--interval 1s] [--count N] [--name NAME] ...
 
 A live table of the deployment's shards, one row each: ops/s, keyspace hit ratio, used memory
 against the cap (maxmemory), clients, CPU% (of one CPU, from /proc), role, and the last fork (how
@@ -356,6 +357,13 @@ works without a supervisor.
 On a terminal the table is redrawn in place; keys change the sort (o ops/s, m memory, c CPU,
 l clients, h hit ratio, s shard number) and q, Ctrl-C or SIGTERM quit. When stdout is not a
 terminal it prints the table as plain lines at every refresh.
+
+--slots shows the K hottest slots over each interval instead, by CPU: slot, owner shard, ops/s
+(requests the deployment's shardproxy routed there, from PROXY SLOTS; "-" without one), CPU share,
+keys, bytes in and out per second (CLUSTER SLOT-STATS: Valkey 8+, Redis 8.2+). Where a primary has
+cluster-slot-stats-enabled off, it is turned on for the run and back off at the end (also on
+Ctrl-C or SIGTERM). Exit codes: 0 done, 1 the deployment cannot be read or, on an engine without
+CLUSTER SLOT-STATS and no proxy answering PROXY SLOTS, per-slot load is not available; 2 bad flags.
 
 {options}
 {options deployment}

@@ -53,6 +53,13 @@ json ShardJson(const ShardPlan& plan, const ShardStatus& status) {
     shard["role"] = status.role;
     shard["last_save_unix"] = status.last_save_unix;
     shard["last_save_status"] = status.last_save_status;
+    // From the supervisor's /metrics poll; null without one (see the top-level "slots").
+    if (status.role == "primary") {
+      shard["load_share"] =
+          status.supervised.is_object() && status.supervised.contains("load_share")
+              ? status.supervised["load_share"]
+              : json(nullptr);
+    }
   }
   shard["pinned_cpus"] = status.pinned_cpus;
   shard["bound_numa_nodes"] = status.bound_nodes;
@@ -113,7 +120,8 @@ json StatusJson(const Deployment& deployment, const DeploymentStatus& status) {
         {"stopped", status.supervisor_stopped},
         {"pid", supervised && status.supervisor ? json(status.supervisor->pid) : json(nullptr)}}},
       {"shards", shards},
-      {"moves_in_progress", MovesJson(status.moves)}};
+      {"moves_in_progress", MovesJson(status.moves)},
+      {"slots", status.slots}};
   if (status.proxy) out["proxy"] = ProxyJson(deployment, *status.proxy);
   if (const auto& live = status.live_import) {
     out["import"] = {{"source", live->source},

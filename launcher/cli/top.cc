@@ -4,6 +4,9 @@
 //   stdout a terminal: the alternate screen, redrawn in place every --interval; keys change the
 //                      sort (o m c l h s), q, Ctrl-C or SIGTERM end it and restore the screen
 //   otherwise:         the table as plain lines every --interval, until --count or a signal
+//   --slots:           the hottest slots (ops/top_slots.h) as plain lines or --json, one refresh
+//                      per --interval after a first reading; the per-slot counting it turned on
+//                      is turned off again however it ends (--count, q, Ctrl-C, SIGTERM)
 #include "launcher/ops/top.h"
 
 #include <poll.h>
@@ -16,6 +19,7 @@
 
 #include "launcher/cli/commands.h"
 #include "launcher/cli/top_view.h"
+#include "launcher/ops/top_slots.h"
 #include "launcher/term/output.h"
 #include "launcher/term/terminal.h"
 
@@ -86,12 +90,46 @@ int RunPlain(TopFeed& feed, TopSort sort, const Invocation& invocation) {
   return kExitOk;
 }
 
+// Waits `interval` or until a signal; false when a signal came.
+bool Wait(std::chrono::milliseconds interval) {
+  const auto end = Clock::now() + interval;
+  while (!g_stop && Clock::now() < end) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now());
+    poll(nullptr, 0, static_cast<int>(left.count()) + 1);
+  }
+  return !g_stop;
+}
+
+int RunSlots(const Spec& spec, const Invocation& invocation) {
+  CatchStopSignals();  // before Open turns counting on: a signal still lets the feed put it back
+  auto feed = SlotTopFeed::Open(spec, kShardTimeout);
+  if (!feed.ok()) return Fail(feed.error());
+  const size_t limit = static_cast<size_t>(invocation.limit.value_or(20));
+  for (int refreshes = 0; Wait(invocation.interval);) {
+    const SlotTopFrame frame = (*feed)->Next(limit);
+    if (invocation.json) {
+      std::cout << SlotTopJson((*feed)->name(), frame).dump() << std::endl;
+    } else {
+      std::cout << SlotTopHeadline((*feed)->name(), frame) << "\n";
+      for (const auto& line : SlotTopTable(frame)) std::cout << line << "\n";
+      std::cout << std::endl;
+    }
+    if (invocation.count > 0 && ++refreshes >= invocation.count) break;
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunTop(const Invocation& invocation) {
   auto spec = ResolveSpec(invocation);
   if (!spec.ok()) {
     PrintError(spec.error().message());
+    return kExitUsage;
+  }
+  if (invocation.slots) return RunSlots(*spec, invocation);
+  if (invocation.json || invocation.limit) {
+    PrintError("top: --json and --limit go with --slots (add --slots, or drop them)");
     return kExitUsage;
   }
   auto feed = TopFeed::Open(*spec, kShardTimeout);

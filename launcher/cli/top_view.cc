@@ -1,6 +1,7 @@
 #include "launcher/cli/top_view.h"
 
 #include <cstdio>
+#include <functional>
 #include <sstream>
 
 #include "common/size.h"
@@ -52,7 +53,63 @@ std::vector<std::string> Cells(const TopRow& row) {
           LastFork(row)};
 }
 
+std::string Optional(const std::optional<double>& value,
+                     const std::function<std::string(double)>& format) {
+  return value ? format(*value) : "-";
+}
+
+nlohmann::json OrNull(const auto& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json();
+}
+
 }  // namespace
+
+std::string SlotTopHeadline(const std::string& name, const SlotTopFrame& frame) {
+  std::ostringstream line;
+  line << "shardctl top --slots: \"" << name << "\", the hottest " << frame.slots.size()
+       << " slots over " << Fixed(frame.seconds) << "s, by CPU";
+  if (!frame.slot_stats) line << " (no CLUSTER SLOT-STATS on this engine: requests only)";
+  if (!frame.proxy) line << " (ops/s: no proxy answered PROXY SLOTS)";
+  return line.str();
+}
+
+std::vector<std::string> SlotTopTable(const SlotTopFrame& frame) {
+  const auto bytes = [](double value) {
+    return common::FormatSize(static_cast<uint64_t>(value + 0.5));
+  };
+  std::vector<std::vector<std::string>> cells = {
+      {"SLOT", "SHARD", "OPS/S", "CPU%", "KEYS", "IN/S", "OUT/S"}};
+  for (const auto& slot : frame.slots) {
+    cells.push_back({std::to_string(slot.slot), slot.shard < 0 ? "?" : std::to_string(slot.shard),
+                     Optional(slot.ops_per_second, FormatRate),
+                     Optional(slot.cpu_share, [](double share) { return Fixed(share * 100); }),
+                     slot.keys ? std::to_string(*slot.keys) : "-",
+                     Optional(slot.bytes_in_per_second, bytes),
+                     Optional(slot.bytes_out_per_second, bytes)});
+  }
+  std::vector<std::string> lines;
+  std::istringstream table(FormatTable(cells));
+  for (std::string line; std::getline(table, line);) lines.push_back(line);
+  return lines;
+}
+
+nlohmann::json SlotTopJson(const std::string& name, const SlotTopFrame& frame) {
+  nlohmann::json slots = nlohmann::json::array();
+  for (const auto& slot : frame.slots) {
+    slots.push_back({{"slot", slot.slot},
+                     {"shard", slot.shard < 0 ? nlohmann::json() : nlohmann::json(slot.shard)},
+                     {"ops_per_second", OrNull(slot.ops_per_second)},
+                     {"cpu_share", OrNull(slot.cpu_share)},
+                     {"keys", OrNull(slot.keys)},
+                     {"network_bytes_in_per_second", OrNull(slot.bytes_in_per_second)},
+                     {"network_bytes_out_per_second", OrNull(slot.bytes_out_per_second)}});
+  }
+  return {{"name", name},
+          {"seconds", frame.seconds},
+          {"slot_stats", frame.slot_stats},
+          {"proxy", frame.proxy},
+          {"slots", std::move(slots)}};
+}
 
 std::string FormatRate(double per_second) {
   if (per_second < 1000) return std::to_string(static_cast<int64_t>(per_second + 0.5));

@@ -32,37 +32,6 @@ std::vector<std::string> Words(const std::string& text) {
 
 bool IsNumber(const std::string& word) { return common::ParseInteger<uint64_t>(word).has_value(); }
 
-// Turns per-slot counting on where it is off; puts each node's setting back when this goes.
-class CountingOn {
- public:
-  explicit CountingOn(const Access& access) : access_(access) {}
-  CountingOn(const CountingOn&) = delete;
-  CountingOn& operator=(const CountingOn&) = delete;
-  ~CountingOn() {
-    for (const auto& node : switched_) {
-      auto connection = RedisConnection::Connect(access_, node.host, node.port, kQueryTimeout);
-      if (connection.ok()) (void)connection->Run({"CONFIG", "SET", kSetting, "no"});
-    }
-  }
-  common::Status Enable(RedisConnection& connection, const MoveNode& node) {
-    auto setting = connection.Run({"CONFIG", "GET", kSetting});
-    if (!setting.ok() || setting->find(kSetting) == std::string::npos) {
-      return Error(connection.address() +
-                   " has no per-slot counters (CLUSTER SLOT-STATS needs Valkey 8 or Redis 8.2 and "
-                   "newer): balance by keys instead (--by keys)");
-    }
-    if (setting->ends_with("yes")) return common::Ok();
-    auto set = connection.Run({"CONFIG", "SET", kSetting, "yes"});
-    if (!set.ok()) return set.error().Context(connection.address());
-    switched_.push_back(node);
-    return common::Ok();
-  }
-
- private:
-  const Access& access_;
-  std::vector<MoveNode> switched_;
-};
-
 // Seconds of CPU in INFO's used_cpu_user and used_cpu_sys, as µs.
 double ProcessCpuUsec(const std::string& info) {
   const auto seconds = [&](const char* field) {
@@ -96,6 +65,23 @@ Result<LoadSample> ReadSample(std::vector<RedisConnection>& connections,
 
 }  // namespace
 
+SlotCounting::~SlotCounting() {
+  for (const auto& node : switched_) {
+    auto connection = RedisConnection::Connect(access_, node.host, node.port, kQueryTimeout);
+    if (connection.ok()) (void)connection->Run({"CONFIG", "SET", kSetting, "no"});
+  }
+}
+
+Result<bool> SlotCounting::Enable(RedisConnection& connection, const MoveNode& node) {
+  auto setting = connection.Run({"CONFIG", "GET", kSetting});
+  if (!setting.ok() || setting->find(kSetting) == std::string::npos) return false;
+  if (setting->ends_with("yes")) return true;
+  auto set = connection.Run({"CONFIG", "SET", kSetting, "yes"});
+  if (!set.ok()) return set.error().Context(connection.address());
+  switched_.push_back(node);
+  return true;
+}
+
 Result<std::map<int, SlotStat>> ParseSlotStats(const std::string& text) {
   const std::vector<std::string> words = Words(text);
   std::map<int, SlotStat> stats;
@@ -119,12 +105,18 @@ Result<std::vector<double>> MeasureSlotCpu(const Access& access, const std::vect
                                            const std::vector<SlotOwner>& owners,
                                            std::chrono::milliseconds window,
                                            const std::atomic<bool>* stop) {
-  CountingOn counting(access);
+  SlotCounting counting(access);
   std::vector<RedisConnection> connections;
   for (const auto& node : nodes) {
     auto connection = RedisConnection::Connect(access, node.host, node.port, kQueryTimeout);
     if (!connection.ok()) return connection.error();
-    if (auto enabled = counting.Enable(*connection, node); !enabled.ok()) return enabled.error();
+    auto enabled = counting.Enable(*connection, node);
+    if (!enabled.ok()) return enabled.error();
+    if (!*enabled) {
+      return Error(connection->address() +
+                   " has no per-slot counters (CLUSTER SLOT-STATS needs Valkey 8 or Redis 8.2 and "
+                   "newer): balance by keys instead (--by keys)");
+    }
     connections.push_back(std::move(connection).value());
   }
   auto before = ReadSample(connections, owners);

@@ -18,6 +18,7 @@
 
 #include "common/result.h"
 #include "launcher/cluster/access.h"
+#include "launcher/cluster/redis_client.h"
 #include "launcher/cluster/slot_balance.h"
 #include "launcher/cluster/slot_mover.h"
 
@@ -46,6 +47,25 @@ struct LoadSample {
 // Each slot's load between two samples, as the header says. Pure.
 std::vector<double> SlotLoads(const LoadSample& before, const LoadSample& after,
                               const std::vector<SlotOwner>& owners);
+
+// Turns per-slot counting (cluster-slot-stats-enabled) on where it is off, for as long as it
+// lives, and puts each node it switched back to "no" when it goes: let it go out of scope after a
+// signal ends the caller's loop, and the nodes are as they were.
+class SlotCounting {
+ public:
+  explicit SlotCounting(Access access) : access_(std::move(access)) {}
+  SlotCounting(const SlotCounting&) = delete;
+  SlotCounting& operator=(const SlotCounting&) = delete;
+  ~SlotCounting();
+
+  // Turns it on at `node` over `connection`: true when on, false when the engine has no per-slot
+  // counters (CLUSTER SLOT-STATS: Valkey 8+, Redis 8.2+); errors when the node refuses.
+  common::Result<bool> Enable(RedisConnection& connection, const MoveNode& node);
+
+ private:
+  Access access_;
+  std::vector<MoveNode> switched_;
+};
 
 // The CPU µs each of the 16384 slots used over `window`, from `nodes` (each asked for the slots
 // `owners` at the same position says it owns). `stop` (may be null) cuts the window short.

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/numbers.h"
+#include "launcher/engine/slot_counters.h"
 #include "launcher/os/process.h"
 
 namespace shardctl::launcher {
@@ -141,6 +142,11 @@ RdbFormat WrittenRdbFormat(const Engine& engine) {
   return {false, 12};
 }
 
+bool HasSlotStats(const Engine& engine) {
+  if (engine.kind == EngineKind::kValkey) return engine.major >= 8;
+  return engine.major > 8 || (engine.major == 8 && VersionMinor(engine.version) >= 2);
+}
+
 bool ReadsRdbFormat(const Engine& engine, const RdbFormat& format) {
   if (engine.kind == EngineKind::kRedis) {
     return !format.valkey_signature && format.version <= WrittenRdbFormat(engine).version;
@@ -208,6 +214,11 @@ std::string RenderShardConfig(const Engine& engine, const Plan& plan, const Shar
         << "aof-use-rdb-preamble yes\n";
   } else {
     out << "appendonly no\n";
+  }
+  if (HasSlotStats(engine)) {
+    out << "# Per-slot CPU and network counters (CLUSTER SLOT-STATS) for top --slots, status and\n"
+        << "# /metrics: their cost was within noise (docs/benchmarks.md, Skewed load).\n"
+        << "cluster-slot-stats-enabled yes\n";
   }
   if (!plan.announce.empty()) {
     // Other hosts and clients reach the shard here, not at its bind address. A name is given to

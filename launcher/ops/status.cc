@@ -190,6 +190,8 @@ DeploymentStatus ProbeDeployment(const Access& access, const DeploymentDir& dir,
     status.proxy = ProbeProxy(access, dir, deployment, supervisor_view.value("proxy", json()));
   }
   status.moves = CollectMoves(status.shards);
+  status.slots =
+      supervisor_view.value("slots", json{{"source", "unavailable"}, {"hot", json::array()}});
   status.summary =
       // A supervisor that holds its lock but does not answer (stopped, hung) heals nothing.
       Summarize(status.shards, status.supervisor_answers, !status.proxy || status.proxy->answers);

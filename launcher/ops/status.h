@@ -90,6 +90,9 @@ struct DeploymentStatus {
   std::optional<ProxyStatus> proxy;               // with --proxy-port only
   std::vector<MoveInProgress> moves;              // open slot moves, by first slot
   std::optional<LiveImportProgress> live_import;  // an `import --live` running into it
+  // The hottest slots as the supervisor's /metrics poller last saw them ({"source": "slot-stats",
+  // "hot": [...]}); {"source": "unavailable", "hot": []} without a poller or per-slot counting.
+  nlohmann::json slots;
   Summary summary;
 };
 

@@ -113,6 +113,9 @@ common::Status Supervisor::Listen() {
 json Supervisor::StatusReply() const {
   json shards = json::array();
   auto now = SteadyClock::now();
+  // Load shares and hot slots come from the /metrics poller's last round, when it runs.
+  std::vector<MetricsPoller::Sample> polled;
+  if (metrics_poller_) polled = metrics_poller_->Latest();
   for (const auto& slot : slots_) {
     const ProcessWatcher& watcher = slot->watcher;
     const bool looping = watcher.CrashLooping(now);
@@ -128,10 +131,18 @@ json Supervisor::StatusReply() const {
           std::chrono::duration_cast<std::chrono::milliseconds>(now - watcher.started()).count();
     }
     if (looping) shard["log_tail"] = TailOfFile(dir_.ShardLog(slot->index), 5);
+    const auto position = static_cast<size_t>(slot->position);
+    if (position < polled.size() && polled[position].load_share) {
+      shard["load_share"] = *polled[position].load_share;
+    }
     shards.push_back(shard);
   }
   json reply = {{"ok", true}, {"pid", getpid()}, {"shards", shards}};
   if (proxy_) reply["proxy"] = proxy_->Status();
+  if (metrics_poller_) {
+    const MetricsPoller::Slots slots = metrics_poller_->LatestSlots();
+    reply["slots"] = SlotsStatusJson(slots.slot_stats, slots.hot);
+  }
   return reply;
 }
 

@@ -181,7 +181,52 @@ void WriteForkTimes(MetricsWriter& out, const DeploymentMetrics& metrics) {
            });
 }
 
+void WriteSlotFamilies(MetricsWriter& out, const DeploymentMetrics& metrics) {
+  out.Family("shardctl_primary_load_share", MetricType::kGauge,
+             "The primary's fraction of the commands all primaries processed over the last poll "
+             "interval (INFO total_commands_processed).");
+  for (const auto& shard : metrics.shards) {
+    if (shard.load_share) out.Sample({{"shard", std::to_string(shard.index)}}, *shard.load_share);
+  }
+  if (metrics.hot_slots.empty()) return;
+  const auto labels = [](const SlotMetrics& slot) {
+    return MetricLabels{{"slot", std::to_string(slot.slot)}, {"shard", std::to_string(slot.shard)}};
+  };
+  out.Family("shardctl_slot_cpu_seconds_total", MetricType::kCounter,
+             "CPU its commands took (CLUSTER SLOT-STATS cpu-usec), for the slots that took the "
+             "most over the last poll interval.");
+  for (const auto& slot : metrics.hot_slots) {
+    out.Sample(labels(slot), static_cast<double>(slot.stat.cpu_usec) / 1e6);
+  }
+  out.Family("shardctl_slot_keys", MetricType::kGauge, "Keys in the slot (CLUSTER SLOT-STATS).");
+  for (const auto& slot : metrics.hot_slots) {
+    out.Sample(labels(slot), static_cast<double>(slot.stat.keys));
+  }
+  out.Family("shardctl_slot_network_bytes_total", MetricType::kCounter,
+             "Bytes its requests (in) and replies (out) took (CLUSTER SLOT-STATS).");
+  for (const auto& slot : metrics.hot_slots) {
+    MetricLabels in = labels(slot), out_labels = labels(slot);
+    in.emplace_back("direction", "in");
+    out_labels.emplace_back("direction", "out");
+    out.Sample(in, static_cast<double>(slot.stat.bytes_in));
+    out.Sample(out_labels, static_cast<double>(slot.stat.bytes_out));
+  }
+}
+
 }  // namespace
+
+nlohmann::json SlotsStatusJson(bool slot_stats, const std::vector<SlotMetrics>& hot) {
+  nlohmann::json slots = nlohmann::json::array();
+  for (const auto& slot : hot) {
+    slots.push_back({{"slot", slot.slot},
+                     {"shard", slot.shard},
+                     {"cpu_share", slot.cpu_share ? nlohmann::json(*slot.cpu_share) : nullptr},
+                     {"keys", slot.stat.keys},
+                     {"network_bytes_in", slot.stat.bytes_in},
+                     {"network_bytes_out", slot.stat.bytes_out}});
+  }
+  return {{"source", slot_stats ? "slot-stats" : "unavailable"}, {"hot", std::move(slots)}};
+}
 
 std::string RenderSupervisorMetrics(const DeploymentMetrics& metrics) {
   MetricsWriter out;
@@ -189,6 +234,7 @@ std::string RenderSupervisorMetrics(const DeploymentMetrics& metrics) {
   WriteDeploymentFamilies(out, metrics);
   WriteShardInfo(out, metrics);
   WriteForkTimes(out, metrics);
+  WriteSlotFamilies(out, metrics);
   return out.text();
 }
 

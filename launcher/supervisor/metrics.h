@@ -12,11 +12,13 @@
 // shardctl_* are ours.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "launcher/cluster/shard_info.h"
+#include "launcher/cluster/slot_stats.h"
 #include "launcher/state/import_progress.h"
 
 namespace shardctl::launcher {
@@ -31,6 +33,18 @@ struct ShardMetrics {
   std::optional<double> cpu_seconds;     // /proc of the running process; nullopt: none runs
   int restarts = 0;
   std::vector<int> cpus;  // the CPUs the plan pinned it to
+  // A primary's fraction of the commands the primaries processed over the last poll interval.
+  std::optional<double> load_share;
+};
+
+// One of the slots that took the most CPU over the last poll interval, with its counters as the
+// owner's CLUSTER SLOT-STATS gave them (cumulative while cluster-slot-stats-enabled is yes).
+struct SlotMetrics {
+  int slot = 0;
+  int shard = 0;
+  SlotStat stat;
+  std::optional<double> cpu_share;  // of what the primaries spent executing commands, 0..1
+  friend bool operator==(const SlotMetrics&, const SlotMetrics&) = default;
 };
 
 struct DeploymentMetrics {
@@ -46,7 +60,13 @@ struct DeploymentMetrics {
   std::optional<int> forks_in_progress;
   double fork_wait_seconds = 0;              // time due shards waited for the fork limit or memory
   std::optional<LiveImportProgress> import;  // an `import --live` into the deployment
+  std::vector<SlotMetrics> hot_slots;        // empty unless the engine counts per-slot CPU
 };
+
+// What `status --json` shows of the slots: {"source": "slot-stats" (the primaries count per-slot
+// CPU) or "unavailable", "hot": [{"slot", "shard", "cpu_share", "keys", "network_bytes_in",
+// "network_bytes_out"}]}, the byte counts cumulative as SLOT-STATS gives them.
+nlohmann::json SlotsStatusJson(bool slot_stats, const std::vector<SlotMetrics>& hot);
 
 // The whole /metrics body.
 std::string RenderSupervisorMetrics(const DeploymentMetrics& metrics);

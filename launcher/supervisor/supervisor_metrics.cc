@@ -68,6 +68,7 @@ std::string Supervisor::MetricsText() const {
     if (position < samples.size()) {
       entry.info = samples[position].info;
       entry.cpu_seconds = samples[position].cpu_seconds;
+      entry.load_share = samples[position].load_share;
     }
     metrics.shards.push_back(std::move(entry));
   }
@@ -76,6 +77,7 @@ std::string Supervisor::MetricsText() const {
     metrics.fork_wait_seconds = forks_->fork_wait_seconds();
   }
   metrics.import = ReadLiveImport(dir_);
+  if (metrics_poller_) metrics.hot_slots = metrics_poller_->LatestSlots().hot;
   return RenderSupervisorMetrics(metrics);
 }
 

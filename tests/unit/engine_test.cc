@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "launcher/engine/slot_counters.h"
+
 namespace shardctl::launcher {
 namespace {
 
@@ -304,6 +306,27 @@ TEST(RenderShardConfigTest, NamesTheDeploymentShardAndEngineInTheHeader) {
   EXPECT_NE(header.find("cache"), std::string::npos) << header;
   EXPECT_NE(header.find("shard 5"), std::string::npos) << header;
   EXPECT_NE(header.find("valkey 9.1.2"), std::string::npos) << header;
+}
+
+// Per-slot counters are on from the start where the engine has them (their cost measured within
+// noise: docs/benchmarks.md); Redis 7.0 and 8.0 would refuse the setting and not start.
+TEST(RenderShardConfigTest, SlotStatsOnWhereTheEngineHasThem) {
+  ShardPlan shard = Shard(1, 7001, 17001, 1 << 20);
+  Plan plan = OneShardPlan("a", "127.0.0.1", shard);
+  const std::vector<std::pair<Engine, bool>> cases = {
+      {{.kind = EngineKind::kRedis, .version = "7.0.15", .major = 7}, false},
+      {{.kind = EngineKind::kRedis, .version = "8.0.2", .major = 8}, false},
+      {{.kind = EngineKind::kRedis, .version = "8.2.3", .major = 8}, true},
+      {{.kind = EngineKind::kValkey, .version = "7.2.5", .major = 7}, false},
+      {{.kind = EngineKind::kValkey, .version = "8.0.1", .major = 8}, true},
+      {{.kind = EngineKind::kValkey, .version = "9.1.2", .major = 9}, true},
+  };
+  for (const auto& [engine, has] : cases) {
+    EXPECT_EQ(HasSlotStats(engine), has) << engine.Name() << " " << engine.version;
+    const std::string config = RenderShardConfig(engine, plan, shard, "/d");
+    EXPECT_EQ(config.find("\ncluster-slot-stats-enabled yes\n") != std::string::npos, has)
+        << engine.Name() << " " << engine.version;
+  }
 }
 
 TEST(RenderShardConfigTest, SameInputSameText) {
