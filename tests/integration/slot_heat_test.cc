@@ -146,9 +146,9 @@ TEST_F(SlotHeatTest, ValkeyTopSlotsMetricsAndStatusNameTheHotSlots) {
       << "hot slots " << *hot.begin() << ", " << *hot.rbegin() << " not in /metrics";
   EXPECT_LE(cpu.size(), 10u);
   double shares = 0;
-  const auto load = Samples("shardctl_primary_load_share{");
-  for (const auto& [labels, value] : load) shares += value;
-  EXPECT_EQ(load.size(), 3u);
+  const auto load_shares = Samples("shardctl_primary_load_share{");
+  for (const auto& [labels, value] : load_shares) shares += value;
+  EXPECT_EQ(load_shares.size(), 3u);
   EXPECT_NEAR(shares, 1.0, 1e-6);
   const json status = Status();
   EXPECT_EQ(status["slots"]["source"], "slot-stats") << status["slots"].dump(2);

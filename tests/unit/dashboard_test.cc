@@ -103,8 +103,8 @@ TEST(DashboardTest, SubstitutesEveryVariableForm) {
   EXPECT_EQ(VariablesIn("${a:csv} $b [[c]] d"), (std::set<std::string>{"a", "b", "c"}));
   EXPECT_EQ(FamilyOf("shardproxy_command_duration_seconds_bucket"),
             "shardproxy_command_duration_seconds");
-  EXPECT_TRUE(ReadsOnlyPendingMetrics("topk(3, shardctl_slot_keys{a=\"b\"})"));
-  EXPECT_FALSE(ReadsOnlyPendingMetrics("shardctl_slot_keys * on (shard) shardctl_shard_info"));
+  EXPECT_TRUE(ReadsOnlyPendingMetrics("topk(3, shardproxy_slot_requests_total{a=\"b\"})"));
+  EXPECT_FALSE(ReadsOnlyPendingMetrics("shardproxy_slot_requests_total * on (shard) shardctl_shard_info"));
   EXPECT_FALSE(ReadsOnlyPendingMetrics("vector(1)"));
 }
 
