@@ -104,7 +104,8 @@ TEST(DashboardTest, SubstitutesEveryVariableForm) {
   EXPECT_EQ(FamilyOf("shardproxy_command_duration_seconds_bucket"),
             "shardproxy_command_duration_seconds");
   EXPECT_TRUE(ReadsOnlyPendingMetrics("topk(3, shardproxy_slot_requests_total{a=\"b\"})"));
-  EXPECT_FALSE(ReadsOnlyPendingMetrics("shardproxy_slot_requests_total * on (shard) shardctl_shard_info"));
+  EXPECT_FALSE(
+      ReadsOnlyPendingMetrics("shardproxy_slot_requests_total * on (shard) shardctl_shard_info"));
   EXPECT_FALSE(ReadsOnlyPendingMetrics("vector(1)"));
 }
 
