@@ -44,6 +44,7 @@ struct Invocation {
   std::chrono::milliseconds interval{1000};  // top --interval
   std::string sort = "ops";                  // top --sort
   int count = 0;                             // top --count: refreshes before exiting; 0: no end
+  bool top_keys = false;                     // top --keys: the proxy's hot keys
   // backup --to DIR, restore --from DIR
   std::string data_dir;
   // import --from HOST:PORT and the source's access (not the deployment's --password-file)

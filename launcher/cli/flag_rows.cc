@@ -287,6 +287,9 @@ const std::vector<CommandRow> kCommandRows = {
       "time between refreshes (default: 1s; at least 100ms)"}},
     {"top", {"sort", FlagType::kText, "KEY", "ops (default), mem, cpu, clients, hits or shard"}},
     {"top", {"count", FlagType::kNumber, "N", "stop after N refreshes (default: run until quit)"}},
+    {"top",
+     {"keys", FlagType::kSwitch, "",
+      "the hottest keys the deployment's shardproxy routed, not the shards (needs --proxy-port)"}},
     {"supervise", {"ready-fd", FlagType::kNumber, "FD", "where up reads start-up events"}, true},
 };
 
@@ -408,6 +411,7 @@ void ApplySwitch(const std::string& flag, Invocation& invocation) {
   if (flag == "cluster") invocation.cluster = true;
   if (flag == "live") invocation.live = true;
   if (flag == "cutover") invocation.cutover = true;
+  if (flag == "keys") invocation.top_keys = true;
   // A spec setting written as a switch: `--allow-no-auth` is allow-no-auth = true.
   if (flag == "allow-no-auth" || flag == "tls-also-plain") {
     invocation.settings.push_back({flag, "true", "--" + flag});

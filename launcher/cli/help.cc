@@ -345,8 +345,8 @@ were done; running it again is safe), 2 no TLS on this deployment or a file that
 )";
 
 constexpr const char* kTop =
-    R"(Usage: shardctl top [--interval 1s] [--sort KEY] [--count N] [--name NAME] [--state-dir DIR]
-                    [--config FILE]
+    R"(Usage: shardctl top [--keys] [--interval 1s] [--sort KEY] [--count N] [--name NAME]
+                    [--state-dir DIR] [--config FILE]
 
 A live table of the deployment's shards, one row each: ops/s, keyspace hit ratio, used memory
 against the cap (maxmemory), clients, CPU% (of one CPU, from /proc), role, and the last fork (how
@@ -356,6 +356,12 @@ works without a supervisor.
 On a terminal the table is redrawn in place; keys change the sort (o ops/s, m memory, c CPU,
 l clients, h hit ratio, s shard number) and q, Ctrl-C or SIGTERM quit. When stdout is not a
 terminal it prints the table as plain lines at every refresh.
+
+With --keys, the hottest keys the deployment's shardproxy routed instead (PROXY HOTKEYS: up to
+shardproxy --hot-keys keys, default 64): key, requests/s over the interval, share of all
+the requests the proxy counted, reads % (read-only commands), the key's slot and the shard owning
+it. The counts are the proxy's, about a second old. A deployment without --proxy-port fails with
+exit 1.
 
 {options}
 {options deployment}
