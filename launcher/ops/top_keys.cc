@@ -31,24 +31,9 @@ std::string Rate(std::optional<double> rate) {
 
 std::string ShownKey(const std::string& key) {
   std::string shown;
-  for (char c : key) shown += c == ' ' ? std::string(1, c) : common::PrintableByte(c);
+  for (char c : key) shown += common::PrintableByte(c);
   if (shown.size() > kShownKeyLength) shown = shown.substr(0, kShownKeyLength - 3) + "...";
   return shown;
-}
-
-// The value of `field` in INFO text ("field:value" lines), or nullopt.
-std::optional<uint64_t> InfoNumber(std::string_view info, std::string_view field) {
-  const std::string prefix = std::string(field) + ":";
-  for (size_t start = 0; start < info.size();) {
-    size_t end = info.find('\n', start);
-    if (end == std::string_view::npos) end = info.size();
-    std::string_view line = common::TrimSpace(info.substr(start, end - start));
-    if (line.starts_with(prefix)) {
-      return common::ParseInteger<uint64_t>(line.substr(prefix.size()));
-    }
-    start = end + 1;
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -187,7 +172,7 @@ common::Result<TopKeysSample> TopKeysFeed::Sample() {
   auto keys = ParseProxyHotKeys(*(*replies)[0]);
   if (!keys.ok()) return keys.error();
   sample.keys = std::move(*keys);
-  sample.requests = InfoNumber(*info, "hotkeys_requests").value_or(0);
+  sample.requests = InfoNumber<uint64_t>(*info, "hotkeys_requests");
   // Who owns each slot now (slots move: asked every refresh, one CLUSTER NODES).
   if (auto view = ReadClusterView(access_, deployment_.plan, timeout_); view.ok()) {
     sample.owner_of_slot.assign(common::kSlotCount, -1);
