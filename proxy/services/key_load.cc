@@ -9,7 +9,8 @@ namespace shardctl::proxy {
 
 KeyLoad::KeyLoad(size_t capacity, uint32_t sample_period)
     : keys_(capacity),
-      slots_(new uint64_t[common::kSlotCount]()),
+      low_(new uint16_t[common::kSlotCount]()),
+      high_(new uint64_t[common::kSlotCount]()),
       sample_period_(std::max<uint32_t>(sample_period, 1)) {}
 
 uint32_t KeyLoad::NextGap() {
@@ -20,6 +21,12 @@ uint32_t KeyLoad::NextGap() {
   return 1 + static_cast<uint32_t>(random_ % (2 * uint64_t{sample_period_} - 1));
 }
 
+std::vector<uint64_t> KeyLoad::SlotCounts() const {
+  std::vector<uint64_t> slots(common::kSlotCount);
+  for (size_t slot = 0; slot < slots.size(); ++slot) slots[slot] = high_[slot] + low_[slot];
+  return slots;
+}
+
 KeyLoadSnapshot KeyLoad::Snapshot() const {
   std::vector<HotKey> keys = keys_.Snapshot();
   for (HotKey& key : keys) {
@@ -27,9 +34,7 @@ KeyLoadSnapshot KeyLoad::Snapshot() const {
     key.error *= sample_period_;
     key.reads *= sample_period_;
   }
-  return {.keys = std::move(keys),
-          .keys_counted = keys_counted_,
-          .slots = std::vector<uint64_t>(slots_.get(), slots_.get() + common::kSlotCount)};
+  return {.keys = std::move(keys), .keys_counted = keys_counted_, .slots = SlotCounts()};
 }
 
 KeyLoadSnapshot MergeKeyLoad(std::span<const KeyLoadSnapshot> workers, size_t key_limit) {

@@ -73,6 +73,15 @@ TEST(KeyLoadTest, SampledKeysKeepTheHeavyHittersWithScaledCounts) {
   }
 }
 
+TEST(KeyLoadTest, SlotCountsCarryPastSixteenBits) {
+  KeyLoad load(1, 1);
+  for (int i = 0; i < 70000; ++i) load.CountSlot(42);
+  load.CountSlot(43);
+  const KeyLoadSnapshot snapshot = load.Snapshot();
+  EXPECT_EQ(snapshot.slots[42], 70000u);
+  EXPECT_EQ(snapshot.slots[43], 1u);
+}
+
 TEST(KeyLoadTest, MergeSumsSlotsOffersAndKeysOverWorkers) {
   KeyLoad one(4, 1), two(4, 1);
   for (int i = 0; i < 3; ++i) one.Count(7, "hot", true);
