@@ -21,6 +21,10 @@ void Line(std::string& out, std::string_view key, uint64_t value) {
   Line(out, key, std::to_string(value));
 }
 
+// What /metrics names of the hot keys and slots: a bounded set of label values.
+constexpr size_t kMetricsHotKeys = 10;
+constexpr size_t kMetricsHotSlots = 20;
+
 uint64_t Get(const std::atomic<uint64_t>& counter) {
   return counter.load(std::memory_order_relaxed);
 }
@@ -31,6 +35,7 @@ ProxyServer::ProxyServer(const ProxyOptions& options, ClusterTopology& topology,
                          AuthConfig auth, ProxyTls tls)
     : options_(options), auth_(std::move(auth)), tls_(std::move(tls)), topology_(topology) {
   if (options.metrics_port) metrics_ = std::make_unique<ProxyMetrics>(threads);
+  if (options.hot_keys > 0) key_load_ = std::make_unique<KeyLoadBoard>(threads, options.hot_keys);
   for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>(*this, i));
 }
 
@@ -90,6 +95,11 @@ std::string ProxyServer::MetricsText() const {
   snapshot.moved = Get(stats_.moved);
   snapshot.ask = Get(stats_.ask);
   snapshot.slot_map_version = topology_.version();
+  if (key_load_) {
+    KeyLoadSnapshot load = key_load_->Merged(kMetricsHotKeys);
+    snapshot.hot_keys = std::move(load.keys);
+    snapshot.hot_slots = BusiestSlots(load.slots, kMetricsHotSlots);
+  }
   return RenderProxyMetrics(snapshot);
 }
 
@@ -146,6 +156,14 @@ void ProxyServer::AppendSlotMapInfo(std::string& out) const {
   Line(out, "slot_map_last_error", topology_.last_error());
 }
 
+void ProxyServer::AppendHotKeysInfo(std::string& out) const {
+  if (!key_load_) {
+    out += "# Hotkeys\r\nhotkeys_tracked:0\r\nhotkeys_requests:0\r\n";
+    return;
+  }
+  proxy::AppendHotKeysInfo(out, key_load_->Merged(key_load_->capacity()));
+}
+
 void ProxyServer::AppendProxyInfo(std::string& out) const {
   out += "# Proxy\r\n";
   AppendSlotMapInfo(out);
@@ -185,14 +203,21 @@ std::string ProxyServer::InfoText(std::string_view section) const {
   const bool all =
       section.empty() || section == "all" || section == "everything" || section == "default";
   using Appender = void (ProxyServer::*)(std::string&) const;
-  constexpr std::pair<std::string_view, Appender> kSections[] = {
-      {"server", &ProxyServer::AppendServerInfo},
-      {"clients", &ProxyServer::AppendClientsInfo},
-      {"stats", &ProxyServer::AppendStatsInfo},
-      {"proxy", &ProxyServer::AppendProxyInfo}};
+  // hotkeys: only when asked for, or with all/everything (as Redis' commandstats).
+  const bool every = section == "all" || section == "everything";
+  struct Section {
+    std::string_view name;
+    Appender append;
+    bool in_default;
+  };
+  constexpr Section kSections[] = {{"server", &ProxyServer::AppendServerInfo, true},
+                                   {"clients", &ProxyServer::AppendClientsInfo, true},
+                                   {"stats", &ProxyServer::AppendStatsInfo, true},
+                                   {"proxy", &ProxyServer::AppendProxyInfo, true},
+                                   {"hotkeys", &ProxyServer::AppendHotKeysInfo, false}};
   std::string out;
-  for (const auto& [name, append] : kSections) {
-    if (!all && section != name) continue;
+  for (const auto& [name, append, in_default] : kSections) {
+    if (section != name && !(in_default ? all : every)) continue;
     if (!out.empty()) out += "\r\n";  // a blank line between sections, none after the last
     (this->*append)(out);
   }

@@ -17,6 +17,7 @@
 #include "proxy/net/worker_host.h"
 #include "proxy/routing/topology.h"
 #include "proxy/services/auth.h"
+#include "proxy/services/key_load.h"
 #include "proxy/services/metrics.h"
 #include "proxy/services/options.h"
 #include "proxy/services/services.h"
@@ -57,6 +58,7 @@ class ProxyServer final : public WorkerHost {
   ThreadMetrics* metrics(int thread) override {
     return metrics_ ? &metrics_->thread(thread) : nullptr;
   }
+  KeyLoadBoard* key_load_board() override { return key_load_.get(); }
 
   // WorkerHost. A connection keeps the TLS context it started with, so a reload never touches
   // one already open.
@@ -91,6 +93,7 @@ class ProxyServer final : public WorkerHost {
   void AppendStatsInfo(std::string& out) const;
   void AppendProxyInfo(std::string& out) const;
   void AppendSlotMapInfo(std::string& out) const;
+  void AppendHotKeysInfo(std::string& out) const;
 
   const ProxyOptions& options_;
   const AuthConfig auth_;
@@ -98,7 +101,8 @@ class ProxyServer final : public WorkerHost {
   ProxyTls tls_;  // guarded by tls_mutex_
   ClusterTopology& topology_;
   ProxyStats stats_;
-  std::unique_ptr<ProxyMetrics> metrics_;  // only with --metrics-port
+  std::unique_ptr<ProxyMetrics> metrics_;   // only with --metrics-port
+  std::unique_ptr<KeyLoadBoard> key_load_;  // null with --hot-keys 0
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
   std::atomic<int> clients_{0};

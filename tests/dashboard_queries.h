@@ -16,14 +16,6 @@
 
 namespace shardctl::testing_dashboard {
 
-// Metrics that work under way elsewhere adds (issue 31: per-slot load in the supervisor, hot keys
-// and per-slot requests in shardproxy). Their panels are in the dashboard already; the live test
-// skips them, with a note, while they return nothing. Remove a name here once its code lands.
-inline const std::set<std::string> kPendingMetrics = {
-    "shardproxy_hot_key_requests_total", "shardproxy_hot_key_reads_total",
-    "shardproxy_slot_requests_total",
-};
-
 // Variables Grafana itself defines; the dashboard may use them without declaring them.
 inline const std::set<std::string> kGrafanaVariables = {"__rate_interval", "__interval", "__range"};
 
@@ -116,16 +108,6 @@ inline std::string FamilyOf(const std::string& name) {
     }
   }
   return name;
-}
-
-// True when every metric `expr` reads is pending (so no data yet is expected), and it reads any.
-inline bool ReadsOnlyPendingMetrics(const std::string& expr) {
-  const std::set<std::string> names = MetricNamesIn(expr);
-  if (names.empty()) return false;
-  for (const std::string& name : names) {
-    if (!kPendingMetrics.contains(FamilyOf(name))) return false;
-  }
-  return true;
 }
 
 }  // namespace shardctl::testing_dashboard

@@ -46,6 +46,7 @@ struct Invocation {
   int count = 0;                             // top --count: refreshes before exiting; 0: no end
   bool slots = false;                        // top --slots
   std::optional<int> limit;                  // top --slots --limit (default 20)
+  bool top_keys = false;                     // top --keys: the proxy's hot keys
   // backup --to DIR, restore --from DIR
   std::string data_dir;
   // import --from HOST:PORT and the source's access (not the deployment's --password-file)

@@ -260,7 +260,7 @@ const std::vector<CommandRow> kCommandRows = {
      {"live", FlagType::kSwitch, "",
       "after the copy keep applying the source's writes (it is followed as a replica: PSYNC) "
       "until import --cutover or Ctrl-C; then wait until the lag is 0 and report. Lag (bytes, "
-      "ms) in status and /metrics. A standalone source only"}},
+      "ms) in status and /metrics. A source cluster is followed by one stream per primary"}},
     {"import",
      {"cutover", FlagType::kSwitch, "",
       "end the live import of this deployment: it catches up (lag 0), stops, and this prints its "
@@ -299,6 +299,9 @@ const std::vector<CommandRow> kCommandRows = {
       "\"slots\": [{\"slot\", \"shard\", \"ops_per_second\", \"cpu_share\", \"keys\", "
       "\"network_bytes_in_per_second\", \"network_bytes_out_per_second\"}]}, null where "
       "there is no source"}},
+    {"top",
+     {"keys", FlagType::kSwitch, "",
+      "the hottest keys the deployment's shardproxy routed, not the shards (needs --proxy-port)"}},
     {"supervise", {"ready-fd", FlagType::kNumber, "FD", "where up reads start-up events"}, true},
 };
 
@@ -425,6 +428,7 @@ void ApplySwitch(const std::string& flag, Invocation& invocation) {
   if (flag == "slots") invocation.slots = true;
   if (flag == "live") invocation.live = true;
   if (flag == "cutover") invocation.cutover = true;
+  if (flag == "keys") invocation.top_keys = true;
   // A spec setting written as a switch: `--allow-no-auth` is allow-no-auth = true.
   if (flag == "allow-no-auth" || flag == "tls-also-plain") {
     invocation.settings.push_back({flag, "true", "--" + flag});

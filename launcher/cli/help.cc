@@ -348,6 +348,7 @@ constexpr const char* kTop =
     R"(Usage: shardctl top [--interval 1s] [--sort KEY] [--count N] [--name NAME] [--state-dir DIR]
                     [--config FILE]
        shardctl top --slots [--limit K] [--json] [--interval 1s] [--count N] [--name NAME] ...
+       shardctl top --keys [--interval 1s] [--count N] [--name NAME] ...
 
 A live table of the deployment's shards, one row each: ops/s, keyspace hit ratio, used memory
 against the cap (maxmemory), clients, CPU% (of one CPU, from /proc), role, and the last fork (how
@@ -364,6 +365,12 @@ keys, bytes in and out per second (CLUSTER SLOT-STATS: Valkey 8+, Redis 8.2+). W
 cluster-slot-stats-enabled off, it is turned on for the run and back off at the end (also on
 Ctrl-C or SIGTERM). Exit codes: 0 done, 1 the deployment cannot be read or, on an engine without
 CLUSTER SLOT-STATS and no proxy answering PROXY SLOTS, per-slot load is not available; 2 bad flags.
+
+--keys shows the hottest keys the deployment's shardproxy routed instead (PROXY HOTKEYS: up to
+shardproxy --hot-keys keys, default 64): key, requests/s over the interval, share of all
+the requests the proxy counted, reads % (read-only commands), the key's slot and the shard owning
+it. The counts are the proxy's, about a second old. A deployment without --proxy-port fails with
+exit 1.
 
 {options}
 {options deployment}

@@ -174,6 +174,32 @@ std::string LoadText(const LoadView& load) {
   return text;
 }
 
+json ReadMostlyJson(const std::vector<ProxyHotKey>& keys) {
+  json list = json::array();
+  for (const auto& key : keys) {
+    list.push_back({{"key", key.key}, {"requests", key.requests}, {"reads", key.reads}});
+  }
+  return list;
+}
+
+// The proxy's read-mostly hot keys, and what would spread them.
+std::string ReadMostlyText(const std::vector<ProxyHotKey>& keys, const std::string& read_from) {
+  if (keys.empty()) return "";
+  std::string text = "read-mostly hot keys (reads >= 90% of their requests, from shardproxy):\n";
+  for (const auto& key : keys) {
+    text += "  " + key.key + ": " + std::to_string(key.requests) + " requests, " +
+            std::to_string(key.reads) + " reads\n";
+  }
+  if (read_from == "primary") {
+    text +=
+        "`--proxy-read-from prefer-replica` would spread them over the replicas (shardctl up "
+        "... --proxy-read-from prefer-replica)\n";
+  } else {
+    text += "the proxy already reads from replicas (--proxy-read-from " + read_from + ")\n";
+  }
+  return text;
+}
+
 int PrintResult(const Invocation& invocation, const ReshardResult& result) {
   if (invocation.json) {
     json done = {{"event", "done"},
@@ -181,6 +207,8 @@ int PrintResult(const Invocation& invocation, const ReshardResult& result) {
                  {"finished_open_slots", result.open_slots.size()},
                  {"moves", MovesJson(result.moves)}};
     if (result.load) done["load"] = LoadJson(*result.load);
+    if (result.read_mostly_keys)
+      done["read_mostly_keys"] = ReadMostlyJson(*result.read_mostly_keys);
     if (result.report) {
       done["progress"] = ProgressJson(result.report->progress);
       done["elapsed_ms"] = result.report->elapsed.count();
@@ -194,6 +222,9 @@ int PrintResult(const Invocation& invocation, const ReshardResult& result) {
               << " slot move(s) an earlier run left open\n";
   }
   if (result.load) std::cout << LoadText(*result.load);
+  if (result.read_mostly_keys) {
+    std::cout << ReadMostlyText(*result.read_mostly_keys, result.proxy_read_from);
+  }
   if (result.moves.empty()) {
     std::cout << "balanced: nothing to move\n";
     return kExitOk;

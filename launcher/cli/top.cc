@@ -19,6 +19,7 @@
 
 #include "launcher/cli/commands.h"
 #include "launcher/cli/top_view.h"
+#include "launcher/ops/top_keys.h"
 #include "launcher/ops/top_slots.h"
 #include "launcher/term/output.h"
 #include "launcher/term/terminal.h"
@@ -29,6 +30,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kShardTimeout = std::chrono::milliseconds(300);
+constexpr auto kProxyTimeout = std::chrono::milliseconds(1000);
+constexpr size_t kTopKeys = 20;  // rows of top --keys
 
 volatile sig_atomic_t g_stop = 0;
 
@@ -119,6 +122,46 @@ int RunSlots(const Spec& spec, const Invocation& invocation) {
   return kExitOk;
 }
 
+// top --keys: the proxy's hottest keys, one table per refresh, redrawn in place on a terminal
+// (q quits) or printed as plain lines. A refresh the proxy does not answer shows its error.
+int RunKeys(TopKeysFeed& feed, const Invocation& invocation) {
+  std::optional<FullScreen> screen;
+  if (IsTerminal(STDOUT_FILENO)) screen.emplace();
+  for (int refreshes = 0; !g_stop;) {
+    auto rows = feed.Next();
+    std::vector<std::string> lines = {"shardctl top --keys: " + feed.name() +
+                                      " (the proxy's counts; q quits)"};
+    if (rows.ok()) {
+      for (auto& line : TopKeysTable(*rows)) lines.push_back(std::move(line));
+    } else {
+      lines.push_back("shardproxy does not answer: " + rows.error().message());
+    }
+    if (screen) {
+      std::fputs(FullScreenFrame(lines, TerminalSizeOf(STDOUT_FILENO)).c_str(), stdout);
+      std::fflush(stdout);
+    } else {
+      const std::time_t now = std::time(nullptr);
+      char stamp[32];
+      std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
+      lines[0] = std::string(stamp) + "  " + feed.name() + ": hot keys (shardproxy)";
+      for (const auto& line : lines) std::cout << line << "\n";
+      std::cout << std::endl;
+    }
+    if (invocation.count > 0 && ++refreshes >= invocation.count) break;
+    const auto next = Clock::now() + invocation.interval;
+    while (!g_stop && Clock::now() < next) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
+      if (!screen) {
+        poll(nullptr, 0, static_cast<int>(left.count()) + 1);
+        continue;
+      }
+      std::optional<char> key = screen->ReadKey(static_cast<int>(left.count()) + 1);
+      if (key && (*key == 'q' || *key == 'Q')) return kExitOk;
+    }
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunTop(const Invocation& invocation) {
@@ -127,10 +170,20 @@ int RunTop(const Invocation& invocation) {
     PrintError(spec.error().message());
     return kExitUsage;
   }
+  if (invocation.slots && invocation.top_keys) {
+    PrintError("top: --slots and --keys are two views (pick one)");
+    return kExitUsage;
+  }
   if (invocation.slots) return RunSlots(*spec, invocation);
   if (invocation.json || invocation.limit) {
     PrintError("top: --json and --limit go with --slots (add --slots, or drop them)");
     return kExitUsage;
+  }
+  if (invocation.top_keys) {
+    auto feed = TopKeysFeed::Open(*spec, kProxyTimeout, kTopKeys);
+    if (!feed.ok()) return Fail(feed.error());
+    CatchStopSignals();
+    return RunKeys(*feed, invocation);
   }
   auto feed = TopFeed::Open(*spec, kShardTimeout);
   if (!feed.ok()) return Fail(feed.error());

@@ -37,6 +37,16 @@ Result<std::string> ReplyText(const redisReply* reply) {
   }
 }
 
+// One element of an array reply as ReplyList keeps it: strings as they are, integers in decimal
+// (PROXY HOTKEYS' counts); nil and nested arrays are left out.
+void AppendListElement(std::vector<std::string>& elements, const redisReply* element) {
+  if (element->type == REDIS_REPLY_INTEGER) {
+    elements.push_back(std::to_string(element->integer));
+  } else if (element->type != REDIS_REPLY_ARRAY && element->str != nullptr) {
+    elements.emplace_back(element->str, element->len);
+  }
+}
+
 // A flat array reply's elements as they are; an error reply stays an error.
 Result<std::vector<std::string>> ReplyList(const redisReply* reply) {
   if (reply->type == REDIS_REPLY_ERROR) return Error(std::string(reply->str, reply->len));
@@ -45,12 +55,10 @@ Result<std::vector<std::string>> ReplyList(const redisReply* reply) {
   for (size_t i = 0; i < reply->elements; ++i) {
     const redisReply* element = reply->element[i];
     if (element->type == REDIS_REPLY_ARRAY) {
-      for (size_t j = 0; j < element->elements; ++j) {
-        const redisReply* inner = element->element[j];
-        if (inner->str != nullptr) elements.emplace_back(inner->str, inner->len);
-      }
-    } else if (element->str != nullptr) {
-      elements.emplace_back(element->str, element->len);
+      for (size_t j = 0; j < element->elements; ++j)
+        AppendListElement(elements, element->element[j]);
+    } else {
+      AppendListElement(elements, element);
     }
   }
   return elements;

@@ -41,7 +41,8 @@ class RedisConnection {
 
   // As Pipeline, for commands whose replies are arrays of bulk strings (GETKEYSINSLOT): each
   // reply's elements, binary-safe, without joining them into one text. A nested array is
-  // flattened one level (SCAN's [cursor, [key, ...]] is cursor, key, ...).
+  // flattened one level (SCAN's [cursor, [key, ...]] is cursor, key, ...); integers come as
+  // decimal text (PROXY HOTKEYS' [key, requests, reads, error] entries).
   common::Result<std::vector<common::Result<std::vector<std::string>>>> PipelineLists(
       const std::vector<Command>& commands);
 

@@ -225,6 +225,25 @@ Result<ReshardResult> Reshard(const Access& access, const Plan& plan,
   return result;
 }
 
+namespace {
+
+// --by load with replicas and a proxy: the hot keys replicas could take off their primaries. A
+// proxy that does not answer leaves the report without them (the moves are the point).
+void NoteReadMostlyKeys(const Access& access, const Deployment& deployment, ReshardResult& result) {
+  const auto& shards = deployment.plan.shards;
+  const bool replicas = std::any_of(shards.begin(), shards.end(), [](const ShardPlan& shard) {
+    return shard.primary.has_value();
+  });
+  if (!result.load || !replicas || !deployment.proxy.enabled()) return;
+  constexpr size_t kHotKeys = 20;
+  auto keys = ReadProxyHotKeys(access, deployment, kHotKeys, std::chrono::milliseconds(1000));
+  if (!keys.ok()) return;
+  result.read_mostly_keys = ReadMostlyKeys(*keys);
+  result.proxy_read_from = deployment.proxy.read_from;
+}
+
+}  // namespace
+
 Outcome<ReshardResult> Rebalance(const Spec& spec, const ReshardRequest& request) {
   auto target = LoadTarget(spec, {});
   if (!target.ok()) return target.error();
@@ -239,7 +258,10 @@ Outcome<ReshardResult> Rebalance(const Spec& spec, const ReshardRequest& request
     }
   }
   auto result = Reshard(target->access, plan, request);
-  if (result.ok()) return std::move(result).value();
+  if (result.ok()) {
+    NoteReadMostlyKeys(target->access, *target->deployment, *result);
+    return std::move(result).value();
+  }
   if (request.stop != nullptr && request.stop->load()) {
     return Failure(Fault::kInterrupted, result.error().message());
   }

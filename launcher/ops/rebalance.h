@@ -19,6 +19,7 @@
 #include "launcher/model/plan.h"
 #include "launcher/model/spec.h"
 #include "launcher/ops/outcome.h"
+#include "launcher/ops/top_keys.h"
 
 namespace shardctl::launcher {
 
@@ -84,6 +85,11 @@ struct ReshardResult {
   std::optional<LoadView> load;      // --by load only
   std::vector<PlannedMove> moves;    // empty: already balanced
   std::optional<MoveReport> report;  // set when moves ran
+  // --by load, on a deployment with replicas and a shardproxy: the proxy's hot keys whose reads
+  // are >= 90% of their requests (replicas could serve them), and its --read-from now. Unset
+  // otherwise, or when the proxy did not answer.
+  std::optional<std::vector<ProxyHotKey>> read_mostly_keys;
+  std::string proxy_read_from;
 };
 
 // Finishes open moves, then plans and (unless dry_run) runs the moves. Errors name the step: a

@@ -185,6 +185,35 @@ std::string PubSubSection(const CommandGroups& groups) {
          "`--pubsub-buffer-limit` bytes of messages unread is disconnected.\n\n";
 }
 
+// PROXY HOTKEYS / SLOTS and INFO hotkeys (proxy/services/key_load.h).
+std::string HotKeysText() {
+  return "### Hot keys and slots: `PROXY`\n\n"
+         "Each proxy thread counts the keys it routes in a bounded top-K (Space-Saving, "
+         "`--hot-keys N`\nkeys, default 64; `--hot-keys 0` turns counting off) and the "
+         "requests per slot. A command\nrouted by slot counts one request for its slot and "
+         "its first key; a command split by slot\n(`MGET`, `MSET`, `DEL`, ...) one request per "
+         "part and every key. Transactions, keyless and\nfanned-out commands are not counted. "
+         "Slots are counted exactly; about one key in `--hot-keys-sample`\n(default 8, at a "
+         "random gap) is offered to the top-K and its counts are scaled back by that\nperiod "
+         "(`--hot-keys-sample 1`: every key). "
+         "Counts are cumulative since the proxy started, merged\nover the threads, at most "
+         "about a second old.\n\n"
+         "- `PROXY HOTKEYS [COUNT n]`: the hottest keys first, each `[key, requests, reads, "
+         "error]`:\n  `reads` are requests of read-only commands since the key entered the "
+         "table, `error` how\n  many of `requests` may belong to keys it displaced (Space-Saving's "
+         "overcount bound).\n"
+         "- `PROXY SLOTS`: `slot, requests, slot, requests, ...` for every slot with requests, "
+         "ascending.\n"
+         "- `PROXY HELP`: these lines.\n"
+         "- `INFO hotkeys` (also in `INFO all`, not in the default `INFO`): `hotkeys_tracked`,\n"
+         "  `hotkeys_requests` (keys counted), then "
+         "`hotkey<i>:key=<k>,requests=<n>,reads=<n>,error=<n>`,\n"
+         "  with bytes outside printable ASCII and `\\ , = \"` and space written as `\\xHH`.\n"
+         "- `/metrics` (`--metrics-port`): `shardproxy_hot_key_requests_total{key}` and\n"
+         "  `shardproxy_hot_key_reads_total{key}` for the 10 hottest keys,\n"
+         "  `shardproxy_slot_requests_total{slot}` for the 20 busiest slots.\n\n";
+}
+
 std::string LocalSection(const CommandGroups& groups) {
   return Heading("Answered by the proxy", groups.local.size()) + Join(groups.local) +
          "\n\n`SELECT` accepts only 0; `HELLO` 2 or 3 with `AUTH` and `SETNAME`; `AUTH`/`HELLO "
@@ -197,7 +226,8 @@ std::string LocalSection(const CommandGroups& groups) {
          "connection fails or the slot moves, `EXEC` answers null (aborted) as for a changed key;\n"
          "`CLIENT` ID, GETNAME, SETNAME, SETINFO, INFO, LIST; `COMMAND` (COUNT, INFO, LIST, "
          "DOCS,\nGETKEYS); `INFO` with a `proxy` section and the keyspace summed over every "
-         "primary.\n\n";
+         "primary.\n\n" +
+         HotKeysText();
 }
 
 std::string UnsupportedSection(const CommandGroups& groups) {

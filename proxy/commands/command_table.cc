@@ -160,7 +160,8 @@ constexpr std::string_view kSingleKeyCommands[] = {
 };
 
 constexpr std::string_view kLocalCommands[] = {
-    "AUTH", "CLIENT", "COMMAND", "ECHO", "HELLO", "INFO", "PING", "QUIT", "RESET", "SELECT",
+    "AUTH", "CLIENT", "COMMAND", "ECHO",  "HELLO",  "INFO",
+    "PING", "PROXY",  "QUIT",    "RESET", "SELECT",
 };
 
 // The keyed commands redis-server 7.0 flags "readonly" (COMMAND: readonly and not write), plus
@@ -517,10 +518,19 @@ Result<std::vector<size_t>> KeyArgumentPositions(std::span<const std::string_vie
 }
 
 Result<int> RequestSlot(const CommandInfo& info, std::span<const std::string_view> args) {
+  auto keyed = RequestKeyedSlot(info, args);
+  if (!keyed) return keyed.error();
+  return keyed->slot;
+}
+
+Result<KeyedSlot> RequestKeyedSlot(const CommandInfo& info,
+                                   std::span<const std::string_view> args) {
   auto keys = ResolveKeys(info, args);
   if (!keys) return keys.error();
   const bool dest = info.keys.dest_first && args.size() > 1;
-  if (keys->count() == 0) return dest ? common::KeySlot(args[1]) : -1;
+  if (keys->count() == 0) {
+    return dest ? KeyedSlot{common::KeySlot(args[1]), 1} : KeyedSlot{};
+  }
   const int slot = common::KeySlot(args[keys->first]);
   if (dest && common::KeySlot(args[1]) != slot) {
     return Error("CROSSSLOT Keys in request don't hash to the same slot");
@@ -530,7 +540,7 @@ Result<int> RequestSlot(const CommandInfo& info, std::span<const std::string_vie
       return Error("CROSSSLOT Keys in request don't hash to the same slot");
     }
   }
-  return slot;
+  return KeyedSlot{slot, dest ? size_t{1} : keys->first};
 }
 
 }  // namespace shardctl::proxy

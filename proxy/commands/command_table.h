@@ -103,6 +103,15 @@ common::Result<KeyPositions> ResolveKeys(const CommandInfo& info,
 // other errors as ResolveKeys().
 common::Result<int> RequestSlot(const CommandInfo& info, std::span<const std::string_view> args);
 
+// RequestSlot() and where the request's first key is (its index in `args`; 0 when it has none),
+// so that counting the key (key_load.h) needs no second look-up.
+struct KeyedSlot {
+  int slot = -1;
+  size_t first_key = 0;
+};
+common::Result<KeyedSlot> RequestKeyedSlot(const CommandInfo& info,
+                                           std::span<const std::string_view> args);
+
 // COMMAND GETKEYS: the positions of every key in `args` (args[0] is the command), ZUNIONSTORE's
 // destination included. Errors in Redis' words: "ERR Invalid command specified" for a command
 // the table does not serve, "ERR The command has no key arguments", "ERR Invalid arguments

@@ -30,6 +30,7 @@ constexpr int kMaxRetries = 6;  // 10+20+40+80+160+200 ms: ~0.5 s, then the clie
 constexpr uint64_t kRetryBaseMs = 10;
 constexpr uint64_t kRetryMaxMs = 200;
 constexpr uint64_t kTimeoutTickMs = 100;
+constexpr uint64_t kPublishKeyLoadMs = 1000;
 
 template <typename T>
 T* Owner(void* data) {
@@ -43,6 +44,10 @@ Worker::Worker(WorkerHost& server, int index)
       index_(index),
       metrics_(server.metrics(index)),
       read_buffer_(new char[kReadBufferSize]) {
+  if (server.key_load_board() != nullptr) {
+    key_load_ = std::make_unique<KeyLoad>(server.key_load_board()->capacity(),
+                                          server.options().hot_keys_sample);
+  }
   uv_loop_init(&loop_);
   // Initialised here so Stop() works from the moment the worker exists.
   uv_async_init(&loop_, &stop_async_, &Worker::OnStop);
@@ -100,6 +105,12 @@ void Worker::Run() {
   uv_timer_start(&timeout_timer_, &Worker::OnTimeoutTick, kTimeoutTickMs, kTimeoutTickMs);
   uv_timer_init(&loop_, &retry_timer_);
   retry_timer_.data = this;
+  uv_timer_init(&loop_, &publish_timer_);
+  publish_timer_.data = this;
+  if (key_load_) {
+    uv_timer_start(&publish_timer_, &Worker::OnPublishKeyLoad, kPublishKeyLoadMs,
+                   kPublishKeyLoadMs);
+  }
   uv_run(&loop_, UV_RUN_DEFAULT);
 }
 
@@ -135,7 +146,8 @@ void Worker::ShutDown() {
   if (turn_hooks_) turn_hooks_->Close();
   for (uv_handle_t* handle :
        {common::uv::AsHandle(&listener_), common::uv::AsHandle(&timeout_timer_),
-        common::uv::AsHandle(&retry_timer_), common::uv::AsHandle(&stop_async_)}) {
+        common::uv::AsHandle(&retry_timer_), common::uv::AsHandle(&publish_timer_),
+        common::uv::AsHandle(&stop_async_)}) {
     common::uv::CloseIfOpen(handle);
   }
 }
@@ -404,6 +416,15 @@ void Worker::RunDueRetries() {
     const uint64_t next = std::min_element(retries_.begin(), retries_.end())->first;
     uv_timer_start(&retry_timer_, &Worker::OnRetryTimer, next - std::min(next, now), 0);
   }
+}
+
+void Worker::OnPublishKeyLoad(uv_timer_t* timer) {
+  Worker& worker = *Owner<Worker>(timer->data);
+  KeyLoadBoard* board = worker.server_.key_load_board();
+  // Nothing counted since the last one: the published snapshot is still true.
+  if (board == nullptr || worker.key_load_->keys_counted() == worker.key_load_published_) return;
+  worker.key_load_published_ = worker.key_load_->keys_counted();
+  board->Publish(worker.index_, worker.key_load_->Snapshot());
 }
 
 // The tick runs before this loop turn reads the sockets: the timeouts are judged in the check

@@ -36,6 +36,7 @@
 #include "proxy/net/client_connection.h"
 #include "proxy/routing/routing.h"
 #include "proxy/routing/slot_map.h"
+#include "proxy/services/key_load.h"
 
 namespace shardctl::proxy {
 
@@ -71,6 +72,7 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
   void ReleasePinned(PinnedLink* link) override;
   SubscriptionHub& subscriptions() override;
   uint64_t NowMs() override { return uv_now(&loop_); }
+  KeyLoad* key_load() override { return key_load_.get(); }
 
   // BackendHost and ConnectionHost (the connections). Loop thread only.
   uv_loop_t* loop() override { return &loop_; }
@@ -96,6 +98,8 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
   static void OnAfterIo(void* worker);
   static void OnTimeoutTick(uv_timer_t* timer);
   static void OnRetryTimer(uv_timer_t* timer);
+  // Once a second: this thread's key and slot counts to the server's KeyLoadBoard.
+  static void OnPublishKeyLoad(uv_timer_t* timer);
   static void OnStop(uv_async_t* async);
 
   void Accept();
@@ -133,6 +137,10 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
   uv_timer_t timeout_timer_{};
   bool timeouts_due_ = false;  // set by the tick, judged in the check phase
   uv_timer_t retry_timer_{};
+  // Counted by the sessions on this thread, published by publish_timer_; null with --hot-keys 0.
+  std::unique_ptr<KeyLoad> key_load_;
+  uint64_t key_load_published_ = 0;  // keys_counted() when last published
+  uv_timer_t publish_timer_{};
   uv_async_t stop_async_{};
   int listen_fd_ = -1;
   bool stopping_ = false;

@@ -19,6 +19,7 @@
 namespace shardctl::proxy {
 
 class SubscriptionHub;
+class KeyLoad;
 
 // A client's own connection to one shard (a pinned Backend), for commands that hold connection
 // state in Redis: a blocked BLPOP, a WATCH, the write offset WAIT counts.
@@ -82,6 +83,9 @@ class RequestRouter {
   virtual SubscriptionHub& subscriptions() = 0;
   // The loop's clock, in milliseconds.
   virtual uint64_t NowMs() = 0;
+  // This thread's key and slot counters (key_load.h), fed by the sessions for every keyed
+  // command they route; null with --hot-keys 0.
+  virtual KeyLoad* key_load() { return nullptr; }
 };
 
 }  // namespace shardctl::proxy

@@ -1,15 +1,47 @@
 #include "proxy/services/hot_keys.h"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 
 namespace shardctl::proxy {
 
 HotKeys::HotKeys(size_t capacity) : capacity_(std::max<size_t>(capacity, 1)) {
   slots_.reserve(capacity_);
+  hashes_.reserve(capacity_);
   heap_.reserve(capacity_);
   place_of_.reserve(capacity_);
-  index_.reserve(capacity_ * 2);
+  table_.assign(std::bit_ceil(capacity_ * 2), 0);
+  mask_ = table_.size() - 1;
+}
+
+size_t HotKeys::Find(std::string_view key, size_t hash) const {
+  for (size_t position = hash & mask_; table_[position] != 0; position = (position + 1) & mask_) {
+    const size_t slot = table_[position] - 1;
+    if (hashes_[slot] == hash && slots_[slot].key == key) return position;
+  }
+  return std::string_view::npos;
+}
+
+void HotKeys::Insert(size_t slot) {
+  size_t position = hashes_[slot] & mask_;
+  while (table_[position] != 0) position = (position + 1) & mask_;
+  table_[position] = static_cast<uint32_t>(slot + 1);
+}
+
+void HotKeys::Erase(size_t position) {
+  table_[position] = 0;
+  // Entries after the hole that could not sit at their home position move back into it, so a
+  // probe never stops early at an empty entry.
+  for (size_t next = (position + 1) & mask_; table_[next] != 0; next = (next + 1) & mask_) {
+    const size_t home = hashes_[table_[next] - 1] & mask_;
+    const bool stays =
+        position <= next ? (position < home && home <= next) : (position < home || home <= next);
+    if (stays) continue;
+    table_[position] = table_[next];
+    table_[next] = 0;
+    position = next;
+  }
 }
 
 void HotKeys::Swap(size_t a, size_t b) {
@@ -32,18 +64,23 @@ void HotKeys::SiftDown(size_t place) {
   }
 }
 
-void HotKeys::Offer(std::string_view key) {
+void HotKeys::Offer(std::string_view key, bool read) {
   ++total_;
-  if (auto found = index_.find(key); found != index_.end()) {
-    ++slots_[found->second].count;
-    SiftDown(place_of_[found->second]);
+  const size_t hash = std::hash<std::string_view>{}(key);
+  if (const size_t found = Find(key, hash); found != std::string_view::npos) {
+    const size_t slot = table_[found] - 1;
+    HotKey& counted = slots_[slot];
+    ++counted.count;
+    counted.reads += read ? 1 : 0;
+    SiftDown(place_of_[slot]);
     return;
   }
   if (slots_.size() < capacity_) {
     // Count 1 is the smallest possible, so the new slot belongs at the heap's front: appended
     // last it is moved up to its place.
     const size_t slot = slots_.size();
-    slots_.push_back({.key = std::string(key), .count = 1, .error = 0});
+    slots_.push_back({.key = std::string(key), .count = 1, .error = 0, .reads = read ? 1u : 0u});
+    hashes_.push_back(hash);
     heap_.push_back(slot);
     place_of_.push_back(heap_.size() - 1);
     for (size_t place = heap_.size() - 1; place > 0;) {
@@ -52,16 +89,18 @@ void HotKeys::Offer(std::string_view key) {
       Swap(place, parent);
       place = parent;
     }
-    index_.emplace(slots_[slot].key, slot);
+    Insert(slot);
     return;
   }
   const size_t slot = heap_.front();
   HotKey& replaced = slots_[slot];
-  index_.erase(index_.find(std::string_view(replaced.key)));
+  Erase(Find(replaced.key, hashes_[slot]));
   replaced.error = replaced.count;
   ++replaced.count;
+  replaced.reads = read ? 1 : 0;
   replaced.key.assign(key);  // keeps the buffer when it is big enough
-  index_.emplace(replaced.key, slot);
+  hashes_[slot] = hash;
+  Insert(slot);
   SiftDown(0);
 }
 
@@ -90,6 +129,7 @@ std::vector<HotKey> HotKeys::Merge(const std::vector<std::vector<HotKey>>& table
       sum.key = entry.key;
       sum.count += entry.count;
       sum.error += entry.error;
+      sum.reads += entry.reads;
       floors_seen[entry.key] += floor_of[t];
     }
   }

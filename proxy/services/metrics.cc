@@ -178,6 +178,23 @@ std::string RenderProxyMetrics(const ProxyMetricsSnapshot& snapshot) {
   out.Family("shardproxy_slot_map_version", MetricType::kGauge,
              "Version of the slot map in use; it grows with every change the proxy sees.");
   out.Sample({}, static_cast<double>(snapshot.slot_map_version));
+  if (snapshot.hot_keys.empty() && snapshot.hot_slots.empty()) return out.text();
+  out.Family("shardproxy_hot_key_requests_total", MetricType::kCounter,
+             "Requests for the hottest keys the proxy routed (Space-Saving top-K: at most the "
+             "key's error too high), by key.");
+  for (const HotKey& key : snapshot.hot_keys) {
+    out.Sample({{"key", key.key}}, static_cast<double>(key.count));
+  }
+  out.Family("shardproxy_hot_key_reads_total", MetricType::kCounter,
+             "Of those, requests of read-only commands since the key entered the table.");
+  for (const HotKey& key : snapshot.hot_keys) {
+    out.Sample({{"key", key.key}}, static_cast<double>(key.reads));
+  }
+  out.Family("shardproxy_slot_requests_total", MetricType::kCounter,
+             "Requests the proxy routed to the busiest slots, by slot.");
+  for (const auto& [slot, requests] : snapshot.hot_slots) {
+    out.Sample({{"slot", std::to_string(slot)}}, static_cast<double>(requests));
+  }
   return out.text();
 }
 

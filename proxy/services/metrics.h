@@ -31,6 +31,7 @@
 
 #include "proxy/commands/command_table.h"
 #include "proxy/commands/request.h"
+#include "proxy/services/hot_keys.h"
 
 namespace shardctl::proxy {
 
@@ -168,6 +169,8 @@ struct ProxyMetricsSnapshot {
   uint64_t moved = 0;
   uint64_t ask = 0;
   uint64_t slot_map_version = 0;
+  std::vector<HotKey> hot_keys;                     // the hottest keys (key_load.h), most first
+  std::vector<std::pair<int, uint64_t>> hot_slots;  // the busiest slots: (slot, requests)
 };
 
 // The /metrics body. Pure.

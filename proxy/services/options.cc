@@ -167,6 +167,18 @@ std::vector<Flag> ConnectionRows(ProxyOptions& o) {
                "replica); both fall back to the primary when the slot has no healthy replica. "
                "Replica reads may be slightly stale.",
        .apply = [&o](const std::string& v) { return SetReadFrom(o, v); }},
+      {.name = "hot-keys",
+       .type = FlagType::kNumber,
+       .help = "keys each thread tracks as hot-key candidates (Space-Saving top-K, default 64), "
+               "served with per-slot request counts by PROXY HOTKEYS, PROXY SLOTS, INFO hotkeys "
+               "and /metrics; 0 turns key and slot counting off",
+       .apply = common::StoreNumber(o.hot_keys, "hot-keys", 0, 100000)},
+      {.name = "hot-keys-sample",
+       .type = FlagType::kNumber,
+       .help = "offer about one key in N to the hot-key top-K, its counts scaled back by N "
+               "(default 8: a few ns per request instead of ~60; 1: every key, exact for the "
+               "keys in the table); per-slot counts are always exact",
+       .apply = common::StoreNumber(o.hot_keys_sample, "hot-keys-sample", 1, 1000000)},
       {.name = "pubsub-buffer-limit",
        .type = FlagType::kSize,
        .help = "unread pub/sub messages held for a subscriber before it is disconnected, so a "

@@ -40,6 +40,11 @@ struct ProxyOptions {
   uint64_t max_client_buffer = 64ull << 20;  // --max-client-buffer: reply bytes held per client
   uint64_t pubsub_buffer_limit = 32ull << 20;  // --pubsub-buffer-limit: unsent messages per client
   ReadFrom read_from = ReadFrom::kPrimary;     // --read-from
+  // --hot-keys: keys each worker tracks for PROXY HOTKEYS (key_load.h); 0: no key or slot
+  // counting at all.
+  size_t hot_keys = 64;
+  // --hot-keys-sample: about one key in N is offered to the top-K (KeyLoad); 1: every key.
+  uint32_t hot_keys_sample = 8;
   std::chrono::milliseconds backend_timeout{5000};   // --timeout
   std::chrono::milliseconds refresh_interval{5000};  // --refresh-interval
   std::string pidfile;                               // --pidfile

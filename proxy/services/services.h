@@ -13,6 +13,7 @@ namespace shardctl::proxy {
 
 struct ProxyStats;
 class ThreadMetrics;
+class KeyLoadBoard;
 
 class ProxyServices {
  public:
@@ -30,6 +31,8 @@ class ProxyServices {
   // The /metrics counters of worker `thread` (metrics.h), written only by that thread; null
   // without --metrics-port.
   virtual ThreadMetrics* metrics(int /*thread*/) { return nullptr; }
+  // The workers' published key and slot counts (key_load.h); null with --hot-keys 0.
+  virtual KeyLoadBoard* key_load_board() { return nullptr; }
 };
 
 }  // namespace shardctl::proxy

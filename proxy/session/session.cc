@@ -5,6 +5,7 @@
 #include "common/resp.h"
 #include "proxy/merge/fanout.h"
 #include "proxy/merge/reply_assembly.h"
+#include "proxy/services/key_load.h"
 #include "proxy/services/stats.h"
 
 namespace shardctl::proxy {
@@ -18,6 +19,7 @@ Session::Session(RequestRouter& router, ProxyServices& services, ClientLink& lin
       thread_(thread),
       options_(services.options()),
       metrics_(services.metrics(thread)),
+      key_load_(router.key_load()),
       pinned_(router, this),
       authenticated_(!services.auth().required()) {}
 
@@ -45,16 +47,21 @@ void Session::Dispatch(std::string_view frame, std::span<const std::string_view>
   switch (info.kind) {
     case RouteKind::kSingleKey:
     case RouteKind::kOneSlot: {
-      auto slot = RequestSlot(info, args);
-      if (!slot) return ReplyError(slot.error().message());
+      auto keyed = RequestKeyedSlot(info, args);
+      if (!keyed) return ReplyError(keyed.error().message());
+      const int slot = keyed->slot;
+      if (key_load_ != nullptr && slot >= 0) {
+        key_load_->Count(slot, args[keyed->first_key], info.read_only);
+      }
       // A keyless script may run long (until SCRIPT KILL): over this client's own connection,
       // so that the shard's shared one is not stuck behind it and others see -BUSY as on Redis.
-      const bool blocks = BlocksWithOption(info, args) || (*slot < 0 && info.keys.numkeys_at > 0);
-      return Forward(frame, *slot, blocks, blocks, !blocks && ReadsFromReplica(info, *slot));
+      const bool blocks = BlocksWithOption(info, args) || (slot < 0 && info.keys.numkeys_at > 0);
+      return Forward(frame, slot, blocks, blocks, !blocks && ReadsFromReplica(info, slot));
     }
     case RouteKind::kSplitBySlot: {
       auto split = SplitBySlot(info, args);
       if (!split) return ReplyError(split.error().message());
+      if (key_load_ != nullptr) CountSplit(*split, info, args);
       // One slot: the request goes out as the client wrote it.
       if (split->parts.size() == 1) {
         const int slot = split->parts[0].slot;
@@ -68,9 +75,12 @@ void Session::Dispatch(std::string_view frame, std::span<const std::string_view>
       return HandleLocal(args);
     case RouteKind::kBlocking: {
       if (info.name == "WAIT") return ForwardWait(frame, args);
-      auto slot = RequestSlot(info, args);
-      if (!slot) return ReplyError(slot.error().message());
-      return Forward(frame, *slot, /*pinned=*/true, /*may_block=*/true);
+      auto keyed = RequestKeyedSlot(info, args);
+      if (!keyed) return ReplyError(keyed.error().message());
+      if (key_load_ != nullptr && keyed->slot >= 0) {
+        key_load_->Count(keyed->slot, args[keyed->first_key], info.read_only);
+      }
+      return Forward(frame, keyed->slot, /*pinned=*/true, /*may_block=*/true);
     }
     case RouteKind::kFanOut:
       return ForwardFanOut(frame, args);
@@ -150,6 +160,19 @@ void Session::ForwardSplit(SplitRequest split, const CommandInfo& info) {
   // Before any part is routed: a part may be answered at once (an error).
   pending.assembly = SplitAssembly(std::move(split));
   for (SubRequest* request : parts) router_.Route(request);
+}
+
+void Session::CountSplit(const SplitRequest& split, const CommandInfo& info,
+                         std::span<const std::string_view> args) {
+  // SplitBySlot resolved these positions already; resolving them again is arithmetic only.
+  auto keys = ResolveKeys(info, args);
+  if (!keys) return;
+  for (const SubCommand& part : split.parts) {
+    key_load_->CountSlot(part.slot);
+    for (size_t index : part.key_order) {
+      key_load_->CountKey(args[keys->first + index * keys->step], info.read_only);
+    }
+  }
 }
 
 bool Session::ForwardToEveryPrimary(PendingReply& pending, std::string_view request, bool pinned) {

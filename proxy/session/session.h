@@ -115,6 +115,9 @@ class Session final : public ReplySink, public Subscriber {
   void Forward(std::string_view frame, int slot, bool pinned = false, bool may_block = false,
                bool read_only = false);
   void ForwardSplit(SplitRequest split, const CommandInfo& info);
+  // Counts a split command's parts and keys (key_load.h).
+  void CountSplit(const SplitRequest& split, const CommandInfo& info,
+                  std::span<const std::string_view> args);
   void ForwardFanOut(std::string_view frame, std::span<const std::string_view> args);
   void ForwardScan(std::span<const std::string_view> args);
   // Sends one request to every primary, part i to primary i; null when the map has none.
@@ -147,6 +150,7 @@ class Session final : public ReplySink, public Subscriber {
   void HandleClient(std::span<const std::string_view> args);
   void HandleCommandCommand(std::span<const std::string_view> args);
   void HandleInfo(std::span<const std::string_view> args);
+  void HandleProxy(std::span<const std::string_view> args);
   void HandleReset();
   bool CheckAuth(std::string_view user, std::string_view password);
 
@@ -164,6 +168,7 @@ class Session final : public ReplySink, public Subscriber {
   const int thread_;
   const ProxyOptions& options_;   // fixed for the proxy's life: read on every command
   ThreadMetrics* const metrics_;  // null without --metrics-port
+  KeyLoad* const key_load_;       // the worker's key and slot counters; null with --hot-keys 0
   // The command being handled, until a request for it takes it into its PendingReply.
   CommandStamp stamp_;
   std::string peer_;

@@ -1,8 +1,10 @@
 // The commands shardproxy answers itself: connection state (HELLO, AUTH, SELECT, CLIENT, RESET,
 // QUIT), PING/ECHO, COMMAND from the routing table, INFO about the proxy.
+#include "common/numbers.h"
 #include "common/resp.h"
 #include "proxy/merge/frames.h"
 #include "proxy/merge/reply_assembly.h"
+#include "proxy/services/key_load.h"
 #include "proxy/session/session.h"
 
 namespace shardctl::proxy {
@@ -109,7 +111,49 @@ void Session::HandleLocal(std::span<const std::string_view> args) {
   if (EqualsNoCase(name, "CLIENT")) return HandleClient(args);
   if (EqualsNoCase(name, "COMMAND")) return HandleCommandCommand(args);
   if (EqualsNoCase(name, "INFO")) return HandleInfo(args);
+  if (EqualsNoCase(name, "PROXY")) return HandleProxy(args);
   ReplyError(LookupCommand(name).UnsupportedError(name));
+}
+
+// PROXY HOTKEYS [COUNT n], PROXY SLOTS, PROXY HELP: the key and slot counts the workers
+// published (key_load.h), merged.
+void Session::HandleProxy(std::span<const std::string_view> args) {
+  if (args.size() < 2) return ReplyError(WrongArgCountError(args[0]));
+  const std::string_view sub = args[1];
+  if (EqualsNoCase(sub, "HELP") && args.size() == 2) {
+    constexpr std::string_view kHelp[] = {
+        "PROXY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "HOTKEYS [COUNT <count>]",
+        "    The hottest keys routed since the proxy started, hottest first: each",
+        "    [key, requests, reads, error] (error: of requests, how many may be another key's).",
+        "SLOTS",
+        "    Requests routed per slot since the proxy started: slot, requests, ... ascending.",
+        "HELP",
+        "    Print this help."};
+    std::string out;
+    AppendArrayHeader(out, std::size(kHelp));
+    for (std::string_view line : kHelp) out += "+" + std::string(line) + "\r\n";
+    return Reply(out);
+  }
+  const bool hotkeys = EqualsNoCase(sub, "HOTKEYS");
+  const bool slots = EqualsNoCase(sub, "SLOTS") && args.size() == 2;
+  if (!hotkeys && !slots) {
+    return ReplyError("ERR unknown subcommand '" + std::string(sub) + "'. Try PROXY HELP.");
+  }
+  const KeyLoadBoard* board = services_.key_load_board();
+  if (board == nullptr) {
+    return ReplyError("ERR key and slot counting is off (shardproxy --hot-keys 0)");
+  }
+  if (slots) return Reply(SlotsReply(board->Merged(0).slots));
+  size_t count = board->capacity();
+  if (args.size() == 4 && EqualsNoCase(args[2], "COUNT")) {
+    const auto given = common::ParseIntegerIn<int64_t>(args[3], 1, 1000000);
+    if (!given) return ReplyError("ERR COUNT must be a positive integer");
+    count = static_cast<size_t>(*given);
+  } else if (args.size() != 2) {
+    return ReplyError("ERR syntax error. Try PROXY HELP.");
+  }
+  Reply(HotKeysReply(board->Merged(count).keys));
 }
 
 // With users in --auth-file, the password must match. Without, like a Redis whose default user

@@ -1,7 +1,7 @@
 // The Grafana dashboard (packaging/grafana/shardctl.json) as a file: it parses, every panel has a
 // query on the dashboard's datasource variable and fits the 24-column grid, every variable a query
 // uses is defined, and every metric it reads is one the supervisor or shardproxy writes (found as
-// a string literal in their sources) or one of the names still being added (kPendingMetrics).
+// a string literal in their sources).
 // Whether the queries return data is tests/integration/dashboard_test.cc.
 #include <gtest/gtest.h>
 
@@ -68,7 +68,7 @@ TEST(DashboardTest, EveryVariableUsedIsDefined) {
   }
 }
 
-TEST(DashboardTest, EveryMetricReadIsWrittenByTheCodeOrPending) {
+TEST(DashboardTest, EveryMetricReadIsWrittenByTheCode) {
   const json dashboard = LoadDashboard();
   ASSERT_TRUE(dashboard.is_object());
   const std::string sources = ExporterSources();
@@ -81,8 +81,8 @@ TEST(DashboardTest, EveryMetricReadIsWrittenByTheCodeOrPending) {
   for (const std::string& name : read) {
     const bool written = sources.find('"' + name + '"') != std::string::npos ||
                          sources.find('"' + FamilyOf(name) + '"') != std::string::npos;
-    EXPECT_TRUE(written || kPendingMetrics.contains(FamilyOf(name)))
-        << name << ": no \"" << name << "\" in launcher/ or proxy/ (a typo, or a metric to add)";
+    EXPECT_TRUE(written) << name << ": no \"" << name
+                         << "\" in launcher/ or proxy/ (a typo, or a metric to add)";
   }
   // The panels the issue names are there: per shard, NUMA node, host, forks, moves, latency.
   for (const char* name :
@@ -103,10 +103,6 @@ TEST(DashboardTest, SubstitutesEveryVariableForm) {
   EXPECT_EQ(VariablesIn("${a:csv} $b [[c]] d"), (std::set<std::string>{"a", "b", "c"}));
   EXPECT_EQ(FamilyOf("shardproxy_command_duration_seconds_bucket"),
             "shardproxy_command_duration_seconds");
-  EXPECT_TRUE(ReadsOnlyPendingMetrics("topk(3, shardproxy_slot_requests_total{a=\"b\"})"));
-  EXPECT_FALSE(
-      ReadsOnlyPendingMetrics("shardproxy_slot_requests_total * on (shard) shardctl_shard_info"));
-  EXPECT_FALSE(ReadsOnlyPendingMetrics("vector(1)"));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "proxy/routing/routing.h"
 #include "proxy/routing/slot_map.h"
+#include "proxy/services/key_load.h"
 #include "proxy/services/services.h"
 #include "proxy/services/stats.h"
 #include "proxy/session/session.h"
@@ -79,6 +80,7 @@ class FakeRouter : public RequestRouter {
   void ReleasePinned(PinnedLink* link) override { released.push_back(link); }
   SubscriptionHub& subscriptions() override { return hub; }
   uint64_t NowMs() override { return now_ms; }
+  KeyLoad* key_load() override { return load.get(); }
 
   // The routed requests not yet answered, oldest first; the test takes them out.
   SubRequest* Take() {
@@ -93,6 +95,7 @@ class FakeRouter : public RequestRouter {
   std::vector<std::unique_ptr<FakeLink>> links;
   std::vector<PinnedLink*> released;
   FakeHub hub;
+  std::unique_ptr<KeyLoad> load;  // set before a Session is made to count its keys
   uint64_t now_ms = 1000;
   int made = 0;
   int freed = 0;
@@ -108,11 +111,13 @@ class FakeServices : public ProxyServices {
     return "# Proxy\r\nsection:" + std::string(section) + "\r\n";
   }
   std::string ServerVersion() const override { return "7.0.15"; }
+  KeyLoadBoard* key_load_board() override { return board.get(); }
 
   ProxyOptions proxy_options;
   AuthConfig users;
   ProxyStats counters;
   std::map<std::string, std::string> scripts;
+  std::unique_ptr<KeyLoadBoard> board;  // null: --hot-keys 0
 };
 
 class FakeClientLink : public ClientLink {
