@@ -1,5 +1,6 @@
 #include "launcher/cluster/key_copy.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -10,7 +11,9 @@
 #include <vector>
 
 #include "common/numbers.h"
+#include "common/resp.h"
 #include "common/slots.h"
+#include "launcher/cluster/frame_link.h"
 #include "launcher/cluster/redis_client.h"
 
 namespace shardctl::launcher {
@@ -92,25 +95,66 @@ bool Stopped(const KeyCopyOptions& options) {
   return options.stop != nullptr && options.stop->load();
 }
 
-// Walks the source's keyspace with one cursor into the queue.
-Status Scan(RedisConnection& source, BatchQueue& queue, const KeyCopyOptions& options) {
+// Walks the source's keyspace with one cursor into the queue. One SCAN asks for a batch for every
+// worker: the scanner's round trips then keep pace with the workers' instead of each worker
+// waiting for a SCAN of its own batch (the source answers one request per client and loop turn).
+Status Scan(RedisConnection& source, BatchQueue& queue, const KeyCopyOptions& options,
+            int workers) {
+  const size_t batch = static_cast<size_t>(std::max(1, options.batch));
+  const std::string count = std::to_string(batch * static_cast<size_t>(workers));
   std::string cursor = "0";
   do {
     if (Stopped(options)) return common::Ok();  // CopyKeys says how far it got
-    auto replies = source.PipelineLists({{"SCAN", cursor, "COUNT", std::to_string(options.batch)}});
+    auto replies = source.PipelineLists({{"SCAN", cursor, "COUNT", count}});
     if (!replies.ok()) return replies.error();
     auto& reply = replies->front();
     if (!reply.ok()) return reply.error().Context(source.address() + ": SCAN");
     if (reply->empty()) return Error(source.address() + ": SCAN: empty reply");
     cursor = reply->front();
-    std::vector<std::string> keys(std::make_move_iterator(reply->begin() + 1),
-                                  std::make_move_iterator(reply->end()));
-    if (!keys.empty() && !queue.Push(std::move(keys))) return common::Ok();
+    for (size_t at = 1; at < reply->size(); at += batch) {
+      const size_t end = std::min(reply->size(), at + batch);
+      std::vector<std::string> keys(std::make_move_iterator(reply->begin() + at),
+                                    std::make_move_iterator(reply->begin() + end));
+      if (!queue.Push(std::move(keys))) return common::Ok();
+    }
   } while (cursor != "0");
   return common::Ok();
 }
 
-// One worker's connections: the source, and each target primary once it is needed.
+// The requests a batch makes of the source and its owners, framed once (common/resp.h).
+void AppendRead(std::string& out, std::string_view command, std::string_view key) {
+  const std::string_view args[] = {command, key};
+  common::AppendCommand(out, args);
+}
+
+// SET key <value> [PX ttl]; `value` is the GET reply's frame, which is the argument's encoding.
+void AppendSet(std::string& out, std::string_view key, std::string_view value, int64_t ttl) {
+  common::AppendArrayHeader(out, ttl > 0 ? 5 : 3);
+  common::AppendBulk(out, "SET");
+  common::AppendBulk(out, key);
+  out += value;
+  if (ttl > 0) {
+    common::AppendBulk(out, "PX");
+    common::AppendBulk(out, std::to_string(ttl));
+  }
+}
+
+// RESTORE key ttl <payload> REPLACE; `payload` is the DUMP reply's frame.
+void AppendRestore(std::string& out, std::string_view key, std::string_view payload, int64_t ttl) {
+  common::AppendArrayHeader(out, 5);
+  common::AppendBulk(out, "RESTORE");
+  common::AppendBulk(out, key);
+  common::AppendBulk(out, std::to_string(ttl < 0 ? 0 : ttl));
+  out += payload;
+  common::AppendBulk(out, "REPLACE");
+}
+
+// Gone since the scan saw it (a GET of a missing key is nil and PTTL -2), or expiring this
+// millisecond (a TTL of 0 would mean none to SET and RESTORE).
+bool Vanished(int64_t ttl) { return ttl == -2 || ttl == 0; }
+
+// One worker's connections: the source, and each target primary once it is needed. Replies are
+// read as frames and values forwarded as the bytes they came in (frame_link.h).
 class CopyWorker {
  public:
   CopyWorker(const common::Endpoint& source, const common::SlotTable& target, CopyState& state)
@@ -118,8 +162,8 @@ class CopyWorker {
 
   Status Run(BatchQueue& queue) {
     const auto& options = state_.options;
-    auto source = RedisConnection::Connect(options.source_access, source_address_.host,
-                                           source_address_.port, options.timeout);
+    auto source = FrameLink::Connect(options.source_access, source_address_.host,
+                                     source_address_.port, options.timeout);
     if (!source.ok()) return source.error();
     source_.emplace(std::move(source).value());
     // One batch in flight on the primaries while the next one is read from the source.
@@ -136,28 +180,51 @@ class CopyWorker {
   }
 
  private:
-  Result<RedisConnection*> Owner(int slot) {
+  // The primary owning `slot`, connected on first use; its writes are queued in `pending_`.
+  Result<size_t> Owner(int slot) {
     const int primary = target_.PrimaryFor(slot);
     if (primary == common::SlotTable::kNoNode) {
       return Error("slot " + std::to_string(slot) + " has no owner in the cluster");
     }
-    auto found = targets_.find(primary);
-    if (found != targets_.end()) return &found->second;
+    auto found = owner_index_.find(primary);
+    if (found != owner_index_.end()) return found->second;
     const auto& node = target_.primaries()[static_cast<size_t>(primary)];
-    auto connection = RedisConnection::Connect(state_.options.target_access, node.host, node.port,
-                                               state_.options.timeout);
+    auto connection = FrameLink::Connect(state_.options.target_access, node.host, node.port,
+                                         state_.options.timeout);
     if (!connection.ok()) return connection.error();
-    return &targets_.emplace(primary, std::move(connection).value()).first->second;
+    owners_.push_back(std::move(connection).value());
+    pending_.emplace_back();
+    return owner_index_.emplace(primary, owners_.size() - 1).first->second;
   }
 
-  // One batch's RESTOREs, sent and not yet answered.
+  // One batch's writes, sent and not yet answered.
   struct InFlight {
     std::vector<std::string> keys;  // the batch (errors name its keys)
-    // Per owner, in the order sent: the indexes into `keys` of its RESTOREs.
-    std::map<RedisConnection*, std::vector<size_t>> sent;
+    // Per owner (index into owners_), in the order sent: the indexes into `keys` of its writes.
+    std::map<size_t, std::vector<size_t>> sent;
     uint64_t bytes = 0;
     uint64_t vanished = 0;
   };
+
+  // Queues the write of keys[i] with `value` (a GET or DUMP reply frame) for its owner.
+  Status Queue(InFlight& batch, size_t i, std::string_view value, int64_t ttl, bool typed) {
+    const std::string& key = batch.keys[i];
+    // Only a bulk string is a request argument as it stands (the connection speaks RESP2).
+    if (!value.starts_with('$')) {
+      return Error(source_->address() + ": " + (typed ? "DUMP " : "GET ") + key +
+                   ": unexpected reply " + std::string(value.substr(0, 20)));
+    }
+    auto owner = Owner(common::KeySlot(key));
+    if (!owner.ok()) return owner.error();
+    batch.bytes += BulkLength(value);
+    if (typed) {
+      AppendRestore(pending_[*owner], key, value, ttl);
+    } else {
+      AppendSet(pending_[*owner], key, value, ttl);
+    }
+    batch.sent[*owner].push_back(i);
+    return common::Ok();
+  }
 
   // Reads the batch's values and sends every owner its writes. A string (most keys, usually) is
   // read with GET and written with SET: DUMP would compress it with LZF on the source, which
@@ -165,74 +232,85 @@ class CopyWorker {
   // (GET answers WRONGTYPE) and RESTOREd.
   Result<InFlight> Send(std::vector<std::string> keys) {
     InFlight batch{.keys = std::move(keys)};
-    std::vector<Command> reads;
-    reads.reserve(batch.keys.size() * 2);
+    std::string reads;
     for (const auto& key : batch.keys) {
-      reads.push_back({"PTTL", key});
-      reads.push_back({"GET", key});
+      AppendRead(reads, "PTTL", key);
+      AppendRead(reads, "GET", key);
     }
-    auto values = source_->Pipeline(reads);
-    if (!values.ok()) return values.error();
-    std::vector<size_t> typed;  // keys that are not strings
-    std::vector<Command> dumps;
+    if (auto wrote = source_->Write(reads); !wrote.ok()) return wrote.error();
+    std::vector<size_t> typed;  // keys that are not strings, and their TTLs
+    std::vector<int64_t> typed_ttls;
     for (size_t i = 0; i < batch.keys.size(); ++i) {
-      auto& value = (*values)[2 * i + 1];
-      if (value.ok() || !value.error().message().starts_with("WRONGTYPE")) continue;
-      typed.push_back(i);
-      dumps.push_back({"DUMP", batch.keys[i]});
-    }
-    auto payloads = source_->Pipeline(dumps);
-    if (!payloads.ok()) return payloads.error();
-    for (size_t j = 0; j < typed.size(); ++j) (*values)[2 * typed[j] + 1] = (*payloads)[j];
-    std::vector<bool> is_typed(batch.keys.size(), false);
-    for (size_t i : typed) is_typed[i] = true;
-    std::map<RedisConnection*, std::vector<Command>> writes;  // in the scan's order
-    for (size_t i = 0; i < batch.keys.size(); ++i) {
-      const std::string& key = batch.keys[i];
-      auto& ttl = (*values)[2 * i];
-      auto& value = (*values)[2 * i + 1];
-      const char* read = is_typed[i] ? ": DUMP " : ": GET ";
-      if (!ttl.ok()) return ttl.error().Context(source_->address() + ": PTTL " + key);
-      if (!value.ok()) return value.error().Context(source_->address() + read + key);
-      const long long left = common::ParseInteger<long long>(*ttl).value_or(-2);
-      // Gone since the scan saw it (a string's GET of a missing key is "" too; PTTL tells), or
-      // expiring this millisecond (a TTL of 0 would mean none to SET and RESTORE).
-      if (left == -2 || left == 0 || (is_typed[i] && value->empty())) {
+      auto ttl = ReadTtl(batch.keys[i]);
+      if (!ttl.ok()) return ttl.error();
+      auto value = source_->Next();
+      if (!value.ok()) return value.error();
+      if (IsErrorFrame(*value) && value->starts_with("-WRONGTYPE")) {
+        typed.push_back(i);
+        typed_ttls.push_back(*ttl);
+      } else if (IsErrorFrame(*value)) {
+        return Error(source_->address() + ": GET " + batch.keys[i] + ": " + ErrorText(*value));
+      } else if (Vanished(*ttl) || IsNilFrame(*value)) {
         ++batch.vanished;
-        continue;
+      } else if (auto queued = Queue(batch, i, *value, *ttl, false); !queued.ok()) {
+        return queued.error();
       }
-      auto owner = Owner(common::KeySlot(key));
-      if (!owner.ok()) return owner.error();
-      batch.bytes += value->size();
-      if (!is_typed[i]) {
-        Command set = {"SET", key, std::move(*value)};
-        if (left > 0) set.insert(set.end(), {"PX", std::to_string(left)});
-        writes[*owner].push_back(std::move(set));
-      } else {
-        writes[*owner].push_back(
-            {"RESTORE", key, std::to_string(left < 0 ? 0 : left), std::move(*value), "REPLACE"});
-      }
-      batch.sent[*owner].push_back(i);
     }
+    if (auto dumped = Dump(batch, typed, typed_ttls); !dumped.ok()) return dumped.error();
     // Every owner gets its writes before any reply is read: the primaries work at once.
-    for (auto& [owner, commands] : writes) {
-      if (auto sent = owner->Send(commands); !sent.ok()) return sent.error();
+    for (const auto& [owner, indexes] : batch.sent) {
+      if (auto sent = owners_[owner].Write(pending_[owner]); !sent.ok()) return sent.error();
+      pending_[owner].clear();
     }
     return batch;
   }
 
-  // Reads the replies to a batch's RESTOREs.
+  Result<int64_t> ReadTtl(const std::string& key) {
+    auto frame = source_->Next();
+    if (!frame.ok()) return frame.error();
+    if (IsErrorFrame(*frame)) {
+      return Error(source_->address() + ": PTTL " + key + ": " + ErrorText(*frame));
+    }
+    auto ttl = FrameInteger(*frame);
+    if (!ttl) return Error(source_->address() + ": PTTL " + key + ": not a number");
+    return *ttl;
+  }
+
+  // DUMPs the keys that are not strings and queues their RESTOREs.
+  Status Dump(InFlight& batch, const std::vector<size_t>& typed, const std::vector<int64_t>& ttls) {
+    if (typed.empty()) return common::Ok();
+    std::string dumps;
+    for (size_t i : typed) AppendRead(dumps, "DUMP", batch.keys[i]);
+    if (auto wrote = source_->Write(dumps); !wrote.ok()) return wrote.error();
+    for (size_t j = 0; j < typed.size(); ++j) {
+      auto payload = source_->Next();
+      if (!payload.ok()) return payload.error();
+      const std::string& key = batch.keys[typed[j]];
+      if (IsErrorFrame(*payload)) {
+        return Error(source_->address() + ": DUMP " + key + ": " + ErrorText(*payload));
+      }
+      if (Vanished(ttls[j]) || IsNilFrame(*payload)) {
+        ++batch.vanished;
+      } else if (auto queued = Queue(batch, typed[j], *payload, ttls[j], true); !queued.ok()) {
+        return queued;
+      }
+    }
+    return common::Ok();
+  }
+
+  // Reads the replies to a batch's writes.
   Status Settle(const InFlight& batch) {
     uint64_t restored = 0;
     for (const auto& [owner, indexes] : batch.sent) {
-      auto replies = owner->Receive(indexes.size());
-      if (!replies.ok()) return replies.error();
-      for (size_t i = 0; i < replies->size(); ++i) {
-        if ((*replies)[i].ok()) continue;
-        return Error("copying " + batch.keys[indexes[i]] + " to " + owner->address() + ": " +
-                     RestoreAdvice((*replies)[i].error().message()));
+      FrameLink& link = owners_[owner];
+      for (size_t i : indexes) {
+        auto reply = link.Next();
+        if (!reply.ok()) return reply.error();
+        if (!IsErrorFrame(*reply)) continue;
+        return Error("copying " + batch.keys[i] + " to " + link.address() + ": " +
+                     RestoreAdvice(ErrorText(*reply)));
       }
-      restored += replies->size();
+      restored += indexes.size();
     }
     state_.Count(restored, batch.bytes, batch.vanished);
     return common::Ok();
@@ -254,8 +332,10 @@ class CopyWorker {
   common::Endpoint source_address_;
   const common::SlotTable& target_;
   CopyState& state_;
-  std::optional<RedisConnection> source_;
-  std::map<int, RedisConnection> targets_;
+  std::optional<FrameLink> source_;
+  std::map<int, size_t> owner_index_;  // primary (index in the slot table) → owners_
+  std::vector<FrameLink> owners_;
+  std::vector<std::string> pending_;  // per owner: writes framed, not yet sent
 };
 
 }  // namespace
@@ -278,7 +358,7 @@ Result<KeyCopyReport> CopyKeys(const common::Endpoint& source, const common::Slo
       }
     });
   }
-  if (auto scanned = Scan(*scanner, queue, options); !scanned.ok()) {
+  if (auto scanned = Scan(*scanner, queue, options, workers); !scanned.ok()) {
     state.Fail(scanned.error());
     queue.Close();
   }

@@ -100,7 +100,15 @@ int WriteEveryType(const std::vector<std::string>& cli_args, int per_type) {
              << "SADD set:" << n << " p q " << n << "\n"
              << "ZADD zset:" << n << " 1 one 2 two 3 " << n << "\n"
              << "XADD stream:" << n << " * field " << n << "\n"
-             << "PFADD hll:" << n << " a b c " << n << "\n"
+             << "XADD stream:" << n << " * other " << n << "\n";
+      // A consumer group with an entry delivered and not acknowledged: DUMP carries the group,
+      // its consumer and the pending entry, so a copy must keep them too.
+      if (i % 10 == 0) {
+        script << "XGROUP CREATE stream:" << n << " readers 0\n"
+               << "XREADGROUP GROUP readers reader-" << n << " COUNT 1 STREAMS stream:" << n
+               << " >\n";
+      }
+      script << "PFADD hll:" << n << " a b c " << n << "\n"
              << "SET ttl:" << n << " expiring PX " << 3600000 + i << "\n";
       keys += 8;
     }
