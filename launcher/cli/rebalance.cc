@@ -177,7 +177,8 @@ std::string LoadText(const LoadView& load) {
 json ReadMostlyJson(const std::vector<ProxyHotKey>& keys) {
   json list = json::array();
   for (const auto& key : keys) {
-    list.push_back({{"key", key.key}, {"requests", key.requests}, {"reads", key.reads}});
+    list.push_back(
+        {{"key", key.key}, {"requests", key.requests}, {"reads", key.reads}, {"error", key.error}});
   }
   return list;
 }

