@@ -203,8 +203,10 @@ std::string ProxyServer::InfoText(std::string_view section) const {
   const bool all =
       section.empty() || section == "all" || section == "everything" || section == "default";
   using Appender = void (ProxyServer::*)(std::string&) const;
-  // hotkeys: only when asked for, or with all/everything (as Redis' commandstats).
+  // hotkeys: only when asked for (INFO hotkeys, or INFO proxy: the proxy's own view), or with
+  // all/everything (as Redis' commandstats); not in the default INFO.
   const bool every = section == "all" || section == "everything";
+  const bool proxy_asked = section == "proxy";
   struct Section {
     std::string_view name;
     Appender append;
@@ -217,7 +219,8 @@ std::string ProxyServer::InfoText(std::string_view section) const {
                                    {"hotkeys", &ProxyServer::AppendHotKeysInfo, false}};
   std::string out;
   for (const auto& [name, append, in_default] : kSections) {
-    if (section != name && !(in_default ? all : every)) continue;
+    const bool with_proxy = proxy_asked && name == "hotkeys";
+    if (section != name && !with_proxy && !(in_default ? all : every)) continue;
     if (!out.empty()) out += "\r\n";  // a blank line between sections, none after the last
     (this->*append)(out);
   }

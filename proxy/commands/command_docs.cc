@@ -205,7 +205,7 @@ std::string HotKeysText() {
          "- `PROXY SLOTS`: `slot, requests, slot, requests, ...` for every slot with requests, "
          "ascending.\n"
          "- `PROXY HELP`: these lines.\n"
-         "- `INFO hotkeys` (also in `INFO all`, not in the default `INFO`): `hotkeys_tracked`,\n"
+         "- `INFO hotkeys` (also in `INFO proxy` and `INFO all`, not in the default `INFO`):\n  `hotkeys_tracked`,\n"
          "  `hotkeys_requests` (keys counted), then "
          "`hotkey<i>:key=<k>,requests=<n>,reads=<n>,error=<n>`,\n"
          "  with bytes outside printable ASCII and `\\ , = \"` and space written as `\\xHH`.\n"

@@ -100,6 +100,14 @@ TEST_F(ProxyHotKeysTest, FindsTheGeneratorsHotKeysAndCountsEverySlotRequest) {
   ASSERT_TRUE(info);
   EXPECT_NE(info->text.find("hotkeys_requests:" + std::to_string(kRequests)), std::string::npos)
       << info->text;
+  // INFO proxy carries them too (the proxy's own view); the default INFO does not.
+  auto proxy_info = QueryRedis(proxy_port(), {"INFO", "proxy"});
+  ASSERT_TRUE(proxy_info);
+  EXPECT_NE(proxy_info->text.find("# Proxy"), std::string::npos) << proxy_info->text;
+  EXPECT_NE(proxy_info->text.find("hotkey0:key="), std::string::npos) << proxy_info->text;
+  auto plain_info = QueryRedis(proxy_port(), {"INFO"});
+  ASSERT_TRUE(plain_info);
+  EXPECT_EQ(plain_info->text.find("hotkeys_requests:"), std::string::npos) << plain_info->text;
   auto unknown = QueryRedis(proxy_port(), {"PROXY", "NOPE"});
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->text, "ERR unknown subcommand 'NOPE'. Try PROXY HELP.");
