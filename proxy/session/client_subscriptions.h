@@ -33,6 +33,12 @@ class ClientSubscriptions {
 
   // True with no subscription at all (RESP2 clients leave subscribed mode).
   bool empty() const { return channels_.empty() && patterns_.empty() && shard_channels_.empty(); }
+  // How many names of `kind` this client is subscribed to (CLIENT LIST's sub, psub, ssub).
+  size_t names(SubscriptionKind kind) const {
+    return kind == SubscriptionKind::kChannel   ? channels_.size()
+           : kind == SubscriptionKind::kPattern ? patterns_.size()
+                                                : shard_channels_.size();
+  }
 
  private:
   std::set<std::string>& Names(SubscriptionKind kind);

@@ -268,7 +268,7 @@ PinnedLink* Session::PinnedLinkFor(const SubRequest& request, const std::string&
 
 void Session::Reply(std::string_view bytes, bool close_after) {
   if (close_after) last_reply_queued_ = true;
-  if (replies_.empty() && !close_after) {
+  if (replies_.empty() && !close_after && !replies_.silencing()) {
     out_ += bytes;
     link_.OutputReady();
     return;

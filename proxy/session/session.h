@@ -66,6 +66,8 @@ class Session final : public ReplySink, public Subscriber {
 
   // "ip:port" of the client, for CLIENT INFO.
   void set_peer(std::string peer) { peer_ = std::move(peer); }
+  // "ip:port" the client connected to, for CLIENT LIST's laddr.
+  void set_local(std::string local) { local_ = std::move(local); }
 
   // One complete request: `frame` as the client sent it, `args` its arguments (non-empty).
   void HandleCommand(std::string_view frame, std::span<const std::string_view> args);
@@ -147,7 +149,15 @@ class Session final : public ReplySink, public Subscriber {
   // Local commands (session_local.cc).
   void HandleLocal(std::span<const std::string_view> args);
   void HandleHello(std::span<const std::string_view> args);
+  // CLIENT and its subcommands (session_client.cc).
   void HandleClient(std::span<const std::string_view> args);
+  void HandleClientList(std::span<const std::string_view> args);
+  void HandleClientKill(std::span<const std::string_view> args);
+  void HandleClientPause(std::span<const std::string_view> args);
+  void HandleClientReply(std::span<const std::string_view> args);
+  std::string ClientInfoLine(std::span<const std::string_view> args) const;
+  // Redis' rule for client names (SETNAME, HELLO SETNAME): printable ASCII without spaces.
+  static bool ValidClientName(std::string_view name);
   void HandleCommandCommand(std::span<const std::string_view> args);
   void HandleInfo(std::span<const std::string_view> args);
   void HandleProxy(std::span<const std::string_view> args);
@@ -172,6 +182,7 @@ class Session final : public ReplySink, public Subscriber {
   // The command being handled, until a request for it takes it into its PendingReply.
   CommandStamp stamp_;
   std::string peer_;
+  std::string local_;
   std::string out_;
   ReplyQueue replies_;
   SlotSequencer sequencer_;
