@@ -185,14 +185,19 @@ std::string MergeInfo(std::span<const std::string_view> shard_texts,
   InfoSection per_shard{"Shards", {}};
   bool keyspace = false;
   for (size_t i = 0; i < shard_texts.size(); ++i) {
+    const std::string name = "shard" + std::to_string(i);
+    const std::string addr = "addr=" + (i < shards.size() ? shards[i] : std::string("?"));
+    if (shard_texts[i].starts_with('-')) {  // its error reply: named, not counted
+      const std::string_view error = shard_texts[i].substr(0, shard_texts[i].find('\r'));
+      per_shard.fields.emplace_back(name, addr + ",error=" + std::string(error));
+      continue;
+    }
     const std::vector<InfoSection> sections = ParseInfo(shard_texts[i]);
     for (const InfoSection& section : sections) {
       keyspace = keyspace || SameName(section.name, "keyspace");
       AddSection(merged, section);
     }
-    per_shard.fields.emplace_back(
-        "shard" + std::to_string(i),
-        "addr=" + (i < shards.size() ? shards[i] : std::string("?")) + "," + ShardCounts(sections));
+    per_shard.fields.emplace_back(name, addr + "," + ShardCounts(sections));
   }
   for (const InfoSection& own : ParseInfo(own_text)) Overlay(merged, own);
   if (keyspace) merged.push_back(std::move(per_shard));
@@ -221,16 +226,16 @@ class Info final : public ReplyAssembly {
 
  private:
   std::string Assemble(std::span<const std::string_view> replies) override {
+    // A shard that failed is named with its error; the others still describe the cluster.
     std::vector<std::string_view> texts;
-    std::vector<std::string> names;
-    for (size_t i = 0; i < replies.size(); ++i) {
-      std::optional<std::string_view> text = InfoText(replies[i]);
-      if (!text) continue;  // a shard that failed: the others still describe the cluster
-      texts.push_back(*text);
-      names.push_back(shard_names_[i]);
+    bool any = false;
+    for (std::string_view reply : replies) {
+      std::optional<std::string_view> text = InfoText(reply);
+      any = any || text.has_value();
+      texts.push_back(text ? *text : reply.substr(0, reply[0] == '-' ? reply.size() : 0));
     }
-    if (texts.empty()) return std::string(replies[0]);
-    return InfoFrame(MergeInfo(texts, names, own_text_), protocol_);
+    if (!any) return std::string(replies[0]);
+    return InfoFrame(MergeInfo(texts, shard_names_, own_text_), protocol_);
   }
   std::string own_text_;
   std::vector<std::string> shard_names_;

@@ -38,7 +38,8 @@ std::vector<InfoSection> ParseInfo(std::string_view text);
 std::string RenderInfo(std::span<const InfoSection> sections);
 
 // The merged INFO text from each shard's INFO text (`shards[i]` names shard_texts[i], for the
-// "# Shards" section) and the proxy's own sections (`own_text`, may be empty).
+// "# Shards" section) and the proxy's own sections (`own_text`, may be empty). A shard's text
+// that is its error reply ("-ERR ...") is named in "# Shards" and counts for nothing.
 std::string MergeInfo(std::span<const std::string_view> shard_texts,
                       std::span<const std::string> shards, std::string_view own_text);
 

@@ -367,7 +367,7 @@ TEST_F(SessionTest, InfoAddsTheClustersKeyspaceToTheProxysSections) {
   Send({"INFO"});
   SubRequest* first = Routed();
   SubRequest* second = Routed();
-  EXPECT_EQ(first->request, Frame({"INFO", "keyspace"}));
+  EXPECT_EQ(first->request, Frame({"INFO"}));  // each shard's default sections
   Answer(first, Bulk("# Keyspace\r\ndb0:keys=2,expires=0,avg_ttl=0\r\n"));
   Answer(second, Bulk("# Keyspace\r\ndb0:keys=3,expires=1,avg_ttl=0\r\n"));
   const std::string info = Output();
@@ -386,6 +386,67 @@ TEST_F(SessionTest, ReadsGoToReplicasWhenAskedExceptRightAfterTheClientWroteTheS
   router_.now_ms += 1500;
   Send({"GET", "a"});
   EXPECT_TRUE(Routed()->mode.read_only);
+}
+
+TEST_F(SessionTest, ClientReplyOffAndSkipSilenceRepliesTheClientWouldHaveGot) {
+  Send({"CLIENT", "REPLY", "OFF"});
+  Send({"PING", "silenced"});
+  Send({"GET", "a"});
+  Answer(Routed(), "$2\r\nva\r\n");
+  Send({"CLIENT", "REPLY", "ON"});
+  EXPECT_EQ(Output(), "+OK\r\n");
+  Send({"CLIENT", "REPLY", "SKIP"});
+  Send({"GET", "b"});
+  Send({"PING", "shown"});
+  Answer(Routed(), "$2\r\nvb\r\n");
+  EXPECT_EQ(Output(), Bulk("shown"));
+  EXPECT_EQ(session_.inflight(), 0u);
+}
+
+TEST_F(SessionTest, ClientPauseAndUnpauseGoToEveryPrimary) {
+  Send({"CLIENT", "PAUSE", "100", "WRITE"});
+  SubRequest* first = Routed();
+  SubRequest* second = Routed();
+  EXPECT_EQ(first->request, Frame({"CLIENT", "PAUSE", "100", "WRITE"}));
+  EXPECT_NE(first->port, second->port);
+  Answer(first, "+OK\r\n");
+  Answer(second, "+OK\r\n");
+  EXPECT_EQ(Output(), "+OK\r\n");
+  Send({"CLIENT", "PAUSE"});
+  EXPECT_EQ(Output(), "-ERR wrong number of arguments for 'client|pause' command\r\n");
+}
+
+TEST_F(SessionTest, ClientListAndKillSpeakAboutThisClient) {
+  Send({"CLIENT", "LIST", "ID", "8"});
+  EXPECT_EQ(Output(), Bulk(""));
+  Send({"CLIENT", "INFO"});
+  const std::string info = Output();
+  EXPECT_NE(info.find("id=7 addr=127.0.0.1:50000 "), std::string::npos) << info;
+  EXPECT_NE(info.find(" flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=26 "), std::string::npos)
+      << info;
+  EXPECT_NE(info.find(" cmd=client|info user=default redir=-1 resp=2"), std::string::npos) << info;
+  Send({"CLIENT", "KILL", "ID", "0"});
+  EXPECT_EQ(Output(), "-ERR client-id should be greater than 0\r\n");
+  Send({"CLIENT", "KILL", "TYPE", "nope"});
+  EXPECT_EQ(Output(), "-ERR Unknown client type 'nope'\r\n");
+  Send({"CLIENT", "KILL", "ID", "7"});  // SKIPME yes by default
+  EXPECT_EQ(Output(), ":0\r\n");
+  EXPECT_FALSE(session_.close_after_output());
+  Send({"CLIENT", "KILL", "ID", "7", "SKIPME", "no"});
+  EXPECT_EQ(Output(), ":1\r\n");
+  EXPECT_TRUE(session_.close_after_output());
+}
+
+TEST_F(SessionTest, InfoIsEveryPrimarysOwnMerged) {
+  Send({"INFO", "commandstats"});
+  SubRequest* first = Routed();
+  SubRequest* second = Routed();
+  EXPECT_EQ(first->request, Frame({"INFO", "commandstats"}));
+  Answer(first, Bulk("# Commandstats\r\ncmdstat_set:calls=2,usec=4,usec_per_call=2.00\r\n"));
+  Answer(second, Bulk("# Commandstats\r\ncmdstat_set:calls=1,usec=5,usec_per_call=5.00\r\n"));
+  // The fake proxy's own section follows the shards'.
+  EXPECT_EQ(Output(), Bulk("# Commandstats\r\ncmdstat_set:calls=3,usec=9,usec_per_call=3.00\r\n"
+                           "\r\n# Proxy\r\nsection:commandstats\r\n"));
 }
 
 }  // namespace
