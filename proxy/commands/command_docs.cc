@@ -225,9 +225,15 @@ std::string LocalSection(const CommandGroups& groups) {
          "one batch to that slot's primary; `WATCH` (keys in one slot, the transaction's) pins a\n"
          "connection to that slot's primary for WATCH, the slot's commands and EXEC; if that\n"
          "connection fails or the slot moves, `EXEC` answers null (aborted) as for a changed key;\n"
-         "`CLIENT` ID, GETNAME, SETNAME, SETINFO, INFO, LIST; `COMMAND` (COUNT, INFO, LIST, "
-         "DOCS,\nGETKEYS); `INFO` with a `proxy` section and the keyspace summed over every "
-         "primary.\n\n" +
+         "`CLIENT` ID, GETNAME, SETNAME, SETINFO, INFO, LIST, KILL, REPLY, NO-EVICT, GETREDIR "
+         "about the\nclient itself (LIST and KILL see only the calling client), `CLIENT "
+         "PAUSE`/`UNPAUSE` on every\nprimary; `COMMAND GETKEYS` from the table, the rest of "
+         "`COMMAND` (COUNT, INFO, DOCS, LIST,\nGETKEYSANDFLAGS) answered by any shard: it "
+         "describes the engine; `INFO [section ...]`: every\nprimary's own INFO for those "
+         "sections, counting sections (clients, stats, memory, cpu,\ncommandstats, "
+         "errorstats, keyspace) summed, the others the first shard's, with the proxy's "
+         "own\nfigures over them (connected_clients, tcp_port, ...) and its `# Proxy` section; "
+         "`# Shards` lists\neach primary's keys.\n\n" +
          HotKeysText();
 }
 
@@ -263,6 +269,7 @@ std::string RenderCommandDocs() {
   out += PubSubSection(groups);
   out += LocalSection(groups);
   out += UnsupportedSection(groups);
+  out += SuiteFailuresClients();
   return out;
 }
 

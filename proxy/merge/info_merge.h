@@ -9,7 +9,8 @@
 // their integer fields, also inside "a=1,b=2" lists (db0:keys=..., cmdstat_*); anything else
 // (server, replication, persistence, ...) is the first answering shard's. Fields only some shards
 // have (a command only one shard ran) are kept. The proxy's sections then overlay what they
-// share (connected_clients, blocked_clients, tcp_port are the proxy's) and add the rest
+// share (connected_clients, maxclients, tcp_port are the proxy's; blocked_clients is the
+// shards', which counts a request paused there too) and add the rest
 // (# Proxy, # Hotkeys). With a keyspace section, "# Shards" follows with each primary's counts.
 #pragma once
 

@@ -32,6 +32,7 @@ class ReplyQueue {
   }
   // From the next Push() on (CLIENT REPLY ON|OFF|SKIP).
   void set_mode(Mode mode) { mode_ = mode; }
+  Mode mode() const { return mode_; }
   // Replies are being dropped: a reply made now must take a PendingReply (Push()) to be dropped.
   bool silencing() const { return mode_ != Mode::kOn; }
   // `pending`'s reply is `bytes`: every ready reply at the front is appended to `out`.

@@ -249,7 +249,9 @@ void Session::HandleInfo(std::span<const std::string_view> args) {
   pending.assembly = InfoAssembly(std::move(own), std::move(shard_names), protocol_);
   std::string request;
   common::AppendCommand(request, args);
-  ForwardToEveryPrimary(pending, request);
+  // Over this client's own connections: a shared one may be held up behind a paused write
+  // (CLIENT PAUSE), which is exactly when clients poll INFO's blocked_clients.
+  ForwardToEveryPrimary(pending, request, /*pinned=*/true);
 }
 
 }  // namespace shardctl::proxy

@@ -40,8 +40,15 @@ void Session::HandlePubSub(std::span<const std::string_view> args, const Command
                                                         : SubscriptionKind::kChannel;
   const std::string command = LowerCase(name);
   const std::span<const std::string_view> names = args.subspan(1);
-  Reply(subscribe ? subscriptions_->Subscribe(kind, command, names, protocol_)
-                  : subscriptions_->Unsubscribe(kind, command, names, protocol_));
+  const std::string reply = subscribe
+                                ? subscriptions_->Subscribe(kind, command, names, protocol_)
+                                : subscriptions_->Unsubscribe(kind, command, names, protocol_);
+  // Redis writes (un)subscribe confirmations as it writes messages, whatever CLIENT REPLY says;
+  // a SKIP is used up by this command all the same.
+  const ReplyQueue::Mode mode = replies_.mode();
+  replies_.set_mode(ReplyQueue::Mode::kOn);
+  Reply(reply);
+  replies_.set_mode(mode == ReplyQueue::Mode::kOff ? mode : ReplyQueue::Mode::kOn);
 }
 
 }  // namespace shardctl::proxy

@@ -293,6 +293,16 @@ TEST_F(SessionTest, SubscribeCountsAndResp2SubscribedMode) {
   EXPECT_EQ(router_.hub.Count(SubscriptionKind::kChannel, "sport"), 0u);
 }
 
+TEST_F(SessionTest, SubscribeConfirmationsAreWrittenWithClientReplyOff) {
+  Send({"CLIENT", "REPLY", "OFF"});
+  Send({"SUBSCRIBE", "news"});
+  EXPECT_EQ(Output(), "*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n");
+  Send({"PING"});
+  EXPECT_EQ(Output(), "") << "replies other than pub/sub's stay off";
+  Send({"UNSUBSCRIBE"});
+  EXPECT_EQ(Output(), "*3\r\n$11\r\nunsubscribe\r\n$4\r\nnews\r\n:0\r\n");
+}
+
 TEST_F(SessionTest, ASlowSubscriberIsDisconnected) {
   services_.proxy_options.pubsub_buffer_limit = 10;
   Send({"SUBSCRIBE", "news"});
