@@ -124,6 +124,42 @@ TEST_F(ProxyPubSubTest, PatternsAndResp2SubscribedMode) {
       5s));
 }
 
+// Each node publishes the events of its own keys to its own subscribers only: the proxy hears
+// them on every primary and hands each to the client's pattern or channel once.
+TEST_F(ProxyPubSubTest, KeyspaceNotificationsReachSubscribersFromEveryShard) {
+  Start();
+  ASSERT_EQ(IntegerOf(QueryRedis(proxy_port(), {"DBSIZE"})), 0);
+  ASSERT_EQ(TextOf(QueryRedis(proxy_port(), {"CONFIG", "SET", "notify-keyspace-events", "KEA"})),
+            "OK");
+  auto patterns = Connect();
+  auto channel = Connect();
+  ASSERT_TRUE(patterns && channel);
+  ASSERT_TRUE(patterns->Command({"PSUBSCRIBE", "__keyspace@0__:*"}));
+  ASSERT_TRUE(channel->Command({"SUBSCRIBE", "__keyevent@0__:set"}));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (int shard = 0; shard < 3; ++shard) {
+          if (IntegerOf(QueryRedis(shard_port(shard), {"PUBSUB", "NUMPAT"})) < 2) return false;
+        }
+        return true;
+      },
+      5s))
+      << "every primary has the proxy's event subscription";
+  std::vector<std::string> keys;
+  for (int shard = 0; shard < 3; ++shard) keys.push_back(KeyOn(shard_port(shard), "event"));
+  keys.push_back(keys[0]);  // again: a duplicate of an earlier event would come first
+  for (const std::string& key : keys) {
+    ASSERT_EQ(TextOf(QueryRedis(proxy_port(), {"SET", key, "v"})), "OK");
+    EXPECT_EQ(NextPush(*patterns),
+              (Push{"pmessage", "__keyspace@0__:*", "__keyspace@0__:" + key, "set"}));
+    EXPECT_EQ(NextPush(*channel), (Push{"message", "__keyevent@0__:set", key}));
+  }
+  EXPECT_EQ(IntegerOf(QueryRedis(proxy_port(), {"DEL", keys[0], keys[1], keys[2]})), 3);
+  EXPECT_EQ(IntegerOf(QueryRedis(proxy_port(), {"DBSIZE"})), 0);
+  EXPECT_EQ(TextOf(QueryRedis(proxy_port(), {"CONFIG", "SET", "notify-keyspace-events", ""})),
+            "OK");
+}
+
 TEST_F(ProxyPubSubTest, ShardChannelsFollowTheirSlotToItsNewOwner) {
   Start();
   const std::string channel = KeyOn(shard_port(0), "orders:");
