@@ -170,7 +170,9 @@ void Session::HandleClientPause(std::span<const std::string_view> args) {
   pending.assembly = FanOutAssembly(FanOutMerge::kAllOk, shards);
   std::string request;
   common::AppendCommand(request, args);
-  ForwardToEveryPrimary(pending, request);
+  // Over this client's own connections: UNPAUSE must not wait on a shared connection behind a
+  // write the pause holds.
+  ForwardToEveryPrimary(pending, request, /*pinned=*/true);
 }
 
 // CLIENT REPLY ON|OFF|SKIP: OFF and SKIP are not answered themselves (as in Redis); SKIP drops

@@ -61,7 +61,11 @@ TEST_F(ProxyIntrospectionTest, InfoCommandstatsAndErrorstatsAddUpEveryShard) {
   // Several sections at once, each once; the proxy's own figures overlay the shards'.
   const std::string several = TextOf(Proxy({"INFO", "cpu", "clients", "keyspace"}));
   EXPECT_NE(several.find("used_cpu_user:"), std::string::npos) << several;
-  EXPECT_NE(several.find("connected_clients:1\r\n"), std::string::npos) << several;
+  // The proxy's clients: this one, and the previous call's if the proxy has not seen it close
+  // yet (the shards' own count, several connections each, would be larger).
+  const size_t clients = several.find("connected_clients:");
+  ASSERT_NE(clients, std::string::npos) << several;
+  EXPECT_LE(std::stoll(several.substr(clients + 18)), 2) << several;
   EXPECT_NE(several.find("db0:keys=" + std::to_string(kShards) + ","), std::string::npos);
   EXPECT_EQ(IntegerOf(Proxy({"DEL", keys[0], keys[1], keys[2]})), kShards);
   EXPECT_EQ(Keys(), 0);
@@ -112,8 +116,14 @@ TEST_F(ProxyIntrospectionTest, ClientPauseWritePausesEveryPrimaryUntilUnpause) {
     auto write = direct->Command({"SET", paused.back(), "1"});
     EXPECT_FALSE(write) << "shard " << shard << " was not paused: " << TextOf(write);
   }
-  ASSERT_EQ(TextOf(Proxy({"CLIENT", "UNPAUSE"})), "OK");
+  // A write through the proxy waits too, on a connection UNPAUSE must not queue behind.
   const std::vector<std::string> keys = KeyPerShard();
+  RawConnection writer(proxy_port());
+  ASSERT_TRUE(writer.connected());
+  ASSERT_TRUE(writer.Send("SET " + keys[1] + " 1\r\n"));
+  EXPECT_EQ(writer.ReadUntil(5, 300ms), "");
+  ASSERT_EQ(TextOf(Proxy({"CLIENT", "UNPAUSE"})), "OK");
+  EXPECT_EQ(writer.ReadUntil(5, 5s), "+OK\r\n");
   for (const std::string& key : keys) EXPECT_EQ(TextOf(Proxy({"SET", key, "1"})), "OK");
   EXPECT_EQ(IntegerOf(Proxy({"DEL", keys[0], keys[1], keys[2]})), kShards);
   // A paused SET may still have run once its shard resumed: whatever it left goes.

@@ -418,6 +418,7 @@ TEST_F(SessionTest, ClientPauseAndUnpauseGoToEveryPrimary) {
   SubRequest* first = Routed();
   SubRequest* second = Routed();
   EXPECT_EQ(first->request, Frame({"CLIENT", "PAUSE", "100", "WRITE"}));
+  EXPECT_TRUE(first->mode.pinned) << "not behind a paused write on a shared connection";
   EXPECT_NE(first->port, second->port);
   Answer(first, "+OK\r\n");
   Answer(second, "+OK\r\n");
@@ -452,6 +453,7 @@ TEST_F(SessionTest, InfoIsEveryPrimarysOwnMerged) {
   SubRequest* first = Routed();
   SubRequest* second = Routed();
   EXPECT_EQ(first->request, Frame({"INFO", "commandstats"}));
+  EXPECT_TRUE(first->mode.pinned);
   Answer(first, Bulk("# Commandstats\r\ncmdstat_set:calls=2,usec=4,usec_per_call=2.00\r\n"));
   Answer(second, Bulk("# Commandstats\r\ncmdstat_set:calls=1,usec=5,usec_per_call=5.00\r\n"));
   // The fake proxy's own section follows the shards'.
