@@ -229,6 +229,7 @@ void PubSubHub::OnPush(SubscriberLink* link, std::string_view frame) {
     if (kind == "pmessage" && push->elements.size() >= 4) {
       DeliverKeyspaceEvent(push->elements[2].text, push->elements[3].text);
     }
+    if (kind == "psubscribe") Confirmed(link, /*closed=*/false);
     return;
   }
   // With event links, keyspace events come from them only (each exactly once).
@@ -270,6 +271,7 @@ void PubSubHub::OnLinkClosed(SubscriberLink* link) {
   for (auto it = event_links_.begin(); it != event_links_.end();) {
     it = it->second == link ? event_links_.erase(it) : std::next(it);
   }
+  Confirmed(link, /*closed=*/true);
   UnplaceChannelsOn(link);
   if (shut_down_) return;
   owner_.RequestMapRefresh();
@@ -344,7 +346,27 @@ void PubSubHub::EnsureEventLinks() {
     if (link != nullptr && !link->closing()) continue;
     link = new SubscriberLink(*this, owner_, node.host, node.port);
     link->Send(Command("PSUBSCRIBE", {"__keyspace@*", "__keyevent@*"}));
+    unconfirmed_[link] = 2;
   }
+}
+
+bool PubSubHub::AwaitReady(Subscriber* subscriber) {
+  if (unconfirmed_.empty()) return true;
+  waiting_.push_back(subscriber);
+  return false;
+}
+
+void PubSubHub::Forget(Subscriber* subscriber) { std::erase(waiting_, subscriber); }
+
+void PubSubHub::Confirmed(SubscriberLink* link, bool closed) {
+  auto found = unconfirmed_.find(link);
+  if (found == unconfirmed_.end()) return;
+  // A link that failed will not confirm: its subscribers are not kept waiting for it.
+  if (closed || --found->second == 0) unconfirmed_.erase(found);
+  if (!unconfirmed_.empty()) return;
+  std::vector<Subscriber*> ready;
+  ready.swap(waiting_);
+  for (Subscriber* subscriber : ready) subscriber->SubscriptionsReady();
 }
 
 bool PubSubHub::IsEventLink(const SubscriberLink* link) const {

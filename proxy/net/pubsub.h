@@ -47,6 +47,9 @@ class PubSubHub final : public SubscriptionHub {
   // SubscriptionHub.
   void Subscribe(SubscriptionKind kind, const std::string& name, Subscriber* subscriber) override;
   void Unsubscribe(SubscriptionKind kind, const std::string& name, Subscriber* subscriber) override;
+  // Only the event links make a subscriber wait: they are opened by the subscription itself.
+  bool AwaitReady(Subscriber* subscriber) override;
+  void Forget(Subscriber* subscriber) override;
 
   // From a link (pubsub.cc).
   void OnPush(SubscriberLink* link, std::string_view frame);
@@ -75,6 +78,8 @@ class PubSubHub final : public SubscriptionHub {
   void EnsureEventLinks();
   bool IsEventLink(const SubscriberLink* link) const;
   void DeliverKeyspaceEvent(std::string_view channel, std::string_view payload);
+  // One event link confirmed a subscription or went away: waiting subscribers may be ready.
+  void Confirmed(SubscriberLink* link, bool closed);
 
   BackendHost& owner_;
   RequestRouter& router_;
@@ -88,7 +93,9 @@ class PubSubHub final : public SubscriptionHub {
   std::set<std::string> unplaced_;                      // shard channels to place again
   std::map<std::string, SubscriberLink*> event_links_;  // BackendKey() -> its event link
   size_t keyspace_names_ = 0;  // subscribed names a keyspace notification could reach
-  size_t classic_node_ = 0;    // which primary the classic link uses; moves on after a failure
+  std::map<SubscriberLink*, int> unconfirmed_;  // event link -> its PSUBSCRIBEs not yet confirmed
+  std::vector<Subscriber*> waiting_;            // AwaitReady() said no to these
+  size_t classic_node_ = 0;  // which primary the classic link uses; moves on after a failure
 };
 
 }  // namespace shardctl::proxy

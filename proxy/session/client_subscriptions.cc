@@ -51,6 +51,7 @@ std::string ClientSubscriptions::Unsubscribe(SubscriptionKind kind, std::string_
 }
 
 void ClientSubscriptions::Clear() {
+  hub_.Forget(self_);
   for (SubscriptionKind kind :
        {SubscriptionKind::kChannel, SubscriptionKind::kPattern, SubscriptionKind::kShardChannel}) {
     for (const std::string& name : Names(kind)) hub_.Unsubscribe(kind, name, self_);

@@ -331,7 +331,8 @@ void Session::Close() {
   barrier_pending_ = nullptr;
   for (SubRequest* request : sequencer_.TakeAllHeld()) Discard(request);
   pinned_.ReleaseAll();
-  subscriptions_.reset();  // unsubscribes everything at the hub
+  held_subscribes_.clear();  // their replies went with replies_
+  subscriptions_.reset();    // unsubscribes everything at the hub
 }
 
 }  // namespace shardctl::proxy

@@ -105,6 +105,7 @@ class Session final : public ReplySink, public Subscriber {
   // Subscriber: messages on the channels this client subscribed to.
   int protocol() const override { return protocol_; }
   void PushMessage(std::string_view frame) override;
+  void SubscriptionsReady() override;
 
  private:
   // The command table's routing (session.cc), once HandleCommand counted the command.
@@ -189,6 +190,8 @@ class Session final : public ReplySink, public Subscriber {
   PinnedLinks pinned_;
   std::optional<Transaction> transaction_;              // set between MULTI and EXEC/DISCARD
   std::unique_ptr<ClientSubscriptions> subscriptions_;  // null until the first (P|S)SUBSCRIBE
+  // (P)SUBSCRIBE confirmations held until the hub's connections have subscribed, in order.
+  std::vector<std::pair<PendingReply*, std::string>> held_subscribes_;
   size_t inflight_ = 0;
   int protocol_ = 2;
   std::string name_;

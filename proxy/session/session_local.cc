@@ -136,6 +136,7 @@ void Session::HandleProxy(std::span<const std::string_view> args) {
 // is "nopass": the default user is accepted with any password, other users are refused.
 void Session::HandleReset() {
   pinned_.EndWatch();
+  SubscriptionsReady();  // confirmations still held are answered before RESET's own reply
   subscriptions_.reset();
   protocol_ = 2;
   name_.clear();

@@ -47,8 +47,21 @@ void Session::HandlePubSub(std::span<const std::string_view> args, const Command
   // a SKIP is used up by this command all the same.
   const ReplyQueue::Mode mode = replies_.mode();
   replies_.set_mode(ReplyQueue::Mode::kOn);
-  Reply(reply);
+  if (subscribe && !router_.subscriptions().AwaitReady(this)) {
+    // Held until the hub's connections have subscribed: a message published after the client
+    // read its confirmation must reach it.
+    held_subscribes_.emplace_back(&replies_.Push(), reply);
+  } else {
+    Reply(reply);
+  }
   replies_.set_mode(mode == ReplyQueue::Mode::kOff ? mode : ReplyQueue::Mode::kOn);
+}
+
+void Session::SubscriptionsReady() {
+  if (closed_) return;
+  std::vector<std::pair<PendingReply*, std::string>> held;
+  held.swap(held_subscribes_);
+  for (auto& [pending, reply] : held) Fill(*pending, reply);
 }
 
 }  // namespace shardctl::proxy

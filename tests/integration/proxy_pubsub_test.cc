@@ -136,15 +136,12 @@ TEST_F(ProxyPubSubTest, KeyspaceNotificationsReachSubscribersFromEveryShard) {
   ASSERT_TRUE(patterns && channel);
   ASSERT_TRUE(patterns->Command({"PSUBSCRIBE", "__keyspace@0__:*"}));
   ASSERT_TRUE(channel->Command({"SUBSCRIBE", "__keyevent@0__:set"}));
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        for (int shard = 0; shard < 3; ++shard) {
-          if (IntegerOf(QueryRedis(shard_port(shard), {"PUBSUB", "NUMPAT"})) < 2) return false;
-        }
-        return true;
-      },
-      5s))
-      << "every primary has the proxy's event subscription";
+  // PSUBSCRIBE was answered once the subscription was in place on every primary (as Redis
+  // answers once it is), so an event right after it is not lost.
+  for (int shard = 0; shard < 3; ++shard) {
+    EXPECT_GE(IntegerOf(QueryRedis(shard_port(shard), {"PUBSUB", "NUMPAT"})), 2)
+        << "shard " << shard << " has no event subscription yet";
+  }
   std::vector<std::string> keys;
   for (int shard = 0; shard < 3; ++shard) keys.push_back(KeyOn(shard_port(shard), "event"));
   keys.push_back(keys[0]);  // again: a duplicate of an earlier event would come first

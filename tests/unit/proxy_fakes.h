@@ -55,10 +55,17 @@ class FakeHub : public SubscriptionHub {
   void Unsubscribe(SubscriptionKind kind, const std::string& name, Subscriber* who) override {
     std::erase(subscribers[{kind, name}], who);
   }
+  bool AwaitReady(Subscriber* who) override {
+    if (!ready) waiting.push_back(who);
+    return ready;
+  }
+  void Forget(Subscriber* who) override { std::erase(waiting, who); }
   size_t Count(SubscriptionKind kind, const std::string& name) {
     return subscribers[{kind, name}].size();
   }
   std::map<std::pair<SubscriptionKind, std::string>, std::vector<Subscriber*>> subscribers;
+  bool ready = true;                 // false: subscriptions wait (AwaitReady)
+  std::vector<Subscriber*> waiting;  // told to wait, not forgotten
 };
 
 class FakeRouter : public RequestRouter {

@@ -303,6 +303,23 @@ TEST_F(SessionTest, SubscribeConfirmationsAreWrittenWithClientReplyOff) {
   EXPECT_EQ(Output(), "*3\r\n$11\r\nunsubscribe\r\n$4\r\nnews\r\n:0\r\n");
 }
 
+TEST_F(SessionTest, SubscribeIsConfirmedOnceTheHubHasSubscribed) {
+  router_.hub.ready = false;
+  Send({"SUBSCRIBE", "__keyevent@0__:set"});
+  Send({"PING"});
+  EXPECT_EQ(Output(), "") << "held until the hub's connections subscribed";
+  ASSERT_EQ(router_.hub.waiting.size(), 1u);
+  router_.hub.waiting.clear();  // as the hub does when it tells them
+  session_.SubscriptionsReady();
+  EXPECT_EQ(Output(), "*3\r\n$9\r\nsubscribe\r\n$18\r\n__keyevent@0__:set\r\n:1\r\n" +
+                          std::string("*2\r\n$4\r\npong\r\n$0\r\n\r\n"));
+  // RESET answers a confirmation still held first, and the hub forgets the client.
+  Send({"SUBSCRIBE", "news"});
+  Send({"RESET"});
+  EXPECT_EQ(Output(), "*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:2\r\n+RESET\r\n");
+  EXPECT_TRUE(router_.hub.waiting.empty());
+}
+
 TEST_F(SessionTest, ASlowSubscriberIsDisconnected) {
   services_.proxy_options.pubsub_buffer_limit = 10;
   Send({"SUBSCRIBE", "news"});
