@@ -55,6 +55,8 @@ void Session::Dispatch(std::string_view frame, std::span<const std::string_view>
       }
       // A keyless script may run long (until SCRIPT KILL): over this client's own connection,
       // so that the shard's shared one is not stuck behind it and others see -BUSY as on Redis.
+      // Keyless: PUBLISH's reply counts the proxy's subscribers (session_pubsub.cc).
+      if (slot < 0 && info.name == "PUBLISH") return ForwardPublish(frame, args);
       const bool blocks = BlocksWithOption(info, args) || (slot < 0 && info.keys.numkeys_at > 0);
       return Forward(frame, slot, blocks, blocks, !blocks && ReadsFromReplica(info, slot));
     }

@@ -147,6 +147,7 @@ class Session final : public ReplySink, public Subscriber {
   // that Redis would refuse in that state and returns true.
   void HandlePubSub(std::span<const std::string_view> args, const CommandInfo& info);
   bool SubscribedModeRefuses(std::span<const std::string_view> args, const CommandInfo& info);
+  void ForwardPublish(std::string_view frame, std::span<const std::string_view> args);
   // Local commands (session_local.cc).
   void HandleLocal(std::span<const std::string_view> args);
   void HandleHello(std::span<const std::string_view> args);

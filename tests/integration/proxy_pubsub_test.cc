@@ -157,6 +157,27 @@ TEST_F(ProxyPubSubTest, KeyspaceNotificationsReachSubscribersFromEveryShard) {
             "OK");
 }
 
+// PUBLISH answers how many clients receive the message, as one Redis does, whichever proxy
+// thread they are on (the nodes count only the proxy's shared connections).
+TEST_F(ProxyPubSubTest, PublishCountsEveryReceivingClient) {
+  UpWithProxy({"--threads", "2"});
+  std::vector<std::unique_ptr<RedisConnection>> subscribers;
+  for (int i = 0; i < 3; ++i) subscribers.push_back(Connect());
+  ASSERT_TRUE(subscribers[0]->Command({"SUBSCRIBE", "count:chan"}));
+  ASSERT_TRUE(subscribers[1]->Command({"SUBSCRIBE", "count:chan"}));
+  ASSERT_TRUE(subscribers[2]->Command({"PSUBSCRIBE", "count:*"}));
+  ASSERT_TRUE(subscribers[0]->Command({"PSUBSCRIBE", "count:*"}));
+  EXPECT_EQ(IntegerOf(QueryRedis(proxy_port(), {"PUBLISH", "count:chan", "hello"})), 4);
+  EXPECT_EQ(IntegerOf(QueryRedis(proxy_port(), {"PUBLISH", "count:other", "hello"})), 2);
+  EXPECT_EQ(NextPush(*subscribers[1]), (Push{"message", "count:chan", "hello"}));
+  subscribers.clear();  // their subscriptions go with them
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return IntegerOf(QueryRedis(proxy_port(), {"PUBLISH", "count:chan", "bye"})) == 0;
+      },
+      5s));
+}
+
 TEST_F(ProxyPubSubTest, ShardChannelsFollowTheirSlotToItsNewOwner) {
   Start();
   const std::string channel = KeyOn(shard_port(0), "orders:");

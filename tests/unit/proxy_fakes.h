@@ -119,10 +119,12 @@ class FakeServices : public ProxyServices {
   }
   std::string ServerVersion() const override { return "7.0.15"; }
   KeyLoadBoard* key_load_board() override { return board.get(); }
+  PubSubCounts& pubsub_counts() override { return counts_of_subscribers; }
 
   ProxyOptions proxy_options;
   AuthConfig users;
   ProxyStats counters;
+  PubSubCounts counts_of_subscribers;
   std::map<std::string, std::string> scripts;
   std::unique_ptr<KeyLoadBoard> board;  // null: --hot-keys 0
 };

@@ -11,6 +11,7 @@
 
 #include "common/resp.h"
 #include "common/slots.h"
+#include "proxy/merge/pubsub_frames.h"
 #include "proxy/session/session.h"
 #include "tests/unit/proxy_fakes.h"
 
@@ -318,6 +319,28 @@ TEST_F(SessionTest, SubscribeIsConfirmedOnceTheHubHasSubscribed) {
   Send({"RESET"});
   EXPECT_EQ(Output(), "*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:2\r\n+RESET\r\n");
   EXPECT_TRUE(router_.hub.waiting.empty());
+}
+
+TEST_F(SessionTest, PublishCountsTheProxysSubscribersNotTheShardsConnections) {
+  PubSubCounts& counts = services_.counts_of_subscribers;
+  counts.Add(/*pattern=*/false, "news", +1);  // clients of other sessions or threads
+  counts.Add(/*pattern=*/true, "n*", +1);
+  counts.Add(/*pattern=*/true, "x*", +1);
+  Send({"PUBLISH", "news", "hi"});
+  SubRequest* publish = Routed();
+  EXPECT_EQ(publish->request, Frame({"PUBLISH", "news", "hi"}));
+  Answer(publish, ":1\r\n");  // the shard counts the proxy's one connection
+  EXPECT_EQ(Output(), ":2\r\n");
+  Send({"SUBSCRIBE", "news"});
+  Output();
+  EXPECT_EQ(counts.Receivers("news", &GlobMatch), 3);
+  Send({"UNSUBSCRIBE"});
+  Output();
+  EXPECT_EQ(counts.Receivers("news", &GlobMatch), 2);
+  EXPECT_EQ(counts.Patterns(), 2);
+  Send({"PUBLISH", "news"});
+  Answer(Routed(), "-ERR wrong number of arguments for 'publish' command\r\n");
+  EXPECT_EQ(Output(), "-ERR wrong number of arguments for 'publish' command\r\n");
 }
 
 TEST_F(SessionTest, ASlowSubscriberIsDisconnected) {
