@@ -180,9 +180,15 @@ std::string PubSubSection(const CommandGroups& groups) {
          "and one per primary for shard\nchannels; a channel is subscribed there while at least "
          "one client wants it. Shard channels\nmust share one slot per `SSUBSCRIBE`; when their "
          "slot moves or their primary fails over they\nare subscribed again at the new owner. "
-         "`PUBLISH` goes to any primary, `SPUBLISH` to the\nchannel's slot, `PUBSUB` to every "
-         "primary (names joined, counts added). A subscriber that\nleaves more than "
-         "`--pubsub-buffer-limit` bytes of messages unread is disconnected.\n\n";
+         "`PUBLISH` goes to any primary and answers how many of the proxy's clients\nreceive "
+         "it (over every thread; subscribers connected straight to a shard are not counted), "
+         "\n`SPUBLISH` to the channel's slot, `PUBSUB` to every primary (names joined, counts "
+         "added).\nKeyspace notifications: while a client subscribes to a name one could reach "
+         "(`*`,\n`__keyspace@0__:*`), each thread also subscribes `__keyspace@*` and "
+         "`__keyevent@*` on every\nprimary (a node notifies only its own subscribers of its own "
+         "keys) and hands each event to\nthe matching clients once; their `(P)SUBSCRIBE` is "
+         "confirmed once those subscriptions are in\nplace. A subscriber that leaves more than "
+         "`--pubsub-buffer-limit` bytes of messages unread\nis disconnected.\n\n";
 }
 
 // PROXY HOTKEYS / SLOTS and INFO hotkeys (proxy/services/key_load.h).
