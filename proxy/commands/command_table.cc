@@ -474,10 +474,10 @@ Result<KeyPositions> ResolveKeys(const CommandInfo& info, std::span<const std::s
     const auto at = static_cast<size_t>(spec.numkeys_at);
     if (argc <= at) return Error(WrongArgCountError(command));
     int64_t numkeys = 0;
-    if (!ParseCount(args[at], numkeys)) return Error("ERR value is not an integer or out of range");
-    if (numkeys == 0) return KeyPositions{};
-    if (static_cast<uint64_t>(numkeys) > argc - first) {
-      return Error("ERR Number of keys can't be greater than number of args");
+    // 0 is a keyless EVAL, and refused by the commands that need a key: either way no slot.
+    if (ParseCount(args[at], numkeys) && numkeys == 0) return KeyPositions{};
+    if (!ParseCount(args[at], numkeys) || static_cast<uint64_t>(numkeys) > argc - first) {
+      return KeyPositions{.numkeys_refused = true};
     }
     return KeyPositions{first, first + static_cast<size_t>(numkeys) - 1, 1};
   }
@@ -504,7 +504,7 @@ Result<std::vector<size_t>> KeyArgumentPositions(std::span<const std::string_vie
   if (info.kind == RouteKind::kUnsupported) return Error("ERR Invalid command specified");
   if (info.keys.first == 0) return Error("ERR The command has no key arguments");
   auto keys = ResolveKeys(info, args);
-  if (!keys) return Error("ERR Invalid arguments specified for command");
+  if (!keys || keys->numkeys_refused) return Error("ERR Invalid arguments specified for command");
   std::vector<size_t> positions;
   if (info.keys.dest_first && args.size() > 1) positions.push_back(1);
   for (size_t i = keys->first; keys->count() > 0 && i <= keys->last; i += keys->step) {

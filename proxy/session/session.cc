@@ -206,7 +206,7 @@ void Session::ForwardFanOut(std::string_view frame, std::span<const std::string_
           services.RememberScript(std::move(sha), body);
         });
   } else {
-    pending.assembly = FanOutAssembly(plan->merge, shards, id_ + replies_.size(), plan->limit);
+    pending.assembly = FanOutAssembly(plan->merge, shards, id_ + fan_outs_++, plan->limit);
   }
   // A shard running a script reads nothing more from the connection that sent it: KILL goes
   // over this client's own connections, which are not queued behind it.

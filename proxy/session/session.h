@@ -165,6 +165,9 @@ class Session final : public ReplySink, public Subscriber {
   ProxyServices& services_;
   ClientLink& link_;
   const uint64_t id_;
+  // Fan-outs sent so far: where a "first non-null reply" merge (RANDOMKEY) starts looking, so
+  // that one client asking again and again sees every shard's keys.
+  uint64_t fan_outs_ = 0;
   const int thread_;
   const ProxyOptions& options_;   // fixed for the proxy's life: read on every command
   ThreadMetrics* const metrics_;  // null without --metrics-port

@@ -116,10 +116,29 @@ TEST(ResolveKeysTest, EvalReadsNumkeys) {
   const Args no_keys = {"eval", "return 1", "0"};
   ASSERT_TRUE(ResolveKeys(LookupCommand("eval"), no_keys));
   EXPECT_EQ(ResolveKeys(LookupCommand("eval"), no_keys)->count(), 0u);
-  const Args too_many = {"eval", "return 1", "3", "k1"};
-  EXPECT_FALSE(ResolveKeys(LookupCommand("eval"), too_many));
-  const Args not_a_number = {"eval", "return 1", "x", "k1"};
-  EXPECT_FALSE(ResolveKeys(LookupCommand("eval"), not_a_number));
+  EXPECT_FALSE(ResolveKeys(LookupCommand("eval"), no_keys)->numkeys_refused);
+}
+
+// What Redis refuses goes to any node, for its own error text: no keys, no error here.
+TEST(ResolveKeysTest, RefusedNumkeysLeavesNoKeys) {
+  const std::vector<Args> refused = {
+      {"eval", "return 1", "3", "k1"}, {"eval", "return 1", "x", "k1"},
+      {"eval", "return 1", "-1"},      {"lmpop", "1"},
+      {"lmpop", "a", "l", "LEFT"},     {"sintercard", "2", "s"},
+      {"zunionstore", "d", "-1", "z"}};
+  for (const Args& args : refused) {
+    const CommandInfo& info = LookupCommand(args[0]);
+    auto keys = ResolveKeys(info, args);
+    ASSERT_TRUE(keys) << args[0];
+    EXPECT_TRUE(keys->numkeys_refused) << args[0];
+    EXPECT_EQ(keys->count(), 0u) << args[0];
+    EXPECT_FALSE(KeyArgumentPositions(args)) << args[0];
+  }
+  // ZUNIONSTORE still goes where its destination lives.
+  const Args store = {"zunionstore", "{d}x", "-1", "z"};
+  EXPECT_EQ(RequestSlot(LookupCommand("zunionstore"), store).value(), common::KeySlot("d"));
+  const Args lmpop = {"lmpop", "a", "l", "LEFT"};
+  EXPECT_EQ(RequestSlot(LookupCommand("lmpop"), lmpop).value(), -1);
 }
 
 TEST(RequestSlotTest, SingleKeyUsesHashTags) {
