@@ -50,6 +50,7 @@ struct RequestMode {
   bool may_block = false;     // blocks by design (BLPOP, XREAD BLOCK, WAIT): no --timeout
   bool watched = false;       // part of the client's WATCH: over the connection holding it
   bool watched_exec = false;  // EXEC under WATCH: a redirect means the watch is gone (null reply)
+  bool script = false;        // a keyless EVAL/FCALL: counted in running_scripts, not blocked
 };
 
 // What only a few requests carry, kept out of the common request.
@@ -79,7 +80,8 @@ struct SubRequest {
   int redirects = 0;       // MOVED/ASK followed so far
   int retries = 0;         // TRYAGAIN/CLUSTERDOWN/unreachable retries so far
   bool sequenced = false;  // admitted to its session's per-slot order (SlotSequencer)
-  // Counted in ProxyStats::blocked_clients from its first routing until it is freed.
+  // Counted in ProxyStats::blocked_clients (running_scripts for a script) from its first routing
+  // until it is freed.
   bool counted_blocked = false;
   std::unique_ptr<RequestExtras> extras;  // null for most requests
 

@@ -207,7 +207,10 @@ SubRequest* Worker::NewRequest() {
 }
 
 void Worker::FreeRequest(SubRequest* request) {
-  if (request->counted_blocked) stats().blocked_clients.fetch_sub(1, std::memory_order_relaxed);
+  if (request->counted_blocked) {
+    (request->mode.script ? stats().running_scripts : stats().blocked_clients)
+        .fetch_sub(1, std::memory_order_relaxed);
+  }
   // Enough for every request in flight at a deep pipeline; a burst beyond it is freed.
   constexpr size_t kMaxFreeRequests = 16384;
   // A buffer grown by one huge request is not kept for the small ones that follow.
@@ -230,7 +233,8 @@ void Worker::Route(SubRequest* request) {
   // WAIT goes to several shards; like Redis, it is one blocked client.
   if (request->mode.may_block && request->part <= 0 && !request->counted_blocked) {
     request->counted_blocked = true;
-    stats().blocked_clients.fetch_add(1, std::memory_order_relaxed);
+    (request->mode.script ? stats().running_scripts : stats().blocked_clients)
+        .fetch_add(1, std::memory_order_relaxed);
   }
   if (request->port != 0) {
     if (!request->mode.pinned) return SendTo(request->host, request->port, request, false);

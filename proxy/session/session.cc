@@ -55,7 +55,8 @@ void Session::Dispatch(std::string_view frame, std::span<const std::string_view>
       }
       // A keyless script may run long (until SCRIPT KILL): over this client's own connection,
       // so that the shard's shared one is not stuck behind it and others see -BUSY as on Redis.
-      const bool blocks = BlocksWithOption(info, args) || (slot < 0 && info.keys.numkeys_at > 0);
+      if (slot < 0 && info.keys.numkeys_at > 0) return ForwardScript(frame);
+      const bool blocks = BlocksWithOption(info, args);
       return Forward(frame, slot, blocks, blocks, !blocks && ReadsFromReplica(info, slot));
     }
     case RouteKind::kSplitBySlot: {

@@ -144,6 +144,12 @@ class Session final : public ReplySink, public Subscriber {
   // that Redis would refuse in that state and returns true.
   void HandlePubSub(std::span<const std::string_view> args, const CommandInfo& info);
   bool SubscribedModeRefuses(std::span<const std::string_view> args, const CommandInfo& info);
+  // Scripts (session_scripts.cc). ForwardScript(): a keyless EVAL/FCALL over this client's own
+  // connection, counted as running. PingMeetsScript(): while another client's script runs, PING
+  // is asked of every primary (a busy one answers -BUSY, as one Redis would); returns false
+  // when PING is answered here as usual.
+  void ForwardScript(std::string_view frame);
+  bool PingMeetsScript(std::span<const std::string_view> args);
   // Local commands (session_local.cc).
   void HandleLocal(std::span<const std::string_view> args);
   void HandleHello(std::span<const std::string_view> args);
