@@ -308,6 +308,8 @@ std::vector<CommandInfo> BuildTable() {
   table.push_back({"SPUBLISH", RouteKind::kSingleKey, {1, 1, 1}});  // the channel's slot
   table.push_back({"PUBSUB", RouteKind::kFanOut, kNoKeys});
   table.push_back(Unsupported(
+      "ACL", "the proxy's users are its own (shardproxy --auth-file); run ACL on each shard"));
+  table.push_back(Unsupported(
       "MONITOR", "it streams one server's commands; run MONITOR on a shard (redis-cli -p PORT)"));
   for (std::string_view name :
        {"DBSIZE", "KEYS", "RANDOMKEY", "FLUSHALL", "FLUSHDB", "SCRIPT", "FUNCTION", "CONFIG",
@@ -388,6 +390,16 @@ bool ParseCount(std::string_view text, int64_t& out) {
   std::optional<int64_t> value = common::ParseInteger<int64_t>(text);
   if (value) out = *value;
   return value && *value >= 0;
+}
+
+// Redis' words for a bad numkeys: scripts and functions have their own.
+std::string NumKeysError(const CommandInfo& info, std::string_view numkeys) {
+  const bool script = info.name.starts_with("EVAL") || info.name.starts_with("FCALL");
+  if (script && common::ParseInteger<int64_t>(numkeys).value_or(0) < 0) {
+    return "ERR Number of keys can't be negative";
+  }
+  if (info.name.starts_with("FCALL")) return "ERR Bad number of keys provided";
+  return "ERR value is not an integer or out of range";
 }
 
 }  // namespace
@@ -474,7 +486,7 @@ Result<KeyPositions> ResolveKeys(const CommandInfo& info, std::span<const std::s
     const auto at = static_cast<size_t>(spec.numkeys_at);
     if (argc <= at) return Error(WrongArgCountError(command));
     int64_t numkeys = 0;
-    if (!ParseCount(args[at], numkeys)) return Error("ERR value is not an integer or out of range");
+    if (!ParseCount(args[at], numkeys)) return Error(NumKeysError(info, args[at]));
     if (numkeys == 0) return KeyPositions{};
     if (static_cast<uint64_t>(numkeys) > argc - first) {
       return Error("ERR Number of keys can't be greater than number of args");

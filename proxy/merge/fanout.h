@@ -31,7 +31,9 @@ enum class FanOutMerge {
   kUniqueArrays,      // PUBSUB CHANNELS/SHARDCHANNELS: every shard's names, each once
   kSumPairs,          // PUBSUB NUMSUB/SHARDNUMSUB: name, count pairs, counts added by position
   kAnyOk,             // SCRIPT KILL, FUNCTION KILL: +OK if one shard stopped a script, else the
-                      // first shard's error (NOTBUSY when none was running)
+                      // error of a shard that has one running (BUSY: the other kind, UNKILLABLE),
+                      // else the first shard's (NOTBUSY when none was running)
+  kRunningScript,     // FUNCTION STATS: the reply of the shard running a script, else the first
   kNewestEntries,     // SLOWLOG GET: every shard's entries, newest first, at most `limit`
 };
 
