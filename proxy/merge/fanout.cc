@@ -185,8 +185,12 @@ std::optional<FanOutPlan> PlanServerCommand(std::string_view name, std::string_v
     if (Is(sub, "RESET")) return FanOutPlan{true, FanOutMerge::kSumIntegers};
     if (Is(sub, "LATEST") || Is(sub, "HISTORY"))
       return FanOutPlan{true, FanOutMerge::kConcatArrays};
+    if (Is(sub, "HISTOGRAM")) return FanOutPlan{true, FanOutMerge::kLatencyHistograms};
     if (Is(sub, "DOCTOR") || Is(sub, "GRAPH") || Is(sub, "HELP")) return kAnyShard;
   }
+  // Any other word after CONFIG, SLOWLOG or LATENCY is no subcommand of Redis 7: a shard
+  // answers it with Redis' own error ("unknown subcommand", "wrong number of arguments").
+  if (Is(name, "CONFIG") || Is(name, "SLOWLOG") || Is(name, "LATENCY")) return kAnyShard;
   if (Is(name, "SAVE")) return kEveryShardOk;
   // Every shard starts its own background save; they answer alike.
   if (Is(name, "BGSAVE")) return FanOutPlan{true, FanOutMerge::kFirst};
@@ -288,6 +292,8 @@ std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> rep
       return SumPairs(replies);
     case FanOutMerge::kNewestEntries:
       return MergeNewestEntries(replies, limit);
+    case FanOutMerge::kLatencyHistograms:
+      return MergeLatencyHistograms(replies);
     case FanOutMerge::kAnyOk:
     case FanOutMerge::kRunningScript:
       break;  // answered above, before errors pass through

@@ -122,6 +122,22 @@ TEST(ResolveKeysTest, EvalReadsNumkeys) {
   EXPECT_FALSE(ResolveKeys(LookupCommand("eval"), not_a_number));
 }
 
+// Redis' own texts (eval.c, functions.c) for a numkeys the proxy refuses before any shard.
+TEST(ResolveKeysTest, ScriptNumkeysErrorsAreRedisWords) {
+  auto error = [](const Args& args) {
+    auto keys = ResolveKeys(LookupCommand(args[0]), args);
+    return keys ? std::string("<no error>") : keys.error().message();
+  };
+  EXPECT_EQ(error({"eval", "return 1", "-12"}), "ERR Number of keys can't be negative");
+  EXPECT_EQ(error({"evalsha_ro", "abc", "-1", "k"}), "ERR Number of keys can't be negative");
+  EXPECT_EQ(error({"fcall", "f", "-1", "k"}), "ERR Number of keys can't be negative");
+  EXPECT_EQ(error({"fcall_ro", "f", "bad_arg"}), "ERR Bad number of keys provided");
+  EXPECT_EQ(error({"eval", "return 1", "bad_arg"}), "ERR value is not an integer or out of range");
+  EXPECT_EQ(error({"zunion", "-1", "k"}), "ERR value is not an integer or out of range");
+  EXPECT_EQ(error({"fcall", "f", "10", "k"}),
+            "ERR Number of keys can't be greater than number of args");
+}
+
 TEST(RequestSlotTest, SingleKeyUsesHashTags) {
   const Args args = {"set", "{user1000}.following", "x"};
   auto slot = RequestSlot(LookupCommand("set"), args);
