@@ -185,7 +185,7 @@ std::optional<FanOutPlan> PlanServerCommand(std::string_view name, std::string_v
     if (Is(sub, "RESET")) return FanOutPlan{true, FanOutMerge::kSumIntegers};
     if (Is(sub, "LATEST") || Is(sub, "HISTORY"))
       return FanOutPlan{true, FanOutMerge::kConcatArrays};
-    if (Is(sub, "HISTOGRAM")) return FanOutPlan{true, FanOutMerge::kLatencyHistograms};
+    if (Is(sub, "HISTOGRAM")) return FanOutPlan{true, FanOutMerge::kHistograms};
     if (Is(sub, "DOCTOR") || Is(sub, "GRAPH") || Is(sub, "HELP")) return kAnyShard;
   }
   // Any other word after CONFIG, SLOWLOG or LATENCY is no subcommand of Redis 7: a shard
@@ -292,7 +292,7 @@ std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> rep
       return SumPairs(replies);
     case FanOutMerge::kNewestEntries:
       return MergeNewestEntries(replies, limit);
-    case FanOutMerge::kLatencyHistograms:
+    case FanOutMerge::kHistograms:
       return MergeLatencyHistograms(replies);
     case FanOutMerge::kAnyOk:
     case FanOutMerge::kRunningScript:

@@ -19,23 +19,23 @@
 namespace shardctl::proxy {
 
 enum class FanOutMerge {
-  kSumIntegers,        // DBSIZE: the counts added up
-  kConcatArrays,       // KEYS: every shard's keys, one array
-  kAllOk,              // FLUSHALL, FLUSHDB, SCRIPT FLUSH, FUNCTION FLUSH/DELETE: +OK if all are
-  kSameReply,          // SCRIPT LOAD, FUNCTION LOAD: every shard must answer the same (sha, name)
-  kAndIntegerArrays,   // SCRIPT EXISTS: 1 only where every shard has the script
-  kAnyNonNull,         // RANDOMKEY: a non-null reply, looking from a rotating shard
-  kFirst,              // CONFIG GET, FUNCTION LIST: one shard speaks for all
-  kKeyspace,           // INFO: every shard's "INFO keyspace", summed (MergeKeyspace)
-  kMinInteger,         // WAIT: the fewest replicas any shard counted
-  kUniqueArrays,       // PUBSUB CHANNELS/SHARDCHANNELS: every shard's names, each once
-  kSumPairs,           // PUBSUB NUMSUB/SHARDNUMSUB: name, count pairs, counts added by position
-  kAnyOk,              // SCRIPT KILL, FUNCTION KILL: +OK if one shard stopped a script, else the
-                       // error of a shard that has one running (BUSY: the other kind, UNKILLABLE),
-                       // else the first shard's (NOTBUSY when none was running)
-  kRunningScript,      // FUNCTION STATS: the reply of the shard running a script, else the first
-  kLatencyHistograms,  // LATENCY HISTOGRAM: MergeLatencyHistograms
-  kNewestEntries,      // SLOWLOG GET: every shard's entries, newest first, at most `limit`
+  kSumIntegers,       // DBSIZE: the counts added up
+  kConcatArrays,      // KEYS: every shard's keys, one array
+  kAllOk,             // FLUSHALL, FLUSHDB, SCRIPT FLUSH, FUNCTION FLUSH/DELETE: +OK if all are
+  kSameReply,         // SCRIPT LOAD, FUNCTION LOAD: every shard must answer the same (sha, name)
+  kAndIntegerArrays,  // SCRIPT EXISTS: 1 only where every shard has the script
+  kAnyNonNull,        // RANDOMKEY: a non-null reply, looking from a rotating shard
+  kFirst,             // CONFIG GET, FUNCTION LIST: one shard speaks for all
+  kKeyspace,          // INFO: every shard's "INFO keyspace", summed (MergeKeyspace)
+  kMinInteger,        // WAIT: the fewest replicas any shard counted
+  kUniqueArrays,      // PUBSUB CHANNELS/SHARDCHANNELS: every shard's names, each once
+  kSumPairs,          // PUBSUB NUMSUB/SHARDNUMSUB: name, count pairs, counts added by position
+  kAnyOk,             // SCRIPT KILL, FUNCTION KILL: +OK if one shard stopped a script, else the
+                      // error of a shard that has one running (BUSY: the other kind, UNKILLABLE),
+                      // else the first shard's (NOTBUSY when none was running)
+  kRunningScript,     // FUNCTION STATS: the reply of the shard running a script, else the first
+  kHistograms,        // LATENCY HISTOGRAM: MergeLatencyHistograms
+  kNewestEntries,     // SLOWLOG GET: every shard's entries, newest first, at most `limit`
 };
 
 struct FanOutPlan {

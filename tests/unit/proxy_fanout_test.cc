@@ -80,7 +80,7 @@ std::string Histogram(std::string_view name, int calls, std::vector<std::pair<in
 }
 
 TEST(FanOutTest, LatencyHistogramsAddKeyedCallsAndCountFanOutOnce) {
-  EXPECT_EQ(MustPlan({"LATENCY", "HISTOGRAM", "set"}).merge, FanOutMerge::kLatencyHistograms);
+  EXPECT_EQ(MustPlan({"LATENCY", "HISTOGRAM", "set"}).merge, FanOutMerge::kHistograms);
   const std::string shard0 =
       "*4\r\n" + Histogram("set", 2, {{1, 1}, {4, 1}}) + Histogram("config|resetstat", 1, {{8, 1}});
   const std::string shard1 =
@@ -88,17 +88,17 @@ TEST(FanOutTest, LatencyHistogramsAddKeyedCallsAndCountFanOutOnce) {
   const std::string shard2 = "*0\r\n";
   const std::string merged =
       "*4\r\n" + Histogram("set", 3, {{1, 1}, {4, 2}}) + Histogram("config|resetstat", 1, {{8, 1}});
-  EXPECT_EQ(MergeFanOut(FanOutMerge::kLatencyHistograms, Replies{shard0, shard1, shard2}), merged);
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kHistograms, Replies{shard0, shard1, shard2}), merged);
   // RESP3: maps in, maps out.
   const std::string map0 =
       "%1\r\n$3\r\nget\r\n%2\r\n$5\r\ncalls\r\n:1\r\n$14\r\nhistogram_usec\r\n%1\r\n:2\r\n:1\r\n";
   const std::string map1 =
       "%1\r\n$3\r\nget\r\n%2\r\n$5\r\ncalls\r\n:2\r\n$14\r\nhistogram_usec\r\n%1\r\n:2\r\n:2\r\n";
   EXPECT_EQ(
-      MergeFanOut(FanOutMerge::kLatencyHistograms, Replies{map0, map1}),
+      MergeFanOut(FanOutMerge::kHistograms, Replies{map0, map1}),
       "%1\r\n$3\r\nget\r\n%2\r\n$5\r\ncalls\r\n:3\r\n$14\r\nhistogram_usec\r\n%1\r\n:2\r\n:3\r\n");
-  EXPECT_EQ(MergeFanOut(FanOutMerge::kLatencyHistograms, Replies{"*0\r\n", "*0\r\n"}), "*0\r\n");
-  EXPECT_EQ(MergeFanOut(FanOutMerge::kLatencyHistograms, Replies{"*1\r\n:1\r\n"}).substr(0, 19),
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kHistograms, Replies{"*0\r\n", "*0\r\n"}), "*0\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kHistograms, Replies{"*1\r\n:1\r\n"}).substr(0, 19),
             "-ERR shardproxy: ex");
 }
 
