@@ -51,6 +51,7 @@ struct RequestMode {
   bool watched = false;       // part of the client's WATCH: over the connection holding it
   bool watched_exec = false;  // EXEC under WATCH: a redirect means the watch is gone (null reply)
   bool script = false;        // a keyless EVAL/FCALL: counted in running_scripts, not blocked
+  bool queue_probe = false;   // "MULTI <cmd> DISCARD": the shard's verdict on queueing <cmd>
 };
 
 // What only a few requests carry, kept out of the common request.
@@ -64,6 +65,9 @@ struct RequestExtras {
   // moved slot can be sent again to the new owner.
   size_t skip_replies = 0;
   std::string hint;
+  // A queue probe's transaction (the session's count of MULTIs): a late answer for a
+  // transaction that is gone (RESET) must not fail the next one.
+  uint64_t probe_of = 0;
 };
 
 struct SubRequest {

@@ -302,6 +302,11 @@ void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
   }
   const bool aborted_by_hint = request->skip_replies() > 0 && frame.starts_with("-EXECABORT") &&
                                ClassifyReply(hint).action != ReplyAction::kDeliver;
+  // Not a redirect: a queued command the shard refused (OOM, arity) while the client was told
+  // QUEUED. Redis' words for a transaction refused at EXEC name that reason.
+  if (!aborted_by_hint && !hint.empty() && frame.starts_with("-EXECABORT")) {
+    return Finish(request, "-EXECABORT Transaction discarded because of: " + hint.substr(1));
+  }
   if (!aborted_by_hint) hint.clear();
   const Redirect redirect = ClassifyReply(aborted_by_hint ? std::string_view(hint) : frame);
   // A pinned command must not be redirected onto a shared connection: wait for the new map

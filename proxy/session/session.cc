@@ -236,7 +236,11 @@ void Session::ForwardScan(std::span<const std::string_view> args) {
 // ---- replies ----
 
 void Session::OnReply(SubRequest* request, std::string_view frame) {
-  Deliver(*request, frame);
+  if (request->mode.queue_probe) {
+    DeliverProbe(*request);
+  } else {
+    Deliver(*request, frame);
+  }
   if (request->mode.pinned && !closed_) pinned_.ReleaseIdle();
   const bool sequenced = request->sequenced;
   const int slot = request->slot;
@@ -314,7 +318,8 @@ void Session::PushMessage(std::string_view frame) {
 }
 
 bool Session::OverLimits() const {
-  return replies_.size() >= options_.max_pending || out_.size() >= options_.max_client_buffer;
+  return replies_.size() >= options_.max_pending || out_.size() >= options_.max_client_buffer ||
+         waiting_finish_ != Finish::kNone;
 }
 
 void Session::Discard(SubRequest* request) {

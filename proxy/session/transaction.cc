@@ -20,6 +20,10 @@ common::Result<int> QueuedSlot(const CommandInfo& info, std::span<const std::str
     default:
       break;
   }
+  // Redis' "no-multi" commands of this kind: refused as one Redis refuses them.
+  if (info.name == "SAVE" || LowerCase(args[0]) == "shutdown") {
+    return common::Error("ERR Command not allowed inside a transaction");
+  }
   return common::Error("ERR command '" + std::string(args[0]) +
                        "' cannot be queued in a transaction through shardproxy");
 }

@@ -1,6 +1,7 @@
 // Transaction: a client's MULTI ... EXEC as the proxy queues it. Pure.
 //
-// The proxy answers +QUEUED itself and checks that every queued command hashes to one slot, as
+// The proxy answers +QUEUED (after the shard's queue probe for a write, session_transaction.cc)
+// and checks that every queued command hashes to one slot, as
 // Redis Cluster requires (and to the watched slot under WATCH). EXEC sends the whole batch,
 // "MULTI <commands> EXEC", as one request to the slot's primary: a worker appends a request's
 // bytes to the shared shard connection in one piece, so nothing of another client lands inside.
@@ -30,6 +31,16 @@ class Transaction {
   // Replies the shard sends before EXEC's own: +OK for MULTI, +QUEUED for each command.
   size_t replies_before_exec() const { return count_ + 1; }
 
+  // The shard's own queue-time checks (OOM, arity): the session sends a probe, "MULTI <command>
+  // DISCARD", for each queued command that writes; EXEC and DISCARD wait until all answered,
+  // and a refusal makes EXEC abort, as on Redis.
+  void ProbeSent() { ++probes_; }
+  void ProbeAnswered(bool refused) {
+    --probes_;
+    failed_ = failed_ || refused;
+  }
+  size_t probes() const { return probes_; }
+
   size_t count() const { return count_; }
   int slot() const { return slot_; }  // the one slot every key hashes to; -1 before a key
   bool failed() const { return failed_; }
@@ -39,6 +50,7 @@ class Transaction {
   size_t count_ = 0;
   int slot_ = -1;
   bool failed_ = false;
+  size_t probes_ = 0;
 };
 
 }  // namespace shardctl::proxy
