@@ -263,6 +263,7 @@ std::string RenderCommandDocs() {
   out += PubSubSection(groups);
   out += LocalSection(groups);
   out += UnsupportedSection(groups);
+  out += "\n" + SuiteFailuresSection();
   return out;
 }
 

@@ -122,6 +122,23 @@ TEST(ResolveKeysTest, EvalReadsNumkeys) {
   EXPECT_FALSE(ResolveKeys(LookupCommand("eval"), not_a_number));
 }
 
+TEST(KeyArgumentPositionsTest, SortStoreIsAKeyTheLastOneCounts) {
+  auto keys = [](const Args& args) {
+    auto positions = KeyArgumentPositions(args);
+    std::vector<std::string_view> names;
+    if (!positions) return names;
+    for (size_t at : *positions) names.push_back(args[at]);
+    return names;
+  };
+  EXPECT_EQ(keys({"sort", "abc", "store", "def"}), (Args{"abc", "def"}));
+  EXPECT_EQ(keys({"sort", "abc", "store", "invalid", "store", "stillbad", "STORE", "def"}),
+            (Args{"abc", "def"}));
+  EXPECT_EQ(keys({"sort", "abc", "get", "store", "limit", "0", "1"}), (Args{"abc"}));
+  EXPECT_EQ(keys({"sort_ro", "abc"}), (Args{"abc"}));
+  EXPECT_EQ(keys({"pfdebug", "getreg", "hll"}), (Args{"hll"}));
+  EXPECT_NE(LookupCommand("PFSELFTEST").kind, RouteKind::kUnsupported);
+}
+
 // Redis' own texts (eval.c, functions.c) for a numkeys the proxy refuses before any shard.
 TEST(ResolveKeysTest, ScriptNumkeysErrorsAreRedisWords) {
   auto error = [](const Args& args) {
