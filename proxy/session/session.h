@@ -140,6 +140,7 @@ class Session final : public ReplySink, public Subscriber {
   void SendQueueProbe(std::string_view frame, int slot);
   void DeliverProbe(const SubRequest& request);
   void FinishTransaction(bool exec);
+  void ExecServerWide(const Transaction& transaction);
   // WATCH, UNWATCH outside MULTI, WAIT (session_pinned.cc).
   void HandleWatch(std::string_view frame, std::span<const std::string_view> args,
                    const CommandInfo& info);

@@ -9,6 +9,7 @@
 
 #include "proxy/merge/frames.h"
 #include "proxy/merge/redirect.h"
+#include "proxy/merge/reply_assembly.h"
 #include "proxy/session/session.h"
 
 namespace shardctl::proxy {
@@ -52,8 +53,8 @@ bool Session::HandleTransaction(std::string_view frame, std::span<const std::str
     auto queued = transaction_->Queue(frame, info, args, watch_slot, options_.max_client_buffer);
     if (!queued) {
       ReplyError(queued.error().message());
-    } else if (info.kind != RouteKind::kLocal && !info.read_only && transaction_->slot() >= 0 &&
-               !pinned_.watch()) {
+    } else if (info.kind != RouteKind::kLocal && info.kind != RouteKind::kFanOut &&
+               !info.read_only && transaction_->slot() >= 0 && !pinned_.watch()) {
       // A write may be refused at queue time (OOM): ask the shard. Not under WATCH: the probe's
       // DISCARD would end the watch on its connection.
       SendQueueProbe(frame, transaction_->slot());
@@ -62,6 +63,44 @@ bool Session::HandleTransaction(std::string_view frame, std::span<const std::str
     }
   }
   return true;
+}
+
+// The transaction at its home primary (the keys' slot, else the first primary) and its
+// server-wide commands for every shard on each other primary (transaction_fanout.cc).
+void Session::ExecServerWide(const Transaction& transaction) {
+  std::optional<PinnedLinks::Watch>& watch = pinned_.watch();
+  const int slot = watch ? watch->slot : transaction.slot();
+  const SlotMap& map = router_.CurrentMap();
+  const auto& primaries = map.primaries();
+  if (primaries.empty()) return ReplyError("CLUSTERDOWN Hash slot not served");
+  const int owner = slot >= 0 ? map.PrimaryFor(slot) : SlotMap::kNoNode;
+  const size_t home = owner == SlotMap::kNoNode ? 0 : static_cast<size_t>(owner);
+  const size_t others = transaction.server_wide_everywhere() > 0 ? primaries.size() - 1 : 0;
+  PendingReply& pending = replies_.Push();
+  pending.assembly = TransactionFanOutAssembly(transaction.server_wide(), others + 1);
+  std::vector<SubRequest*> parts;
+  SubRequest* request = NewSubRequest(pending, slot);
+  request->part = 0;
+  request->request = transaction.Batch();
+  request->Extras().skip_replies = transaction.replies_before_exec();
+  request->mode.watched_exec = request->mode.watched;
+  if (slot < 0) {
+    request->host = primaries[home].host;
+    request->port = primaries[home].port;
+  }
+  parts.push_back(request);
+  for (size_t i = 0; others > 0 && i < primaries.size(); ++i) {
+    if (i == home) continue;
+    SubRequest* part = NewSubRequest(pending, -1);
+    part->part = static_cast<int>(parts.size());
+    part->request = transaction.server_wide_batch();
+    part->Extras().skip_replies = transaction.server_wide_everywhere() + 1;
+    part->host = primaries[i].host;
+    part->port = primaries[i].port;
+    parts.push_back(part);
+  }
+  for (SubRequest* part : parts) router_.Route(part);
+  pinned_.watch().reset();
 }
 
 void Session::FinishTransaction(bool exec) {
@@ -111,6 +150,7 @@ void Session::ExecTransaction() {
     return Reply(NullArray(protocol_));  // aborted, as for a changed key
   }
   if (transaction.count() == 0 && !watch) return Reply("*0\r\n");
+  if (!transaction.server_wide().empty()) return ExecServerWide(transaction);
   PendingReply& pending = replies_.Push();
   // Under WATCH: the watched slot, over the watch's connection (NewSubRequest() marks it).
   SubRequest* request = NewSubRequest(pending, watch ? watch->slot : transaction.slot());

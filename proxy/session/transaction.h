@@ -11,9 +11,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 #include "proxy/commands/command_table.h"
+#include "proxy/merge/reply_assembly.h"
 
 namespace shardctl::proxy {
 
@@ -41,6 +43,13 @@ class Transaction {
   }
   size_t probes() const { return probes_; }
 
+  // Server-wide commands queued (CONFIG SET, FLUSHALL, DBSIZE ...): they run in the home
+  // primary's transaction, and those for every shard also on each other primary, in a
+  // transaction of their own (`server_wide_batch()`), their replies merged (transaction_fanout.cc).
+  const std::vector<ServerWideCommand>& server_wide() const { return server_wide_; }
+  std::string server_wide_batch() const;
+  size_t server_wide_everywhere() const { return everywhere_count_; }
+
   size_t count() const { return count_; }
   int slot() const { return slot_; }  // the one slot every key hashes to; -1 before a key
   bool failed() const { return failed_; }
@@ -51,6 +60,9 @@ class Transaction {
   int slot_ = -1;
   bool failed_ = false;
   size_t probes_ = 0;
+  std::vector<ServerWideCommand> server_wide_;
+  std::string everywhere_;  // the frames of the server-wide commands for every shard
+  size_t everywhere_count_ = 0;
 };
 
 }  // namespace shardctl::proxy
