@@ -394,13 +394,24 @@ bool ParseCount(std::string_view text, int64_t& out) {
   return value && *value >= 0;
 }
 
-// Redis' words for a bad numkeys: scripts and functions have their own.
+// Redis' arity for the numkeys commands whose arguments follow their keys (LMPOP numkeys key
+// LEFT): fewer is "wrong number of arguments" before numkeys is looked at.
+size_t MinArgs(const CommandInfo& info) {
+  if (info.name == "LMPOP" || info.name == "ZMPOP") return 4;
+  if (info.name == "BLMPOP" || info.name == "BZMPOP") return 5;
+  return 0;
+}
+
+// Redis' words for a bad numkeys: scripts, functions and LMPOP/ZMPOP/SINTERCARD have their own.
 std::string NumKeysError(const CommandInfo& info, std::string_view numkeys) {
   const bool script = info.name.starts_with("EVAL") || info.name.starts_with("FCALL");
   if (script && common::ParseInteger<int64_t>(numkeys).value_or(0) < 0) {
     return "ERR Number of keys can't be negative";
   }
   if (info.name.starts_with("FCALL")) return "ERR Bad number of keys provided";
+  if (info.name.ends_with("MPOP") || info.name == "SINTERCARD") {
+    return "ERR numkeys should be greater than 0";
+  }
   return "ERR value is not an integer or out of range";
 }
 
@@ -503,7 +514,7 @@ Result<KeyPositions> ResolveKeys(const CommandInfo& info, std::span<const std::s
   if (spec.after_streams) return StreamKeys(info, command, args);
   if (spec.numkeys_at > 0) {
     const auto at = static_cast<size_t>(spec.numkeys_at);
-    if (argc <= at) return Error(WrongArgCountError(command));
+    if (argc <= at || argc < MinArgs(info)) return Error(WrongArgCountError(command));
     int64_t numkeys = 0;
     if (!ParseCount(args[at], numkeys)) return Error(NumKeysError(info, args[at]));
     if (numkeys == 0) return KeyPositions{};

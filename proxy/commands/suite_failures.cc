@@ -58,12 +58,7 @@ constexpr SuiteFailure kFailures[] = {
      "EXEC with only read commands should not be rejected when OOM; EXEC with at least one "
      "use-memory command should fail",
      "Follow from EXEC and script timeout, which fails before its `SCRIPT KILL`: its script keeps "
-     "one primary busy. Alone (tests/integration/proxy_transaction_oom_test.cc) both pass."},
-    {"unit/multi", "MULTI with config error; Flushall while watching several keys by one client",
-     "Choice: server-wide commands (`CONFIG`, `FLUSHALL`, ...) are not queued in a transaction: "
-     "they run on every primary, outside the one slot's `MULTI`, so they could not be atomic with "
-     "it. Alternative: send them before or after `MULTI`/`EXEC`. (The second test fails because "
-     "the first leaves its client inside `MULTI`.)"},
+     "one primary busy. Alone (tests/integration/proxy_transaction_compat_test.cc) both pass."},
     {"unit/latency-monitor", "LATENCY HISTOGRAM sub commands",
      "Choice: `CLIENT ID` and `CLIENT LIST` are answered by the proxy (a client's connection is "
      "the proxy's), so no shard counts them. Alternative: `LATENCY HISTOGRAM` on a shard for "

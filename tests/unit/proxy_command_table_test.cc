@@ -151,6 +151,14 @@ TEST(ResolveKeysTest, ScriptNumkeysErrorsAreRedisWords) {
   EXPECT_EQ(error({"fcall_ro", "f", "bad_arg"}), "ERR Bad number of keys provided");
   EXPECT_EQ(error({"eval", "return 1", "bad_arg"}), "ERR value is not an integer or out of range");
   EXPECT_EQ(error({"zunion", "-1", "k"}), "ERR value is not an integer or out of range");
+  for (std::string_view name : {"lmpop", "zmpop", "sintercard"}) {
+    EXPECT_EQ(error({name, "-1", "k", "LEFT"}), "ERR numkeys should be greater than 0") << name;
+    EXPECT_EQ(error({name, "a", "k", "LEFT"}), "ERR numkeys should be greater than 0") << name;
+  }
+  EXPECT_EQ(error({"blmpop", "0", "a", "k", "LEFT"}), "ERR numkeys should be greater than 0");
+  EXPECT_EQ(error({"lmpop", "1", "k"}), "ERR wrong number of arguments for 'lmpop' command");
+  EXPECT_EQ(error({"bzmpop", "0", "1", "k"}), "ERR wrong number of arguments for 'bzmpop' command");
+  EXPECT_EQ(error({"bzmpop", "0", "-1", "k", "MIN"}), "ERR numkeys should be greater than 0");
   EXPECT_EQ(error({"fcall", "f", "10", "k"}),
             "ERR Number of keys can't be greater than number of args");
 }
