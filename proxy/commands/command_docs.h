@@ -9,4 +9,8 @@ namespace shardctl::proxy {
 // The whole Markdown page: every command the table knows, grouped by how shardproxy handles it.
 std::string RenderCommandDocs();
 
+// Its section on the tests of Redis' own suite that still fail through the proxy, each with its
+// reason (suite_failures.cc).
+std::string SuiteFailuresSection();
+
 }  // namespace shardctl::proxy

@@ -55,7 +55,8 @@ void Session::Dispatch(std::string_view frame, std::span<const std::string_view>
       }
       // A keyless script may run long (until SCRIPT KILL): over this client's own connection,
       // so that the shard's shared one is not stuck behind it and others see -BUSY as on Redis.
-      const bool blocks = BlocksWithOption(info, args) || (slot < 0 && info.keys.numkeys_at > 0);
+      if (slot < 0 && info.keys.numkeys_at > 0) return ForwardScript(frame);
+      const bool blocks = BlocksWithOption(info, args);
       return Forward(frame, slot, blocks, blocks, !blocks && ReadsFromReplica(info, slot));
     }
     case RouteKind::kSplitBySlot: {
@@ -235,7 +236,11 @@ void Session::ForwardScan(std::span<const std::string_view> args) {
 // ---- replies ----
 
 void Session::OnReply(SubRequest* request, std::string_view frame) {
-  Deliver(*request, frame);
+  if (request->mode.queue_probe) {
+    DeliverProbe(*request);
+  } else {
+    Deliver(*request, frame);
+  }
   if (request->mode.pinned && !closed_) pinned_.ReleaseIdle();
   const bool sequenced = request->sequenced;
   const int slot = request->slot;
@@ -313,7 +318,8 @@ void Session::PushMessage(std::string_view frame) {
 }
 
 bool Session::OverLimits() const {
-  return replies_.size() >= options_.max_pending || out_.size() >= options_.max_client_buffer;
+  return replies_.size() >= options_.max_pending || out_.size() >= options_.max_client_buffer ||
+         waiting_finish_ != Finish::kNone;
 }
 
 void Session::Discard(SubRequest* request) {
