@@ -123,11 +123,17 @@ TEST_F(ProxyScriptBusyTest, FunctionStatsNamesTheRunningFunction) {
   EXPECT_EQ(Proxy({"FUNCTION", "DELETE", "busy"}), "OK");
 }
 
-// Redis' own texts for what the proxy checks before a shard sees the request.
+// Redis' own texts for script arguments it refuses: a primary words them (Redis looks the
+// function up before its numkeys, so the function exists here, as in the suite's tests).
 TEST_F(ProxyScriptBusyTest, ScriptArgumentErrorsUseRedisWords) {
+  ASSERT_EQ(Proxy({"FUNCTION", "LOAD",
+                   "#!lua name=args\nredis.register_function('f', function() return 1 end)"}),
+            "args");
   EXPECT_EQ(Proxy({"EVAL", "return 1", "-12"}), "ERR Number of keys can't be negative");
   EXPECT_EQ(Proxy({"FCALL", "f", "-1", "k"}), "ERR Number of keys can't be negative");
   EXPECT_EQ(Proxy({"FCALL", "f", "bad_arg"}), "ERR Bad number of keys provided");
+  EXPECT_EQ(Proxy({"FCALL", "nosuch", "-1", "k"}), "ERR Function not found");
+  EXPECT_EQ(Proxy({"FUNCTION", "DELETE", "args"}), "OK");
   EXPECT_EQ(Proxy({"EVAL", "return 1", "x"}), "ERR value is not an integer or out of range");
   EXPECT_EQ(Proxy({"FUNCTION", "BAD_SUBCOMMAND"}).rfind("ERR unknown subcommand", 0), 0u);
   EXPECT_EQ(Proxy({"SCRIPT", "BAD_SUBCOMMAND"}).rfind("ERR unknown subcommand", 0), 0u);
