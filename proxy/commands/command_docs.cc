@@ -228,7 +228,12 @@ std::string LocalSection(const CommandGroups& groups) {
          "checked against the users of `--auth-file` (without users: `default` with any password,\n"
          "like Redis' nopass default user; with users, everything else answers `-NOAUTH` until\n"
          "then); `MULTI`/`EXEC`/`DISCARD` are queued by the proxy (keys in one slot) and sent as\n"
-         "one batch to that slot's primary; `WATCH` (keys in one slot, the transaction's) pins a\n"
+         "one batch to that slot's primary; each queued write is first shown to that primary\n"
+         "(`MULTI <command> DISCARD`) so the client gets its queue-time answer (`-OOM`); "
+         "server-wide\n"
+         "commands in a transaction (`CONFIG SET`, `FLUSHALL`, `DBSIZE`) also run on every other\n"
+         "primary, their replies merged in `EXEC`'s (not atomic across primaries); `WATCH` (keys\n"
+         "in one slot, the transaction's) pins a\n"
          "connection to that slot's primary for WATCH, the slot's commands and EXEC; if that\n"
          "connection fails or the slot moves, `EXEC` answers null (aborted) as for a changed key;\n"
          "`CLIENT` ID, GETNAME, SETNAME, SETINFO, INFO, LIST, KILL, REPLY, NO-EVICT, GETREDIR "
@@ -275,6 +280,7 @@ std::string RenderCommandDocs() {
   out += PubSubSection(groups);
   out += LocalSection(groups);
   out += UnsupportedSection(groups);
+  out += "\n" + SuiteFailuresSection();
   out += SuiteFailuresClients();
   return out;
 }

@@ -9,6 +9,10 @@ namespace shardctl::proxy {
 // The whole Markdown page: every command the table knows, grouped by how shardproxy handles it.
 std::string RenderCommandDocs();
 
+// Its section on the tests of Redis' own suite that still fail through the proxy, each with its
+// reason (suite_failures.cc).
+std::string SuiteFailuresSection();
+
 // The section listing the tests of Redis' own suite that still fail through the proxy in the
 // connection and introspection families (CLIENT, MONITOR, INFO, tracking, pause, pub/sub), each
 // with its reason (command_docs_clients.cc).

@@ -265,7 +265,8 @@ std::vector<CommandInfo> BuildTable() {
   for (std::string_view name : {"ZDIFFSTORE", "ZINTERSTORE", "ZUNIONSTORE"}) {
     table.push_back(OneSlot(name, kDestThenNumKeys));
   }
-  for (std::string_view name : {"OBJECT", "XGROUP", "XINFO", "MEMORY"}) {
+  // PFDEBUG <subcommand> <key>; PFSELFTEST has no key: any primary runs it.
+  for (std::string_view name : {"OBJECT", "XGROUP", "XINFO", "MEMORY", "PFDEBUG"}) {
     table.push_back({name, RouteKind::kSingleKey, kSubcommandKey});
   }
   for (std::string_view name : {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}) {
@@ -305,8 +306,11 @@ std::vector<CommandInfo> BuildTable() {
     table.push_back({name, RouteKind::kPubSub, {1, -1, 1}});
   }
   table.push_back(OneSlot("PUBLISH", kNoKeys));  // any primary: the bus broadcasts it
+  table.push_back(OneSlot("PFSELFTEST", kNoKeys));
   table.push_back({"SPUBLISH", RouteKind::kSingleKey, {1, 1, 1}});  // the channel's slot
   table.push_back({"PUBSUB", RouteKind::kFanOut, kNoKeys});
+  table.push_back(Unsupported(
+      "ACL", "the proxy's users are its own (shardproxy --auth-file); run ACL on each shard"));
   table.push_back(Unsupported(
       "MONITOR", "it streams one server's commands; run MONITOR on a shard (redis-cli -p PORT)"));
   for (std::string_view name :
@@ -451,6 +455,23 @@ Result<KeyPositions> StreamKeys(const CommandInfo& info, std::string_view comman
   return Error("ERR syntax error");
 }
 
+// SORT ... STORE dest: the destination is a key too, the last STORE's when there are several.
+// LIMIT's two arguments and GET's and BY's one are skipped over, so a pattern named "store" is
+// not taken for the option (Redis' sortGetKeys reads them the same way).
+void AddSortStore(std::span<const std::string_view> args, std::vector<size_t>& positions) {
+  size_t store = 0;
+  for (size_t i = 2; i < args.size(); ++i) {
+    if (EqualsIgnoringCase(args[i], "LIMIT")) {
+      i += 2;
+    } else if (EqualsIgnoringCase(args[i], "GET") || EqualsIgnoringCase(args[i], "BY")) {
+      i += 1;
+    } else if (EqualsIgnoringCase(args[i], "STORE") && i + 1 < args.size()) {
+      store = ++i;
+    }
+  }
+  if (store > 0) positions.push_back(store);
+}
+
 }  // namespace
 
 bool BlocksWithOption(const CommandInfo& info, std::span<const std::string_view> args) {
@@ -474,10 +495,10 @@ Result<KeyPositions> ResolveKeys(const CommandInfo& info, std::span<const std::s
     const auto at = static_cast<size_t>(spec.numkeys_at);
     if (argc <= at) return Error(WrongArgCountError(command));
     int64_t numkeys = 0;
-    if (!ParseCount(args[at], numkeys)) return Error("ERR value is not an integer or out of range");
-    if (numkeys == 0) return KeyPositions{};
-    if (static_cast<uint64_t>(numkeys) > argc - first) {
-      return Error("ERR Number of keys can't be greater than number of args");
+    // 0 is a keyless EVAL, and refused by the commands that need a key: either way no slot.
+    if (ParseCount(args[at], numkeys) && numkeys == 0) return KeyPositions{};
+    if (!ParseCount(args[at], numkeys) || static_cast<uint64_t>(numkeys) > argc - first) {
+      return KeyPositions{.numkeys_refused = true};
     }
     return KeyPositions{first, first + static_cast<size_t>(numkeys) - 1, 1};
   }
@@ -504,12 +525,13 @@ Result<std::vector<size_t>> KeyArgumentPositions(std::span<const std::string_vie
   if (info.kind == RouteKind::kUnsupported) return Error("ERR Invalid command specified");
   if (info.keys.first == 0) return Error("ERR The command has no key arguments");
   auto keys = ResolveKeys(info, args);
-  if (!keys) return Error("ERR Invalid arguments specified for command");
+  if (!keys || keys->numkeys_refused) return Error("ERR Invalid arguments specified for command");
   std::vector<size_t> positions;
   if (info.keys.dest_first && args.size() > 1) positions.push_back(1);
   for (size_t i = keys->first; keys->count() > 0 && i <= keys->last; i += keys->step) {
     positions.push_back(i);
   }
+  if (info.name == "SORT") AddSortStore(args, positions);
   // EVAL with numkeys 0 has no keys and is fine (Redis: "no mandatory keys").
   if (positions.empty() && info.keys.numkeys_at == 0) {
     return Error("ERR Invalid arguments specified for command");

@@ -87,19 +87,22 @@ struct KeyPositions {
   size_t first = 0;
   size_t last = 0;
   size_t step = 1;
+  // A numkeys Redis refuses (not a number, negative, 0 where a key is needed, more keys than
+  // arguments): no keys, so the request goes to any primary and the client gets that node's own
+  // error, in its words (they differ by command and by engine), as from one Redis.
+  bool numkeys_refused = false;
   size_t count() const { return first == 0 ? 0 : (last - first) / step + 1; }
 };
 
 // Resolves the command's KeySpec against the request's arguments (args[0] is the command name).
 // Errors are RESP error texts: "ERR wrong number of arguments for 'mset' command" when keys are
-// missing or a key/value list is uneven, "ERR value is not an integer or out of range" for a bad
-// numkeys.
+// missing or a key/value list is uneven. A bad numkeys is not an error here (numkeys_refused).
 common::Result<KeyPositions> ResolveKeys(const CommandInfo& info,
                                          std::span<const std::string_view> args);
 
 // The one slot all of the request's keys hash to, for kSingleKey and kOneSlot commands.
-// Returns -1 for a command without keys (EVAL with numkeys 0), and the error
-// "CROSSSLOT Keys in request don't hash to the same slot" when keys hash to different slots;
+// Returns -1 for a command without keys (EVAL with numkeys 0, or a numkeys Redis refuses), and the
+// error "CROSSSLOT Keys in request don't hash to the same slot" when keys hash to different slots;
 // other errors as ResolveKeys().
 common::Result<int> RequestSlot(const CommandInfo& info, std::span<const std::string_view> args);
 

@@ -51,6 +51,8 @@ struct RequestMode {
   bool may_block = false;     // blocks by design (BLPOP, XREAD BLOCK, WAIT): no --timeout
   bool watched = false;       // part of the client's WATCH: over the connection holding it
   bool watched_exec = false;  // EXEC under WATCH: a redirect means the watch is gone (null reply)
+  bool script = false;        // a keyless EVAL/FCALL: counted in running_scripts, not blocked
+  bool queue_probe = false;   // "MULTI <cmd> DISCARD": the shard's verdict on queueing <cmd>
 };
 
 // What only a few requests carry, kept out of the common request.
@@ -64,6 +66,9 @@ struct RequestExtras {
   // moved slot can be sent again to the new owner.
   size_t skip_replies = 0;
   std::string hint;
+  // A queue probe's transaction (the session's count of MULTIs): a late answer for a
+  // transaction that is gone (RESET) must not fail the next one.
+  uint64_t probe_of = 0;
 };
 
 struct SubRequest {
@@ -80,7 +85,8 @@ struct SubRequest {
   int redirects = 0;       // MOVED/ASK followed so far
   int retries = 0;         // TRYAGAIN/CLUSTERDOWN/unreachable retries so far
   bool sequenced = false;  // admitted to its session's per-slot order (SlotSequencer)
-  // Counted in ProxyStats::blocked_clients from its first routing until it is freed.
+  // Counted in ProxyStats::blocked_clients (running_scripts for a script) from its first routing
+  // until it is freed.
   bool counted_blocked = false;
   std::unique_ptr<RequestExtras> extras;  // null for most requests
 

@@ -118,6 +118,39 @@ std::string AndIntegerArrays(std::span<const std::string_view> replies) {
   return out;
 }
 
+// SCRIPT/FUNCTION KILL: one shard's +OK is the answer. Without one, the shard that runs a
+// script says why it was not stopped (BUSY: a function, not a script; UNKILLABLE: it wrote);
+// the others' NOTBUSY only says they run none.
+std::string AnyOk(std::span<const std::string_view> replies) {
+  for (std::string_view reply : replies) {
+    if (reply == "+OK\r\n") return std::string(reply);
+  }
+  for (std::string_view reply : replies) {
+    if (!reply.starts_with("-NOTBUSY")) return std::string(reply);
+  }
+  return std::string(replies[0]);
+}
+
+// FUNCTION STATS ([running_script, engines] as an array or a RESP3 map): every shard has the
+// same engines' counts; running_script is non-null on the shard running a function.
+std::string RunningScript(std::span<const std::string_view> replies) {
+  for (std::string_view reply : replies) {
+    if (!reply.empty() && reply[0] == '-') return std::string(reply);
+  }
+  for (std::string_view reply : replies) {
+    // A RESP3 map's pairs read as an array of twice as many elements.
+    std::string flat(reply);
+    const size_t header_end = flat.find("\r\n");
+    if (flat[0] == '%' && header_end != std::string::npos) {
+      auto pairs = common::ParseInteger<size_t>(flat.substr(1, header_end - 1));
+      if (pairs) flat.replace(0, header_end, "*" + std::to_string(*pairs * 2));
+    }
+    auto fields = ArrayElements(flat);
+    if (fields && fields->size() >= 2 && !IsNull((*fields)[1])) return std::string(reply);
+  }
+  return std::string(replies[0]);
+}
+
 }  // namespace
 
 namespace {
@@ -152,8 +185,12 @@ std::optional<FanOutPlan> PlanServerCommand(std::string_view name, std::string_v
     if (Is(sub, "RESET")) return FanOutPlan{true, FanOutMerge::kSumIntegers};
     if (Is(sub, "LATEST") || Is(sub, "HISTORY"))
       return FanOutPlan{true, FanOutMerge::kConcatArrays};
+    if (Is(sub, "HISTOGRAM")) return FanOutPlan{true, FanOutMerge::kHistograms};
     if (Is(sub, "DOCTOR") || Is(sub, "GRAPH") || Is(sub, "HELP")) return kAnyShard;
   }
+  // Any other word after CONFIG, SLOWLOG or LATENCY is no subcommand of Redis 7: a shard
+  // answers it with Redis' own error ("unknown subcommand", "wrong number of arguments").
+  if (Is(name, "CONFIG") || Is(name, "SLOWLOG") || Is(name, "LATENCY")) return kAnyShard;
   if (Is(name, "SAVE")) return kEveryShardOk;
   // Every shard starts its own background save; they answer alike.
   if (Is(name, "BGSAVE")) return FanOutPlan{true, FanOutMerge::kFirst};
@@ -169,15 +206,18 @@ std::optional<FanOutPlan> PlanScripting(std::string_view name, std::string_view 
     if (Is(sub, "FLUSH")) return kEveryShardOk;
     if (Is(sub, "EXISTS")) return FanOutPlan{true, FanOutMerge::kAndIntegerArrays};
     if (Is(sub, "KILL")) return FanOutPlan{true, FanOutMerge::kAnyOk};
-    if (Is(sub, "HELP")) return kAnyShard;
+    // SCRIPT DEBUG holds one connection's debugger session: not through the proxy. Other
+    // words (HELP, a wrong subcommand): one shard answers with Redis' text.
+    if (!Is(sub, "DEBUG")) return kAnyShard;
   }
   if (Is(name, "FUNCTION")) {
     if (Is(sub, "LOAD")) return FanOutPlan{true, FanOutMerge::kSameReply};
     if (Is(sub, "DELETE") || Is(sub, "FLUSH") || Is(sub, "RESTORE")) return kEveryShardOk;
     if (Is(sub, "KILL")) return FanOutPlan{true, FanOutMerge::kAnyOk};
-    if (Is(sub, "LIST") || Is(sub, "DUMP") || Is(sub, "STATS") || Is(sub, "HELP")) {
-      return kAnyShard;
-    }
+    // Every shard has the same libraries; only one runs a given function.
+    if (Is(sub, "STATS")) return FanOutPlan{true, FanOutMerge::kRunningScript};
+    // LIST, DUMP, HELP, and any other word: one shard's answer is Redis' (its own error text).
+    return kAnyShard;
   }
   return std::nullopt;
 }
@@ -214,12 +254,8 @@ Result<FanOutPlan> PlanFanOut(std::span<const std::string_view> args) {
 std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> replies, size_t start,
                         int64_t limit) {
   if (replies.empty()) return MergeError("no shard to ask");
-  if (merge == FanOutMerge::kAnyOk) {
-    for (std::string_view reply : replies) {
-      if (reply == "+OK\r\n") return std::string(reply);
-    }
-    return std::string(replies[0]);
-  }
+  if (merge == FanOutMerge::kAnyOk) return AnyOk(replies);
+  if (merge == FanOutMerge::kRunningScript) return RunningScript(replies);
   for (std::string_view reply : replies) {
     if (!reply.empty() && reply[0] == '-') return std::string(reply);
   }
@@ -256,7 +292,10 @@ std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> rep
       return SumPairs(replies);
     case FanOutMerge::kNewestEntries:
       return MergeNewestEntries(replies, limit);
+    case FanOutMerge::kHistograms:
+      return MergeLatencyHistograms(replies);
     case FanOutMerge::kAnyOk:
+    case FanOutMerge::kRunningScript:
       break;  // answered above, before errors pass through
   }
   return MergeError("internal error: unknown merge");

@@ -30,7 +30,10 @@ enum class FanOutMerge {
   kUniqueArrays,      // PUBSUB CHANNELS/SHARDCHANNELS: every shard's names, each once
   kSumPairs,          // PUBSUB NUMSUB/SHARDNUMSUB: name, count pairs, counts added by position
   kAnyOk,             // SCRIPT KILL, FUNCTION KILL: +OK if one shard stopped a script, else the
-                      // first shard's error (NOTBUSY when none was running)
+                      // error of a shard that has one running (BUSY: the other kind, UNKILLABLE),
+                      // else the first shard's (NOTBUSY when none was running)
+  kRunningScript,     // FUNCTION STATS: the reply of the shard running a script, else the first
+  kHistograms,        // LATENCY HISTOGRAM: MergeLatencyHistograms
   kNewestEntries,     // SLOWLOG GET: every shard's entries, newest first, at most `limit`
 };
 
@@ -56,6 +59,12 @@ std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> rep
 // SLOWLOG GET from every shard's reply: the entries (Redis' [id, unix time, microseconds, args,
 // client, name] arrays) of all shards, newest first by their unix time, at most `limit` (-1: all).
 std::string MergeNewestEntries(std::span<const std::string_view> replies, int64_t limit);
+
+// LATENCY HISTOGRAM from every shard's reply (RESP2 arrays or RESP3 maps, answered in the same
+// shape): each command once; a keyed command's calls and buckets summed, a command the proxy
+// sends to every shard (CONFIG, FLUSHALL, ...) counted once: the shard that counted most
+// (latency_histogram.cc).
+std::string MergeLatencyHistograms(std::span<const std::string_view> replies);
 
 // The proxy's SCAN cursor: which shard, and that shard's own cursor.
 struct ScanPosition {

@@ -54,6 +54,21 @@ std::unique_ptr<ReplyAssembly> FanOutAssembly(FanOutMerge merge, size_t shards, 
 std::unique_ptr<ReplyAssembly> ScriptLoadAssembly(size_t shards,
                                                   std::function<void(std::string sha)> remember);
 
+// A server-wide command queued in a transaction: where it is among the transaction's commands,
+// and how its shards' replies are merged.
+struct ServerWideCommand {
+  size_t position = 0;
+  FanOutPlan plan;
+};
+
+// EXEC of a transaction with server-wide commands (transaction_fanout.cc): replies[0] is the
+// home primary's EXEC reply (every command), replies[1..] the other primaries' EXEC replies to
+// the `every_shard` commands only, in order. The home's array with each of those merged.
+std::string MergeTransactionFanOut(std::span<const std::string_view> replies,
+                                   std::span<const ServerWideCommand> commands);
+std::unique_ptr<ReplyAssembly> TransactionFanOutAssembly(std::vector<ServerWideCommand> commands,
+                                                         size_t shards);
+
 // SCAN on shard `shard` of `shards`: its cursor rewritten to the proxy's (RewriteScanReply()).
 std::unique_ptr<ReplyAssembly> ScanAssembly(size_t shard, size_t shards);
 

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/request_text.h"
 #include "common/uv/address.h"
 #include "proxy/services/stats.h"
 
@@ -71,10 +72,27 @@ bool ClientConnection::HandleInlineCommand() {
     if (rest.size() > kMaxInlineBytes) session_.ProtocolError("too big inline request");
     return false;
   }
-  const std::vector<std::string_view> args = common::SplitInlineArgs(rest.substr(0, newline));
+  const std::string_view line = rest.substr(0, newline);
+  if (line.find_first_of("\"'") != std::string_view::npos) return HandleQuotedInline(line);
+  const std::vector<std::string_view> args = common::SplitInlineArgs(line);
   std::string request;
   common::AppendCommand(request, args);
   requests_.SkipUnreturned(newline + 1);  // the views stay valid until the next Consume()
+  if (!args.empty()) session_.HandleCommand(request, args);
+  return true;
+}
+
+// An inline command with quotes: its arguments are unescaped copies (Redis' sdssplitargs rules).
+bool ClientConnection::HandleQuotedInline(std::string_view line) {
+  auto words = common::SplitQuotedArgs(line);
+  if (!words) {
+    session_.ProtocolError(words.error().message().substr(sizeof("Protocol error: ") - 1));
+    return false;
+  }
+  const std::vector<std::string_view> args(words->begin(), words->end());
+  std::string request;
+  common::AppendCommand(request, args);
+  requests_.SkipUnreturned(line.size() + 1);
   if (!args.empty()) session_.HandleCommand(request, args);
   return true;
 }
@@ -96,6 +114,17 @@ void ClientConnection::ProcessInput() {
     if (fast.kind == common::FastRequest::Kind::kIncomplete && rest.size() < kFastPathBytes &&
         requests_.AtFrameStart()) {
       break;
+    }
+    // Redis' own parser ignores some headers and names its errors its way: before the scanner.
+    if (fast.kind == common::FastRequest::Kind::kSlowPath && requests_.AtFrameStart()) {
+      if (auto problem = common::ExamineBadRequest(rest, RequestLimits().max_bulk_length)) {
+        if (!problem->error.empty()) {
+          session_.ProtocolError(problem->error.substr(sizeof("Protocol error: ") - 1));
+          break;
+        }
+        requests_.SkipUnreturned(problem->skip);
+        continue;
+      }
     }
     const common::ScanResult frame = requests_.Next();
     if (frame.status == common::ScanStatus::kIncomplete) break;

@@ -92,6 +92,7 @@ class ClientConnection final : public ClientLink {
 
   void ProcessInput();
   bool HandleInlineCommand();
+  bool HandleQuotedInline(std::string_view line);
   void UpdateReading();
   void MaybeDelete();
 

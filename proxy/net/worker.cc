@@ -207,7 +207,10 @@ SubRequest* Worker::NewRequest() {
 }
 
 void Worker::FreeRequest(SubRequest* request) {
-  if (request->counted_blocked) stats().blocked_clients.fetch_sub(1, std::memory_order_relaxed);
+  if (request->counted_blocked) {
+    (request->mode.script ? stats().running_scripts : stats().blocked_clients)
+        .fetch_sub(1, std::memory_order_relaxed);
+  }
   // Enough for every request in flight at a deep pipeline; a burst beyond it is freed.
   constexpr size_t kMaxFreeRequests = 16384;
   // A buffer grown by one huge request is not kept for the small ones that follow.
@@ -230,7 +233,8 @@ void Worker::Route(SubRequest* request) {
   // WAIT goes to several shards; like Redis, it is one blocked client.
   if (request->mode.may_block && request->part <= 0 && !request->counted_blocked) {
     request->counted_blocked = true;
-    stats().blocked_clients.fetch_add(1, std::memory_order_relaxed);
+    (request->mode.script ? stats().running_scripts : stats().blocked_clients)
+        .fetch_add(1, std::memory_order_relaxed);
   }
   if (request->port != 0) {
     if (!request->mode.pinned) return SendTo(request->host, request->port, request, false);
@@ -298,6 +302,11 @@ void Worker::OnBackendReply(SubRequest* request, std::string_view frame) {
   }
   const bool aborted_by_hint = request->skip_replies() > 0 && frame.starts_with("-EXECABORT") &&
                                ClassifyReply(hint).action != ReplyAction::kDeliver;
+  // Not a redirect: a queued command the shard refused (OOM, arity) while the client was told
+  // QUEUED. Redis' words for a transaction refused at EXEC name that reason.
+  if (!aborted_by_hint && !hint.empty() && frame.starts_with("-EXECABORT")) {
+    return Finish(request, "-EXECABORT Transaction discarded because of: " + hint.substr(1));
+  }
   if (!aborted_by_hint) hint.clear();
   const Redirect redirect = ClassifyReply(aborted_by_hint ? std::string_view(hint) : frame);
   // A pinned command must not be redirected onto a shared connection: wait for the new map

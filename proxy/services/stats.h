@@ -38,6 +38,10 @@ struct ProxyStats {
   // Blocking commands (BLPOP, XREAD BLOCK, WAIT: one per client command) routed and not yet
   // answered: INFO's proxy_blocked_clients (blocked_clients is the shards' own count).
   std::atomic<int64_t> blocked_clients{0};
+  // Keyless scripts and functions (over a client's own connection, no --timeout) routed and not
+  // yet answered: while one runs, PING asks the shards, so a client sees -BUSY as on Redis.
+  // Not blocked clients: Redis does not count a running script as one.
+  std::atomic<int64_t> running_scripts{0};
 };
 
 }  // namespace shardctl::proxy

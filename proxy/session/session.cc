@@ -57,7 +57,8 @@ void Session::Dispatch(std::string_view frame, std::span<const std::string_view>
       // so that the shard's shared one is not stuck behind it and others see -BUSY as on Redis.
       // Keyless: PUBLISH's reply counts the proxy's subscribers (session_pubsub.cc).
       if (slot < 0 && info.name == "PUBLISH") return ForwardPublish(frame, args);
-      const bool blocks = BlocksWithOption(info, args) || (slot < 0 && info.keys.numkeys_at > 0);
+      if (slot < 0 && info.keys.numkeys_at > 0) return ForwardScript(frame);
+      const bool blocks = BlocksWithOption(info, args);
       return Forward(frame, slot, blocks, blocks, !blocks && ReadsFromReplica(info, slot));
     }
     case RouteKind::kSplitBySlot: {
@@ -208,7 +209,7 @@ void Session::ForwardFanOut(std::string_view frame, std::span<const std::string_
           services.RememberScript(std::move(sha), body);
         });
   } else {
-    pending.assembly = FanOutAssembly(plan->merge, shards, id_ + replies_.size(), plan->limit);
+    pending.assembly = FanOutAssembly(plan->merge, shards, id_ + fan_outs_++, plan->limit);
   }
   // A shard running a script reads nothing more from the connection that sent it: KILL goes
   // over this client's own connections, which are not queued behind it.
@@ -237,7 +238,11 @@ void Session::ForwardScan(std::span<const std::string_view> args) {
 // ---- replies ----
 
 void Session::OnReply(SubRequest* request, std::string_view frame) {
-  Deliver(*request, frame);
+  if (request->mode.queue_probe) {
+    DeliverProbe(*request);
+  } else {
+    Deliver(*request, frame);
+  }
   if (request->mode.pinned && !closed_) pinned_.ReleaseIdle();
   const bool sequenced = request->sequenced;
   const int slot = request->slot;
@@ -315,7 +320,8 @@ void Session::PushMessage(std::string_view frame) {
 }
 
 bool Session::OverLimits() const {
-  return replies_.size() >= options_.max_pending || out_.size() >= options_.max_client_buffer;
+  return replies_.size() >= options_.max_pending || out_.size() >= options_.max_client_buffer ||
+         waiting_finish_ != Finish::kNone;
 }
 
 void Session::Discard(SubRequest* request) {

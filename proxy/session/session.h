@@ -137,6 +137,13 @@ class Session final : public ReplySink, public Subscriber {
   bool HandleTransaction(std::string_view frame, std::span<const std::string_view> args,
                          const CommandInfo& info);
   void ExecTransaction();
+  // Queue probes (session_transaction.cc): SendQueueProbe() asks the slot's primary whether it
+  // would queue `frame`; DeliverProbe() answers the client +QUEUED or the shard's refusal, and
+  // runs an EXEC or DISCARD that waited for the probes.
+  void SendQueueProbe(std::string_view frame, int slot);
+  void DeliverProbe(const SubRequest& request);
+  void FinishTransaction(bool exec);
+  void ExecServerWide(const Transaction& transaction);
   // WATCH, UNWATCH outside MULTI, WAIT (session_pinned.cc).
   void HandleWatch(std::string_view frame, std::span<const std::string_view> args,
                    const CommandInfo& info);
@@ -148,6 +155,12 @@ class Session final : public ReplySink, public Subscriber {
   void HandlePubSub(std::span<const std::string_view> args, const CommandInfo& info);
   bool SubscribedModeRefuses(std::span<const std::string_view> args, const CommandInfo& info);
   void ForwardPublish(std::string_view frame, std::span<const std::string_view> args);
+  // Scripts (session_scripts.cc). ForwardScript(): a keyless EVAL/FCALL over this client's own
+  // connection, counted as running. PingMeetsScript(): while another client's script runs, PING
+  // is asked of every primary (a busy one answers -BUSY, as one Redis would); returns false
+  // when PING is answered here as usual.
+  void ForwardScript(std::string_view frame);
+  bool PingMeetsScript(std::span<const std::string_view> args);
   // Local commands (session_local.cc).
   void HandleLocal(std::span<const std::string_view> args);
   void HandleHello(std::span<const std::string_view> args);
@@ -177,6 +190,9 @@ class Session final : public ReplySink, public Subscriber {
   ProxyServices& services_;
   ClientLink& link_;
   const uint64_t id_;
+  // Fan-outs sent so far: where a "first non-null reply" merge (RANDOMKEY) starts looking, so
+  // that one client asking again and again sees every shard's keys.
+  uint64_t fan_outs_ = 0;
   const int thread_;
   const ProxyOptions& options_;   // fixed for the proxy's life: read on every command
   ThreadMetrics* const metrics_;  // null without --metrics-port
@@ -189,7 +205,11 @@ class Session final : public ReplySink, public Subscriber {
   ReplyQueue replies_;
   SlotSequencer sequencer_;
   PinnedLinks pinned_;
-  std::optional<Transaction> transaction_;              // set between MULTI and EXEC/DISCARD
+  std::optional<Transaction> transaction_;  // set between MULTI and EXEC/DISCARD
+  uint64_t transactions_ = 0;               // MULTIs so far: probes name theirs
+  // EXEC or DISCARD read while queue probes were in flight: nothing more is read until they
+  // are answered and it has run.
+  enum class Finish : uint8_t { kNone, kExec, kDiscard } waiting_finish_ = Finish::kNone;
   std::unique_ptr<ClientSubscriptions> subscriptions_;  // null until the first (P|S)SUBSCRIBE
   // (P)SUBSCRIBE confirmations held until the hub's connections have subscribed, in order.
   std::vector<std::pair<PendingReply*, std::string>> held_subscribes_;

@@ -51,6 +51,7 @@ void Session::HandleLocal(std::span<const std::string_view> args) {
   std::string out;
   if (EqualsNoCase(name, "PING")) {
     if (argc > 2) return ReplyError(WrongArgCountError(name));
+    if (PingMeetsScript(args)) return;
     if (argc == 2) {
       AppendBulk(out, args[1]);
       return Reply(out);

@@ -1,5 +1,9 @@
 #include "proxy/session/transaction.h"
 
+#include <optional>
+
+#include "proxy/merge/fanout.h"
+
 namespace shardctl::proxy {
 namespace {
 
@@ -20,6 +24,10 @@ common::Result<int> QueuedSlot(const CommandInfo& info, std::span<const std::str
     default:
       break;
   }
+  // Redis' "no-multi" commands of this kind: refused as one Redis refuses them.
+  if (info.name == "SAVE" || LowerCase(args[0]) == "shutdown") {
+    return common::Error("ERR Command not allowed inside a transaction");
+  }
   return common::Error("ERR command '" + std::string(args[0]) +
                        "' cannot be queued in a transaction through shardproxy");
 }
@@ -29,7 +37,15 @@ common::Result<int> QueuedSlot(const CommandInfo& info, std::span<const std::str
 common::Status Transaction::Queue(std::string_view frame, const CommandInfo& info,
                                   std::span<const std::string_view> args, int watch_slot,
                                   size_t max_bytes) {
-  auto slot = QueuedSlot(info, args);
+  std::optional<FanOutPlan> server_wide;
+  common::Result<int> slot = -1;
+  if (info.kind == RouteKind::kFanOut && info.name != "SAVE") {
+    auto plan = PlanFanOut(args);
+    if (plan) server_wide = *plan;
+    if (!plan) slot = plan.error();
+  } else {
+    slot = QueuedSlot(info, args);
+  }
   if (slot && *slot >= 0 &&
       ((slot_ >= 0 && *slot != slot_) || (watch_slot >= 0 && *slot != watch_slot))) {
     slot = common::Error("CROSSSLOT Keys in request don't hash to the same slot");
@@ -42,9 +58,20 @@ common::Status Transaction::Queue(std::string_view frame, const CommandInfo& inf
     return slot.error();
   }
   if (*slot >= 0) slot_ = *slot;
+  if (server_wide) {
+    server_wide_.push_back({count_, *server_wide});
+    if (server_wide->every_shard) {
+      everywhere_ += frame;
+      ++everywhere_count_;
+    }
+  }
   queued_ += frame;
   ++count_;
   return common::Ok();
+}
+
+std::string Transaction::server_wide_batch() const {
+  return std::string(kMulti) + everywhere_ + std::string(kExec);
 }
 
 std::string Transaction::Batch() const {

@@ -74,11 +74,15 @@ def wait_ping(port, seconds=30):
 
 
 def stop_leftover_scripts(address):
-    """SCRIPT KILL and FUNCTION KILL on a target after a unit file: a test that failed midway may
-    leave a script running (`while true do end`), which would fail the next unit files too."""
+    """SCRIPT KILL, FUNCTION KILL and CONFIG SET maxmemory 0 on a target after a unit file: a test
+    that failed midway may leave a script running (`while true do end`) or the server out of
+    memory (`maxmemory 1`, put back only at the test's end), which would fail the next unit files
+    too. Every target gets the same, so the baseline is unchanged: it passes those tests."""
     host, port = address.rsplit(":", 1)
-    for command in (b"SCRIPT", b"FUNCTION"):
-        request = b"*2\r\n$%d\r\n%s\r\n$4\r\nKILL\r\n" % (len(command), command)
+    requests = [b"*2\r\n$%d\r\n%s\r\n$4\r\nKILL\r\n" % (len(command), command)
+                for command in (b"SCRIPT", b"FUNCTION")]
+    requests.append(b"*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n")
+    for request in requests:
         try:
             with socket.create_connection((host, int(port)), timeout=2) as conn:
                 conn.sendall(request)

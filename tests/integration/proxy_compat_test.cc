@@ -4,6 +4,7 @@
 // scripts and functions, WAIT, publishing. Real 3-shard cluster, real proxy. (Subscribers:
 // proxy_pubsub_test.cc, with hiredis, redis-cli and redis-py.)
 #include <fstream>
+#include <set>
 
 #include "tests/integration/proxy_fixture.h"
 
@@ -190,6 +191,55 @@ TEST_F(ProxyCompatTest, KeyedCommandsBeyondTheFirstArgument) {
   EXPECT_EQ(TextOf(run({"COMMAND", "GETKEYS", "PING"})), "ERR The command has no key arguments");
   auto time = run({"TIME"});
   ASSERT_TRUE(time && time->elements.size() == 2);
+}
+
+// A numkeys Redis refuses leaves the request without a slot: a primary answers it, so the client
+// reads that engine's own words (Redis' LMPOP, SINTERCARD, ZUNION and EVAL each word it
+// differently; the suite's "with illegal argument" tests match on them).
+TEST_F(ProxyCompatTest, RefusedNumkeysIsAnsweredInTheShardsOwnWords) {
+  const std::vector<std::vector<std::string>> refused = {{"LMPOP", "a", "l{t}", "LEFT"},
+                                                         {"LMPOP", "-1", "l{t}", "RIGHT"},
+                                                         {"LMPOP", "1"},
+                                                         {"ZMPOP", "x", "z{t}", "MIN"},
+                                                         {"SINTERCARD", "a", "s{t}"},
+                                                         {"SINTERCARD", "2", "s{t}"},
+                                                         {"ZUNION", "-2", "z{t}"},
+                                                         {"ZINTERCARD", "3", "z{t}", "y{t}"},
+                                                         {"EVAL", "return 1", "-1"},
+                                                         {"EVAL", "return 1", "2", "k{t}"},
+                                                         {"BLMPOP", "0", "a", "l{t}", "LEFT"}};
+  for (const auto& command : refused) {
+    const std::string proxied = TextOf(QueryRedis(proxy_port(), command));
+    const std::string direct = TextOf(QueryRedis(shard_port(0), command));
+    EXPECT_TRUE(direct.starts_with("ERR")) << command[0] << ": " << direct;
+    EXPECT_EQ(proxied, direct) << command[0] << " " << command[1];
+  }
+  // Still refused where the numkeys decides what COMMAND GETKEYS answers.
+  EXPECT_EQ(TextOf(QueryRedis(proxy_port(), {"COMMAND", "GETKEYS", "LMPOP", "a", "l", "LEFT"})),
+            "ERR Invalid arguments specified for command");
+  // A good numkeys still routes by the keys: the command runs where they live.
+  const std::string key = KeyOn(shard_port(2), "numkeys:");
+  ASSERT_EQ(IntegerOf(QueryRedis(proxy_port(), {"RPUSH", key, "a", "b"})), 2);
+  auto popped = QueryRedis(proxy_port(), {"LMPOP", "1", key, "LEFT"});
+  ASSERT_TRUE(popped && popped->elements.size() == 2);
+  EXPECT_EQ(popped->elements[0].text, key);
+  EXPECT_EQ(IntegerOf(QueryRedis(proxy_port(), {"LLEN", key})), 1);
+}
+
+// RANDOMKEY asked again and again on one connection sees every shard's keys (Redis' RANDOMKEY
+// test sets two keys and expects both within 100 calls).
+TEST_F(ProxyCompatTest, RandomKeyReachesEveryShard) {
+  const std::string first = KeyOn(shard_port(0), "random:");
+  const std::string second = KeyOn(shard_port(2), "random:");
+  auto connection = RedisConnection::Open(proxy_port());
+  ASSERT_NE(connection, nullptr);
+  ASSERT_EQ(IntegerOf(connection->Command({"DBSIZE"})), 0);
+  ASSERT_EQ(TextOf(connection->Command({"SET", first, "x"})), "OK");
+  ASSERT_EQ(TextOf(connection->Command({"SET", second, "y"})), "OK");
+  std::set<std::string> seen;
+  for (int i = 0; i < 20; ++i) seen.insert(TextOf(connection->Command({"RANDOMKEY"})));
+  EXPECT_EQ(seen, (std::set<std::string>{first, second}));
+  EXPECT_EQ(IntegerOf(connection->Command({"DBSIZE"})), 2);
 }
 
 // A script returning a table that contains itself: Redis nests the reply until its Lua stack

@@ -116,10 +116,72 @@ TEST(ResolveKeysTest, EvalReadsNumkeys) {
   const Args no_keys = {"eval", "return 1", "0"};
   ASSERT_TRUE(ResolveKeys(LookupCommand("eval"), no_keys));
   EXPECT_EQ(ResolveKeys(LookupCommand("eval"), no_keys)->count(), 0u);
-  const Args too_many = {"eval", "return 1", "3", "k1"};
-  EXPECT_FALSE(ResolveKeys(LookupCommand("eval"), too_many));
-  const Args not_a_number = {"eval", "return 1", "x", "k1"};
-  EXPECT_FALSE(ResolveKeys(LookupCommand("eval"), not_a_number));
+  EXPECT_FALSE(ResolveKeys(LookupCommand("eval"), no_keys)->numkeys_refused);
+}
+
+// What Redis refuses goes to any node, for its own error text: no keys, no error here.
+TEST(ResolveKeysTest, RefusedNumkeysLeavesNoKeys) {
+  const std::vector<Args> refused = {
+      {"eval", "return 1", "3", "k1"}, {"eval", "return 1", "x", "k1"},
+      {"eval", "return 1", "-1"},      {"lmpop", "1"},
+      {"lmpop", "a", "l", "LEFT"},     {"sintercard", "2", "s"},
+      {"zunionstore", "d", "-1", "z"}};
+  for (const Args& args : refused) {
+    const CommandInfo& info = LookupCommand(args[0]);
+    auto keys = ResolveKeys(info, args);
+    ASSERT_TRUE(keys) << args[0];
+    EXPECT_TRUE(keys->numkeys_refused) << args[0];
+    EXPECT_EQ(keys->count(), 0u) << args[0];
+    EXPECT_FALSE(KeyArgumentPositions(args)) << args[0];
+  }
+  // ZUNIONSTORE still goes where its destination lives.
+  const Args store = {"zunionstore", "{d}x", "-1", "z"};
+  EXPECT_EQ(RequestSlot(LookupCommand("zunionstore"), store).value(), common::KeySlot("d"));
+  const Args lmpop = {"lmpop", "a", "l", "LEFT"};
+  EXPECT_EQ(RequestSlot(LookupCommand("lmpop"), lmpop).value(), -1);
+}
+
+TEST(KeyArgumentPositionsTest, SortStoreIsAKeyTheLastOneCounts) {
+  auto keys = [](const Args& args) {
+    auto positions = KeyArgumentPositions(args);
+    std::vector<std::string_view> names;
+    if (!positions) return names;
+    for (size_t at : *positions) names.push_back(args[at]);
+    return names;
+  };
+  EXPECT_EQ(keys({"sort", "abc", "store", "def"}), (Args{"abc", "def"}));
+  EXPECT_EQ(keys({"sort", "abc", "store", "invalid", "store", "stillbad", "STORE", "def"}),
+            (Args{"abc", "def"}));
+  EXPECT_EQ(keys({"sort", "abc", "get", "store", "limit", "0", "1"}), (Args{"abc"}));
+  EXPECT_EQ(keys({"sort_ro", "abc"}), (Args{"abc"}));
+  EXPECT_EQ(keys({"pfdebug", "getreg", "hll"}), (Args{"hll"}));
+  EXPECT_NE(LookupCommand("PFSELFTEST").kind, RouteKind::kUnsupported);
+}
+
+// Redis' own texts (eval.c, functions.c) for a numkeys the proxy refuses before any shard.
+// The numkeys Redis refuses in its own words (the suite's "illegal argument" tests): no keys
+// here, so a primary answers; too few arguments after a valid numkeys still route by the key,
+// and its primary answers "wrong number of arguments".
+TEST(ResolveKeysTest, NumkeysRedisRefusesIsLeftToAPrimary) {
+  auto refused = [](const Args& args) {
+    auto keys = ResolveKeys(LookupCommand(args[0]), args);
+    return keys && keys->numkeys_refused && keys->count() == 0;
+  };
+  EXPECT_TRUE(refused({"eval", "return 1", "-12"}));
+  EXPECT_TRUE(refused({"evalsha_ro", "abc", "-1", "k"}));
+  EXPECT_TRUE(refused({"fcall", "f", "-1", "k"}));
+  EXPECT_TRUE(refused({"fcall_ro", "f", "bad_arg"}));
+  EXPECT_TRUE(refused({"zunion", "-1", "k"}));
+  for (std::string_view name : {"lmpop", "zmpop", "sintercard"}) {
+    EXPECT_TRUE(refused({name, "-1", "k", "LEFT"})) << name;
+    EXPECT_TRUE(refused({name, "a", "k", "LEFT"})) << name;
+  }
+  EXPECT_TRUE(refused({"blmpop", "0", "a", "k", "LEFT"}));
+  EXPECT_TRUE(refused({"fcall", "f", "10", "k"}));
+  const Args short_lmpop = {"lmpop", "1", "k"};
+  EXPECT_EQ(RequestSlot(LookupCommand("lmpop"), short_lmpop).value(), common::KeySlot("k"));
+  const Args short_bzmpop = {"bzmpop", "0", "1", "k"};
+  EXPECT_EQ(RequestSlot(LookupCommand("bzmpop"), short_bzmpop).value(), common::KeySlot("k"));
 }
 
 TEST(RequestSlotTest, SingleKeyUsesHashTags) {

@@ -55,13 +55,51 @@ TEST(FanOutTest, ServerWideChangesGoToEveryShardAndFailAsAWhole) {
                                 "'maxmemory') - argument couldn't be parsed\r\n"}),
             "-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument "
             "couldn't be parsed\r\n");
-  for (const Args& args : {Args{"FUNCTION", "DUMP"}, Args{"function", "stats"}, Args{"TIME"},
-                           Args{"LASTSAVE"}, Args{"CONFIG", "GET", "x"}, Args{"SLOWLOG", "HELP"}}) {
+  for (const Args& args : {Args{"FUNCTION", "DUMP"}, Args{"TIME"}, Args{"LASTSAVE"},
+                           Args{"CONFIG", "GET", "x"}, Args{"SLOWLOG", "HELP"}}) {
     EXPECT_FALSE(MustPlan(args).every_shard) << args[0];
   }
-  EXPECT_EQ(PlanFanOut(Args{"CONFIG", "NOSUCH"}).error().message().substr(0, 66),
-            "ERR command 'config|nosuch' is not supported by shardproxy: it wou");
-  EXPECT_FALSE(PlanFanOut(Args{"CONFIG"}));
+  // Not a subcommand of Redis 7: one shard answers with Redis' own error text.
+  for (const Args& args : {Args{"CONFIG", "NOSUCH"}, Args{"CONFIG"}, Args{"SLOWLOG", "X"},
+                           Args{"LATENCY", "HELP", "xxx"}}) {
+    EXPECT_FALSE(MustPlan(args).every_shard) << args[0];
+  }
+  EXPECT_EQ(PlanFanOut(Args{"SCRIPT", "DEBUG", "YES"}).error().message().substr(0, 66),
+            "ERR command 'script|debug' is not supported by shardproxy: it woul");
+}
+
+// LATENCY HISTOGRAM in Redis' RESP2 shape: [name, [calls, n, histogram_usec, [bucket, count]]].
+std::string Histogram(std::string_view name, int calls, std::vector<std::pair<int, int>> buckets) {
+  std::string out = "$" + std::to_string(name.size()) + "\r\n" + std::string(name) + "\r\n" +
+                    "*4\r\n$5\r\ncalls\r\n:" + std::to_string(calls) +
+                    "\r\n$14\r\nhistogram_usec\r\n*" + std::to_string(buckets.size() * 2) + "\r\n";
+  for (auto [bucket, count] : buckets) {
+    out += ":" + std::to_string(bucket) + "\r\n:" + std::to_string(count) + "\r\n";
+  }
+  return out;
+}
+
+TEST(FanOutTest, LatencyHistogramsAddKeyedCallsAndCountFanOutOnce) {
+  EXPECT_EQ(MustPlan({"LATENCY", "HISTOGRAM", "set"}).merge, FanOutMerge::kHistograms);
+  const std::string shard0 =
+      "*4\r\n" + Histogram("set", 2, {{1, 1}, {4, 1}}) + Histogram("config|resetstat", 1, {{8, 1}});
+  const std::string shard1 =
+      "*4\r\n" + Histogram("config|resetstat", 1, {{16, 1}}) + Histogram("set", 1, {{4, 1}});
+  const std::string shard2 = "*0\r\n";
+  const std::string merged =
+      "*4\r\n" + Histogram("set", 3, {{1, 1}, {4, 2}}) + Histogram("config|resetstat", 1, {{8, 1}});
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kHistograms, Replies{shard0, shard1, shard2}), merged);
+  // RESP3: maps in, maps out.
+  const std::string map0 =
+      "%1\r\n$3\r\nget\r\n%2\r\n$5\r\ncalls\r\n:1\r\n$14\r\nhistogram_usec\r\n%1\r\n:2\r\n:1\r\n";
+  const std::string map1 =
+      "%1\r\n$3\r\nget\r\n%2\r\n$5\r\ncalls\r\n:2\r\n$14\r\nhistogram_usec\r\n%1\r\n:2\r\n:2\r\n";
+  EXPECT_EQ(
+      MergeFanOut(FanOutMerge::kHistograms, Replies{map0, map1}),
+      "%1\r\n$3\r\nget\r\n%2\r\n$5\r\ncalls\r\n:3\r\n$14\r\nhistogram_usec\r\n%1\r\n:2\r\n:3\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kHistograms, Replies{"*0\r\n", "*0\r\n"}), "*0\r\n");
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kHistograms, Replies{"*1\r\n:1\r\n"}).substr(0, 19),
+            "-ERR shardproxy: ex");
 }
 
 TEST(FanOutTest, KillStopsTheOneScriptThatRuns) {
@@ -70,6 +108,40 @@ TEST(FanOutTest, KillStopsTheOneScriptThatRuns) {
   const std::string_view notbusy = "-NOTBUSY No scripts in execution right now.\r\n";
   EXPECT_EQ(MergeFanOut(FanOutMerge::kAnyOk, Replies{notbusy, "+OK\r\n", notbusy}), "+OK\r\n");
   EXPECT_EQ(MergeFanOut(FanOutMerge::kAnyOk, Replies{notbusy, notbusy}), notbusy);
+  // SCRIPT KILL while a function runs: the busy shard's refusal, not the others' NOTBUSY.
+  const std::string_view busy =
+      "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
+      "NOSAVE.\r\n";
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kAnyOk, Replies{notbusy, busy, notbusy}), busy);
+  const std::string_view unkillable = "-UNKILLABLE Sorry the script already executed\r\n";
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kAnyOk, Replies{unkillable, notbusy}), unkillable);
+}
+
+TEST(FanOutTest, FunctionStatsIsTheRunningShards) {
+  EXPECT_EQ(MustPlan({"FUNCTION", "STATS"}).merge, FanOutMerge::kRunningScript);
+  EXPECT_TRUE(MustPlan({"FUNCTION", "STATS"}).every_shard);
+  const std::string engines = "$7\r\nengines\r\n*2\r\n$3\r\nLUA\r\n*0\r\n";
+  const std::string idle = "*4\r\n$14\r\nrunning_script\r\n*-1\r\n" + engines;
+  const std::string running =
+      "*4\r\n$14\r\nrunning_script\r\n*2\r\n$4\r\nname\r\n$4\r\nspin\r\n" + engines;
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kRunningScript, Replies{idle, running, idle}), running);
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kRunningScript, Replies{idle, idle}), idle);
+  // RESP3: a map, null as "_".
+  const std::string idle3 = "%2\r\n$14\r\nrunning_script\r\n_\r\n" + engines;
+  const std::string running3 =
+      "%2\r\n$14\r\nrunning_script\r\n%1\r\n$4\r\nname\r\n$4\r\nspin\r\n" + engines;
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kRunningScript, Replies{idle3, running3}), running3);
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kRunningScript, Replies{idle3, idle3}), idle3);
+  const std::string_view error = "-ERR nope\r\n";
+  EXPECT_EQ(MergeFanOut(FanOutMerge::kRunningScript, Replies{idle, error}), error);
+}
+
+TEST(FanOutTest, WrongScriptingSubcommandsGetAShardsOwnAnswer) {
+  for (const Args& args : {Args{"FUNCTION", "BAD"}, Args{"SCRIPT", "BAD"}, Args{"FUNCTION"},
+                           Args{"FUNCTION", "LIST"}, Args{"FUNCTION", "DUMP"}}) {
+    EXPECT_FALSE(MustPlan(args).every_shard) << args.size();
+  }
+  EXPECT_FALSE(PlanFanOut(Args{"SCRIPT", "DEBUG", "YES"}));
 }
 
 // Two entries in Redis' SLOWLOG GET shape: [id, unix time, microseconds, args, client, name].

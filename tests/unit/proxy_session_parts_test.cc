@@ -143,7 +143,10 @@ TEST(TransactionTest, CrossSlotUnqueueableAndTooBigFailTheTransaction) {
   for (const Case& c : std::vector<Case>{
            {{"GET", "b"}, 15495, 1 << 20, "CROSSSLOT Keys in request don't hash to the same slot"},
            {{"SUBSCRIBE", "x"}, -1, 1 << 20, "ERR command 'SUBSCRIBE' cannot be queued"},
-           {{"SET", "a", "1"}, -1, 4, "ERR transaction too big for shardproxy"}}) {
+           {{"SET", "a", "1"}, -1, 4, "ERR transaction too big for shardproxy"},
+           {{"SAVE"}, -1, 1 << 20, "ERR Command not allowed inside a transaction"},
+           {{"shutdown", "nosave"}, -1, 1 << 20, "ERR Command not allowed inside a transaction"},
+           {{"SCRIPT", "DEBUG", "yes"}, -1, 1 << 20, "ERR command 'script|debug' is not"}}) {
     Transaction transaction;
     const std::string frame = Frame(c.command);
     auto args = Args(frame);
@@ -152,6 +155,48 @@ TEST(TransactionTest, CrossSlotUnqueueableAndTooBigFailTheTransaction) {
     EXPECT_EQ(queued.error().message().rfind(c.error, 0), 0u) << queued.error().message();
     EXPECT_TRUE(transaction.failed());
   }
+}
+
+// CONFIG SET, FLUSHALL, DBSIZE in MULTI: in the home batch in order, and those for every shard
+// also in a batch of their own for the other primaries; CONFIG GET (any shard) only at home.
+TEST(TransactionTest, ServerWideCommandsAreQueuedForEveryShard) {
+  Transaction transaction;
+  const std::string set = Frame({"SET", "a", "1"});
+  const std::string config = Frame({"CONFIG", "SET", "maxmemory", "bla"});
+  const std::string get = Frame({"CONFIG", "GET", "maxmemory"});
+  const std::string dbsize = Frame({"DBSIZE"});
+  for (const std::string* frame : {&set, &config, &get, &dbsize}) {
+    auto args = Args(*frame);
+    ASSERT_TRUE(transaction.Queue(*frame, LookupCommand(args[0]), args, -1, 1 << 20));
+  }
+  EXPECT_EQ(transaction.slot(), 15495);
+  EXPECT_EQ(transaction.Batch(), Frame({"MULTI"}) + set + config + get + dbsize + Frame({"EXEC"}));
+  EXPECT_EQ(transaction.server_wide_batch(), Frame({"MULTI"}) + config + dbsize + Frame({"EXEC"}));
+  EXPECT_EQ(transaction.server_wide_everywhere(), 2u);
+  ASSERT_EQ(transaction.server_wide().size(), 3u);
+  EXPECT_EQ(transaction.server_wide()[0].position, 1u);
+  EXPECT_EQ(transaction.server_wide()[1].position, 2u);
+  EXPECT_FALSE(transaction.server_wide()[1].plan.every_shard);
+  EXPECT_EQ(transaction.server_wide()[2].plan.merge, FanOutMerge::kSumIntegers);
+}
+
+TEST(ReplyAssemblyTest, TransactionRepliesMergeTheServerWideOnes) {
+  const std::vector<ServerWideCommand> commands = {{1, {true, FanOutMerge::kAllOk}},
+                                                   {2, {false, FanOutMerge::kFirst}},
+                                                   {3, {true, FanOutMerge::kSumIntegers}}};
+  const std::string home = "*4\r\n+OK\r\n+OK\r\n*0\r\n:2\r\n";
+  const std::string other = "*2\r\n+OK\r\n:5\r\n";
+  auto assembly = TransactionFanOutAssembly(commands, 3);
+  EXPECT_FALSE(assembly->Add(2, other));
+  EXPECT_FALSE(assembly->Add(0, home));
+  EXPECT_EQ(assembly->Add(1, other), "*4\r\n+OK\r\n+OK\r\n*0\r\n:12\r\n");
+  // One shard refusing the setting is the command's reply, as one Redis refusing it.
+  const std::string refused = "*2\r\n-ERR CONFIG SET failed\r\n:5\r\n";
+  EXPECT_EQ(MergeTransactionFanOut(std::vector<std::string_view>{home, refused}, commands),
+            "*4\r\n+OK\r\n-ERR CONFIG SET failed\r\n*0\r\n:7\r\n");
+  // An aborted transaction at home is the client's reply as it is.
+  const std::string abort = "-EXECABORT Transaction discarded because of previous errors.\r\n";
+  EXPECT_EQ(MergeTransactionFanOut(std::vector<std::string_view>{abort, other}, commands), abort);
 }
 
 // ---- ReplyAssembly ----

@@ -166,6 +166,15 @@ TEST_F(SessionTest, MultiExecIsQueuedAndSentAsOneBatch) {
   Send({"MULTI"});
   Send({"SET", "a", "1"});
   Send({"INCR", "a"});
+  // Each write is first shown to its shard (a queue probe): +QUEUED is the shard's verdict.
+  SubRequest* set_probe = Routed();
+  EXPECT_TRUE(set_probe->mode.queue_probe);
+  EXPECT_EQ(set_probe->request, Frame({"MULTI"}) + Frame({"SET", "a", "1"}) + Frame({"DISCARD"}));
+  EXPECT_EQ(set_probe->skip_replies(), 2u);
+  EXPECT_EQ(set_probe->slot, 15495);
+  SubRequest* incr_probe = Routed();
+  Answer(set_probe, "+OK\r\n");
+  Answer(incr_probe, "+OK\r\n");
   EXPECT_EQ(Output(), "+OK\r\n+QUEUED\r\n+QUEUED\r\n");
   EXPECT_EQ(router_.Take(), nullptr);
   Send({"EXEC"});
@@ -183,10 +192,43 @@ TEST_F(SessionTest, ATransactionAcrossSlotsIsAbortedAsRedisWould) {
   Send({"SET", "a", "1"});
   Send({"SET", "b", "1"});
   Send({"EXEC"});
+  Answer(Routed(), "+OK\r\n");  // the first SET's queue probe
   EXPECT_EQ(Output(),
             "+OK\r\n+QUEUED\r\n-CROSSSLOT Keys in request don't hash to the same slot\r\n"
             "-EXECABORT Transaction discarded because of previous errors.\r\n");
   EXPECT_EQ(router_.Take(), nullptr);
+}
+
+// Redis refuses a write at queue time when it is out of memory: the probe's refusal is the
+// client's answer, EXEC waits for it (reading nothing more meanwhile) and aborts.
+TEST_F(SessionTest, AQueueProbesRefusalIsTheClientsAnswerAndExecWaitsForIt) {
+  Send({"MULTI"});
+  Send({"SET", "a", "1"});
+  Send({"GET", "a"});  // a read is not probed
+  Send({"EXEC"});
+  EXPECT_TRUE(session_.OverLimits()) << "nothing more is read while EXEC waits";
+  SubRequest* probe = Routed();
+  EXPECT_EQ(router_.Take(), nullptr) << "EXEC went out before the probe's answer";
+  const std::string oom = "-OOM command not allowed when used memory > 'maxmemory'.\r\n";
+  probe->Extras().hint = oom;
+  Answer(probe, "+OK\r\n");
+  EXPECT_EQ(Output(), "+OK\r\n" + oom +
+                          "+QUEUED\r\n-EXECABORT Transaction discarded because of previous "
+                          "errors.\r\n");
+  EXPECT_FALSE(session_.OverLimits());
+  EXPECT_EQ(router_.Take(), nullptr);
+  // A redirect says nothing about the command: queued, and EXEC goes out once it is in.
+  Send({"MULTI"});
+  Send({"SET", "a", "2"});
+  Send({"EXEC"});
+  probe = Routed();
+  probe->Extras().hint = "-MOVED 15495 127.0.0.1:7002\r\n";
+  Answer(probe, "+OK\r\n");
+  SubRequest* batch = Routed();
+  ASSERT_NE(batch, nullptr);
+  EXPECT_FALSE(batch->mode.queue_probe);
+  Answer(batch, "*1\r\n+OK\r\n");
+  EXPECT_EQ(Output(), "+OK\r\n+QUEUED\r\n*1\r\n+OK\r\n");
 }
 
 TEST_F(SessionTest, WatchPinsItsSlotAndABrokenWatchMakesExecAnswerNull) {
