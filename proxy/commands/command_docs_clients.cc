@@ -59,6 +59,13 @@ const Reasoned kFailing[] = {
       "be set on the other shards. Alternative: set a node's own settings on that node.",
       {"CONFIG sanity"}}},
     {kChoice,
+     {"unit/introspection-2",
+      "INFO commandstats is the shards' own, and since a queued write is shown to its primary "
+      "as `MULTI <command> DISCARD` first (the transaction's queue-time answer from the "
+      "shard), each probe counts as one more MULTI call there. Alternative: read MULTI and "
+      "EXEC counts from the proxy's `/metrics`, or probe without MULTI.",
+      {"command stats for MULTI"}}},
+    {kChoice,
      {"unit/pause",
       "a shard counts one paused connection per proxy thread, however many clients' writes "
       "wait on it, so INFO's `blocked_clients` (the shards' own count) does not reach the "
