@@ -131,7 +131,9 @@ void ProxyServer::AppendClientsInfo(std::string& out) const {
   out += "# Clients\r\n";
   Line(out, "connected_clients", static_cast<uint64_t>(clients_.load(std::memory_order_relaxed)));
   Line(out, "maxclients", static_cast<uint64_t>(options_.max_clients));
-  Line(out, "blocked_clients",
+  // The shards' blocked_clients is INFO's (a request paused or blocked there, on a shared or a
+  // pinned connection); this is how many of the proxy's clients wait on a blocking command.
+  Line(out, "proxy_blocked_clients",
        static_cast<uint64_t>(std::max<int64_t>(0, stats_.blocked_clients.load())));
 }
 

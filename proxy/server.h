@@ -59,6 +59,7 @@ class ProxyServer final : public WorkerHost {
     return metrics_ ? &metrics_->thread(thread) : nullptr;
   }
   KeyLoadBoard* key_load_board() override { return key_load_.get(); }
+  PubSubCounts& pubsub_counts() override { return pubsub_counts_; }
 
   // WorkerHost. A connection keeps the TLS context it started with, so a reload never touches
   // one already open.
@@ -103,6 +104,7 @@ class ProxyServer final : public WorkerHost {
   ProxyStats stats_;
   std::unique_ptr<ProxyMetrics> metrics_;   // only with --metrics-port
   std::unique_ptr<KeyLoadBoard> key_load_;  // null with --hot-keys 0
+  PubSubCounts pubsub_counts_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
   std::atomic<int> clients_{0};

@@ -54,14 +54,24 @@ Result<sockaddr_storage> ResolveAddress(uv_loop_t* loop, const Endpoint& target)
   return address;
 }
 
-std::string PeerName(const uv_tcp_t* tcp) {
+namespace {
+
+// "ip:port" of one end of `tcp` (uv_tcp_getpeername or uv_tcp_getsockname); "" when unknown.
+template <typename Getter>
+std::string EndName(const uv_tcp_t* tcp, Getter get) {
   sockaddr_storage address{};
   int length = sizeof address;
-  if (uv_tcp_getpeername(tcp, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "";
+  if (get(tcp, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "";
   int port = 0;
   const std::string ip = FormatAddress(address, port);
   return ip + ":" + std::to_string(port);
 }
+
+}  // namespace
+
+std::string PeerName(const uv_tcp_t* tcp) { return EndName(tcp, uv_tcp_getpeername); }
+
+std::string LocalName(const uv_tcp_t* tcp) { return EndName(tcp, uv_tcp_getsockname); }
 
 int LocalPort(const uv_tcp_t* tcp) {
   sockaddr_storage address{};

@@ -21,6 +21,8 @@ Result<sockaddr_storage> ResolveAddress(uv_loop_t* loop, const Endpoint& target)
 
 // "ip:port" of the peer of a connected TCP handle; "" when it has none (closed, not connected).
 std::string PeerName(const uv_tcp_t* tcp);
+// "ip:port" of the local end of a connected TCP handle (CLIENT LIST's laddr); "" when unknown.
+std::string LocalName(const uv_tcp_t* tcp);
 
 // The local port a TCP handle is bound to; 0 when it is not bound.
 int LocalPort(const uv_tcp_t* tcp);

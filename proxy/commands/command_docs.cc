@@ -180,9 +180,15 @@ std::string PubSubSection(const CommandGroups& groups) {
          "and one per primary for shard\nchannels; a channel is subscribed there while at least "
          "one client wants it. Shard channels\nmust share one slot per `SSUBSCRIBE`; when their "
          "slot moves or their primary fails over they\nare subscribed again at the new owner. "
-         "`PUBLISH` goes to any primary, `SPUBLISH` to the\nchannel's slot, `PUBSUB` to every "
-         "primary (names joined, counts added). A subscriber that\nleaves more than "
-         "`--pubsub-buffer-limit` bytes of messages unread is disconnected.\n\n";
+         "`PUBLISH` goes to any primary and answers how many of the proxy's clients\nreceive "
+         "it (over every thread; subscribers connected straight to a shard are not counted), "
+         "\n`SPUBLISH` to the channel's slot, `PUBSUB` to every primary (names joined, counts "
+         "added).\nKeyspace notifications: while a client subscribes to a name one could reach "
+         "(`*`,\n`__keyspace@0__:*`), each thread also subscribes `__keyspace@*` and "
+         "`__keyevent@*` on every\nprimary (a node notifies only its own subscribers of its own "
+         "keys) and hands each event to\nthe matching clients once; their `(P)SUBSCRIBE` is "
+         "confirmed once those subscriptions are in\nplace. A subscriber that leaves more than "
+         "`--pubsub-buffer-limit` bytes of messages unread\nis disconnected.\n\n";
 }
 
 // PROXY HOTKEYS / SLOTS and INFO hotkeys (proxy/services/key_load.h).
@@ -230,9 +236,15 @@ std::string LocalSection(const CommandGroups& groups) {
          "in one slot, the transaction's) pins a\n"
          "connection to that slot's primary for WATCH, the slot's commands and EXEC; if that\n"
          "connection fails or the slot moves, `EXEC` answers null (aborted) as for a changed key;\n"
-         "`CLIENT` ID, GETNAME, SETNAME, SETINFO, INFO, LIST; `COMMAND` (COUNT, INFO, LIST, "
-         "DOCS,\nGETKEYS); `INFO` with a `proxy` section and the keyspace summed over every "
-         "primary.\n\n" +
+         "`CLIENT` ID, GETNAME, SETNAME, SETINFO, INFO, LIST, KILL, REPLY, NO-EVICT, GETREDIR "
+         "about the\nclient itself (LIST and KILL see only the calling client), `CLIENT "
+         "PAUSE`/`UNPAUSE` on every\nprimary; `COMMAND GETKEYS` from the table, the rest of "
+         "`COMMAND` (COUNT, INFO, DOCS, LIST,\nGETKEYSANDFLAGS) answered by any shard: it "
+         "describes the engine; `INFO [section ...]`: every\nprimary's own INFO for those "
+         "sections, counting sections (clients, stats, memory, cpu,\ncommandstats, "
+         "errorstats, keyspace) summed, the others the first shard's, with the proxy's "
+         "own\nfigures over them (connected_clients, tcp_port, ...) and its `# Proxy` section; "
+         "`# Shards` lists\neach primary's keys.\n\n" +
          HotKeysText();
 }
 
@@ -269,6 +281,7 @@ std::string RenderCommandDocs() {
   out += LocalSection(groups);
   out += UnsupportedSection(groups);
   out += "\n" + SuiteFailuresSection();
+  out += SuiteFailuresClients();
   return out;
 }
 

@@ -13,4 +13,9 @@ std::string RenderCommandDocs();
 // reason (suite_failures.cc).
 std::string SuiteFailuresSection();
 
+// The section listing the tests of Redis' own suite that still fail through the proxy in the
+// connection and introspection families (CLIENT, MONITOR, INFO, tracking, pause, pub/sub), each
+// with its reason (command_docs_clients.cc).
+std::string SuiteFailuresClients();
+
 }  // namespace shardctl::proxy

@@ -35,6 +35,7 @@ struct PendingReply {
   std::string bytes;  // the reply, once ready (unless it went straight to the client)
   bool ready = false;
   bool close_after = false;  // QUIT, protocol errors: close once this reply is written
+  bool silent = false;       // CLIENT REPLY OFF/SKIP: made as usual, never written
   // A command answered by several parts (split by slot, fanned out) or whose reply the proxy
   // rewrites (SCAN, INFO): makes the client's reply from the parts' (reply_assembly.h).
   std::unique_ptr<ReplyAssembly> assembly;

@@ -297,8 +297,6 @@ std::string MergeFanOut(FanOutMerge merge, std::span<const std::string_view> rep
     case FanOutMerge::kAnyOk:
     case FanOutMerge::kRunningScript:
       break;  // answered above, before errors pass through
-    case FanOutMerge::kKeyspace:
-      break;  // needs the shards' names: MergeKeyspace()
   }
   return MergeError("internal error: unknown merge");
 }
@@ -331,62 +329,6 @@ std::string MergeNewestEntries(std::span<const std::string_view> replies, int64_
   common::AppendArrayHeader(out, entries.size());
   for (const Entry& entry : entries) out += entry.frame;
   return out;
-}
-
-namespace {
-
-// The text of a bulk ("$n\r\n...\r\n") or verbatim ("=n\r\ntxt:...\r\n") string reply.
-std::optional<std::string_view> StringReplyText(std::string_view frame) {
-  const size_t header_end = frame.find("\r\n");
-  if (frame.size() < 4 || (frame[0] != '$' && frame[0] != '=') ||
-      header_end == std::string_view::npos || !frame.ends_with("\r\n")) {
-    return std::nullopt;
-  }
-  std::string_view text = frame.substr(header_end + 2, frame.size() - header_end - 4);
-  if (frame[0] == '=' && text.size() >= 4) text.remove_prefix(4);  // "txt:"
-  return text;
-}
-
-// "keys=12,expires=3,avg_ttl=0" -> the number after `name=`.
-uint64_t Field(std::string_view line, std::string_view name) {
-  const size_t at = line.find(std::string(name) + "=");
-  if (at == std::string_view::npos) return 0;
-  const std::string_view rest = line.substr(at + name.size() + 1);
-  return common::ParseInteger<uint64_t>(rest.substr(0, rest.find_first_not_of("0123456789")))
-      .value_or(0);
-}
-
-}  // namespace
-
-std::string MergeKeyspace(std::span<const std::string_view> replies,
-                          std::span<const std::string> shards) {
-  uint64_t keys = 0, expires = 0;
-  std::string per_shard;
-  for (size_t i = 0; i < replies.size(); ++i) {
-    const std::string name =
-        "shard" + std::to_string(i) + ":addr=" + (i < shards.size() ? shards[i] : std::string("?"));
-    auto text = StringReplyText(replies[i]);
-    if (!text) {
-      per_shard +=
-          name + ",error=" + std::string(replies[i].substr(0, replies[i].find('\r'))) + "\r\n";
-      continue;
-    }
-    const size_t db0 = text->find("db0:");
-    const std::string_view line =
-        db0 == std::string_view::npos ? "" : text->substr(db0, text->find('\r', db0) - db0);
-    const uint64_t shard_keys = Field(line, "keys");
-    const uint64_t shard_expires = Field(line, "expires");
-    keys += shard_keys;
-    expires += shard_expires;
-    per_shard += name + ",keys=" + std::to_string(shard_keys) +
-                 ",expires=" + std::to_string(shard_expires) + "\r\n";
-  }
-  std::string out = "# Keyspace\r\n";
-  if (keys > 0) {
-    out += "db0:keys=" + std::to_string(keys) + ",expires=" + std::to_string(expires) +
-           ",avg_ttl=0\r\n";
-  }
-  return out + "\r\n# Shards\r\n" + per_shard;
 }
 
 Result<ScanPosition> DecodeScanCursor(std::string_view text, size_t shards) {

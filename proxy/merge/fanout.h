@@ -26,7 +26,6 @@ enum class FanOutMerge {
   kAndIntegerArrays,  // SCRIPT EXISTS: 1 only where every shard has the script
   kAnyNonNull,        // RANDOMKEY: a non-null reply, looking from a rotating shard
   kFirst,             // CONFIG GET, FUNCTION LIST: one shard speaks for all
-  kKeyspace,          // INFO: every shard's "INFO keyspace", summed (MergeKeyspace)
   kMinInteger,        // WAIT: the fewest replicas any shard counted
   kUniqueArrays,      // PUBSUB CHANNELS/SHARDCHANNELS: every shard's names, each once
   kSumPairs,          // PUBSUB NUMSUB/SHARDNUMSUB: name, count pairs, counts added by position
@@ -66,13 +65,6 @@ std::string MergeNewestEntries(std::span<const std::string_view> replies, int64_
 // sends to every shard (CONFIG, FLUSHALL, ...) counted once: the shard that counted most
 // (latency_histogram.cc).
 std::string MergeLatencyHistograms(std::span<const std::string_view> replies);
-
-// The "# Keyspace" section of INFO for the whole cluster from each primary's INFO keyspace reply
-// (bulk or verbatim string; `shards[i]` names replies[i]): db0 keys and expires summed, then a
-// "# Shards" section with each primary's own counts. A shard that failed to answer is shown
-// with its error instead of counts.
-std::string MergeKeyspace(std::span<const std::string_view> replies,
-                          std::span<const std::string> shards);
 
 // The proxy's SCAN cursor: which shard, and that shard's own cursor.
 struct ScanPosition {

@@ -24,4 +24,19 @@ std::string SubscribedPong(std::string_view argument);
 // `protocol` must get it: RESP3 as is, RESP2 as an array with the same elements.
 std::string MessageForProtocol(std::string_view push, int protocol);
 
+// Redis' glob match of PSUBSCRIBE patterns: `*`, `?`, `[abc]`, `[^a-z]` and `\` escapes.
+bool GlobMatch(std::string_view pattern, std::string_view text);
+
+// Keyspace notifications ("__keyspace@0__:key", "__keyevent@0__:set") are published by the node
+// that owns the key, to its own subscribers only (not over the cluster bus).
+bool IsKeyspaceChannel(std::string_view channel);
+// A channel or pattern a keyspace notification could reach: a keyspace channel, or a pattern
+// whose text before its first wildcard could begin one ("*", "__key*", "__keyevent@0__:*").
+bool MayMatchKeyspace(std::string_view name, bool pattern);
+
+// The RESP3 push a subscriber of `pattern` (or, when empty, of `channel` itself) gets for a
+// message published on `channel`: ">4 pmessage pattern channel payload" or ">3 message ...".
+std::string MessagePush(std::string_view pattern, std::string_view channel,
+                        std::string_view payload);
+
 }  // namespace shardctl::proxy

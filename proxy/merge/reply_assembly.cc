@@ -68,23 +68,6 @@ class ScriptLoad final : public FanOut {
   std::function<void(std::string sha)> remember_;
 };
 
-class KeyspaceInfo final : public ReplyAssembly {
- public:
-  KeyspaceInfo(std::string own_sections, std::vector<std::string> shard_names, int protocol)
-      : own_sections_(std::move(own_sections)),
-        shard_names_(std::move(shard_names)),
-        protocol_(protocol) {}
-  size_t parts() const override { return shard_names_.size(); }
-
- private:
-  std::string Assemble(std::span<const std::string_view> replies) override {
-    return InfoFrame(own_sections_ + MergeKeyspace(replies, shard_names_), protocol_);
-  }
-  std::string own_sections_;
-  std::vector<std::string> shard_names_;
-  int protocol_;
-};
-
 class Scan final : public ReplyAssembly {
  public:
   Scan(size_t shard, size_t shards) : shard_(shard), shards_(shards) {}
@@ -112,12 +95,6 @@ std::unique_ptr<ReplyAssembly> FanOutAssembly(FanOutMerge merge, size_t shards, 
 std::unique_ptr<ReplyAssembly> ScriptLoadAssembly(size_t shards,
                                                   std::function<void(std::string sha)> remember) {
   return std::make_unique<ScriptLoad>(shards, std::move(remember));
-}
-
-std::unique_ptr<ReplyAssembly> KeyspaceInfoAssembly(std::string own_sections,
-                                                    std::vector<std::string> shard_names,
-                                                    int protocol) {
-  return std::make_unique<KeyspaceInfo>(std::move(own_sections), std::move(shard_names), protocol);
 }
 
 std::unique_ptr<ReplyAssembly> ScanAssembly(size_t shard, size_t shards) {

@@ -54,13 +54,6 @@ std::unique_ptr<ReplyAssembly> FanOutAssembly(FanOutMerge merge, size_t shards, 
 std::unique_ptr<ReplyAssembly> ScriptLoadAssembly(size_t shards,
                                                   std::function<void(std::string sha)> remember);
 
-// INFO with a keyspace section: `own_sections` (the proxy's text, may be empty) followed by the
-// cluster's keyspace summed from every primary's INFO keyspace (`shard_names[i]` answers part
-// i), framed as INFO is for the client's protocol (bulk, or verbatim over RESP3).
-std::unique_ptr<ReplyAssembly> KeyspaceInfoAssembly(std::string own_sections,
-                                                    std::vector<std::string> shard_names,
-                                                    int protocol);
-
 // A server-wide command queued in a transaction: where it is among the transaction's commands,
 // and how its shards' replies are merged.
 struct ServerWideCommand {

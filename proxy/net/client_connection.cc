@@ -39,6 +39,7 @@ ClientConnection::ClientConnection(ConnectionHost& host, RequestRouter& router,
 void ClientConnection::Start() {
   admitted_ = true;
   session_.set_peer(common::uv::PeerName(stream_.tcp()));
+  session_.set_local(common::uv::LocalName(stream_.tcp()));
   stream_.SetNoDelay();
   UpdateReading();
 }

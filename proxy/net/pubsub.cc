@@ -136,7 +136,12 @@ PubSubHub::Subscribers& PubSubHub::Table(SubscriptionKind kind) {
 void PubSubHub::Subscribe(SubscriptionKind kind, const std::string& name, Subscriber* subscriber) {
   std::vector<Subscriber*>& subscribers = Table(kind)[name];
   subscribers.push_back(subscriber);
-  if (subscribers.size() == 1) SendSubscribe(kind, name, /*subscribe=*/true);
+  if (subscribers.size() != 1) return;
+  SendSubscribe(kind, name, /*subscribe=*/true);
+  if (kind != SubscriptionKind::kShardChannel &&
+      MayMatchKeyspace(name, kind == SubscriptionKind::kPattern) && ++keyspace_names_ == 1) {
+    EnsureEventLinks();
+  }
 }
 
 void PubSubHub::Unsubscribe(SubscriptionKind kind, const std::string& name,
@@ -148,6 +153,11 @@ void PubSubHub::Unsubscribe(SubscriptionKind kind, const std::string& name,
   if (!found->second.empty()) return;
   table.erase(found);
   SendSubscribe(kind, name, /*subscribe=*/false);
+  if (kind != SubscriptionKind::kShardChannel &&
+      MayMatchKeyspace(name, kind == SubscriptionKind::kPattern) && --keyspace_names_ == 0) {
+    // Nobody left whom a keyspace notification could reach: the event links go.
+    for (auto& [key, link] : event_links_) link->Close();
+  }
 }
 
 void PubSubHub::SendSubscribe(SubscriptionKind kind, const std::string& name, bool subscribe) {
@@ -215,6 +225,18 @@ void PubSubHub::OnPush(SubscriberLink* link, std::string_view frame) {
   if (!push || push->elements.size() < 3) return;
   const std::string_view kind = push->elements[0].text;
   const std::string_view name = push->elements[1].text;
+  if (IsEventLink(link)) {
+    if (kind == "pmessage" && push->elements.size() >= 4) {
+      DeliverKeyspaceEvent(push->elements[2].text, push->elements[3].text);
+    }
+    if (kind == "psubscribe") Confirmed(link, /*closed=*/false);
+    return;
+  }
+  // With event links, keyspace events come from them only (each exactly once).
+  const std::string_view channel = kind == "pmessage" && push->elements.size() >= 4
+                                       ? std::string_view(push->elements[2].text)
+                                       : name;
+  if (!event_links_.empty() && IsKeyspaceChannel(channel)) return;
   if (kind == "message") return Deliver(channels_, name, frame);
   if (kind == "pmessage") return Deliver(patterns_, name, frame);
   if (kind == "smessage") return Deliver(shard_channels_, name, frame);
@@ -246,6 +268,10 @@ void PubSubHub::OnLinkClosed(SubscriberLink* link) {
   for (auto it = shard_links_.begin(); it != shard_links_.end();) {
     it = it->second == link ? shard_links_.erase(it) : std::next(it);
   }
+  for (auto it = event_links_.begin(); it != event_links_.end();) {
+    it = it->second == link ? event_links_.erase(it) : std::next(it);
+  }
+  Confirmed(link, /*closed=*/true);
   UnplaceChannelsOn(link);
   if (shut_down_) return;
   owner_.RequestMapRefresh();
@@ -277,6 +303,7 @@ void PubSubHub::OnResubscribeTimer(uv_timer_t* timer) {
 
 void PubSubHub::Resubscribe() {
   ClassicLink();
+  EnsureEventLinks();
   std::set<std::string> unplaced;
   unplaced.swap(unplaced_);
   for (const std::string& name : unplaced) {
@@ -308,7 +335,61 @@ void PubSubHub::ShutDown() {
   std::vector<SubscriberLink*> links;
   if (classic_ != nullptr) links.push_back(classic_);
   for (auto& [key, link] : shard_links_) links.push_back(link);
+  for (auto& [key, link] : event_links_) links.push_back(link);
   for (SubscriberLink* link : links) link->Close();
+}
+
+void PubSubHub::EnsureEventLinks() {
+  if (keyspace_names_ == 0 || shut_down_) return;
+  for (const common::NodeAddress& node : router_.CurrentMap().primaries()) {
+    SubscriberLink*& link = event_links_[BackendKey(node.host, node.port, 3)];
+    if (link != nullptr && !link->closing()) continue;
+    link = new SubscriberLink(*this, owner_, node.host, node.port);
+    link->Send(Command("PSUBSCRIBE", {"__keyspace@*", "__keyevent@*"}));
+    unconfirmed_[link] = 2;
+  }
+}
+
+bool PubSubHub::AwaitReady(Subscriber* subscriber) {
+  if (unconfirmed_.empty()) return true;
+  waiting_.push_back(subscriber);
+  return false;
+}
+
+void PubSubHub::Forget(Subscriber* subscriber) { std::erase(waiting_, subscriber); }
+
+void PubSubHub::Confirmed(SubscriberLink* link, bool closed) {
+  auto found = unconfirmed_.find(link);
+  if (found == unconfirmed_.end()) return;
+  // A link that failed will not confirm: its subscribers are not kept waiting for it.
+  if (closed || --found->second == 0) unconfirmed_.erase(found);
+  if (!unconfirmed_.empty()) return;
+  std::vector<Subscriber*> ready;
+  ready.swap(waiting_);
+  for (Subscriber* subscriber : ready) subscriber->SubscriptionsReady();
+}
+
+bool PubSubHub::IsEventLink(const SubscriberLink* link) const {
+  for (const auto& [key, event_link] : event_links_) {
+    if (event_link == link) return true;
+  }
+  return false;
+}
+
+// A keyspace notification from the node that owns the key: to the clients of that channel and
+// of every pattern that matches it, framed as if they had subscribed on that node.
+void PubSubHub::DeliverKeyspaceEvent(std::string_view channel, std::string_view payload) {
+  if (channels_.find(channel) != channels_.end()) {
+    Deliver(channels_, channel, MessagePush("", channel, payload));
+  }
+  // The names first: a client over its buffer limit unsubscribes while messages are delivered.
+  std::vector<std::string> matching;
+  for (const auto& [pattern, subscribers] : patterns_) {
+    if (GlobMatch(pattern, channel)) matching.push_back(pattern);
+  }
+  for (const std::string& pattern : matching) {
+    Deliver(patterns_, pattern, MessagePush(pattern, channel, payload));
+  }
 }
 
 }  // namespace shardctl::proxy

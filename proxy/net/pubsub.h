@@ -8,6 +8,11 @@
 //                 broadcasts PUBLISH over the bus, so one node hears every message)
 //   shard links:  one RESP3 connection per primary, for shard channels (SSUBSCRIBE lives on
 //                 the owner of the channel's slot)
+//   event links:  while clients subscribe to names a keyspace notification could reach ("*",
+//                 "__keyspace@0__:k"), one RESP3 connection per primary subscribed to every
+//                 keyspace notification: a node publishes the events of its own keys to its own
+//                 subscribers only. Those events reach clients from the event links alone,
+//                 matched against their channels and patterns; the classic link drops its own.
 //
 // A link that fails, a shard channel the server unsubscribes (its slot moved: Redis pushes
 // "sunsubscribe"), or an SSUBSCRIBE answered with MOVED: the affected names are subscribed again
@@ -42,6 +47,9 @@ class PubSubHub final : public SubscriptionHub {
   // SubscriptionHub.
   void Subscribe(SubscriptionKind kind, const std::string& name, Subscriber* subscriber) override;
   void Unsubscribe(SubscriptionKind kind, const std::string& name, Subscriber* subscriber) override;
+  // Only the event links make a subscriber wait: they are opened by the subscription itself.
+  bool AwaitReady(Subscriber* subscriber) override;
+  void Forget(Subscriber* subscriber) override;
 
   // From a link (pubsub.cc).
   void OnPush(SubscriberLink* link, std::string_view frame);
@@ -66,6 +74,12 @@ class PubSubHub final : public SubscriptionHub {
   void ScheduleResubscribe();
   void Resubscribe();
   void Deliver(const Subscribers& table, std::string_view name, std::string_view push);
+  // Event links (keyspace notifications from every primary).
+  void EnsureEventLinks();
+  bool IsEventLink(const SubscriberLink* link) const;
+  void DeliverKeyspaceEvent(std::string_view channel, std::string_view payload);
+  // One event link confirmed a subscription or went away: waiting subscribers may be ready.
+  void Confirmed(SubscriberLink* link, bool closed);
 
   BackendHost& owner_;
   RequestRouter& router_;
@@ -76,8 +90,12 @@ class PubSubHub final : public SubscriptionHub {
   SubscriberLink* classic_ = nullptr;
   std::map<std::string, SubscriberLink*> shard_links_;                   // BackendKey()
   std::map<std::string, SubscriberLink*, std::less<>> shard_placement_;  // channel -> its link
-  std::set<std::string> unplaced_;  // shard channels to place again
-  size_t classic_node_ = 0;         // which primary the classic link uses; moves on after a failure
+  std::set<std::string> unplaced_;                      // shard channels to place again
+  std::map<std::string, SubscriberLink*> event_links_;  // BackendKey() -> its event link
+  size_t keyspace_names_ = 0;  // subscribed names a keyspace notification could reach
+  std::map<SubscriberLink*, int> unconfirmed_;  // event link -> its PSUBSCRIBEs not yet confirmed
+  std::vector<Subscriber*> waiting_;            // AwaitReady() said no to these
+  size_t classic_node_ = 0;  // which primary the classic link uses; moves on after a failure
 };
 
 }  // namespace shardctl::proxy

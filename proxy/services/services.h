@@ -8,6 +8,7 @@
 
 #include "proxy/services/auth.h"
 #include "proxy/services/options.h"
+#include "proxy/services/pubsub_counts.h"
 
 namespace shardctl::proxy {
 
@@ -33,6 +34,8 @@ class ProxyServices {
   virtual ThreadMetrics* metrics(int /*thread*/) { return nullptr; }
   // The workers' published key and slot counts (key_load.h); null with --hot-keys 0.
   virtual KeyLoadBoard* key_load_board() { return nullptr; }
+  // Every worker's clients' channel and pattern subscriptions, counted (pubsub_counts.h).
+  virtual PubSubCounts& pubsub_counts() = 0;
 };
 
 }  // namespace shardctl::proxy

@@ -36,7 +36,7 @@ struct ProxyStats {
   std::atomic<uint64_t> pubsub_messages{0};    // messages written to subscribers
   std::atomic<uint64_t> pubsub_slow_disconnects{0};  // past --pubsub-buffer-limit
   // Blocking commands (BLPOP, XREAD BLOCK, WAIT: one per client command) routed and not yet
-  // answered: INFO's blocked_clients, which clients (and Redis' tests) wait on.
+  // answered: INFO's proxy_blocked_clients (blocked_clients is the shards' own count).
   std::atomic<int64_t> blocked_clients{0};
   // Keyless scripts and functions (over a client's own connection, no --timeout) routed and not
   // yet answered: while one runs, PING asks the shards, so a client sees -BUSY as on Redis.

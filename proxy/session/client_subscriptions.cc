@@ -18,6 +18,18 @@ std::set<std::string>& ClientSubscriptions::Names(SubscriptionKind kind) {
   return shard_channels_;
 }
 
+void ClientSubscriptions::Register(SubscriptionKind kind, const std::string& name, int delta) {
+  if (delta > 0) {
+    hub_.Subscribe(kind, name, self_);
+  } else {
+    hub_.Unsubscribe(kind, name, self_);
+  }
+  // Shard channels are not counted: SPUBLISH goes to the one node that has them.
+  if (counts_ != nullptr && kind != SubscriptionKind::kShardChannel) {
+    counts_->Add(kind == SubscriptionKind::kPattern, name, delta);
+  }
+}
+
 int64_t ClientSubscriptions::Count(SubscriptionKind kind) const {
   if (kind == SubscriptionKind::kShardChannel) return static_cast<int64_t>(shard_channels_.size());
   return static_cast<int64_t>(channels_.size() + patterns_.size());
@@ -29,7 +41,7 @@ std::string ClientSubscriptions::Subscribe(SubscriptionKind kind, std::string_vi
   std::string replies;
   for (std::string_view name : names) {
     std::string channel(name);
-    if (mine.insert(channel).second) hub_.Subscribe(kind, channel, self_);
+    if (mine.insert(channel).second) Register(kind, channel, +1);
     replies += SubscriptionReply(command, channel, Count(kind), protocol);
   }
   return replies;
@@ -44,16 +56,17 @@ std::string ClientSubscriptions::Unsubscribe(SubscriptionKind kind, std::string_
   if (targets.empty()) return SubscriptionReply(command, std::nullopt, Count(kind), protocol);
   std::string replies;
   for (const std::string& channel : targets) {
-    if (mine.erase(channel) > 0) hub_.Unsubscribe(kind, channel, self_);
+    if (mine.erase(channel) > 0) Register(kind, channel, -1);
     replies += SubscriptionReply(command, channel, Count(kind), protocol);
   }
   return replies;
 }
 
 void ClientSubscriptions::Clear() {
+  hub_.Forget(self_);
   for (SubscriptionKind kind :
        {SubscriptionKind::kChannel, SubscriptionKind::kPattern, SubscriptionKind::kShardChannel}) {
-    for (const std::string& name : Names(kind)) hub_.Unsubscribe(kind, name, self_);
+    for (const std::string& name : Names(kind)) Register(kind, name, -1);
     Names(kind).clear();
   }
 }

@@ -7,7 +7,7 @@ namespace shardctl::proxy {
 void ReplyQueue::Fill(PendingReply& pending, std::string_view bytes, std::string& out) {
   if (closing_) return;
   if (IsFront(pending) && !pending.close_after) {
-    out += bytes;
+    if (!pending.silent) out += bytes;
     pending_.pop_front();
   } else {
     pending.bytes.assign(bytes);
@@ -20,7 +20,7 @@ void ReplyQueue::Fill(PendingReply& pending, std::string_view bytes, std::string
 void ReplyQueue::DrainReady(std::string& out) {
   while (!pending_.empty() && pending_.front().ready) {
     PendingReply& front = pending_.front();
-    out += front.bytes;
+    if (!front.silent) out += front.bytes;
     if (front.close_after) {
       closing_ = true;
       pending_.clear();
@@ -28,6 +28,11 @@ void ReplyQueue::DrainReady(std::string& out) {
     }
     pending_.pop_front();
   }
+}
+
+void ReplyQueue::Silence(PendingReply& pending) {
+  pending.silent = true;
+  if (mode_ == Mode::kSkipNext) mode_ = Mode::kOn;
 }
 
 }  // namespace shardctl::proxy

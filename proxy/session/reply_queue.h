@@ -20,8 +20,21 @@ namespace shardctl::proxy {
 
 class ReplyQueue {
  public:
+  // CLIENT REPLY: on, off (no reply is written), or skip the next command's reply only.
+  enum class Mode { kOn, kOff, kSkipNext };
+
   // A place for the next command's reply. Stays at its address until it is written.
-  PendingReply& Push() { return pending_.emplace_back(); }
+  PendingReply& Push() {
+    PendingReply& pending = pending_.emplace_back();
+    if (mode_ != Mode::kOn) [[unlikely]]
+      Silence(pending);
+    return pending;
+  }
+  // From the next Push() on (CLIENT REPLY ON|OFF|SKIP).
+  void set_mode(Mode mode) { mode_ = mode; }
+  Mode mode() const { return mode_; }
+  // Replies are being dropped: a reply made now must take a PendingReply (Push()) to be dropped.
+  bool silencing() const { return mode_ != Mode::kOn; }
   // `pending`'s reply is `bytes`: every ready reply at the front is appended to `out`.
   void Fill(PendingReply& pending, std::string_view bytes, std::string& out);
 
@@ -38,9 +51,11 @@ class ReplyQueue {
 
  private:
   void DrainReady(std::string& out);
+  void Silence(PendingReply& pending);
 
   std::deque<PendingReply> pending_;
   bool closing_ = false;
+  Mode mode_ = Mode::kOn;
 };
 
 }  // namespace shardctl::proxy

@@ -55,6 +55,8 @@ void Session::Dispatch(std::string_view frame, std::span<const std::string_view>
       }
       // A keyless script may run long (until SCRIPT KILL): over this client's own connection,
       // so that the shard's shared one is not stuck behind it and others see -BUSY as on Redis.
+      // Keyless: PUBLISH's reply counts the proxy's subscribers (session_pubsub.cc).
+      if (slot < 0 && info.name == "PUBLISH") return ForwardPublish(frame, args);
       if (slot < 0 && info.keys.numkeys_at > 0) return ForwardScript(frame);
       const bool blocks = BlocksWithOption(info, args);
       return Forward(frame, slot, blocks, blocks, !blocks && ReadsFromReplica(info, slot));
@@ -273,7 +275,7 @@ PinnedLink* Session::PinnedLinkFor(const SubRequest& request, const std::string&
 
 void Session::Reply(std::string_view bytes, bool close_after) {
   if (close_after) last_reply_queued_ = true;
-  if (replies_.empty() && !close_after) {
+  if (replies_.empty() && !close_after && !replies_.silencing()) {
     out_ += bytes;
     link_.OutputReady();
     return;
@@ -337,7 +339,8 @@ void Session::Close() {
   barrier_pending_ = nullptr;
   for (SubRequest* request : sequencer_.TakeAllHeld()) Discard(request);
   pinned_.ReleaseAll();
-  subscriptions_.reset();  // unsubscribes everything at the hub
+  held_subscribes_.clear();  // their replies went with replies_
+  subscriptions_.reset();    // unsubscribes everything at the hub
 }
 
 }  // namespace shardctl::proxy

@@ -66,6 +66,8 @@ class Session final : public ReplySink, public Subscriber {
 
   // "ip:port" of the client, for CLIENT INFO.
   void set_peer(std::string peer) { peer_ = std::move(peer); }
+  // "ip:port" the client connected to, for CLIENT LIST's laddr.
+  void set_local(std::string local) { local_ = std::move(local); }
 
   // One complete request: `frame` as the client sent it, `args` its arguments (non-empty).
   void HandleCommand(std::string_view frame, std::span<const std::string_view> args);
@@ -103,6 +105,7 @@ class Session final : public ReplySink, public Subscriber {
   // Subscriber: messages on the channels this client subscribed to.
   int protocol() const override { return protocol_; }
   void PushMessage(std::string_view frame) override;
+  void SubscriptionsReady() override;
 
  private:
   // The command table's routing (session.cc), once HandleCommand counted the command.
@@ -151,6 +154,7 @@ class Session final : public ReplySink, public Subscriber {
   // that Redis would refuse in that state and returns true.
   void HandlePubSub(std::span<const std::string_view> args, const CommandInfo& info);
   bool SubscribedModeRefuses(std::span<const std::string_view> args, const CommandInfo& info);
+  void ForwardPublish(std::string_view frame, std::span<const std::string_view> args);
   // Scripts (session_scripts.cc). ForwardScript(): a keyless EVAL/FCALL over this client's own
   // connection, counted as running. PingMeetsScript(): while another client's script runs, PING
   // is asked of every primary (a busy one answers -BUSY, as one Redis would); returns false
@@ -160,7 +164,15 @@ class Session final : public ReplySink, public Subscriber {
   // Local commands (session_local.cc).
   void HandleLocal(std::span<const std::string_view> args);
   void HandleHello(std::span<const std::string_view> args);
+  // CLIENT and its subcommands (session_client.cc).
   void HandleClient(std::span<const std::string_view> args);
+  void HandleClientList(std::span<const std::string_view> args);
+  void HandleClientKill(std::span<const std::string_view> args);
+  void HandleClientPause(std::span<const std::string_view> args);
+  void HandleClientReply(std::span<const std::string_view> args);
+  std::string ClientInfoLine(std::span<const std::string_view> args) const;
+  // Redis' rule for client names (SETNAME, HELLO SETNAME): printable ASCII without spaces.
+  static bool ValidClientName(std::string_view name);
   void HandleCommandCommand(std::span<const std::string_view> args);
   void HandleInfo(std::span<const std::string_view> args);
   void HandleProxy(std::span<const std::string_view> args);
@@ -188,6 +200,7 @@ class Session final : public ReplySink, public Subscriber {
   // The command being handled, until a request for it takes it into its PendingReply.
   CommandStamp stamp_;
   std::string peer_;
+  std::string local_;
   std::string out_;
   ReplyQueue replies_;
   SlotSequencer sequencer_;
@@ -198,6 +211,8 @@ class Session final : public ReplySink, public Subscriber {
   // are answered and it has run.
   enum class Finish : uint8_t { kNone, kExec, kDiscard } waiting_finish_ = Finish::kNone;
   std::unique_ptr<ClientSubscriptions> subscriptions_;  // null until the first (P|S)SUBSCRIBE
+  // (P)SUBSCRIBE confirmations held until the hub's connections have subscribed, in order.
+  std::vector<std::pair<PendingReply*, std::string>> held_subscribes_;
   size_t inflight_ = 0;
   int protocol_ = 2;
   std::string name_;

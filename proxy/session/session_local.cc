@@ -3,6 +3,7 @@
 #include "common/numbers.h"
 #include "common/resp.h"
 #include "proxy/merge/frames.h"
+#include "proxy/merge/info_merge.h"
 #include "proxy/merge/reply_assembly.h"
 #include "proxy/services/key_load.h"
 #include "proxy/session/session.h"
@@ -41,31 +42,6 @@ void AppendMapHeader(std::string& out, size_t pairs, int protocol) {
     AppendArrayHeader(out, pairs * 2);
   }
 }
-
-// Redis' rule for client names: printable ASCII without spaces.
-bool ValidClientName(std::string_view name) {
-  for (char c : name) {
-    if (c < '!' || c > '~') return false;
-  }
-  return true;
-}
-
-// One COMMAND INFO entry in Redis 7's ten-element shape; arity is -1 (the table does not track
-// it), key positions are the table's.
-void AppendCommandInfo(std::string& out, const CommandInfo& info) {
-  AppendArrayHeader(out, 10);
-  AppendBulk(out, Lower(info.name));
-  AppendInteger(out, -1);
-  const bool movable = info.keys.numkeys_at > 0;
-  AppendArrayHeader(out, movable ? 1 : 0);
-  if (movable) out += "+movablekeys\r\n";
-  AppendInteger(out, movable ? 0 : info.keys.first);
-  AppendInteger(out, movable ? 0 : info.keys.last);
-  AppendInteger(out, movable ? 0 : info.keys.step);
-  for (int empty = 0; empty < 4; ++empty) AppendArrayHeader(out, 0);
-}
-
-bool Served(const CommandInfo& info) { return info.kind != RouteKind::kUnsupported; }
 
 }  // namespace
 
@@ -161,6 +137,7 @@ void Session::HandleProxy(std::span<const std::string_view> args) {
 // is "nopass": the default user is accepted with any password, other users are refused.
 void Session::HandleReset() {
   pinned_.EndWatch();
+  SubscriptionsReady();  // confirmations still held are answered before RESET's own reply
   subscriptions_.reset();
   protocol_ = 2;
   name_.clear();
@@ -235,121 +212,48 @@ void Session::HandleHello(std::span<const std::string_view> args) {
   Reply(out);
 }
 
-void Session::HandleClient(std::span<const std::string_view> args) {
-  if (args.size() < 2) return ReplyError(WrongArgCountError("client"));
-  const std::string_view sub = args[1];
-  std::string out;
-  if (EqualsNoCase(sub, "ID") && args.size() == 2) {
-    AppendInteger(out, static_cast<int64_t>(id_));
-    return Reply(out);
-  }
-  if (EqualsNoCase(sub, "GETNAME") && args.size() == 2) {
-    if (name_.empty()) {
-      common::AppendNull(out, protocol_);
-    } else {
-      AppendBulk(out, name_);
-    }
-    return Reply(out);
-  }
-  if (EqualsNoCase(sub, "SETNAME") && args.size() == 3) {
-    if (!ValidClientName(args[2])) {
-      return ReplyError("ERR Client names cannot contain spaces, newlines or special characters.");
-    }
-    name_ = std::string(args[2]);
-    return Reply("+OK\r\n");
-  }
-  if (EqualsNoCase(sub, "SETINFO") && args.size() == 4) {
-    if (!EqualsNoCase(args[2], "LIB-NAME") && !EqualsNoCase(args[2], "LIB-VER")) {
-      return ReplyError("ERR Unrecognized option '" + std::string(args[2]) + "'");
-    }
-    return Reply("+OK\r\n");
-  }
-  if ((EqualsNoCase(sub, "INFO") || EqualsNoCase(sub, "LIST")) && args.size() == 2) {
-    AppendBulk(out, "id=" + std::to_string(id_) + " addr=" + peer_ + " name=" + name_ +
-                        " db=0 resp=" + std::to_string(protocol_) +
-                        " proxy-thread=" + std::to_string(thread_) + "\n");
-    return Reply(out);
-  }
-  ReplyError("ERR command 'client|" + Lower(sub) +
-             "' is not supported by shardproxy: the proxy multiplexes clients over shared "
-             "shard connections (supported: ID, GETNAME, SETNAME, SETINFO, INFO, LIST)");
-}
-
+// COMMAND GETKEYS from the proxy's table (the keys the proxy routes by); the rest of COMMAND
+// (the command list, COUNT, INFO, DOCS, LIST, GETKEYSANDFLAGS) describes the engine behind the
+// proxy, so any shard answers it, in Redis' own shapes and words.
 void Session::HandleCommandCommand(std::span<const std::string_view> args) {
-  std::string out;
-  const auto commands = AllCommands();
-  if (args.size() == 1) {
-    size_t served = 0;
-    for (const CommandInfo& info : commands) served += Served(info) ? 1 : 0;
-    AppendArrayHeader(out, served);
-    for (const CommandInfo& info : commands) {
-      if (Served(info)) AppendCommandInfo(out, info);
-    }
-    return Reply(out);
-  }
-  const std::string_view sub = args[1];
-  if (EqualsNoCase(sub, "COUNT") && args.size() == 2) {
-    int64_t served = 0;
-    for (const CommandInfo& info : commands) served += Served(info) ? 1 : 0;
-    AppendInteger(out, served);
-    return Reply(out);
-  }
-  if (EqualsNoCase(sub, "INFO")) {
-    AppendArrayHeader(out, args.size() - 2);
-    for (size_t i = 2; i < args.size(); ++i) {
-      const CommandInfo& info = LookupCommand(args[i]);
-      if (Served(info)) {
-        AppendCommandInfo(out, info);
-      } else {
-        out += NullArray(protocol_);  // Redis' null for an unknown command
-      }
-    }
-    return Reply(out);
-  }
-  if (EqualsNoCase(sub, "DOCS")) {
-    // No docs: clients (redis-cli) fall back to their built-in help.
-    AppendMapHeader(out, 0, protocol_);
-    return Reply(out);
-  }
-  if (EqualsNoCase(sub, "GETKEYS") && args.size() >= 3) {
+  if (args.size() >= 3 && EqualsNoCase(args[1], "GETKEYS")) {
     auto positions = KeyArgumentPositions(args.subspan(2));
     if (!positions) return ReplyError(positions.error().message());
+    std::string out;
     AppendArrayHeader(out, positions->size());
     for (size_t at : *positions) AppendBulk(out, args[2 + at]);
     return Reply(out);
   }
-  if (EqualsNoCase(sub, "LIST") && args.size() == 2) {
-    size_t served = 0;
-    for (const CommandInfo& info : commands) served += Served(info) ? 1 : 0;
-    AppendArrayHeader(out, served);
-    for (const CommandInfo& info : commands) {
-      if (Served(info)) AppendBulk(out, Lower(info.name));
-    }
-    return Reply(out);
-  }
-  ReplyError(
-      "ERR unknown subcommand '" + std::string(sub) +
-      "'. Try COMMAND, COMMAND COUNT, COMMAND INFO, COMMAND DOCS, COMMAND GETKEYS or COMMAND "
-      "LIST.");
+  std::string request;
+  common::AppendCommand(request, args);
+  Forward(request, -1);
 }
 
+// INFO [section ...]: every primary's INFO for the same sections, merged as one Redis would
+// answer (info_merge.h), with the proxy's own sections over it. The proxy's own sections alone
+// (INFO proxy, INFO hotkeys) and a cluster without primaries are answered here.
 void Session::HandleInfo(std::span<const std::string_view> args) {
-  const std::string section = args.size() >= 2 ? Lower(args[1]) : "";
-  const bool keyspace = section.empty() || section == "all" || section == "everything" ||
-                        section == "default" || section == "keyspace";
-  const auto& primaries = router_.CurrentMap().primaries();
-  if (!keyspace || primaries.empty()) {
-    return Reply(InfoFrame(services_.InfoText(section), protocol_));
+  std::string own;
+  bool proxy_only = args.size() > 1;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string section = Lower(args[i]);
+    proxy_only = proxy_only && (section == "proxy" || section == "hotkeys");
+    own += services_.InfoText(section) + "\r\n";
   }
-  // The keyspace is the cluster's: ask every primary and add it up.
+  if (args.size() == 1) own = services_.InfoText("");
+  const auto& primaries = router_.CurrentMap().primaries();
+  if (proxy_only || primaries.empty()) {
+    return Reply(InfoFrame(RenderInfo(ParseInfo(own)), protocol_));
+  }
   std::vector<std::string> shard_names;
   for (const common::NodeAddress& primary : primaries) shard_names.push_back(primary.ToString());
   PendingReply& pending = replies_.Push();
-  pending.assembly =
-      KeyspaceInfoAssembly(section == "keyspace" ? "" : services_.InfoText(section) + "\r\n",
-                           std::move(shard_names), protocol_);
-  static constexpr std::string_view kInfoKeyspace = "*2\r\n$4\r\nINFO\r\n$8\r\nkeyspace\r\n";
-  ForwardToEveryPrimary(pending, kInfoKeyspace);
+  pending.assembly = InfoAssembly(std::move(own), std::move(shard_names), protocol_);
+  std::string request;
+  common::AppendCommand(request, args);
+  // Over this client's own connections: a shared one may be held up behind a paused write
+  // (CLIENT PAUSE), which is exactly when clients poll INFO's blocked_clients.
+  ForwardToEveryPrimary(pending, request, /*pinned=*/true);
 }
 
 }  // namespace shardctl::proxy

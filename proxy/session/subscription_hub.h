@@ -19,6 +19,9 @@ class Subscriber {
   // A message, already framed for protocol(). The subscriber may disconnect itself if it cannot
   // keep up (--pubsub-buffer-limit).
   virtual void PushMessage(std::string_view frame) = 0;
+  // The hub's connections now receive every name this subscriber subscribed to (after
+  // SubscriptionHub::AwaitReady() said not yet).
+  virtual void SubscriptionsReady() {}
 };
 
 // One thread's subscriptions to the cluster, shared by its clients.
@@ -31,6 +34,12 @@ class SubscriptionHub {
   // Removes it; the hub unsubscribes at the cluster after the last.
   virtual void Unsubscribe(SubscriptionKind kind, const std::string& name,
                            Subscriber* subscriber) = 0;
+  // True when the names subscribed so far already receive their messages; false when a
+  // connection is still subscribing them: the hub then calls subscriber->SubscriptionsReady()
+  // once it has (Redis answers SUBSCRIBE once the subscription is in place).
+  virtual bool AwaitReady(Subscriber* /*subscriber*/) { return true; }
+  // The subscriber is going away: no SubscriptionsReady() for it.
+  virtual void Forget(Subscriber* /*subscriber*/) {}
 };
 
 }  // namespace shardctl::proxy

@@ -124,6 +124,60 @@ TEST_F(ProxyPubSubTest, PatternsAndResp2SubscribedMode) {
       5s));
 }
 
+// Each node publishes the events of its own keys to its own subscribers only: the proxy hears
+// them on every primary and hands each to the client's pattern or channel once.
+TEST_F(ProxyPubSubTest, KeyspaceNotificationsReachSubscribersFromEveryShard) {
+  Start();
+  ASSERT_EQ(IntegerOf(QueryRedis(proxy_port(), {"DBSIZE"})), 0);
+  ASSERT_EQ(TextOf(QueryRedis(proxy_port(), {"CONFIG", "SET", "notify-keyspace-events", "KEA"})),
+            "OK");
+  auto patterns = Connect();
+  auto channel = Connect();
+  ASSERT_TRUE(patterns && channel);
+  ASSERT_TRUE(patterns->Command({"PSUBSCRIBE", "__keyspace@0__:*"}));
+  ASSERT_TRUE(channel->Command({"SUBSCRIBE", "__keyevent@0__:set"}));
+  // PSUBSCRIBE was answered once the subscription was in place on every primary (as Redis
+  // answers once it is), so an event right after it is not lost.
+  for (int shard = 0; shard < 3; ++shard) {
+    EXPECT_GE(IntegerOf(QueryRedis(shard_port(shard), {"PUBSUB", "NUMPAT"})), 2)
+        << "shard " << shard << " has no event subscription yet";
+  }
+  std::vector<std::string> keys;
+  for (int shard = 0; shard < 3; ++shard) keys.push_back(KeyOn(shard_port(shard), "event"));
+  keys.push_back(keys[0]);  // again: a duplicate of an earlier event would come first
+  for (const std::string& key : keys) {
+    ASSERT_EQ(TextOf(QueryRedis(proxy_port(), {"SET", key, "v"})), "OK");
+    EXPECT_EQ(NextPush(*patterns),
+              (Push{"pmessage", "__keyspace@0__:*", "__keyspace@0__:" + key, "set"}));
+    EXPECT_EQ(NextPush(*channel), (Push{"message", "__keyevent@0__:set", key}));
+  }
+  EXPECT_EQ(IntegerOf(QueryRedis(proxy_port(), {"DEL", keys[0], keys[1], keys[2]})), 3);
+  EXPECT_EQ(IntegerOf(QueryRedis(proxy_port(), {"DBSIZE"})), 0);
+  EXPECT_EQ(TextOf(QueryRedis(proxy_port(), {"CONFIG", "SET", "notify-keyspace-events", ""})),
+            "OK");
+}
+
+// PUBLISH answers how many clients receive the message, as one Redis does, whichever proxy
+// thread they are on (the nodes count only the proxy's shared connections).
+TEST_F(ProxyPubSubTest, PublishCountsEveryReceivingClient) {
+  UpWithProxy({"--threads", "2"});
+  std::vector<std::unique_ptr<RedisConnection>> subscribers;
+  for (int i = 0; i < 3; ++i) subscribers.push_back(Connect());
+  ASSERT_TRUE(subscribers[0]->Command({"SUBSCRIBE", "count:chan"}));
+  ASSERT_TRUE(subscribers[1]->Command({"SUBSCRIBE", "count:chan"}));
+  ASSERT_TRUE(subscribers[2]->Command({"PSUBSCRIBE", "count:*"}));
+  ASSERT_TRUE(subscribers[0]->Command({"PSUBSCRIBE", "count:*"}));
+  EXPECT_EQ(IntegerOf(QueryRedis(proxy_port(), {"PUBLISH", "count:chan", "hello"})), 4);
+  EXPECT_EQ(IntegerOf(QueryRedis(proxy_port(), {"PUBLISH", "count:other", "hello"})), 2);
+  EXPECT_EQ(NextPush(*subscribers[1]), (Push{"message", "count:chan", "hello"}));
+  subscribers.clear();  // their subscriptions go with them
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return IntegerOf(QueryRedis(proxy_port(), {"PUBLISH", "count:chan", "bye"})) == 0;
+      },
+      5s));
+}
+
 TEST_F(ProxyPubSubTest, ShardChannelsFollowTheirSlotToItsNewOwner) {
   Start();
   const std::string channel = KeyOn(shard_port(0), "orders:");

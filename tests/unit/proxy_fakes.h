@@ -55,10 +55,17 @@ class FakeHub : public SubscriptionHub {
   void Unsubscribe(SubscriptionKind kind, const std::string& name, Subscriber* who) override {
     std::erase(subscribers[{kind, name}], who);
   }
+  bool AwaitReady(Subscriber* who) override {
+    if (!ready) waiting.push_back(who);
+    return ready;
+  }
+  void Forget(Subscriber* who) override { std::erase(waiting, who); }
   size_t Count(SubscriptionKind kind, const std::string& name) {
     return subscribers[{kind, name}].size();
   }
   std::map<std::pair<SubscriptionKind, std::string>, std::vector<Subscriber*>> subscribers;
+  bool ready = true;                 // false: subscriptions wait (AwaitReady)
+  std::vector<Subscriber*> waiting;  // told to wait, not forgotten
 };
 
 class FakeRouter : public RequestRouter {
@@ -112,10 +119,12 @@ class FakeServices : public ProxyServices {
   }
   std::string ServerVersion() const override { return "7.0.15"; }
   KeyLoadBoard* key_load_board() override { return board.get(); }
+  PubSubCounts& pubsub_counts() override { return counts_of_subscribers; }
 
   ProxyOptions proxy_options;
   AuthConfig users;
   ProxyStats counters;
+  PubSubCounts counts_of_subscribers;
   std::map<std::string, std::string> scripts;
   std::unique_ptr<KeyLoadBoard> board;  // null: --hot-keys 0
 };

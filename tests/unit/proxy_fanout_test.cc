@@ -240,23 +240,3 @@ TEST(ScanCursorTest, ReplyCursorsWalkEveryShardOnceThenEnd) {
 
 }  // namespace
 }  // namespace shardctl::proxy
-
-namespace shardctl::proxy {
-namespace {
-
-TEST(MergeKeyspaceTest, SumsTheShardsAndListsEach) {
-  const std::string shard0 = "# Keyspace\r\ndb0:keys=3,expires=1,avg_ttl=5\r\n";
-  const std::string bulk0 = "$" + std::to_string(shard0.size()) + "\r\n" + shard0 + "\r\n";
-  const std::string shard1 = "txt:# Keyspace\r\ndb0:keys=4,expires=0,avg_ttl=0\r\n";
-  const std::string verbatim1 = "=" + std::to_string(shard1.size()) + "\r\n" + shard1 + "\r\n";
-  const std::string empty = "$12\r\n# Keyspace\r\n\r\n";
-  const std::vector<std::string_view> replies = {bulk0, verbatim1, empty, "-ERR down\r\n"};
-  const std::vector<std::string> shards = {"h:1", "h:2", "h:3", "h:4"};
-  EXPECT_EQ(MergeKeyspace(replies, shards),
-            "# Keyspace\r\ndb0:keys=7,expires=1,avg_ttl=0\r\n\r\n# Shards\r\n"
-            "shard0:addr=h:1,keys=3,expires=1\r\nshard1:addr=h:2,keys=4,expires=0\r\n"
-            "shard2:addr=h:3,keys=0,expires=0\r\nshard3:addr=h:4,error=-ERR down\r\n");
-}
-
-}  // namespace
-}  // namespace shardctl::proxy

@@ -53,6 +53,29 @@ TEST(ReplyQueueTest, NothingAfterACloseAfterReplyIsWritten) {
   EXPECT_TRUE(queue.empty());
 }
 
+TEST(ReplyQueueTest, SilencedRepliesAreMadeButNeverWritten) {
+  ReplyQueue queue;
+  std::string out;
+  queue.set_mode(ReplyQueue::Mode::kSkipNext);
+  PendingReply& skipped = queue.Push();
+  EXPECT_FALSE(queue.silencing());  // SKIP drops one reply only
+  PendingReply& shown = queue.Push();
+  queue.set_mode(ReplyQueue::Mode::kOff);
+  PendingReply& off1 = queue.Push();
+  PendingReply& off2 = queue.Push();
+  EXPECT_TRUE(queue.silencing());
+  queue.Fill(off2, "4", out);
+  queue.Fill(shown, "2", out);
+  queue.Fill(skipped, "1", out);
+  EXPECT_EQ(out, "2");
+  queue.Fill(off1, "3", out);
+  EXPECT_EQ(out, "2");
+  EXPECT_TRUE(queue.empty());
+  queue.set_mode(ReplyQueue::Mode::kOn);
+  queue.Fill(queue.Push(), "5", out);
+  EXPECT_EQ(out, "25");
+}
+
 // ---- SlotSequencer ----
 
 TEST(SlotSequencerTest, HoldsWhatWouldOvertakeAndReleasesInOrder) {

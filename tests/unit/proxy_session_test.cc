@@ -11,6 +11,7 @@
 
 #include "common/resp.h"
 #include "common/slots.h"
+#include "proxy/merge/pubsub_frames.h"
 #include "proxy/session/session.h"
 #include "tests/unit/proxy_fakes.h"
 
@@ -335,6 +336,55 @@ TEST_F(SessionTest, SubscribeCountsAndResp2SubscribedMode) {
   EXPECT_EQ(router_.hub.Count(SubscriptionKind::kChannel, "sport"), 0u);
 }
 
+TEST_F(SessionTest, SubscribeConfirmationsAreWrittenWithClientReplyOff) {
+  Send({"CLIENT", "REPLY", "OFF"});
+  Send({"SUBSCRIBE", "news"});
+  EXPECT_EQ(Output(), "*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n");
+  Send({"PING"});
+  EXPECT_EQ(Output(), "") << "replies other than pub/sub's stay off";
+  Send({"UNSUBSCRIBE"});
+  EXPECT_EQ(Output(), "*3\r\n$11\r\nunsubscribe\r\n$4\r\nnews\r\n:0\r\n");
+}
+
+TEST_F(SessionTest, SubscribeIsConfirmedOnceTheHubHasSubscribed) {
+  router_.hub.ready = false;
+  Send({"SUBSCRIBE", "__keyevent@0__:set"});
+  Send({"PING"});
+  EXPECT_EQ(Output(), "") << "held until the hub's connections subscribed";
+  ASSERT_EQ(router_.hub.waiting.size(), 1u);
+  router_.hub.waiting.clear();  // as the hub does when it tells them
+  session_.SubscriptionsReady();
+  EXPECT_EQ(Output(), "*3\r\n$9\r\nsubscribe\r\n$18\r\n__keyevent@0__:set\r\n:1\r\n" +
+                          std::string("*2\r\n$4\r\npong\r\n$0\r\n\r\n"));
+  // RESET answers a confirmation still held first, and the hub forgets the client.
+  Send({"SUBSCRIBE", "news"});
+  Send({"RESET"});
+  EXPECT_EQ(Output(), "*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:2\r\n+RESET\r\n");
+  EXPECT_TRUE(router_.hub.waiting.empty());
+}
+
+TEST_F(SessionTest, PublishCountsTheProxysSubscribersNotTheShardsConnections) {
+  PubSubCounts& counts = services_.counts_of_subscribers;
+  counts.Add(/*pattern=*/false, "news", +1);  // clients of other sessions or threads
+  counts.Add(/*pattern=*/true, "n*", +1);
+  counts.Add(/*pattern=*/true, "x*", +1);
+  Send({"PUBLISH", "news", "hi"});
+  SubRequest* publish = Routed();
+  EXPECT_EQ(publish->request, Frame({"PUBLISH", "news", "hi"}));
+  Answer(publish, ":1\r\n");  // the shard counts the proxy's one connection
+  EXPECT_EQ(Output(), ":2\r\n");
+  Send({"SUBSCRIBE", "news"});
+  Output();
+  EXPECT_EQ(counts.Receivers("news", &GlobMatch), 3);
+  Send({"UNSUBSCRIBE"});
+  Output();
+  EXPECT_EQ(counts.Receivers("news", &GlobMatch), 2);
+  EXPECT_EQ(counts.Patterns(), 2);
+  Send({"PUBLISH", "news"});
+  Answer(Routed(), "-ERR wrong number of arguments for 'publish' command\r\n");
+  EXPECT_EQ(Output(), "-ERR wrong number of arguments for 'publish' command\r\n");
+}
+
 TEST_F(SessionTest, ASlowSubscriberIsDisconnected) {
   services_.proxy_options.pubsub_buffer_limit = 10;
   Send({"SUBSCRIBE", "news"});
@@ -409,7 +459,7 @@ TEST_F(SessionTest, InfoAddsTheClustersKeyspaceToTheProxysSections) {
   Send({"INFO"});
   SubRequest* first = Routed();
   SubRequest* second = Routed();
-  EXPECT_EQ(first->request, Frame({"INFO", "keyspace"}));
+  EXPECT_EQ(first->request, Frame({"INFO"}));  // each shard's default sections
   Answer(first, Bulk("# Keyspace\r\ndb0:keys=2,expires=0,avg_ttl=0\r\n"));
   Answer(second, Bulk("# Keyspace\r\ndb0:keys=3,expires=1,avg_ttl=0\r\n"));
   const std::string info = Output();
@@ -428,6 +478,69 @@ TEST_F(SessionTest, ReadsGoToReplicasWhenAskedExceptRightAfterTheClientWroteTheS
   router_.now_ms += 1500;
   Send({"GET", "a"});
   EXPECT_TRUE(Routed()->mode.read_only);
+}
+
+TEST_F(SessionTest, ClientReplyOffAndSkipSilenceRepliesTheClientWouldHaveGot) {
+  Send({"CLIENT", "REPLY", "OFF"});
+  Send({"PING", "silenced"});
+  Send({"GET", "a"});
+  Answer(Routed(), "$2\r\nva\r\n");
+  Send({"CLIENT", "REPLY", "ON"});
+  EXPECT_EQ(Output(), "+OK\r\n");
+  Send({"CLIENT", "REPLY", "SKIP"});
+  Send({"GET", "b"});
+  Send({"PING", "shown"});
+  Answer(Routed(), "$2\r\nvb\r\n");
+  EXPECT_EQ(Output(), Bulk("shown"));
+  EXPECT_EQ(session_.inflight(), 0u);
+}
+
+TEST_F(SessionTest, ClientPauseAndUnpauseGoToEveryPrimary) {
+  Send({"CLIENT", "PAUSE", "100", "WRITE"});
+  SubRequest* first = Routed();
+  SubRequest* second = Routed();
+  EXPECT_EQ(first->request, Frame({"CLIENT", "PAUSE", "100", "WRITE"}));
+  EXPECT_TRUE(first->mode.pinned) << "not behind a paused write on a shared connection";
+  EXPECT_NE(first->port, second->port);
+  Answer(first, "+OK\r\n");
+  Answer(second, "+OK\r\n");
+  EXPECT_EQ(Output(), "+OK\r\n");
+  Send({"CLIENT", "PAUSE"});
+  EXPECT_EQ(Output(), "-ERR wrong number of arguments for 'client|pause' command\r\n");
+}
+
+TEST_F(SessionTest, ClientListAndKillSpeakAboutThisClient) {
+  Send({"CLIENT", "LIST", "ID", "8"});
+  EXPECT_EQ(Output(), Bulk(""));
+  Send({"CLIENT", "INFO"});
+  const std::string info = Output();
+  EXPECT_NE(info.find("id=7 addr=127.0.0.1:50000 "), std::string::npos) << info;
+  EXPECT_NE(info.find(" flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=26 "), std::string::npos)
+      << info;
+  EXPECT_NE(info.find(" cmd=client|info user=default redir=-1 resp=2"), std::string::npos) << info;
+  Send({"CLIENT", "KILL", "ID", "0"});
+  EXPECT_EQ(Output(), "-ERR client-id should be greater than 0\r\n");
+  Send({"CLIENT", "KILL", "TYPE", "nope"});
+  EXPECT_EQ(Output(), "-ERR Unknown client type 'nope'\r\n");
+  Send({"CLIENT", "KILL", "ID", "7"});  // SKIPME yes by default
+  EXPECT_EQ(Output(), ":0\r\n");
+  EXPECT_FALSE(session_.close_after_output());
+  Send({"CLIENT", "KILL", "ID", "7", "SKIPME", "no"});
+  EXPECT_EQ(Output(), ":1\r\n");
+  EXPECT_TRUE(session_.close_after_output());
+}
+
+TEST_F(SessionTest, InfoIsEveryPrimarysOwnMerged) {
+  Send({"INFO", "commandstats"});
+  SubRequest* first = Routed();
+  SubRequest* second = Routed();
+  EXPECT_EQ(first->request, Frame({"INFO", "commandstats"}));
+  EXPECT_TRUE(first->mode.pinned);
+  Answer(first, Bulk("# Commandstats\r\ncmdstat_set:calls=2,usec=4,usec_per_call=2.00\r\n"));
+  Answer(second, Bulk("# Commandstats\r\ncmdstat_set:calls=1,usec=5,usec_per_call=5.00\r\n"));
+  // The fake proxy's own section follows the shards'.
+  EXPECT_EQ(Output(), Bulk("# Commandstats\r\ncmdstat_set:calls=3,usec=9,usec_per_call=3.00\r\n"
+                           "\r\n# Proxy\r\nsection:commandstats\r\n"));
 }
 
 }  // namespace
