@@ -6,6 +6,17 @@
 
 namespace shardctl::common {
 
+// True when `text` is `upper` (written in capitals) in any ASCII case: command names and
+// subcommands, which Redis matches case-insensitively.
+inline bool MatchesUpperCase(std::string_view text, std::string_view upper) {
+  if (text.size() != upper.size()) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if ((c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c) != upper[i]) return false;
+  }
+  return true;
+}
+
 // `text` without leading and trailing spaces, tabs, carriage returns and newlines.
 inline std::string_view TrimSpace(std::string_view text) {
   constexpr std::string_view kSpace = " \t\r\n";

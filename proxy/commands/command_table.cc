@@ -6,12 +6,14 @@
 
 #include "common/numbers.h"
 #include "common/slots.h"
+#include "common/text.h"
 
 namespace shardctl::proxy {
 namespace {
 
 using common::Error;
 using common::Result;
+constexpr auto EqualsIgnoringCase = common::MatchesUpperCase;
 
 constexpr KeySpec kNoKeys{};
 constexpr KeySpec kFirstKey{1, 1, 1};
@@ -376,15 +378,6 @@ class CommandIndex {
 const CommandIndex& Index() {
   static const CommandIndex index(Table());
   return index;
-}
-
-bool EqualsIgnoringCase(std::string_view text, std::string_view upper) {
-  if (text.size() != upper.size()) return false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if ((c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c) != upper[i]) return false;
-  }
-  return true;
 }
 
 // Redis' string2ll subset for numkeys: plain non-negative decimal.

@@ -6,6 +6,7 @@
 
 #include "common/numbers.h"
 #include "common/resp.h"
+#include "common/text.h"
 #include "proxy/merge/frames.h"
 
 namespace shardctl::proxy {
@@ -13,16 +14,7 @@ namespace {
 
 using common::Error;
 using common::Result;
-
-bool Is(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i];
-    if (x >= 'a' && x <= 'z') x = static_cast<char>(x - 32);
-    if (x != b[i]) return false;
-  }
-  return true;
-}
+constexpr auto Is = common::MatchesUpperCase;
 
 bool IsNull(std::string_view frame) {
   return frame == "$-1\r\n" || frame == "*-1\r\n" || frame == "_\r\n";

@@ -3,6 +3,7 @@
 // and UNPAUSE concern every client of the server, so they go to every primary.
 #include "common/numbers.h"
 #include "common/resp.h"
+#include "common/text.h"
 #include "proxy/merge/reply_assembly.h"
 #include "proxy/session/session.h"
 
@@ -11,15 +12,7 @@ namespace {
 
 using common::AppendBulk;
 using common::AppendInteger;
-
-bool Is(std::string_view text, std::string_view upper) {
-  if (text.size() != upper.size()) return false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if ((c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c) != upper[i]) return false;
-  }
-  return true;
-}
+constexpr auto Is = common::MatchesUpperCase;
 
 bool KnownClientType(std::string_view type) {
   for (std::string_view known : {"NORMAL", "SLAVE", "REPLICA", "PUBSUB", "MASTER"}) {
