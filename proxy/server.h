@@ -60,6 +60,7 @@ class ProxyServer final : public WorkerHost {
   }
   KeyLoadBoard* key_load_board() override { return key_load_.get(); }
   PubSubCounts& pubsub_counts() override { return pubsub_counts_; }
+  ClientDirectory& client_directory() override { return client_directory_; }
 
   // WorkerHost. A connection keeps the TLS context it started with, so a reload never touches
   // one already open.
@@ -105,6 +106,7 @@ class ProxyServer final : public WorkerHost {
   std::unique_ptr<ProxyMetrics> metrics_;   // only with --metrics-port
   std::unique_ptr<KeyLoadBoard> key_load_;  // null with --hot-keys 0
   PubSubCounts pubsub_counts_;
+  ClientDirectory client_directory_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
   std::atomic<int> clients_{0};

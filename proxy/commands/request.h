@@ -36,6 +36,8 @@ struct PendingReply {
   bool ready = false;
   bool close_after = false;  // QUIT, protocol errors: close once this reply is written
   bool silent = false;       // CLIENT REPLY OFF/SKIP: made as usual, never written
+  bool progressed = false;   // some part of it has arrived (ReplyQueue::PlacePush())
+  std::string trailer;       // push frames written right after this reply
   // A command answered by several parts (split by slot, fanned out) or whose reply the proxy
   // rewrites (SCAN, INFO): makes the client's reply from the parts' (reply_assembly.h).
   std::unique_ptr<ReplyAssembly> assembly;
@@ -53,6 +55,10 @@ struct RequestMode {
   bool watched_exec = false;  // EXEC under WATCH: a redirect means the watch is gone (null reply)
   bool script = false;        // a keyless EVAL/FCALL: counted in running_scripts, not blocked
   bool queue_probe = false;   // "MULTI <cmd> DISCARD": the shard's verdict on queueing <cmd>
+  // CLIENT TRACKING (tracking.h): `receiver` asks CLIENT ID over the client's receiver
+  // connection to the shard; `tracking_command` puts a pinned connection in tracking state.
+  bool receiver = false;
+  bool tracking_command = false;
 };
 
 // What only a few requests carry, kept out of the common request.

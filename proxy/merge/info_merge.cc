@@ -98,6 +98,12 @@ std::string AddValues(const std::string& total, std::string_view more) {
   return out;
 }
 
+// Figures every primary has the same of for one client of the proxy: a tracking client tracks
+// on each primary, with the same prefixes. The cluster's is the largest, not the sum.
+bool SameOnEveryPrimary(std::string_view field) {
+  return field == "tracking_clients" || field == "tracking_total_prefixes";
+}
+
 void AddSection(std::vector<InfoSection>& merged, const InfoSection& section) {
   InfoSection* into = FindSection(merged, section.name);
   if (into == nullptr) {
@@ -109,6 +115,9 @@ void AddSection(std::vector<InfoSection>& merged, const InfoSection& section) {
     Field* same = FindField(into->fields, field.first);
     if (same == nullptr) {
       into->fields.push_back(field);
+    } else if (counts && SameOnEveryPrimary(field.first)) {
+      const auto a = Integer(same->second), b = Integer(field.second);
+      if (a && b) same->second = std::to_string(std::max(*a, *b));
     } else if (counts) {
       same->second = AddValues(same->second, field.second);
     }

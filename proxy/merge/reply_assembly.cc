@@ -68,6 +68,20 @@ class ScriptLoad final : public FanOut {
   std::function<void(std::string sha)> remember_;
 };
 
+class AllOk final : public FanOut {
+ public:
+  AllOk(size_t shards, std::function<void(bool accepted)> done)
+      : FanOut(FanOutMerge::kAllOk, shards, 0), done_(std::move(done)) {}
+
+ private:
+  std::string Assemble(std::span<const std::string_view> replies) override {
+    std::string merged = FanOut::Assemble(replies);
+    done_(merged == "+OK\r\n");
+    return merged;
+  }
+  std::function<void(bool accepted)> done_;
+};
+
 class Scan final : public ReplyAssembly {
  public:
   Scan(size_t shard, size_t shards) : shard_(shard), shards_(shards) {}
@@ -95,6 +109,11 @@ std::unique_ptr<ReplyAssembly> FanOutAssembly(FanOutMerge merge, size_t shards, 
 std::unique_ptr<ReplyAssembly> ScriptLoadAssembly(size_t shards,
                                                   std::function<void(std::string sha)> remember) {
   return std::make_unique<ScriptLoad>(shards, std::move(remember));
+}
+
+std::unique_ptr<ReplyAssembly> AllOkAssembly(size_t shards,
+                                             std::function<void(bool accepted)> done) {
+  return std::make_unique<AllOk>(shards, std::move(done));
 }
 
 std::unique_ptr<ReplyAssembly> ScanAssembly(size_t shard, size_t shards) {

@@ -54,6 +54,11 @@ std::unique_ptr<ReplyAssembly> FanOutAssembly(FanOutMerge merge, size_t shards, 
 std::unique_ptr<ReplyAssembly> ScriptLoadAssembly(size_t shards,
                                                   std::function<void(std::string sha)> remember);
 
+// A command every shard must accept (+OK), sent to `shards` connections: kAllOk, and
+// `done(accepted)` once every reply is in, so the caller can undo what it assumed.
+std::unique_ptr<ReplyAssembly> AllOkAssembly(size_t shards,
+                                             std::function<void(bool accepted)> done);
+
 // A server-wide command queued in a transaction: where it is among the transaction's commands,
 // and how its shards' replies are merged.
 struct ServerWideCommand {

@@ -153,6 +153,12 @@ void Backend::HandleFrames() {
       return;
     }
     consumed = frame.end;
+    // A tracking client's connection: the shard pushes invalidations between the replies.
+    if (frame.type == '>' && pinned) {
+      owner_.OnBackendPush(this, replies_.FrameBytes(frame));
+      if (closing_) return;
+      continue;
+    }
     if (waiters_.empty()) {
       Fail("a reply nobody asked for (push messages are not expected on this connection)");
       return;

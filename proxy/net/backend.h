@@ -58,6 +58,8 @@ class BackendHost {
   virtual void OnBackendClosing(Backend* backend, bool failure) = 0;
   // The slot map may be stale: ask the refresher for a new one soon.
   virtual void RequestMapRefresh() = 0;
+  // A push frame on a pinned connection (an invalidation of its client's CLIENT TRACKING).
+  virtual void OnBackendPush(Backend* /*backend*/, std::string_view /*frame*/) {}
 };
 
 // "host:port/2", "host:port/3" (protocol), "/ro" appended for a READONLY replica connection: the
@@ -96,7 +98,7 @@ class Backend final : public PinnedLink {
   // not counted as a backend failure and no map refresh.
   void Close(std::string why);
   // Queues a command whose reply is dropped (UNWATCH when a pinned connection is given back).
-  void SendUnanswered(std::string_view command);
+  void SendUnanswered(std::string_view command) override;
   // True while a request waits on this connection (replies that are dropped do not count).
   bool HasRequests() const override;
 

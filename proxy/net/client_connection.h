@@ -72,6 +72,7 @@ class ClientConnection final : public ClientLink {
   // Closes the connection now; replies owed are dropped.
   void Close();
   bool closed() const { return closed_; }
+  Session& session() { return session_; }
   bool flush_scheduled = false;  // owned by the worker's ScheduleFlush
 
   // ClientLink: what the session asks of its connection.

@@ -52,6 +52,8 @@ Worker::Worker(WorkerHost& server, int index)
   // Initialised here so Stop() works from the moment the worker exists.
   uv_async_init(&loop_, &stop_async_, &Worker::OnStop);
   stop_async_.data = this;
+  uv_async_init(&loop_, &inbox_async_, &Worker::OnInbox);
+  inbox_async_.data = this;
 }
 
 Worker::~Worker() {
@@ -59,6 +61,7 @@ Worker::~Worker() {
     // Run() never adopted the socket or the handles.
     if (listen_fd_ >= 0) close(listen_fd_);
     uv_close(common::uv::AsHandle(&stop_async_), nullptr);
+    CloseInbox();
     uv_run(&loop_, UV_RUN_DEFAULT);
   }
   (void)common::uv::CloseLoop(&loop_);
@@ -131,6 +134,49 @@ void Worker::RequestMapRefresh() { server_.topology().RequestRefresh(); }
 
 void Worker::OnStop(uv_async_t* async) { Owner<Worker>(async->data)->ShutDown(); }
 
+// ---- invalidations for this worker's clients (client_directory.h) ----
+
+void Worker::Post(uint64_t client, std::string keys) {
+  const std::lock_guard lock(inbox_mutex_);
+  if (!inbox_open_) return;
+  inbox_.emplace_back(client, std::move(keys));
+  uv_async_send(&inbox_async_);
+}
+
+void Worker::OnInbox(uv_async_t* async) { Owner<Worker>(async->data)->DeliverInbox(); }
+
+void Worker::DeliverInbox() {
+  std::vector<std::pair<uint64_t, std::string>> posted;
+  {
+    const std::lock_guard lock(inbox_mutex_);
+    posted.swap(inbox_);
+  }
+  for (const auto& [client, keys] : posted) {
+    auto found = clients_by_id_.find(client);
+    if (found != clients_by_id_.end()) found->second->session().DeliverInvalidation(keys);
+  }
+}
+
+void Worker::CloseInbox() {
+  {
+    const std::lock_guard lock(inbox_mutex_);
+    inbox_open_ = false;
+    inbox_.clear();
+  }
+  common::uv::CloseIfOpen(common::uv::AsHandle(&inbox_async_));
+}
+
+bool Worker::PostInvalidation(uint64_t client, std::string keys) {
+  return server_.client_directory().Post(client, std::move(keys));
+}
+
+bool Worker::ClientExists(uint64_t client) { return server_.client_directory().Contains(client); }
+
+void Worker::OnBackendPush(Backend* backend, std::string_view frame) {
+  // A push on a pinned connection idle in the pool (its client turned tracking off) has nobody.
+  if (backend->pinned_for != nullptr) backend->pinned_for->OnPinnedPush(backend, frame);
+}
+
 void Worker::ShutDown() {
   stopping_ = true;
   // Requests waiting for a retry end now, with an error.
@@ -139,6 +185,7 @@ void Worker::ShutDown() {
   for (auto& [due, request] : retries) FinishWithError(request, "ERR shardproxy is shutting down");
   for (ClientConnection* client : std::vector<ClientConnection*>(clients_)) client->Close();
   CloseIdlePinned();
+  CloseInbox();
   if (pubsub_) pubsub_->ShutDown();
   std::vector<Backend*> backends;
   for (auto& [key, backend] : backends_) backends.push_back(backend);
@@ -164,6 +211,9 @@ void Worker::Accept() {
     return;
   }
   clients_.push_back(client);
+  const uint64_t id = client->session().id();
+  clients_by_id_.emplace(id, client);
+  server_.client_directory().Add(id, this);
   server_.stats().connections_received.fetch_add(1, std::memory_order_relaxed);
   if (!server_.AdmitClient()) {
     server_.stats().rejected_connections.fetch_add(1, std::memory_order_relaxed);
@@ -487,6 +537,9 @@ void Worker::FlushAll() {
 
 void Worker::OnConnectionClosed(ClientConnection* connection, bool admitted) {
   std::erase(clients_, connection);
+  const uint64_t id = connection->session().id();
+  server_.client_directory().Remove(id);
+  clients_by_id_.erase(id);
   flush_clients_.Forget(connection);
   if (admitted) server_.ReleaseClient();
 }

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,7 @@
 #include "proxy/net/client_connection.h"
 #include "proxy/routing/routing.h"
 #include "proxy/routing/slot_map.h"
+#include "proxy/services/client_directory.h"
 #include "proxy/services/key_load.h"
 
 namespace shardctl::proxy {
@@ -44,7 +46,10 @@ class ClientConnection;
 class WorkerHost;
 class PubSubHub;
 
-class Worker final : public RequestRouter, public BackendHost, public ConnectionHost {
+class Worker final : public RequestRouter,
+                     public BackendHost,
+                     public ConnectionHost,
+                     public ClientInbox {
  public:
   Worker(WorkerHost& server, int index);
   ~Worker() override;
@@ -73,6 +78,8 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
   SubscriptionHub& subscriptions() override;
   uint64_t NowMs() override { return uv_now(&loop_); }
   KeyLoad* key_load() override { return key_load_.get(); }
+  bool PostInvalidation(uint64_t client, std::string keys) override;
+  bool ClientExists(uint64_t client) override;
 
   // BackendHost and ConnectionHost (the connections). Loop thread only.
   uv_loop_t* loop() override { return &loop_; }
@@ -86,8 +93,12 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
   void OnBackendFailure(SubRequest* request, std::string_view error, bool never_sent) override;
   void OnBackendClosing(Backend* backend, bool failure) override;
   void RequestMapRefresh() override;
+  void OnBackendPush(Backend* backend, std::string_view frame) override;
   void ScheduleFlush(ClientConnection* connection) override;
   void OnConnectionClosed(ClientConnection* connection, bool admitted) override;
+
+  // ClientInbox (any thread): an invalidation for one of this worker's clients.
+  void Post(uint64_t client, std::string keys) override;
 
   // Idle pinned connections kept per shard; more are closed when given back.
   static constexpr size_t kIdlePinnedPerShard = 64;
@@ -101,6 +112,10 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
   // Once a second: this thread's key and slot counts to the server's KeyLoadBoard.
   static void OnPublishKeyLoad(uv_timer_t* timer);
   static void OnStop(uv_async_t* async);
+  static void OnInbox(uv_async_t* async);
+  // Hands what other threads posted to this worker's clients (loop thread).
+  void DeliverInbox();
+  void CloseInbox();
 
   void Accept();
   void FlushAll();
@@ -142,6 +157,11 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
   uint64_t key_load_published_ = 0;  // keys_counted() when last published
   uv_timer_t publish_timer_{};
   uv_async_t stop_async_{};
+  // Invalidations posted by other threads (Post()), delivered by inbox_async_ on this loop.
+  std::mutex inbox_mutex_;
+  std::vector<std::pair<uint64_t, std::string>> inbox_;
+  bool inbox_open_ = true;
+  uv_async_t inbox_async_{};
   int listen_fd_ = -1;
   bool stopping_ = false;
   bool ran_ = false;
@@ -161,6 +181,7 @@ class Worker final : public RequestRouter, public BackendHost, public Connection
   // ms) each was given back.
   std::unordered_map<std::string, std::vector<std::pair<Backend*, uint64_t>>> idle_pinned_;
   std::vector<ClientConnection*> clients_;
+  std::unordered_map<uint64_t, ClientConnection*> clients_by_id_;
   common::uv::FlushList<ClientConnection> flush_clients_;
   common::uv::FlushList<Backend> flush_backends_;
   common::uv::WriteBatch write_batch_;  // the flush phase's writes, one system call

@@ -12,6 +12,7 @@
 
 #include "common/tls.h"
 #include "proxy/routing/topology.h"
+#include "proxy/services/client_directory.h"
 #include "proxy/services/services.h"
 
 namespace shardctl::proxy {
@@ -28,6 +29,8 @@ class WorkerHost : public ProxyServices {
   virtual void ReleaseClient() = 0;
   // A process-wide id for CLIENT ID / CLIENT LIST.
   virtual uint64_t NextClientId() = 0;
+  // Every worker's clients by id (CLIENT TRACKING ... REDIRECT).
+  virtual ClientDirectory& client_directory() = 0;
   // A shard connection failed: counted for /metrics, if it is served.
   virtual void CountBackendError(const std::string& host, int port) = 0;
   // The body of a script loaded through the proxy, by sha (NOSCRIPT recovery).

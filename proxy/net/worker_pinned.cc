@@ -49,6 +49,7 @@ void Worker::ReleasePinned(PinnedLink* link) {
   auto* backend = static_cast<Backend*>(link);  // AcquirePinned() made every pinned link
   backend->pinned_for = nullptr;
   if (backend->closing()) return;
+  if (backend->tracking) return backend->Close("closed with its tracking client");
   if (stopping_ || backend->HasRequests()) {
     // Still blocked in a command (the client left mid-BLPOP): Redis unblocks it when the
     // connection closes, which is the only way to take it back.

@@ -34,6 +34,12 @@ class PinnedLink {
   virtual bool HasRequests() const = 0;
   // A WATCH went over it: the pool sends UNWATCH before another client gets it.
   virtual void MarkWatched() = 0;
+  // Queues `command` before whatever is sent next; its reply is dropped.
+  virtual void SendUnanswered(std::string_view command) = 0;
+
+  // Put in its client's CLIENT TRACKING state (tracking.h): such a connection is closed, never
+  // pooled, once its client lets it go.
+  bool tracking = false;
 };
 
 // Where a SubRequest's reply goes (the Session that made it). Loop thread only.
@@ -58,6 +64,8 @@ class ReplySink {
   virtual void ForgetPinned(PinnedLink* link) = 0;
   // The client's WATCH can no longer hold (its slot moved): EXEC will answer null.
   virtual void BreakWatch() = 0;
+  // A push frame (an invalidation, CLIENT TRACKING) arrived on one of its pinned connections.
+  virtual void OnPinnedPush(PinnedLink* /*link*/, std::string_view /*push*/) {}
 };
 
 // What a session asks of the worker thread it runs on. Loop thread only.
@@ -86,6 +94,11 @@ class RequestRouter {
   // This thread's key and slot counters (key_load.h), fed by the sessions for every keyed
   // command they route; null with --hot-keys 0.
   virtual KeyLoad* key_load() { return nullptr; }
+  // Hands `keys` (an invalidation) to proxy client `client`, on whatever worker serves it
+  // (client_directory.h); false when no such client is connected.
+  virtual bool PostInvalidation(uint64_t /*client*/, std::string /*keys*/) { return false; }
+  // Whether proxy client `client` is connected (CLIENT TRACKING ... REDIRECT checks it).
+  virtual bool ClientExists(uint64_t /*client*/) { return false; }
 };
 
 }  // namespace shardctl::proxy

@@ -6,6 +6,9 @@
 //                                      slot's commands and EXEC all go over it
 //   WAIT                               counts the replicas that acknowledged the writes made on
 //                                      the connection it runs on
+//   CLIENT TRACKING                    a shard tracks the keys read on one connection; with
+//                                      REDIRECT it sends their invalidations to a "receiver",
+//                                      one more connection of the client's (tracking.h)
 //
 // Connections come from the worker's pool (RequestRouter::AcquirePinned) and go back once idle
 // and no longer needed: after the blocking reply, after EXEC/UNWATCH/DISCARD (the pool sends
@@ -62,15 +65,34 @@ class PinnedLinks {
   // on its pinned connections (kept, not pooled).
   bool wait_mode() const { return wait_mode_; }
   void EnterWaitMode() { wait_mode_ = true; }
+  // While the client tracks keys, its keyed commands go over its pinned connections, which
+  // keep the shards' tracking state: kept, not pooled.
+  void set_tracking(bool tracking) { tracking_ = tracking; }
 
   const std::vector<PinnedLink*>& links() const { return links_; }
+  // The client's connection to host:port speaking `protocol`, null when it has none.
+  PinnedLink* Find(const std::string& host, int port, int protocol) const;
+
+  // Receivers (CLIENT TRACKING ... REDIRECT): the id of the client's receiver connection on
+  // host:port as that shard numbers it (CLIENT ID), -1 until known.
+  int64_t ReceiverId(const std::string& host, int port) const;
+  void SetReceiverId(const std::string& host, int port, int64_t id);
+  bool IsReceiver(const PinnedLink* link) const;
 
  private:
   RequestRouter& router_;
   ReplySink* owner_;
+  struct Receiver {
+    PinnedLink* link;
+    int64_t shard_id = -1;
+  };
+  Receiver* FindReceiver(const std::string& host, int port);
+
   std::vector<PinnedLink*> links_;
+  std::vector<Receiver> receivers_;
   std::optional<Watch> watch_;
   bool wait_mode_ = false;
+  bool tracking_ = false;
 };
 
 }  // namespace shardctl::proxy

@@ -37,6 +37,11 @@ class ReplyQueue {
   bool silencing() const { return mode_ != Mode::kOn; }
   // `pending`'s reply is `bytes`: every ready reply at the front is appended to `out`.
   void Fill(PendingReply& pending, std::string_view bytes, std::string& out);
+  // A push frame from a shard (an invalidation), placed as that shard ordered it among the
+  // replies: after every reply some part of which has arrived (the shard may have sent the push
+  // after it), before the replies nothing has arrived for (it pushed before answering them).
+  // Written to `out` now when no reply before it is outstanding.
+  void PlacePush(std::string_view push, std::string& out);
 
   // Replies waiting (for their own bytes or for an older one).
   size_t size() const { return pending_.size(); }

@@ -26,12 +26,19 @@ Session::Session(RequestRouter& router, ProxyServices& services, ClientLink& lin
 void Session::HandleCommand(std::string_view frame, std::span<const std::string_view> args) {
   if (done_reading()) return;
   const CommandInfo& info = LookupCommand(args[0]);
-  if (metrics_ == nullptr) return Dispatch(frame, args, info);
-  // Timed until its reply is complete (Fill); a command answered here and now, at once.
-  stamp_ = metrics_->OnCommand(info);
-  Dispatch(frame, args, info);
-  if (stamp_.started_ns != 0) metrics_->OnReply(stamp_);
-  stamp_ = {};
+  if (metrics_ == nullptr) {
+    Dispatch(frame, args, info);
+  } else {
+    // Timed until its reply is complete (Fill); a command answered here and now, at once.
+    stamp_ = metrics_->OnCommand(info);
+    Dispatch(frame, args, info);
+    if (stamp_.started_ns != 0) metrics_->OnReply(stamp_);
+    stamp_ = {};
+  }
+  // CLIENT CACHING applies to the one command after it (a whole transaction), as in Redis.
+  if (tracking_.caching_armed() && info.name != "CLIENT" && !transaction_) [[unlikely]] {
+    tracking_.DisarmCaching();
+  }
 }
 
 void Session::Dispatch(std::string_view frame, std::span<const std::string_view> args,
@@ -110,6 +117,12 @@ SubRequest* Session::NewSubRequest(PendingReply& pending, int slot, bool pinned)
     request->mode.watched = pinned_.watched_slot(slot);
     if (request->mode.watched || pinned_.wait_mode()) request->mode.pinned = true;
     if (!request->mode.pinned) shared_keyed_ = true;
+  }
+  // A tracking client's commands all go over its own connections: the shards track what those
+  // read, and push invalidations there in their place among the replies.
+  if (tracking_.on()) [[unlikely]] {
+    request->mode.pinned = true;
+    if (slot >= 0) NoteTrackedRequest(*request);
   }
   ++inflight_;
   return request;
@@ -240,6 +253,8 @@ void Session::ForwardScan(std::span<const std::string_view> args) {
 void Session::OnReply(SubRequest* request, std::string_view frame) {
   if (request->mode.queue_probe) {
     DeliverProbe(*request);
+  } else if (request->mode.receiver) [[unlikely]] {
+    DeliverReceiverId(*request, frame);
   } else {
     Deliver(*request, frame);
   }
@@ -262,7 +277,8 @@ void Session::Deliver(const SubRequest& request, std::string_view frame) {
   if (!pending.assembly) return Fill(pending, frame);
   std::optional<std::string> reply =
       pending.assembly->Add(static_cast<size_t>(request.part), frame);
-  if (reply) Fill(pending, *reply);
+  if (reply) return Fill(pending, *reply);
+  pending.progressed = true;  // a push that came after this part goes after the reply
 }
 
 bool Session::Admit(SubRequest* request, const void* connection) {
@@ -270,7 +286,13 @@ bool Session::Admit(SubRequest* request, const void* connection) {
 }
 
 PinnedLink* Session::PinnedLinkFor(const SubRequest& request, const std::string& host, int port) {
-  return pinned_.For(request, host, port);
+  PinnedLink* link = pinned_.For(request, host, port);
+  if (request.mode.tracking_command) {
+    link->tracking = true;
+  } else if (tracking_.on() && !link->tracking && !request.mode.receiver) [[unlikely]] {
+    BringIntoTracking(link);
+  }
+  return link;
 }
 
 void Session::Reply(std::string_view bytes, bool close_after) {
@@ -321,7 +343,7 @@ void Session::PushMessage(std::string_view frame) {
 
 bool Session::OverLimits() const {
   return replies_.size() >= options_.max_pending || out_.size() >= options_.max_client_buffer ||
-         waiting_finish_ != Finish::kNone;
+         waiting_finish_ != Finish::kNone || tracking_setup_.has_value();
 }
 
 void Session::Discard(SubRequest* request) {

@@ -38,6 +38,7 @@
 #include "proxy/session/reply_queue.h"
 #include "proxy/session/slot_sequencer.h"
 #include "proxy/session/subscription_hub.h"
+#include "proxy/session/tracking.h"
 #include "proxy/session/transaction.h"
 
 namespace shardctl::proxy {
@@ -88,6 +89,7 @@ class Session final : public ReplySink, public Subscriber {
   // The last reply (QUIT's, a protocol error's) is in output(): close once it is written.
   bool close_after_output() const { return replies_.closing(); }
   bool closed() const { return closed_; }
+  uint64_t id() const { return id_; }
   // This thread's /metrics counters; null without --metrics-port.
   ThreadMetrics* metrics() const { return metrics_; }
   // SubRequests that point at this session.
@@ -99,8 +101,13 @@ class Session final : public ReplySink, public Subscriber {
   bool Admit(SubRequest* request, const void* connection) override;
   void HoldSlot(int slot) override { sequencer_.Hold(slot); }
   PinnedLink* PinnedLinkFor(const SubRequest& request, const std::string& host, int port) override;
-  void ForgetPinned(PinnedLink* link) override { pinned_.Forget(link); }
+  void ForgetPinned(PinnedLink* link) override;
   void BreakWatch() override { pinned_.BreakWatch(); }
+  void OnPinnedPush(PinnedLink* link, std::string_view push) override;
+
+  // Another client's invalidation, for this client as its CLIENT TRACKING REDIRECT target
+  // (`keys` from InvalidationKeys()); its worker delivers it on this thread.
+  void DeliverInvalidation(std::string_view keys);
 
   // Subscriber: messages on the channels this client subscribed to.
   int protocol() const override { return protocol_; }
@@ -161,6 +168,26 @@ class Session final : public ReplySink, public Subscriber {
   // when PING is answered here as usual.
   void ForwardScript(std::string_view frame);
   bool PingMeetsScript(std::span<const std::string_view> args);
+  // CLIENT TRACKING and CLIENT CACHING (session_tracking.cc, tracking.h).
+  struct TrackingTarget {
+    std::string host;
+    int port = 0;
+    int protocol = 2;
+  };
+  void HandleClientTracking(std::span<const std::string_view> args);
+  void TrackingOff(std::string_view frame);
+  // Every connection the client's tracking state must be on: each primary over the client's
+  // protocol, and the connections of the other protocol already tracking.
+  std::vector<TrackingTarget> TrackingTargets() const;
+  // Sends the held CLIENT TRACKING ON to every target, once the receivers it needs are known.
+  void SendTracking();
+  void DeliverReceiverId(const SubRequest& request, std::string_view frame);
+  // A keyed request of a tracking client: over its own connection, after CLIENT CACHING if armed.
+  void NoteTrackedRequest(SubRequest& request);
+  // A connection about to carry a tracking client's command is put in its tracking state.
+  void BringIntoTracking(PinnedLink* link);
+  // An invalidation for this client's cache: to the client, or to its REDIRECT target.
+  void ForwardInvalidation(std::string_view keys);
   // Local commands (session_local.cc).
   void HandleLocal(std::span<const std::string_view> args);
   void HandleHello(std::span<const std::string_view> args);
@@ -210,6 +237,20 @@ class Session final : public ReplySink, public Subscriber {
   // EXEC or DISCARD read while queue probes were in flight: nothing more is read until they
   // are answered and it has run.
   enum class Finish : uint8_t { kNone, kExec, kDiscard } waiting_finish_ = Finish::kNone;
+  // CLIENT TRACKING: the client's state, and an ON held until its receivers' ids are known
+  // (nothing more is read meanwhile).
+  ClientTracking tracking_;
+  struct TrackingSetup {
+    PendingReply* pending = nullptr;
+    std::vector<std::string> args;  // CLIENT TRACKING ON ... as the client sent it
+    ClientTracking before;          // restored when the shards refuse it
+    size_t receivers_waiting = 0;
+    std::string error;  // a receiver's failure
+  };
+  std::optional<TrackingSetup> tracking_setup_;
+  // A keyed request went out since the last "invalidate everything" this client was given:
+  // the next one (each primary sends its own for one FLUSHALL) is worth passing on.
+  bool read_since_flush_ = true;
   std::unique_ptr<ClientSubscriptions> subscriptions_;  // null until the first (P|S)SUBSCRIBE
   // (P)SUBSCRIBE confirmations held until the hub's connections have subscribed, in order.
   std::vector<std::pair<PendingReply*, std::string>> held_subscribes_;

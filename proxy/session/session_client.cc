@@ -1,6 +1,7 @@
 // CLIENT: the connection's own state is the proxy's (the client's connection ends at the proxy),
 // so ID, NAME, INFO, LIST, KILL, REPLY and NO-EVICT are answered here about this client; PAUSE
-// and UNPAUSE concern every client of the server, so they go to every primary.
+// and UNPAUSE concern every client of the server, so they go to every primary. TRACKING and
+// CACHING: session_tracking.cc.
 #include "common/numbers.h"
 #include "common/resp.h"
 #include "common/text.h"
@@ -86,6 +87,8 @@ std::string Session::ClientInfoLine(std::span<const std::string_view> args) cons
   const bool subscribed = channels + patterns + shard_channels > 0;
   std::string flags = subscribed ? "P" : "";
   if (transaction_) flags += "x";
+  if (tracking_.on()) flags += "t";
+  if (tracking_.broken()) flags += "R";
   if (flags.empty()) flags = "N";
   const std::string cmd = "client|" + LowerCase(args.size() > 1 ? args[1] : "");
   return "id=" + std::to_string(id_) + " addr=" + peer_ + " laddr=" + local_ +
@@ -97,8 +100,8 @@ std::string Session::ClientInfoLine(std::span<const std::string_view> args) cons
          " qbuf-free=0 argv-mem=" + std::to_string(argv_mem) +
          " multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=" +
          std::to_string(request.size() + argv_mem) + " events=r cmd=" + cmd +
-         " user=default redir=-1 resp=" + std::to_string(protocol_) +
-         " proxy-thread=" + std::to_string(thread_) + "\n";
+         " user=default redir=" + std::to_string(tracking_.GetRedir()) +
+         " resp=" + std::to_string(protocol_) + " proxy-thread=" + std::to_string(thread_) + "\n";
 }
 
 // CLIENT LIST [TYPE type] [ID id ...]: this client, when the filters select it.
@@ -227,11 +230,22 @@ void Session::HandleClient(std::span<const std::string_view> args) {
     if (!Is(args[2], "ON") && !Is(args[2], "OFF")) return ReplyError("ERR syntax error");
     return Reply("+OK\r\n");
   }
-  if (Is(sub, "GETREDIR") && argc == 2) return Reply(":-1\r\n");  // tracking is never on
+  if (Is(sub, "TRACKING")) return HandleClientTracking(args);
+  if (Is(sub, "CACHING") && argc == 3) {
+    if (auto armed = tracking_.ArmCaching(args[2]); !armed) {
+      return ReplyError(armed.error().message());
+    }
+    return Reply("+OK\r\n");
+  }
+  if (Is(sub, "TRACKINGINFO") && argc == 2) return Reply(tracking_.InfoReply(protocol_));
+  if (Is(sub, "GETREDIR") && argc == 2) {
+    AppendInteger(out, tracking_.GetRedir());
+    return Reply(out);
+  }
   ReplyError("ERR command 'client|" + LowerCase(sub) +
              "' is not supported by shardproxy: the proxy multiplexes clients over shared "
              "shard connections (supported: ID, GETNAME, SETNAME, SETINFO, INFO, LIST, KILL, "
-             "PAUSE, UNPAUSE, REPLY, NO-EVICT, GETREDIR)");
+             "PAUSE, UNPAUSE, REPLY, NO-EVICT, TRACKING, CACHING, TRACKINGINFO, GETREDIR)");
 }
 
 }  // namespace shardctl::proxy

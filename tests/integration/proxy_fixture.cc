@@ -202,6 +202,12 @@ int ProxyTest::OwnerPort(int slot) {
   return 0;
 }
 
+std::vector<std::string> ProxyTest::KeyPerShard(int shards, const std::string& prefix) {
+  std::vector<std::string> keys;
+  for (int shard = 0; shard < shards; ++shard) keys.push_back(KeyOn(shard_port(shard), prefix));
+  return keys;
+}
+
 std::string ProxyTest::KeyOn(int port, const std::string& prefix) {
   const auto ranges = SlotRanges();
   for (int n = 0; n < 10000; ++n) {

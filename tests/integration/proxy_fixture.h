@@ -101,6 +101,13 @@ class ProxyTest : public ShardctlTest {
   int OwnerPort(int slot);
   // The first key `prefix`N (N = 0, 1, ...) whose slot is served by the primary on `port`.
   std::string KeyOn(int port, const std::string& prefix);
+  // One command through the proxy on a connection of its own; DBSIZE through the proxy.
+  std::optional<RedisReply> Proxy(const std::vector<std::string>& command) {
+    return QueryRedis(proxy_port(), command);
+  }
+  long long Keys() { return IntegerOf(Proxy({"DBSIZE"})); }
+  // One key `prefix`N on each of the first `shards` primaries (KeyOn()), in shard order.
+  std::vector<std::string> KeyPerShard(int shards, const std::string& prefix);
   // INFO proxy through the proxy, as name -> value; empty when it cannot be read.
   std::map<std::string, std::string> ProxyInfo();
   long long ProxyCounter(const std::string& name);

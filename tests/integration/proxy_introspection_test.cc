@@ -21,19 +21,6 @@ class ProxyIntrospectionTest : public ProxyTest {
     ProxyTest::SetUp();
     UpWithProxy();
   }
-
-  std::optional<RedisReply> Proxy(const std::vector<std::string>& command) {
-    return QueryRedis(proxy_port(), command);
-  }
-
-  long long Keys() { return IntegerOf(Proxy({"DBSIZE"})); }
-
-  // One key on each shard.
-  std::vector<std::string> KeyPerShard() {
-    std::vector<std::string> keys;
-    for (int shard = 0; shard < kShards; ++shard) keys.push_back(KeyOn(shard_port(shard), "k"));
-    return keys;
-  }
 };
 
 // "cmdstat_set:calls=3,..." -> 3; -1 when the line is missing.
@@ -46,7 +33,7 @@ long long Calls(const std::string& info, const std::string& command) {
 TEST_F(ProxyIntrospectionTest, InfoCommandstatsAndErrorstatsAddUpEveryShard) {
   ASSERT_EQ(Keys(), 0);
   ASSERT_EQ(TextOf(Proxy({"CONFIG", "RESETSTAT"})), "OK");
-  const std::vector<std::string> keys = KeyPerShard();
+  const std::vector<std::string> keys = KeyPerShard(kShards, "k");
   for (const std::string& key : keys) ASSERT_EQ(TextOf(Proxy({"SET", key, "v"})), "OK");
   EXPECT_EQ(Keys(), kShards);
   auto wrong = Proxy({"LPUSH", keys[1], "x"});  // WRONGTYPE, counted by that shard
@@ -117,7 +104,7 @@ TEST_F(ProxyIntrospectionTest, ClientPauseWritePausesEveryPrimaryUntilUnpause) {
     EXPECT_FALSE(write) << "shard " << shard << " was not paused: " << TextOf(write);
   }
   // A write through the proxy waits too, on a connection UNPAUSE must not queue behind.
-  const std::vector<std::string> keys = KeyPerShard();
+  const std::vector<std::string> keys = KeyPerShard(kShards, "k");
   RawConnection writer(proxy_port());
   ASSERT_TRUE(writer.connected());
   ASSERT_TRUE(writer.Send("SET " + keys[1] + " 1\r\n"));

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,6 +38,8 @@ class FakeLink : public PinnedLink {
   bool closing() const override { return closing_; }
   bool HasRequests() const override { return busy; }
   void MarkWatched() override { watched = true; }
+  void SendUnanswered(std::string_view command) override { unanswered.emplace_back(command); }
+  std::vector<std::string> unanswered;  // SendUnanswered()'s commands, in order
   bool busy = false;
   bool watched = false;
   bool closing_ = false;
@@ -88,6 +91,12 @@ class FakeRouter : public RequestRouter {
   SubscriptionHub& subscriptions() override { return hub; }
   uint64_t NowMs() override { return now_ms; }
   KeyLoad* key_load() override { return load.get(); }
+  bool PostInvalidation(uint64_t client, std::string keys) override {
+    if (!clients.contains(client)) return false;
+    posted[client].push_back(std::move(keys));
+    return true;
+  }
+  bool ClientExists(uint64_t client) override { return clients.contains(client); }
 
   // The routed requests not yet answered, oldest first; the test takes them out.
   SubRequest* Take() {
@@ -103,6 +112,8 @@ class FakeRouter : public RequestRouter {
   std::vector<PinnedLink*> released;
   FakeHub hub;
   std::unique_ptr<KeyLoad> load;  // set before a Session is made to count its keys
+  std::set<uint64_t> clients;     // the other clients of the proxy (CLIENT TRACKING REDIRECT)
+  std::map<uint64_t, std::vector<std::string>> posted;  // invalidations posted to them
   uint64_t now_ms = 1000;
   int made = 0;
   int freed = 0;

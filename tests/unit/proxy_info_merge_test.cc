@@ -48,6 +48,19 @@ TEST(InfoMergeTest, CountingSectionsAreSummedAndOthersAreTheFirstShards) {
             "rejected_calls=0,failed_calls=0\r\n");
 }
 
+TEST(InfoMergeTest, TrackingClientsAndPrefixesAreTheLargestNotTheSum) {
+  // Each tracking client of the proxy tracks on every primary, with the same prefixes; the keys
+  // each primary tracks are its own.
+  const std::string shard0 =
+      "# Stats\r\ntracking_keys:2\r\ntracking_clients:2\r\ntracking_total_prefixes:1\r\n";
+  const std::string shard1 =
+      "# Stats\r\ntracking_keys:3\r\ntracking_clients:1\r\ntracking_total_prefixes:1\r\n";
+  const std::vector<std::string_view> texts = {shard0, shard1};
+  const std::vector<std::string> names = {"h:1", "h:2"};
+  EXPECT_EQ(MergeInfo(texts, names, ""),
+            "# Stats\r\ntracking_keys:5\r\ntracking_clients:2\r\ntracking_total_prefixes:1\r\n");
+}
+
 TEST(InfoMergeTest, TheProxysOwnFiguresOverlayTheShardsAndItsSectionsFollow) {
   const std::string shard =
       "# Clients\r\nconnected_clients:9\r\nblocked_clients:4\r\nmaxclients:10000\r\n";

@@ -78,6 +78,39 @@ TEST(ReplyQueueTest, SilencedRepliesAreMadeButNeverWritten) {
 
 // ---- SlotSequencer ----
 
+TEST(ReplyQueueTest, APushGoesWhereTheShardPutItAmongTheReplies) {
+  ReplyQueue queue;
+  std::string out;
+  // Nothing outstanding: written at once.
+  queue.PlacePush(">push0", out);
+  EXPECT_EQ(out, ">push0");
+  out.clear();
+  PendingReply& first = queue.Push();
+  PendingReply& second = queue.Push();
+  PendingReply& third = queue.Push();
+  // Nothing of any reply has arrived: the shard pushed before answering, so the push goes first.
+  queue.PlacePush(">before", out);
+  EXPECT_EQ(out, ">before");
+  out.clear();
+  // A part of the second reply arrived (a fan-out): a push now may have followed it.
+  second.progressed = true;
+  queue.PlacePush(">after-second", out);
+  EXPECT_EQ(out, "");
+  queue.Fill(third, "+3", out);
+  queue.Fill(first, "+1", out);
+  EXPECT_EQ(out, "+1");
+  queue.Fill(second, "+2", out);
+  EXPECT_EQ(out, "+1+2>after-second+3");
+  // A silenced reply (CLIENT REPLY OFF) still lets its push through.
+  out.clear();
+  queue.set_mode(ReplyQueue::Mode::kOff);
+  PendingReply& silent = queue.Push();
+  silent.progressed = true;
+  queue.PlacePush(">kept", out);
+  queue.Fill(silent, "+dropped", out);
+  EXPECT_EQ(out, ">kept");
+}
+
 TEST(SlotSequencerTest, HoldsWhatWouldOvertakeAndReleasesInOrder) {
   SlotSequencer sequencer;
   SubRequest a, b, c, other;

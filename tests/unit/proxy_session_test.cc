@@ -543,5 +543,90 @@ TEST_F(SessionTest, InfoIsEveryPrimarysOwnMerged) {
                            "\r\n# Proxy\r\nsection:commandstats\r\n"));
 }
 
+// ---- CLIENT TRACKING (session_tracking.cc) ----
+
+TEST_F(SessionTest, TrackingGoesOverOwnConnectionsAndCachingPrecedesTheNextCommand) {
+  Send({"HELLO", "3"});
+  Output();
+  Send({"CLIENT", "TRACKING", "ON", "OPTIN"});
+  // One ON per primary, over the client's own connections.
+  SubRequest* on_a = Routed();
+  SubRequest* on_b = Routed();
+  for (SubRequest* on : {on_a, on_b}) {
+    EXPECT_TRUE(on->mode.pinned && on->mode.tracking_command);
+    EXPECT_EQ(on->request, Frame({"CLIENT", "TRACKING", "ON", "OPTIN"}));
+    PinnedLink* link = session_.PinnedLinkFor(*on, on->host, on->port);
+    EXPECT_TRUE(link->tracking);
+  }
+  Answer(on_a, "+OK\r\n");
+  Answer(on_b, "+OK\r\n");
+  EXPECT_EQ(Output(), "+OK\r\n");
+  Send({"CLIENT", "CACHING", "yes"});
+  EXPECT_EQ(Output(), "+OK\r\n");
+  Send({"GET", "a"});
+  SubRequest* get = Routed();
+  EXPECT_TRUE(get->mode.pinned);
+  EXPECT_EQ(get->Extras().preamble, Frame({"CLIENT", "CACHING", "yes"}));
+  Answer(get, "$1\r\n1\r\n");
+  Send({"GET", "b"});  // CACHING covers one command only
+  SubRequest* next = Routed();
+  EXPECT_TRUE(next->mode.pinned);
+  EXPECT_TRUE(next->extras == nullptr || next->Extras().preamble.empty());
+  Answer(next, "$1\r\n2\r\n");
+  EXPECT_EQ(Output(), "$1\r\n1\r\n$1\r\n2\r\n");
+  // The shard's push on the client's own connection reaches the client.
+  session_.OnPinnedPush(router_.links[0].get(), ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nb\r\n");
+  EXPECT_EQ(Output(), ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nb\r\n");
+}
+
+TEST_F(SessionTest, RedirectAsksEachShardForItsReceiverFirstAndPostsToTheTarget) {
+  router_.clients.insert(99);
+  Send({"CLIENT", "TRACKING", "ON", "REDIRECT", "98"});
+  EXPECT_EQ(Output(), "-ERR The client ID you want redirect to does not exist\r\n");
+  Send({"CLIENT", "TRACKING", "ON", "REDIRECT", "99"});
+  // CLIENT ID over a receiver per primary; nothing more is read meanwhile.
+  SubRequest* id_a = Routed();
+  SubRequest* id_b = Routed();
+  EXPECT_TRUE(id_a->mode.receiver && id_b->mode.receiver);
+  EXPECT_TRUE(session_.OverLimits());
+  PinnedLink* receiver = session_.PinnedLinkFor(*id_a, id_a->host, id_a->port);
+  EXPECT_EQ(receiver->protocol(), 3);
+  session_.PinnedLinkFor(*id_b, id_b->host, id_b->port);
+  Answer(id_a, ":501\r\n");
+  EXPECT_TRUE(router_.routed.empty());
+  Answer(id_b, ":502\r\n");
+  EXPECT_FALSE(session_.OverLimits());
+  // Then the ON, each shard redirecting to the receiver it numbered.
+  SubRequest* on_a = Routed();
+  SubRequest* on_b = Routed();
+  EXPECT_EQ(on_a->request, Frame({"CLIENT", "TRACKING", "ON", "REDIRECT", "501"}));
+  EXPECT_EQ(on_b->request, Frame({"CLIENT", "TRACKING", "ON", "REDIRECT", "502"}));
+  Answer(on_a, "+OK\r\n");
+  Answer(on_b, "+OK\r\n");
+  EXPECT_EQ(Output(), "+OK\r\n");
+  // An invalidation on a receiver goes to client 99, and one "everything" per read.
+  const std::string push = ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\na\r\n";
+  session_.OnPinnedPush(receiver, push);
+  session_.OnPinnedPush(receiver, ">2\r\n$10\r\ninvalidate\r\n_\r\n");
+  session_.OnPinnedPush(receiver, ">2\r\n$10\r\ninvalidate\r\n_\r\n");
+  EXPECT_EQ(router_.posted[99], (std::vector<std::string>{"*1\r\n$1\r\na\r\n", "_\r\n"}));
+  // The target gone: the client is told (RESP2: only by TRACKINGINFO).
+  router_.clients.erase(99);
+  session_.OnPinnedPush(receiver, push);
+  Send({"CLIENT", "GETREDIR"});
+  EXPECT_EQ(Output(), ":99\r\n");
+  Send({"CLIENT", "TRACKINGINFO"});
+  EXPECT_NE(Output().find("broken_redirect"), std::string::npos);
+}
+
+TEST_F(SessionTest, ARedirectTargetHearsInvalidationsInItsProtocol) {
+  session_.DeliverInvalidation("*1\r\n$1\r\na\r\n");  // RESP2, not subscribed: nothing
+  EXPECT_EQ(Output(), "");
+  Send({"SUBSCRIBE", "__redis__:invalidate"});
+  Output();
+  session_.DeliverInvalidation("_\r\n");
+  EXPECT_EQ(Output(), "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n$-1\r\n");
+}
+
 }  // namespace
 }  // namespace shardctl::proxy

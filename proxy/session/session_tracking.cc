@@ -1,0 +1,241 @@
+// CLIENT TRACKING, CLIENT CACHING and the invalidations they bring (tracking.h has the design):
+// the client's keyed commands go over its own connections, each put in its tracking state, and
+// what the shards push back is passed on to the client or to its REDIRECT target.
+#include <algorithm>
+
+#include "common/numbers.h"
+#include "common/resp.h"
+#include "common/text.h"
+#include "proxy/merge/fanout.h"
+#include "proxy/merge/reply_assembly.h"
+#include "proxy/session/session.h"
+
+namespace shardctl::proxy {
+namespace {
+
+constexpr std::string_view kClientId = "*2\r\n$6\r\nCLIENT\r\n$2\r\nID\r\n";
+
+// The client's CLIENT TRACKING ON with its REDIRECT naming `shard_redirect` (the receiver's id on
+// that shard) instead of the proxy client: what a connection already tracking is sent, so that
+// the shard applies the change exactly as Redis would to one connection.
+std::string ShardDelta(const std::vector<std::string>& args, int64_t shard_redirect) {
+  std::vector<std::string> words = args;
+  for (size_t i = 3; i + 1 < words.size(); ++i) {
+    if (common::MatchesUpperCase(words[i], "REDIRECT")) {
+      words[i + 1] = std::to_string(shard_redirect);
+      break;
+    }
+    if (common::MatchesUpperCase(words[i], "PREFIX")) ++i;  // a prefix may read "REDIRECT"
+  }
+  const std::vector<std::string_view> views(words.begin(), words.end());
+  std::string out;
+  common::AppendCommand(out, views);
+  return out;
+}
+
+}  // namespace
+
+void Session::HandleClientTracking(std::span<const std::string_view> args) {
+  if (args.size() < 3) return ReplyError(WrongArgCountError("client|tracking"));
+  auto request = ParseTracking(args);
+  if (!request) return ReplyError(request.error().message());
+  if (!request->on) return TrackingOff(args[2]);
+  if (request->redirect != 0 && !router_.ClientExists(request->redirect)) {
+    return ReplyError("ERR The client ID you want redirect to does not exist");
+  }
+  TrackingSetup setup{.pending = &replies_.Push(),
+                      .args = std::vector<std::string>(args.begin(), args.end()),
+                      .before = tracking_};
+  // Assumed accepted from here on, so that the commands the client pipelines behind it are
+  // tracked; undone if the shards refuse it (their checks are Redis' own).
+  tracking_.Enable(*request);
+  pinned_.set_tracking(true);
+  if (tracking_.redirect() != 0) {
+    // Each shard redirects to the client's receiver there: its id comes first.
+    for (const TrackingTarget& target : TrackingTargets()) {
+      if (pinned_.ReceiverId(target.host, target.port) >= 0) continue;
+      SubRequest* ask = NewSubRequest(*setup.pending, -1, /*pinned=*/true);
+      ask->request.assign(kClientId);
+      ask->host = target.host;
+      ask->port = target.port;
+      ask->mode.receiver = true;
+      ++setup.receivers_waiting;
+      router_.Route(ask);
+    }
+  }
+  tracking_setup_ = std::move(setup);
+  if (tracking_setup_->receivers_waiting == 0) SendTracking();
+}
+
+std::vector<Session::TrackingTarget> Session::TrackingTargets() const {
+  std::vector<TrackingTarget> targets;
+  for (const common::NodeAddress& primary : router_.CurrentMap().primaries()) {
+    targets.push_back({primary.host, primary.port, protocol_});
+  }
+  for (const PinnedLink* link : pinned_.links()) {
+    if (!link->tracking || link->closing()) continue;
+    const bool listed = std::any_of(targets.begin(), targets.end(), [&](const auto& target) {
+      return target.host == link->host() && target.port == link->port() &&
+             target.protocol == link->protocol();
+    });
+    if (!listed) targets.push_back({link->host(), link->port(), link->protocol()});
+  }
+  return targets;
+}
+
+void Session::SendTracking() {
+  TrackingSetup setup = std::move(*tracking_setup_);
+  tracking_setup_.reset();
+  link_.OutputReady();  // reading resumes
+  const std::vector<TrackingTarget> targets = TrackingTargets();
+  if (!setup.error.empty() || targets.empty()) {
+    tracking_ = setup.before;
+    pinned_.set_tracking(tracking_.on());
+    std::string frame;
+    common::AppendError(frame, targets.empty() ? "CLUSTERDOWN Hash slot not served"
+                                               : "ERR CLIENT TRACKING: a shard did not answer (" +
+                                                     setup.error + "); try again");
+    return Fill(*setup.pending, frame);
+  }
+  setup.pending->assembly =
+      AllOkAssembly(targets.size(), [this, before = setup.before](bool accepted) {
+        if (accepted) return;
+        tracking_ = before;
+        pinned_.set_tracking(tracking_.on());
+      });
+  std::vector<SubRequest*> requests;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const TrackingTarget& target = targets[i];
+    const int64_t shard_redirect =
+        tracking_.redirect() != 0 ? pinned_.ReceiverId(target.host, target.port) : 0;
+    const PinnedLink* link = pinned_.Find(target.host, target.port, target.protocol);
+    SubRequest* request = NewSubRequest(*setup.pending, -1, /*pinned=*/true);
+    request->part = static_cast<int>(i);
+    request->host = target.host;
+    request->port = target.port;
+    request->protocol = target.protocol;
+    request->mode.tracking_command = true;
+    // A connection in the client's tracking state takes the change as the client wrote it (so
+    // the shard checks it as Redis would); one new to tracking while it is on, the whole state.
+    const bool in_state = (link != nullptr && link->tracking) || !setup.before.on();
+    request->request =
+        in_state ? ShardDelta(setup.args, shard_redirect) : tracking_.ShardCommand(shard_redirect);
+    requests.push_back(request);
+  }
+  for (SubRequest* request : requests) router_.Route(request);
+}
+
+void Session::DeliverReceiverId(const SubRequest& request, std::string_view frame) {
+  if (closed_ || !tracking_setup_) return;
+  TrackingSetup& setup = *tracking_setup_;
+  const auto id = frame.starts_with(':')
+                      ? common::ParseInteger<int64_t>(frame.substr(1, frame.size() - 3))
+                      : std::nullopt;
+  if (id) {
+    pinned_.SetReceiverId(request.host, request.port, *id);
+  } else if (setup.error.empty()) {
+    // The shard's error, or the proxy's about the connection ("-ERR shard ... closed").
+    setup.error = frame.size() > 3 && frame[0] == '-' ? frame.substr(1, frame.size() - 3) : frame;
+  }
+  if (--setup.receivers_waiting == 0) SendTracking();
+}
+
+void Session::TrackingOff(std::string_view word) {
+  std::vector<TrackingTarget> tracked;
+  for (const PinnedLink* link : pinned_.links()) {
+    if (link->tracking && !link->closing()) {
+      tracked.push_back({link->host(), link->port(), link->protocol()});
+    }
+  }
+  tracking_.Disable();
+  pinned_.set_tracking(false);
+  if (tracked.empty()) return Reply("+OK\r\n");
+  PendingReply& pending = replies_.Push();
+  pending.assembly = FanOutAssembly(FanOutMerge::kAllOk, tracked.size());
+  const std::string_view off[] = {"CLIENT", "TRACKING", word};
+  std::vector<SubRequest*> requests;
+  for (size_t i = 0; i < tracked.size(); ++i) {
+    SubRequest* request = NewSubRequest(pending, -1, /*pinned=*/true);
+    request->part = static_cast<int>(i);
+    request->host = tracked[i].host;
+    request->port = tracked[i].port;
+    request->protocol = tracked[i].protocol;
+    request->mode.tracking_command = true;
+    common::AppendCommand(request->request, off);
+    requests.push_back(request);
+  }
+  for (SubRequest* request : requests) router_.Route(request);
+}
+
+void Session::NoteTrackedRequest(SubRequest& request) {
+  read_since_flush_ = true;
+  if (tracking_.caching_armed() && request.Extras().preamble.empty()) {
+    request.Extras().preamble = tracking_.CachingCommand();
+  }
+}
+
+void Session::BringIntoTracking(PinnedLink* link) {
+  int64_t shard_redirect = 0;
+  if (tracking_.redirect() != 0) {
+    shard_redirect = pinned_.ReceiverId(link->host(), link->port());
+    // No receiver on this shard (it joined the map after CLIENT TRACKING ON): its reads are
+    // not tracked until the client turns tracking on again (docs/proxy-commands.md).
+    if (shard_redirect < 0) return;
+  }
+  link->SendUnanswered(tracking_.ShardCommand(shard_redirect));
+  link->tracking = true;
+}
+
+// ---- invalidations ----
+
+void Session::ForgetPinned(PinnedLink* link) {
+  const bool tracked = link->tracking && tracking_.on();
+  pinned_.Forget(link);
+  // The shard's record of what this client read went with the connection (or, for a receiver,
+  // the way its invalidations come back): the client must drop everything it cached.
+  if (tracked && !closed_) ForwardInvalidation("_\r\n");
+}
+
+void Session::OnPinnedPush(PinnedLink* link, std::string_view push) {
+  if (closed_ || replies_.closing()) return;
+  if (std::optional<std::string_view> keys = InvalidationKeys(push)) {
+    return ForwardInvalidation(*keys);
+  }
+  // Anything else a shard pushes on the client's own connection is the client's to see.
+  if (pinned_.IsReceiver(link) || protocol_ < 3) return;
+  replies_.PlacePush(push, out_);
+  link_.OutputReady();
+}
+
+void Session::ForwardInvalidation(std::string_view keys) {
+  if (InvalidatesEverything(keys)) {
+    // One FLUSHALL makes every primary send "everything": after the first, the client has
+    // nothing cached to drop until it reads again.
+    if (!read_since_flush_) return;
+    read_since_flush_ = false;
+  }
+  const uint64_t target = tracking_.redirect();
+  if (target == 0) {
+    // A RESP2 client without REDIRECT hears nothing, as from Redis.
+    if (protocol_ < 3) return;
+    replies_.PlacePush(InvalidationFrame(keys, 3), out_);
+    link_.OutputReady();
+    return;
+  }
+  if (router_.PostInvalidation(target, std::string(keys))) return;
+  tracking_.MarkBroken();
+  if (protocol_ < 3) return;
+  replies_.PlacePush(RedirectBrokenFrame(target), out_);
+  link_.OutputReady();
+}
+
+void Session::DeliverInvalidation(std::string_view keys) {
+  if (closed_ || replies_.closing()) return;
+  // A RESP2 target hears them only while in Pub/Sub mode (on __redis__:invalidate), as in Redis.
+  const bool subscribed = subscriptions_ && !subscriptions_->empty();
+  if (protocol_ < 3 && !subscribed) return;
+  out_ += InvalidationFrame(keys, protocol_);
+  link_.OutputReady();
+}
+
+}  // namespace shardctl::proxy
