@@ -60,6 +60,11 @@ std::optional<int64_t> Integer(std::string_view text) {
   return common::ParseInteger<int64_t>(text);
 }
 
+std::string Largest(const std::string& total, std::string_view more) {
+  const auto a = Integer(total), b = Integer(more);
+  return a && b ? std::to_string(std::max(*a, *b)) : total;
+}
+
 // usec_per_call is an average: made again from the summed usec and calls.
 void RecomputeAverages(std::vector<Field>& items) {
   Field* per_call = FindField(items, "usec_per_call");
@@ -98,10 +103,56 @@ std::string AddValues(const std::string& total, std::string_view more) {
   return out;
 }
 
-// Figures every primary has the same of for one client of the proxy: a tracking client tracks
-// on each primary, with the same prefixes. The cluster's is the largest, not the sum.
+// Persistence describes each shard's own saves; the cluster's is what holds for all of them:
+// writes not yet saved add up (rdb_changes_since_last_save: the dirty count tests and operators
+// read), a save or load in progress on any shard is in progress, the data is saved as of the
+// oldest shard's last save, and one shard's failed save fails the whole. Other fields (aof_enabled,
+// times of the last run) are the first shard's.
+enum class Persisted { kFirst, kSum, kAny, kOldest, kWorstStatus };
+
+Persisted PersistenceRule(std::string_view field) {
+  for (std::string_view summed :
+       {"rdb_changes_since_last_save", "current_save_keys_processed", "current_save_keys_total",
+        "rdb_saves", "aof_rewrites", "loading_loaded_bytes", "loading_total_bytes",
+        "aof_pending_bio_fsync", "aof_delayed_fsync", "aof_buffer_length",
+        "rdb_last_load_keys_expired", "rdb_last_load_keys_loaded"}) {
+    if (field == summed) return Persisted::kSum;
+  }
+  if (field == "rdb_last_save_time") return Persisted::kOldest;
+  if (field.ends_with("_status")) return Persisted::kWorstStatus;
+  if (field == "loading" || field == "async_loading" || field.ends_with("_in_progress") ||
+      field.ends_with("_scheduled") || field.ends_with("_consecutive_failures")) {
+    return Persisted::kAny;
+  }
+  return Persisted::kFirst;
+}
+
+std::string MergePersisted(Persisted rule, const std::string& total, std::string_view more) {
+  const auto a = Integer(total), b = Integer(more);
+  switch (rule) {
+    case Persisted::kSum:
+      return a && b ? std::to_string(*a + *b) : total;
+    case Persisted::kAny:
+      return Largest(total, more);
+    case Persisted::kOldest:
+      return a && b ? std::to_string(std::min(*a, *b)) : total;
+    case Persisted::kWorstStatus:
+      return total == "ok" ? std::string(more) : total;
+    case Persisted::kFirst:
+      break;
+  }
+  return total;
+}
+
+// What every primary holds the same of, so the cluster's count is the largest shard's, not the
+// sum: scripts and functions that SCRIPT LOAD and FUNCTION LOAD put on every primary (100
+// scripts loaded through the proxy are 100, as on one Redis; a keyless EVAL's script cached on
+// one primary only is not counted twice either way), and a tracking client of the proxy, which
+// tracks on each primary with the same prefixes.
 bool SameOnEveryPrimary(std::string_view field) {
-  return field == "tracking_clients" || field == "tracking_total_prefixes";
+  return field == "number_of_cached_scripts" || field == "number_of_functions" ||
+         field == "number_of_libraries" || field == "tracking_clients" ||
+         field == "tracking_total_prefixes";
 }
 
 void AddSection(std::vector<InfoSection>& merged, const InfoSection& section) {
@@ -111,15 +162,17 @@ void AddSection(std::vector<InfoSection>& merged, const InfoSection& section) {
     return;
   }
   const bool counts = Counts(section.name);
+  const bool persistence = SameName(section.name, "persistence");
   for (const Field& field : section.fields) {
     Field* same = FindField(into->fields, field.first);
     if (same == nullptr) {
       into->fields.push_back(field);
     } else if (counts && SameOnEveryPrimary(field.first)) {
-      const auto a = Integer(same->second), b = Integer(field.second);
-      if (a && b) same->second = std::to_string(std::max(*a, *b));
+      same->second = Largest(same->second, field.second);
     } else if (counts) {
       same->second = AddValues(same->second, field.second);
+    } else if (persistence) {
+      same->second = MergePersisted(PersistenceRule(field.first), same->second, field.second);
     }
   }
 }

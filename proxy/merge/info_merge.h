@@ -6,8 +6,11 @@
 //        ──MergeInfo()──▶ cmdstat_get:calls=<sum>,usec=<sum>,usec_per_call=<usec/calls>,...
 //
 // Sections that count (clients, stats, memory, cpu, commandstats, errorstats, keyspace) add up
-// their integer fields, also inside "a=1,b=2" lists (db0:keys=..., cmdstat_*); anything else
-// (server, replication, persistence, ...) is the first answering shard's. Fields only some shards
+// their integer fields, also inside "a=1,b=2" lists (db0:keys=..., cmdstat_*), but for the counts
+// of scripts and functions, which every primary holds (the largest). Persistence holds
+// for all shards: unsaved changes summed, a save in progress anywhere is in progress, the oldest
+// last save, the worst status. Anything else (server, replication, ...) is the first answering
+// shard's. Fields only some shards
 // have (a command only one shard ran) are kept. The proxy's sections then overlay what they
 // share (connected_clients, maxclients, tcp_port are the proxy's; blocked_clients is the
 // shards', which counts a request paused there too) and add the rest

@@ -136,6 +136,17 @@ void Session::HandleProxy(std::span<const std::string_view> args) {
 // With users in --auth-file, the password must match. Without, like a Redis whose default user
 // is "nopass": the default user is accepted with any password, other users are refused.
 void Session::HandleReset() {
+  // RESET has one reply: the shards' tracking is turned off without one.
+  if (tracking_.on()) {
+    const std::string_view off[] = {"CLIENT", "TRACKING", "OFF"};
+    std::string command;
+    common::AppendCommand(command, off);
+    for (PinnedLink* link : pinned_.links()) {
+      if (link->tracking && !link->closing()) link->SendUnanswered(command);
+    }
+    tracking_.Disable();
+    pinned_.set_tracking(false);
+  }
   pinned_.EndWatch();
   SubscriptionsReady();  // confirmations still held are answered before RESET's own reply
   subscriptions_.reset();

@@ -35,6 +35,7 @@ def parse_args():
     parser.add_argument("--shards", type=int, default=3)
     parser.add_argument("--timeout", type=int, default=300)
     parser.add_argument("--json", default="")
+    parser.add_argument("--log", default="")
     args = parser.parse_args()
     if not args.compare and not args.target:
         parser.error("give --compare or --target HOST:PORT (see --help)")
@@ -59,6 +60,19 @@ def free_base_port(count):
     return base
 
 
+def server_label(binary):
+    """The baseline's name in the table and the JSON: its engine and version as the binary reports
+    them (`valkey-server --version`: "Valkey server v=9.1.2 ..." gives "valkey-9.1.2"), so a
+    Valkey or Redis 8 run is not labelled as Debian's redis-server."""
+    try:
+        version = subprocess.run([binary, "--version"], capture_output=True, text=True,
+                                 timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        version = ""
+    match = re.match(r"(\w+) server v=(\S+)", version)
+    return f"{match.group(1).lower()}-{match.group(2)}" if match else os.path.basename(binary)
+
+
 def wait_ping(port, seconds=30):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -74,14 +88,16 @@ def wait_ping(port, seconds=30):
 
 
 def stop_leftover_scripts(address):
-    """SCRIPT KILL, FUNCTION KILL and CONFIG SET maxmemory 0 on a target after a unit file: a test
-    that failed midway may leave a script running (`while true do end`) or the server out of
-    memory (`maxmemory 1`, put back only at the test's end), which would fail the next unit files
-    too. Every target gets the same, so the baseline is unchanged: it passes those tests."""
+    """SCRIPT KILL, FUNCTION KILL, CONFIG SET maxmemory 0 and CLIENT UNPAUSE on a target after a
+    unit file: a test that failed midway may leave a script running (`while true do end`), the
+    server out of memory (`maxmemory 1`) or its writes paused (`CLIENT PAUSE 100000 WRITE`), each
+    put back only at the test's end, which would fail the next unit files too. Every target gets
+    the same, so the baseline is unchanged: it passes those tests."""
     host, port = address.rsplit(":", 1)
     requests = [b"*2\r\n$%d\r\n%s\r\n$4\r\nKILL\r\n" % (len(command), command)
                 for command in (b"SCRIPT", b"FUNCTION")]
     requests.append(b"*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n")
+    requests.append(b"*2\r\n$6\r\nCLIENT\r\n$7\r\nUNPAUSE\r\n")
     for request in requests:
         try:
             with socket.create_connection((host, int(port)), timeout=2) as conn:
@@ -120,7 +136,7 @@ class Targets:
         self.deployed = True
         if up.returncode != 0 or not wait_ping(proxy_port):
             raise RuntimeError(f"shardctl up failed: {up.stderr.strip()}")
-        return [("redis-server", f"127.0.0.1:{plain_port}"),
+        return [(server_label(self.args.server), f"127.0.0.1:{plain_port}"),
                 ("shardproxy", f"127.0.0.1:{proxy_port}")]
 
     def close(self):
@@ -136,7 +152,15 @@ class Targets:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def run_unit(suite, address, unit, timeout):
+def save_log(directory, name, unit, output):
+    """The harness's whole output for one unit file and target (--log): the failed tests' messages,
+    which the counts and names in the JSON leave out."""
+    path = os.path.join(directory, f"{name}.{unit.replace('/', '_')}.log")
+    with open(path, "w") as file:
+        file.write(COLOR.sub("", output))
+
+
+def run_unit(suite, address, unit, timeout, log_dir="", name=""):
     """One unit file in its own harness run: counts, failed names and how the run ended."""
     host, port = address.rsplit(":", 1)
     argv = ["tclsh", "tests/test_helper.tcl", "--host", host, "--port", port, "--cluster-mode",
@@ -155,6 +179,8 @@ def run_unit(suite, address, unit, timeout):
         ended = "timeout"
     row = {"unit": unit, "passed": 0, "failed": 0, "failed_tests": [], "ended": ended,
            "seconds": round(time.monotonic() - started, 1)}
+    if log_dir:
+        save_log(log_dir, name, unit, output)
     text = COLOR.sub("", output)
     if ended == "done" and "Testing " + unit not in text:
         # The harness never ran the file (e.g. its own port taken by another harness run).
@@ -211,6 +237,8 @@ def main():
     # Stopped from outside: leave through `finally`, which takes the targets down.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     units = [u for u in args.units.split(",") if u] or suite_units(args.suite)
+    if args.log:
+        os.makedirs(args.log, exist_ok=True)
     targets = Targets(args) if args.compare else None
     try:
         pairs = targets.start() if targets else [(t, t) for t in args.target]
@@ -218,7 +246,7 @@ def main():
         for unit in units:
             # Targets alternate per unit file, so background load weighs on both alike.
             for name, address in pairs:
-                row = run_unit(args.suite, address, unit, args.timeout)
+                row = run_unit(args.suite, address, unit, args.timeout, args.log, name)
                 stop_leftover_scripts(address)
                 results[name][unit] = row
                 print(f"# {name} {unit}: {row['passed']} passed, {row['failed']} failed, "
@@ -233,7 +261,8 @@ def main():
     totals = print_table(names, units, results)
     if args.json:
         with open(args.json, "w") as file:
-            json.dump({"tags": TAGS, "engine": args.engine, "units": units,
+            json.dump({"tags": TAGS, "engine": args.engine, "server": args.server,
+                       "baseline": names[0], "units": units,
                        "totals": {n: {"passed": p, "failed": f} for n, (p, f) in totals.items()},
                        "results": results}, file, indent=1)
     return 0

@@ -85,6 +85,45 @@ TEST(InfoMergeTest, KeyspaceIsSummedAndEachShardListedWithItsErrorIfAny) {
             "shard2:addr=h:3,keys=0,expires=0\r\nshard3:addr=h:4,error=-ERR down\r\n");
 }
 
+// SCRIPT LOAD and FUNCTION LOAD go to every primary: 100 scripts loaded through the proxy are 100
+// (scripting: "SCRIPTING FLUSH ASYNC"), while the memory they take adds up.
+TEST(InfoMergeTest, ScriptsAndFunctionsEveryPrimaryHoldsCountOnce) {
+  const std::string shard0 =
+      "# Memory\r\nused_memory_scripts:800\r\nnumber_of_cached_scripts:100\r\n"
+      "number_of_functions:2\r\nnumber_of_libraries:1\r\n";
+  const std::string shard1 =
+      "# Memory\r\nused_memory_scripts:900\r\nnumber_of_cached_scripts:101\r\n"
+      "number_of_functions:2\r\nnumber_of_libraries:1\r\n";
+  const std::vector<std::string_view> texts = {shard0, shard1};
+  const std::vector<std::string> names = {"h:1", "h:2"};
+  EXPECT_EQ(MergeInfo(texts, names, ""),
+            "# Memory\r\nused_memory_scripts:1700\r\nnumber_of_cached_scripts:101\r\n"
+            "number_of_functions:2\r\nnumber_of_libraries:1\r\n");
+}
+
+// Redis' suite reads rdb_changes_since_last_save as the count of writes (bitops: "SETBIT/BITFIELD
+// only increase dirty when the value changed"); its waitForBgsave polls rdb_bgsave_in_progress.
+TEST(InfoMergeTest, PersistenceHoldsForEveryShard) {
+  const std::string shard0 =
+      "# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:5\r\n"
+      "rdb_bgsave_in_progress:0\r\nrdb_last_save_time:1700000100\r\n"
+      "rdb_last_bgsave_status:ok\r\naof_enabled:0\r\nrdb_saves:1\r\n";
+  const std::string shard1 =
+      "# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:2\r\n"
+      "rdb_bgsave_in_progress:1\r\nrdb_last_save_time:1700000000\r\n"
+      "rdb_last_bgsave_status:err\r\naof_enabled:1\r\nrdb_saves:3\r\n";
+  const std::string shard2 =
+      "# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:0\r\n"
+      "rdb_bgsave_in_progress:0\r\nrdb_last_save_time:1700000200\r\n"
+      "rdb_last_bgsave_status:ok\r\naof_enabled:0\r\nrdb_saves:0\r\n";
+  const std::vector<std::string_view> texts = {shard0, shard1, shard2};
+  const std::vector<std::string> names = {"h:1", "h:2", "h:3"};
+  EXPECT_EQ(MergeInfo(texts, names, ""),
+            "# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:7\r\n"
+            "rdb_bgsave_in_progress:1\r\nrdb_last_save_time:1700000000\r\n"
+            "rdb_last_bgsave_status:err\r\naof_enabled:0\r\nrdb_saves:4\r\n");
+}
+
 TEST(InfoMergeTest, AssemblyFramesForTheProtocolAndPassesAnErrorWhenNoShardAnswered) {
   const std::string text = "# Stats\r\nexpired_keys:1\r\n";
   auto bulk = InfoAssembly("", {"h:1", "h:2"}, 2);

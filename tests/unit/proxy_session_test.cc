@@ -628,5 +628,25 @@ TEST_F(SessionTest, ARedirectTargetHearsInvalidationsInItsProtocol) {
   EXPECT_EQ(Output(), "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n$-1\r\n");
 }
 
+TEST_F(SessionTest, ResetTurnsTrackingOffOnTheShardsWithoutAReplyOfItsOwn) {
+  Send({"CLIENT", "TRACKING", "ON"});
+  for (int i = 0; i < 2; ++i) {
+    SubRequest* on = Routed();
+    session_.PinnedLinkFor(*on, on->host, on->port);
+    Answer(on, "+OK\r\n");
+  }
+  EXPECT_EQ(Output(), "+OK\r\n");
+  Send({"RESET"});
+  EXPECT_EQ(Output(), "+RESET\r\n");
+  ASSERT_EQ(router_.links.size(), 2u);
+  for (const auto& link : router_.links) {
+    EXPECT_EQ(link->unanswered, (std::vector<std::string>{Frame({"CLIENT", "TRACKING", "OFF"})}));
+  }
+  Send({"CLIENT", "GETREDIR"});
+  EXPECT_EQ(Output(), ":-1\r\n");
+  Send({"GET", "a"});
+  EXPECT_FALSE(Routed()->mode.pinned);
+}
+
 }  // namespace
 }  // namespace shardctl::proxy
