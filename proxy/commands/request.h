@@ -37,7 +37,7 @@ struct PendingReply {
   bool close_after = false;  // QUIT, protocol errors: close once this reply is written
   bool silent = false;       // CLIENT REPLY OFF/SKIP: made as usual, never written
   bool progressed = false;   // some part of it has arrived (ReplyQueue::PlacePush())
-  std::string trailer;       // push frames written right after this reply
+  bool has_trailer = false;  // push frames wait to be written right after it (ReplyQueue)
   // A command answered by several parts (split by slot, fanned out) or whose reply the proxy
   // rewrites (SCAN, INFO): makes the client's reply from the parts' (reply_assembly.h).
   std::unique_ptr<ReplyAssembly> assembly;
@@ -59,6 +59,7 @@ struct RequestMode {
   // connection to the shard; `tracking_command` puts a pinned connection in tracking state.
   bool receiver = false;
   bool tracking_command = false;
+  bool tracked = false;  // a keyed request of a tracking client: the shard tracks what it reads
 };
 
 // What only a few requests carry, kept out of the common request.

@@ -173,7 +173,9 @@ void ClientConnection::Flush() {
   if (flushed.failed) return Close();
   if (stream_.writing()) return;  // the rest goes with the uv_write; OnStreamWritten() follows
   if (session_.close_after_output() && session_.output().empty()) return Close();
-  if (flushed.reached_socket) UpdateReading();
+  // Also when nothing was written: the session may have stopped holding its reads (a silent
+  // reply, CLIENT REPLY OFF, ended what it waited for).
+  UpdateReading();
 }
 
 void ClientConnection::OnStreamWritten() {

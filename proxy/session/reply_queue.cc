@@ -8,8 +8,8 @@ void ReplyQueue::Fill(PendingReply& pending, std::string_view bytes, std::string
   if (closing_) return;
   if (IsFront(pending) && !pending.close_after) {
     if (!pending.silent) out += bytes;
-    if (!pending.trailer.empty()) [[unlikely]]
-      out += pending.trailer;
+    if (pending.has_trailer) [[unlikely]]
+      WriteTrailer(pending, out);
     pending_.pop_front();
   } else {
     pending.bytes.assign(bytes);
@@ -23,10 +23,11 @@ void ReplyQueue::DrainReady(std::string& out) {
   while (!pending_.empty() && pending_.front().ready) {
     PendingReply& front = pending_.front();
     if (!front.silent) out += front.bytes;
-    out += front.trailer;
+    if (front.has_trailer) [[unlikely]]
+      WriteTrailer(front, out);
     if (front.close_after) {
       closing_ = true;
-      pending_.clear();
+      Clear();
       return;
     }
     pending_.pop_front();
@@ -37,11 +38,27 @@ void ReplyQueue::PlacePush(std::string_view push, std::string& out) {
   if (closing_) return;
   for (auto pending = pending_.rbegin(); pending != pending_.rend(); ++pending) {
     if (pending->progressed || pending->ready) {
-      pending->trailer += push;
+      pending->has_trailer = true;
+      for (auto& [after, pushes] : trailers_) {
+        if (after == &*pending) {
+          pushes.append(push);
+          return;
+        }
+      }
+      trailers_.emplace_back(&*pending, std::string(push));
       return;
     }
   }
   out += push;
+}
+
+void ReplyQueue::WriteTrailer(const PendingReply& pending, std::string& out) {
+  for (auto trailer = trailers_.begin(); trailer != trailers_.end(); ++trailer) {
+    if (trailer->first != &pending) continue;
+    out += trailer->second;
+    trailers_.erase(trailer);
+    return;
+  }
 }
 
 void ReplyQueue::Silence(PendingReply& pending) {

@@ -13,6 +13,8 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "proxy/commands/request.h"
 
@@ -52,13 +54,21 @@ class ReplyQueue {
   // A close_after reply has been written: the connection closes once the output is sent.
   bool closing() const { return closing_; }
   // Forgets everything waiting (the client is gone).
-  void Clear() { pending_.clear(); }
+  void Clear() {
+    pending_.clear();
+    trailers_.clear();
+  }
 
  private:
   void DrainReady(std::string& out);
   void Silence(PendingReply& pending);
+  // The pushes placed after `pending` (has_trailer), appended to `out` as it is written.
+  void WriteTrailer(const PendingReply& pending, std::string& out);
 
   std::deque<PendingReply> pending_;
+  // Pushes waiting behind a reply, by reply: rare (a tracking client's invalidations), so kept
+  // out of PendingReply, which every command makes.
+  std::vector<std::pair<const PendingReply*, std::string>> trailers_;
   bool closing_ = false;
   Mode mode_ = Mode::kOn;
 };

@@ -26,19 +26,24 @@ Session::Session(RequestRouter& router, ProxyServices& services, ClientLink& lin
 void Session::HandleCommand(std::string_view frame, std::span<const std::string_view> args) {
   if (done_reading()) return;
   const CommandInfo& info = LookupCommand(args[0]);
-  if (metrics_ == nullptr) {
-    Dispatch(frame, args, info);
-  } else {
-    // Timed until its reply is complete (Fill); a command answered here and now, at once.
-    stamp_ = metrics_->OnCommand(info);
-    Dispatch(frame, args, info);
-    if (stamp_.started_ns != 0) metrics_->OnReply(stamp_);
-    stamp_ = {};
-  }
   // CLIENT CACHING applies to the one command after it (a whole transaction), as in Redis.
-  if (tracking_.caching_armed() && info.name != "CLIENT" && !transaction_) [[unlikely]] {
-    tracking_.DisarmCaching();
-  }
+  if (tracking_.caching_armed()) [[unlikely]]
+    return HandleCachedCommand(frame, args, info);
+  if (metrics_ == nullptr) return Dispatch(frame, args, info);
+  // Timed until its reply is complete (Fill); a command answered here and now, at once.
+  stamp_ = metrics_->OnCommand(info);
+  Dispatch(frame, args, info);
+  if (stamp_.started_ns != 0) metrics_->OnReply(stamp_);
+  stamp_ = {};
+}
+
+void Session::HandleCachedCommand(std::string_view frame, std::span<const std::string_view> args,
+                                  const CommandInfo& info) {
+  if (metrics_ != nullptr) stamp_ = metrics_->OnCommand(info);
+  Dispatch(frame, args, info);
+  if (stamp_.started_ns != 0) metrics_->OnReply(stamp_);
+  stamp_ = {};
+  if (info.name != "CLIENT" && !transaction_) tracking_.DisarmCaching();
 }
 
 void Session::Dispatch(std::string_view frame, std::span<const std::string_view> args,
@@ -258,6 +263,10 @@ void Session::OnReply(SubRequest* request, std::string_view frame) {
   } else {
     Deliver(*request, frame);
   }
+  if (request->mode.tracked) [[unlikely]] {
+    --tracked_inflight_;
+    read_since_flush_ = true;  // its reply may be cached: the next "everything" must be heard
+  }
   if (request->mode.pinned && !closed_) pinned_.ReleaseIdle();
   const bool sequenced = request->sequenced;
   const int slot = request->slot;
@@ -343,10 +352,11 @@ void Session::PushMessage(std::string_view frame) {
 
 bool Session::OverLimits() const {
   return replies_.size() >= options_.max_pending || out_.size() >= options_.max_client_buffer ||
-         waiting_finish_ != Finish::kNone || tracking_setup_.has_value();
+         waiting_finish_ != Finish::kNone || holding_for_receivers_;
 }
 
 void Session::Discard(SubRequest* request) {
+  if (request->mode.tracked) --tracked_inflight_;
   router_.FreeRequest(request);
   --inflight_;
 }

@@ -115,6 +115,9 @@ class Session final : public ReplySink, public Subscriber {
   void SubscriptionsReady() override;
 
  private:
+  // HandleCommand() for the command after CLIENT CACHING, which it then disarms.
+  void HandleCachedCommand(std::string_view frame, std::span<const std::string_view> args,
+                           const CommandInfo& info);
   // The command table's routing (session.cc), once HandleCommand counted the command.
   void Dispatch(std::string_view frame, std::span<const std::string_view> args,
                 const CommandInfo& info);
@@ -188,6 +191,13 @@ class Session final : public ReplySink, public Subscriber {
   void BringIntoTracking(PinnedLink* link);
   // An invalidation for this client's cache: to the client, or to its REDIRECT target.
   void ForwardInvalidation(std::string_view keys);
+  // A push for this client, placed among its replies (ReplyQueue::PlacePush()); past
+  // --pubsub-buffer-limit the client is closed instead, as a slow subscriber is.
+  void PlacePush(std::string_view frame);
+  // The REDIRECT a connection to host:port speaking `protocol` is tracked with: 0 for none (no
+  // REDIRECT, or a RESP3 connection, whose pushes the proxy passes on), the receiver's id on
+  // that shard for RESP2, -1 when it has none.
+  int64_t ShardRedirect(const std::string& host, int port, int protocol) const;
   // Local commands (session_local.cc).
   void HandleLocal(std::span<const std::string_view> args);
   void HandleHello(std::span<const std::string_view> args);
@@ -237,6 +247,8 @@ class Session final : public ReplySink, public Subscriber {
   // EXEC or DISCARD read while queue probes were in flight: nothing more is read until they
   // are answered and it has run.
   enum class Finish : uint8_t { kNone, kExec, kDiscard } waiting_finish_ = Finish::kNone;
+  // A CLIENT TRACKING ON waits for its receivers' ids (tracking_setup_): nothing more is read.
+  bool holding_for_receivers_ = false;
   // CLIENT TRACKING: the client's state, and an ON held until its receivers' ids are known
   // (nothing more is read meanwhile).
   ClientTracking tracking_;
@@ -251,6 +263,7 @@ class Session final : public ReplySink, public Subscriber {
   // A keyed request went out since the last "invalidate everything" this client was given:
   // the next one (each primary sends its own for one FLUSHALL) is worth passing on.
   bool read_since_flush_ = true;
+  size_t tracked_inflight_ = 0;  // tracked requests sent and not yet answered
   std::unique_ptr<ClientSubscriptions> subscriptions_;  // null until the first (P|S)SUBSCRIBE
   // (P)SUBSCRIBE confirmations held until the hub's connections have subscribed, in order.
   std::vector<std::pair<PendingReply*, std::string>> held_subscribes_;

@@ -87,6 +87,15 @@ void Session::ForwardPublish(std::string_view frame, std::span<const std::string
   SubRequest* request = NewSubRequest(pending, -1);
   request->part = 0;  // the one part of its assembly
   request->request.assign(frame);
+  // Every PUBLISH of this client goes to the same primary, which passes them on over the cluster
+  // bus in order: sent round robin, a message published on the subscriber's own node would
+  // overtake the one before it, still on its way from another node.
+  const auto& primaries = router_.CurrentMap().primaries();
+  if (!primaries.empty()) {
+    const common::NodeAddress& node = primaries[id_ % primaries.size()];
+    request->host = node.host;
+    request->port = node.port;
+  }
   router_.Route(request);
 }
 

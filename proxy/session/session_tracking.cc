@@ -8,6 +8,7 @@
 #include "common/text.h"
 #include "proxy/merge/fanout.h"
 #include "proxy/merge/reply_assembly.h"
+#include "proxy/services/stats.h"
 #include "proxy/session/session.h"
 
 namespace shardctl::proxy {
@@ -22,7 +23,13 @@ std::string ShardDelta(const std::vector<std::string>& args, int64_t shard_redir
   std::vector<std::string> words = args;
   for (size_t i = 3; i + 1 < words.size(); ++i) {
     if (common::MatchesUpperCase(words[i], "REDIRECT")) {
-      words[i + 1] = std::to_string(shard_redirect);
+      // A RESP3 connection tracks without one: the proxy passes its pushes to the target.
+      if (shard_redirect > 0) {
+        words[i + 1] = std::to_string(shard_redirect);
+      } else {
+        words.erase(words.begin() + static_cast<std::ptrdiff_t>(i),
+                    words.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+      }
       break;
     }
     if (common::MatchesUpperCase(words[i], "PREFIX")) ++i;  // a prefix may read "REDIRECT"
@@ -37,34 +44,35 @@ std::string ShardDelta(const std::vector<std::string>& args, int64_t shard_redir
 
 void Session::HandleClientTracking(std::span<const std::string_view> args) {
   if (args.size() < 3) return ReplyError(WrongArgCountError("client|tracking"));
-  auto request = ParseTracking(args);
+  auto request =
+      ParseTracking(args, [this](uint64_t client) { return router_.ClientExists(client); });
   if (!request) return ReplyError(request.error().message());
   if (!request->on) return TrackingOff(args[2]);
-  if (request->redirect != 0 && !router_.ClientExists(request->redirect)) {
-    return ReplyError("ERR The client ID you want redirect to does not exist");
-  }
-  TrackingSetup setup{.pending = &replies_.Push(),
-                      .args = std::vector<std::string>(args.begin(), args.end()),
-                      .before = tracking_};
+  holding_for_receivers_ = true;
+  tracking_setup_.emplace(TrackingSetup{.pending = &replies_.Push(),
+                                        .args = std::vector<std::string>(args.begin(), args.end()),
+                                        .before = tracking_});
   // Assumed accepted from here on, so that the commands the client pipelines behind it are
   // tracked; undone if the shards refuse it (their checks are Redis' own).
   tracking_.Enable(*request);
   pinned_.set_tracking(true);
   if (tracking_.redirect() != 0) {
-    // Each shard redirects to the client's receiver there: its id comes first.
+    // A RESP2 connection's shard redirects to the client's receiver there: its id comes first.
+    std::vector<SubRequest*> asks;
     for (const TrackingTarget& target : TrackingTargets()) {
-      if (pinned_.ReceiverId(target.host, target.port) >= 0) continue;
-      SubRequest* ask = NewSubRequest(*setup.pending, -1, /*pinned=*/true);
+      if (target.protocol >= 3 || pinned_.ReceiverId(target.host, target.port) >= 0) continue;
+      SubRequest* ask = NewSubRequest(*tracking_setup_->pending, -1, /*pinned=*/true);
       ask->request.assign(kClientId);
       ask->host = target.host;
       ask->port = target.port;
       ask->mode.receiver = true;
-      ++setup.receivers_waiting;
-      router_.Route(ask);
+      asks.push_back(ask);
     }
+    tracking_setup_->receivers_waiting = asks.size();
+    for (SubRequest* ask : asks) router_.Route(ask);
+    if (!asks.empty()) return;
   }
-  tracking_setup_ = std::move(setup);
-  if (tracking_setup_->receivers_waiting == 0) SendTracking();
+  SendTracking();
 }
 
 std::vector<Session::TrackingTarget> Session::TrackingTargets() const {
@@ -86,6 +94,7 @@ std::vector<Session::TrackingTarget> Session::TrackingTargets() const {
 void Session::SendTracking() {
   TrackingSetup setup = std::move(*tracking_setup_);
   tracking_setup_.reset();
+  holding_for_receivers_ = false;
   link_.OutputReady();  // reading resumes
   const std::vector<TrackingTarget> targets = TrackingTargets();
   if (!setup.error.empty() || targets.empty()) {
@@ -97,17 +106,11 @@ void Session::SendTracking() {
                                                      setup.error + "); try again");
     return Fill(*setup.pending, frame);
   }
-  setup.pending->assembly =
-      AllOkAssembly(targets.size(), [this, before = setup.before](bool accepted) {
-        if (accepted) return;
-        tracking_ = before;
-        pinned_.set_tracking(tracking_.on());
-      });
+  std::vector<TrackingTarget> fresh;  // new to tracking while it was on: given the whole state
   std::vector<SubRequest*> requests;
   for (size_t i = 0; i < targets.size(); ++i) {
     const TrackingTarget& target = targets[i];
-    const int64_t shard_redirect =
-        tracking_.redirect() != 0 ? pinned_.ReceiverId(target.host, target.port) : 0;
+    const int64_t shard_redirect = ShardRedirect(target.host, target.port, target.protocol);
     const PinnedLink* link = pinned_.Find(target.host, target.port, target.protocol);
     SubRequest* request = NewSubRequest(*setup.pending, -1, /*pinned=*/true);
     request->part = static_cast<int>(i);
@@ -120,9 +123,31 @@ void Session::SendTracking() {
     const bool in_state = (link != nullptr && link->tracking) || !setup.before.on();
     request->request =
         in_state ? ShardDelta(setup.args, shard_redirect) : tracking_.ShardCommand(shard_redirect);
+    if (!in_state) fresh.push_back(target);
     requests.push_back(request);
   }
+  setup.pending->assembly = AllOkAssembly(
+      targets.size(), [this, before = setup.before, fresh = std::move(fresh)](bool accepted) {
+        if (accepted) return;
+        tracking_ = before;
+        pinned_.set_tracking(tracking_.on());
+        // The connections given the whole new state took it: back to the state kept.
+        for (const TrackingTarget& target : fresh) {
+          PinnedLink* link = pinned_.Find(target.host, target.port, target.protocol);
+          if (link == nullptr) continue;
+          link->SendUnanswered(ClientTracking().ShardCommand(0));  // OFF
+          if (tracking_.on()) {
+            link->SendUnanswered(
+                tracking_.ShardCommand(ShardRedirect(target.host, target.port, target.protocol)));
+          }
+        }
+      });
   for (SubRequest* request : requests) router_.Route(request);
+}
+
+int64_t Session::ShardRedirect(const std::string& host, int port, int protocol) const {
+  if (tracking_.redirect() == 0 || protocol >= 3) return 0;
+  return pinned_.ReceiverId(host, port);
 }
 
 void Session::DeliverReceiverId(const SubRequest& request, std::string_view frame) {
@@ -169,18 +194,21 @@ void Session::TrackingOff(std::string_view word) {
 
 void Session::NoteTrackedRequest(SubRequest& request) {
   read_since_flush_ = true;
+  request.mode.tracked = true;
+  ++tracked_inflight_;
   if (tracking_.caching_armed() && request.Extras().preamble.empty()) {
     request.Extras().preamble = tracking_.CachingCommand();
   }
 }
 
 void Session::BringIntoTracking(PinnedLink* link) {
-  int64_t shard_redirect = 0;
-  if (tracking_.redirect() != 0) {
-    shard_redirect = pinned_.ReceiverId(link->host(), link->port());
-    // No receiver on this shard (it joined the map after CLIENT TRACKING ON): its reads are
-    // not tracked until the client turns tracking on again (docs/proxy-commands.md).
-    if (shard_redirect < 0) return;
+  const int64_t shard_redirect = ShardRedirect(link->host(), link->port(), link->protocol());
+  if (shard_redirect < 0) {
+    // A RESP2 connection to a shard without a receiver (it joined the map after CLIENT TRACKING
+    // ON, or its receiver was lost): its invalidations have nowhere to go, which is Redis'
+    // broken redirect (TRACKINGINFO says so) until the client turns tracking on again.
+    tracking_.MarkBroken();
+    return;
   }
   link->SendUnanswered(tracking_.ShardCommand(shard_redirect));
   link->tracking = true;
@@ -190,43 +218,65 @@ void Session::BringIntoTracking(PinnedLink* link) {
 
 void Session::ForgetPinned(PinnedLink* link) {
   const bool tracked = link->tracking && tracking_.on();
+  const bool receiver = pinned_.IsReceiver(link);
   pinned_.Forget(link);
+  if (!tracked || closed_) return;
   // The shard's record of what this client read went with the connection (or, for a receiver,
-  // the way its invalidations come back): the client must drop everything it cached.
-  if (tracked && !closed_) ForwardInvalidation("_\r\n");
+  // the way its invalidations come back, and with it the redirect): the client must drop
+  // everything it cached.
+  read_since_flush_ = true;
+  ForwardInvalidation("_\r\n");
+  if (receiver) tracking_.MarkBroken();
 }
 
 void Session::OnPinnedPush(PinnedLink* link, std::string_view push) {
   if (closed_ || replies_.closing()) return;
+  const bool receiver = pinned_.IsReceiver(link);
+  // A receiver's late invalidations after OFF: the former target is no longer this client's.
+  if (receiver && !tracking_.on()) return;
   if (std::optional<std::string_view> keys = InvalidationKeys(push)) {
     return ForwardInvalidation(*keys);
   }
+  if (push.starts_with(">2\r\n$21\r\ntracking-redir-broken\r\n")) {
+    // The shard's redirect to a receiver of the proxy's failed: the id it names is the
+    // receiver's, never the client's. The client hears of its own redirect instead.
+    tracking_.MarkBroken();
+    if (protocol_ >= 3) PlacePush(RedirectBrokenFrame(tracking_.redirect()));
+    return;
+  }
   // Anything else a shard pushes on the client's own connection is the client's to see.
-  if (pinned_.IsReceiver(link) || protocol_ < 3) return;
-  replies_.PlacePush(push, out_);
+  if (receiver || protocol_ < 3) return;
+  PlacePush(push);
+}
+
+void Session::PlacePush(std::string_view frame) {
+  if (out_.size() + link_.BytesInFlight() + frame.size() > options_.pubsub_buffer_limit) {
+    // A client that does not read would make the proxy hold every invalidation for it.
+    services_.stats().pubsub_slow_disconnects.fetch_add(1, std::memory_order_relaxed);
+    return link_.CloseNow();
+  }
+  replies_.PlacePush(frame, out_);
   link_.OutputReady();
 }
 
 void Session::ForwardInvalidation(std::string_view keys) {
   if (InvalidatesEverything(keys)) {
     // One FLUSHALL makes every primary send "everything": after the first, the client has
-    // nothing cached to drop until it reads again.
-    if (!read_since_flush_) return;
+    // nothing cached to drop until it reads again (a read still unanswered counts: its value
+    // may predate the flush of its shard).
+    if (!read_since_flush_ && tracked_inflight_ == 0) return;
     read_since_flush_ = false;
   }
   const uint64_t target = tracking_.redirect();
   if (target == 0) {
     // A RESP2 client without REDIRECT hears nothing, as from Redis.
     if (protocol_ < 3) return;
-    replies_.PlacePush(InvalidationFrame(keys, 3), out_);
-    link_.OutputReady();
-    return;
+    return PlacePush(InvalidationFrame(keys, 3));
   }
   if (router_.PostInvalidation(target, std::string(keys))) return;
   tracking_.MarkBroken();
   if (protocol_ < 3) return;
-  replies_.PlacePush(RedirectBrokenFrame(target), out_);
-  link_.OutputReady();
+  PlacePush(RedirectBrokenFrame(target));
 }
 
 void Session::DeliverInvalidation(std::string_view keys) {
@@ -234,7 +284,12 @@ void Session::DeliverInvalidation(std::string_view keys) {
   // A RESP2 target hears them only while in Pub/Sub mode (on __redis__:invalidate), as in Redis.
   const bool subscribed = subscriptions_ && !subscriptions_->empty();
   if (protocol_ < 3 && !subscribed) return;
-  out_ += InvalidationFrame(keys, protocol_);
+  const std::string frame = InvalidationFrame(keys, protocol_);
+  if (out_.size() + link_.BytesInFlight() + frame.size() > options_.pubsub_buffer_limit) {
+    services_.stats().pubsub_slow_disconnects.fetch_add(1, std::memory_order_relaxed);
+    return link_.CloseNow();
+  }
+  out_ += frame;
   link_.OutputReady();
 }
 

@@ -104,10 +104,16 @@ void Session::ExecServerWide(const Transaction& transaction) {
 }
 
 void Session::FinishTransaction(bool exec) {
-  if (exec) return ExecTransaction();
-  transaction_.reset();
-  pinned_.EndWatch();  // DISCARD unwatches, as in Redis
-  Reply("+OK\r\n");
+  if (exec) {
+    ExecTransaction();
+  } else {
+    transaction_.reset();
+    pinned_.EndWatch();  // DISCARD unwatches, as in Redis
+    Reply("+OK\r\n");
+  }
+  // CLIENT CACHING covered the transaction (an EXEC held for its probes ends here, after
+  // HandleCommand() looked): the command after it is on its own.
+  tracking_.DisarmCaching();
 }
 
 void Session::SendQueueProbe(std::string_view frame, int slot) {

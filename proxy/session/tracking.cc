@@ -12,7 +12,8 @@ constexpr std::string_view kInvalidatePush = ">2\r\n$10\r\ninvalidate\r\n";
 
 }  // namespace
 
-common::Result<TrackingRequest> ParseTracking(std::span<const std::string_view> args) {
+common::Result<TrackingRequest> ParseTracking(std::span<const std::string_view> args,
+                                              const std::function<bool(uint64_t)>& client_exists) {
   TrackingRequest request;
   for (size_t i = 3; i < args.size(); ++i) {
     const bool more = i + 1 < args.size();
@@ -22,6 +23,9 @@ common::Result<TrackingRequest> ParseTracking(std::span<const std::string_view> 
       }
       const auto id = common::ParseInteger<int64_t>(args[++i]);
       if (!id) return common::Error("ERR value is not an integer or out of range");
+      if (*id <= 0 || !client_exists(static_cast<uint64_t>(*id))) {
+        return common::Error("ERR The client ID you want redirect to does not exist");
+      }
       request.redirect = static_cast<uint64_t>(*id);
     } else if (Is(args[i], "BCAST")) {
       request.bcast = true;

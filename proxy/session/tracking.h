@@ -7,10 +7,12 @@
 //
 //   no REDIRECT (RESP3): the shard pushes ">2 invalidate [keys]" on the client's own connection,
 //                        in its place among the replies; the proxy passes it on.
-//   REDIRECT <client>:   each shard sends them to a "receiver", one more RESP3 connection of the
-//                        client's per shard (REDIRECT <the receiver's id on that shard>); the proxy
-//                        passes them to the client named, on any worker (ClientDirectory), framed
-//                        for its protocol.
+//   REDIRECT <client>:   the proxy passes them to the client named, on any worker
+//                        (ClientDirectory), framed for its protocol. A RESP3 connection of the
+//                        client's tracks without REDIRECT (its pushes are passed on); a RESP2 one
+//                        cannot carry pushes, so its shard sends them to a "receiver", one more
+//                        RESP3 connection of the client's there (REDIRECT <the receiver's id on
+//                        that shard>).
 //
 // The client's own state (flags, prefixes, the redirect) is kept here because the shards only
 // know their side of it: TRACKINGINFO and GETREDIR are answered from it, and a connection opened
@@ -19,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <span>
@@ -38,10 +41,12 @@ struct TrackingRequest {
   std::vector<std::string> prefixes;
 };
 
-// Parses `args` (CLIENT TRACKING ...) with Redis' errors: a syntax error, a REDIRECT that is not
-// an integer, two REDIRECTs. The checks against the client's state are the shards' (they answer
-// in their words).
-common::Result<TrackingRequest> ParseTracking(std::span<const std::string_view> args);
+// Parses `args` (CLIENT TRACKING ...) with Redis' errors, in Redis' order: a syntax error, a
+// REDIRECT that is not an integer, two REDIRECTs, a REDIRECT to no client (`client_exists`
+// says, as Redis looks it up while parsing: REDIRECT 0 and OFF REDIRECT <gone> are errors too).
+// The checks against the client's state are the shards' (they answer in their words).
+common::Result<TrackingRequest> ParseTracking(std::span<const std::string_view> args,
+                                              const std::function<bool(uint64_t)>& client_exists);
 
 class ClientTracking {
  public:

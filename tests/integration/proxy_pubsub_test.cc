@@ -124,6 +124,25 @@ TEST_F(ProxyPubSubTest, PatternsAndResp2SubscribedMode) {
       5s));
 }
 
+// Every PUBLISH of one client leaves from the same primary: a message published on the node the
+// subscriber link listens on can no longer overtake the one before it, still crossing the cluster
+// bus from another node (the suite's "PUBLISH/PSUBSCRIBE basics" saw that).
+TEST_F(ProxyPubSubTest, OneClientsMessagesArriveInTheOrderItPublishedThem) {
+  Start();
+  auto subscriber = Connect();
+  auto publisher = Connect();
+  ASSERT_TRUE(subscriber && publisher);
+  ASSERT_TRUE(subscriber->Command({"PSUBSCRIBE", "order.*"}));
+  constexpr int kMessages = 60;  // channels of every slot range: sent round robin, some overtook
+  for (int i = 0; i < kMessages; ++i) {
+    ASSERT_EQ(IntegerOf(publisher->Command({"PUBLISH", "order." + std::to_string(i), "m"})), 1);
+  }
+  for (int i = 0; i < kMessages; ++i) {
+    EXPECT_EQ(NextPush(*subscriber),
+              (Push{"pmessage", "order.*", "order." + std::to_string(i), "m"}));
+  }
+}
+
 // Each node publishes the events of its own keys to its own subscribers only: the proxy hears
 // them on every primary and hands each to the client's pattern or channel once.
 TEST_F(ProxyPubSubTest, KeyspaceNotificationsReachSubscribersFromEveryShard) {

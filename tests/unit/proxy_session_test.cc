@@ -371,6 +371,7 @@ TEST_F(SessionTest, PublishCountsTheProxysSubscribersNotTheShardsConnections) {
   Send({"PUBLISH", "news", "hi"});
   SubRequest* publish = Routed();
   EXPECT_EQ(publish->request, Frame({"PUBLISH", "news", "hi"}));
+  const int first_port = publish->port;
   Answer(publish, ":1\r\n");  // the shard counts the proxy's one connection
   EXPECT_EQ(Output(), ":2\r\n");
   Send({"SUBSCRIBE", "news"});
@@ -380,6 +381,13 @@ TEST_F(SessionTest, PublishCountsTheProxysSubscribersNotTheShardsConnections) {
   Output();
   EXPECT_EQ(counts.Receivers("news", &GlobMatch), 2);
   EXPECT_EQ(counts.Patterns(), 2);
+  // One client's messages all leave from one primary, so they reach subscribers in order.
+  Send({"PUBLISH", "news", "again"});
+  SubRequest* again = Routed();
+  EXPECT_EQ(again->port, first_port);
+  EXPECT_NE(first_port, 0);
+  Answer(again, ":1\r\n");
+  EXPECT_EQ(Output(), ":2\r\n");
   Send({"PUBLISH", "news"});
   Answer(Routed(), "-ERR wrong number of arguments for 'publish' command\r\n");
   EXPECT_EQ(Output(), "-ERR wrong number of arguments for 'publish' command\r\n");
@@ -646,6 +654,33 @@ TEST_F(SessionTest, ResetTurnsTrackingOffOnTheShardsWithoutAReplyOfItsOwn) {
   EXPECT_EQ(Output(), ":-1\r\n");
   Send({"GET", "a"});
   EXPECT_FALSE(Routed()->mode.pinned);
+}
+
+TEST_F(SessionTest, Resp3RedirectNeedsNoReceiverAndAnUnansweredReadKeepsTheNextFlush) {
+  router_.clients.insert(99);
+  Send({"HELLO", "3"});
+  Output();
+  Send({"CLIENT", "TRACKING", "ON", "REDIRECT", "99"});
+  // RESP3 connections track without REDIRECT: their pushes are passed to client 99.
+  SubRequest* on_a = Routed();
+  SubRequest* on_b = Routed();
+  EXPECT_FALSE(on_a->mode.receiver);
+  EXPECT_EQ(on_a->request, Frame({"CLIENT", "TRACKING", "ON"}));
+  PinnedLink* link_a = session_.PinnedLinkFor(*on_a, on_a->host, on_a->port);
+  session_.PinnedLinkFor(*on_b, on_b->host, on_b->port);
+  Answer(on_a, "+OK\r\n");
+  Answer(on_b, "+OK\r\n");
+  EXPECT_EQ(Output(), "+OK\r\n");
+  Send({"GET", "a"});
+  SubRequest* get = Routed();
+  EXPECT_TRUE(get->mode.tracked);
+  const std::string everything = ">2\r\n$10\r\ninvalidate\r\n_\r\n";
+  session_.OnPinnedPush(link_a, everything);  // one shard's flush, the read still unanswered
+  Answer(get, "$1\r\n1\r\n");                 // its value may predate the other shard's flush
+  session_.OnPinnedPush(link_a, everything);
+  session_.OnPinnedPush(link_a, everything);  // nothing read since: nothing to drop
+  EXPECT_EQ(router_.posted[99], (std::vector<std::string>{"_\r\n", "_\r\n"}));
+  EXPECT_EQ(Output(), "$1\r\n1\r\n");
 }
 
 }  // namespace

@@ -13,8 +13,9 @@
 namespace shardctl::proxy {
 namespace {
 
+// Clients 1, 2, 7 and 9 are connected.
 common::Result<TrackingRequest> Parse(std::vector<std::string_view> args) {
-  return ParseTracking(args);
+  return ParseTracking(args, [](uint64_t id) { return id == 1 || id == 2 || id == 7 || id == 9; });
 }
 
 std::string Resp(std::vector<std::string_view> args) {
@@ -43,6 +44,13 @@ TEST(TrackingTest, ParsesEveryOptionAndRefusesAsRedisDoes) {
        "ERR value is not an integer or out of range"},
       {{"CLIENT", "TRACKING", "on", "REDIRECT", "1", "REDIRECT", "2"},
        "ERR A client can only redirect to a single other client"},
+      // Redis looks the client up as it parses: before later options, for OFF too, and 0.
+      {{"CLIENT", "TRACKING", "on", "REDIRECT", "3", "sometimes"},
+       "ERR The client ID you want redirect to does not exist"},
+      {{"CLIENT", "TRACKING", "off", "REDIRECT", "3"},
+       "ERR The client ID you want redirect to does not exist"},
+      {{"CLIENT", "TRACKING", "on", "REDIRECT", "0"},
+       "ERR The client ID you want redirect to does not exist"},
   };
   for (const auto& [args, error] : refused) {
     auto parsed = Parse(args);
