@@ -26,6 +26,7 @@ using namespace std::chrono_literals;
 
 constexpr size_t kFilesAtOnce = 2;  // scratch servers at once: each holds one file's keys in RAM
 constexpr auto kLoadTimeout = 30min;
+constexpr std::chrono::milliseconds kResumePatience = 30s;  // a killed run's shards to come back
 
 std::filesystem::path ScratchRoot(const DeploymentDir& dir) {
   return dir.root() / "restore-scratch";
@@ -183,12 +184,16 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
   if (auto formats = CheckFormats(*manifest, deployment.engine); !formats.ok()) {
     return formats.error();
   }
-  auto serving = ReadServingCluster(target->access, deployment.plan);
+  const ResumeMarker marker = MarkerOf(target->dir, request.from, *manifest);
+  // A restore killed while it held primaries stopped to place their files leaves them restarting
+  // for a few seconds: the run again waits for them rather than refusing at once.
+  auto serving = marker.LeftBefore()
+                     ? WaitForServingCluster(target->access, deployment.plan, kResumePatience)
+                     : ReadServingCluster(target->access, deployment.plan);
   if (!serving.ok()) return serving.error();
   RestoreReport report{.manifest = *manifest, .target_shards = serving->primaries.size()};
   auto held = TotalKeys(target->access, serving->primaries);
   if (!held.ok()) return held.error();
-  const ResumeMarker marker = MarkerOf(target->dir, request.from, *manifest);
   report.resumed = marker.LeftBefore();
   if (*held > 0 && !report.resumed) {
     return Failure::Usage("the deployment holds " + std::to_string(*held) +

@@ -1,6 +1,7 @@
 #include "launcher/ops/serving_cluster.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "common/numbers.h"
 #include "launcher/cluster/redis_client.h"
@@ -41,6 +42,16 @@ Result<ServingCluster> ReadServingCluster(const Access& access, const Plan& plan
   }
   serving.table = std::move(table).value();
   return serving;
+}
+
+Result<ServingCluster> WaitForServingCluster(const Access& access, const Plan& plan,
+                                             std::chrono::milliseconds patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    auto serving = ReadServingCluster(access, plan);
+    if (serving.ok() || std::chrono::steady_clock::now() >= deadline) return serving;
+    std::this_thread::sleep_for(200ms);
+  }
 }
 
 Result<std::vector<RedisConnection>> ConnectPrimaries(
