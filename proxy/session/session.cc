@@ -339,15 +339,18 @@ void Session::Fill(PendingReply& pending, std::string_view bytes) {
 
 void Session::PushMessage(std::string_view frame) {
   if (closed_ || replies_.closing()) return;
-  ProxyStats& stats = services_.stats();
-  if (out_.size() + link_.BytesInFlight() + frame.size() > options_.pubsub_buffer_limit) {
-    // A subscriber that does not read would make the proxy hold every message for it.
-    stats.pubsub_slow_disconnects.fetch_add(1, std::memory_order_relaxed);
-    return link_.CloseNow();
-  }
-  stats.pubsub_messages.fetch_add(1, std::memory_order_relaxed);
+  if (ClosedForSlowReading(frame.size())) return;
+  services_.stats().pubsub_messages.fetch_add(1, std::memory_order_relaxed);
   out_ += frame;
   link_.OutputReady();
+}
+
+bool Session::ClosedForSlowReading(size_t more) {
+  if (out_.size() + link_.BytesInFlight() + more <= options_.pubsub_buffer_limit) return false;
+  // A client that does not read would make the proxy hold every message or invalidation for it.
+  services_.stats().pubsub_slow_disconnects.fetch_add(1, std::memory_order_relaxed);
+  link_.CloseNow();
+  return true;
 }
 
 bool Session::OverLimits() const {

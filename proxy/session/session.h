@@ -191,6 +191,9 @@ class Session final : public ReplySink, public Subscriber {
   void BringIntoTracking(PinnedLink* link);
   // An invalidation for this client's cache: to the client, or to its REDIRECT target.
   void ForwardInvalidation(std::string_view keys);
+  // Past --pubsub-buffer-limit with `more` bytes to write: the client, which does not read what
+  // it is sent, is closed (counted as a slow subscriber) and true is returned.
+  bool ClosedForSlowReading(size_t more);
   // A push for this client, placed among its replies (ReplyQueue::PlacePush()); past
   // --pubsub-buffer-limit the client is closed instead, as a slow subscriber is.
   void PlacePush(std::string_view frame);

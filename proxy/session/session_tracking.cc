@@ -8,7 +8,6 @@
 #include "common/text.h"
 #include "proxy/merge/fanout.h"
 #include "proxy/merge/reply_assembly.h"
-#include "proxy/services/stats.h"
 #include "proxy/session/session.h"
 
 namespace shardctl::proxy {
@@ -250,11 +249,7 @@ void Session::OnPinnedPush(PinnedLink* link, std::string_view push) {
 }
 
 void Session::PlacePush(std::string_view frame) {
-  if (out_.size() + link_.BytesInFlight() + frame.size() > options_.pubsub_buffer_limit) {
-    // A client that does not read would make the proxy hold every invalidation for it.
-    services_.stats().pubsub_slow_disconnects.fetch_add(1, std::memory_order_relaxed);
-    return link_.CloseNow();
-  }
+  if (ClosedForSlowReading(frame.size())) return;
   replies_.PlacePush(frame, out_);
   link_.OutputReady();
 }
@@ -285,10 +280,7 @@ void Session::DeliverInvalidation(std::string_view keys) {
   const bool subscribed = subscriptions_ && !subscriptions_->empty();
   if (protocol_ < 3 && !subscribed) return;
   const std::string frame = InvalidationFrame(keys, protocol_);
-  if (out_.size() + link_.BytesInFlight() + frame.size() > options_.pubsub_buffer_limit) {
-    services_.stats().pubsub_slow_disconnects.fetch_add(1, std::memory_order_relaxed);
-    return link_.CloseNow();
-  }
+  if (ClosedForSlowReading(frame.size())) return;
   out_ += frame;
   link_.OutputReady();
 }
