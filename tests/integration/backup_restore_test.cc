@@ -67,14 +67,6 @@ class BackupRestoreTest : public ShardctlTest {
     EXPECT_FALSE(parsed.is_discarded()) << result.Describe();
     return parsed.is_discarded() ? json::object() : parsed;
   }
-  long long KeysAt(const std::vector<int>& ports) {
-    long long total = 0;
-    for (int port : ports) {
-      auto size = QueryRedis(port, {"DBSIZE"});
-      total += size ? size->integer : -1000000;
-    }
-    return total;
-  }
   // A backup of this test's 3-primary deployment holding every type; returns its directory.
   fs::path BackupOfEveryType(std::map<std::string, KeyValue>& keyspace) {
     auto up = Up(3);

@@ -9,9 +9,14 @@
 namespace shardctl::integration {
 
 // Writes `per_type` keys of each type (string, hash, list, set, sorted set, stream, HyperLogLog,
-// string with a TTL) plus one 200 KB string, with `redis-cli <cli_args>` (e.g. {"-c", "-p",
+// string with a TTL; every third hash, list, set, sorted set and stream with a TTL too) plus one
+// 200 KB string, with `redis-cli <cli_args>` (e.g. {"-c", "-p",
 // "7000"} for a cluster). Returns the number of keys written; fails the test on an error.
 int WriteEveryType(const std::vector<std::string>& cli_args, int per_type);
+
+// DBSIZE of the nodes at `ports`, summed; a node that does not answer counts -1000000, so a
+// comparison with the expected count fails.
+long long KeysAt(const std::vector<int>& ports);
 
 // Every key of the nodes at `ports` (SCAN of each), with its DUMP payload and PTTL, read from the
 // node that listed it (a cluster's primaries: each holds its own slots' keys). `password` is sent

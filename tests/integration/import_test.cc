@@ -44,14 +44,7 @@ class ImportTest : public ShardctlTest {
     return file;
   }
   std::vector<int> ClusterPorts() { return {base_port(), base_port() + 1, base_port() + 2}; }
-  long long ClusterKeys() {
-    long long total = 0;
-    for (int port : ClusterPorts()) {
-      auto size = QueryRedis(port, {"DBSIZE"});
-      total += size ? size->integer : -1000000;
-    }
-    return total;
-  }
+  long long ClusterKeys() { return KeysAt(ClusterPorts()); }
   // `import --from <source> --live` in the background (output in live.out and live.err).
   std::unique_ptr<BackgroundCommand> StartLiveImport(const std::vector<std::string>& extra = {}) {
     std::vector<std::string> argv = {ShardctlBinary(),
