@@ -136,6 +136,11 @@ TEST_F(BackupFailureTest, ABackupKilledWhileHoldingSnapshotsLeavesNoneStopped) {
   const long long written = FillPrimaries(primaries, 12);
   ASSERT_EQ(TotalKeys(KeysOnPrimaries()), written);
 
+  // Each snapshot takes at least 12 x 25 ms, so the children wait stopped for half a second or
+  // more: at a few ms a snapshot, a loaded machine's /proc scan could miss the whole window.
+  for (int port : primaries) {
+    ASSERT_TRUE(QueryRedis(port, {"CONFIG", "SET", "rdb-key-save-delay", "25000"}).has_value());
+  }
   const fs::path dir = scratch_dir() / "killed";
   auto backup = StartOnDeployment("backup", {"--to", dir.string()}, "backup");
   const bool holding = WaitUntil([&] { return !StoppedSnapshotChildren().empty(); }, 60s,
@@ -143,6 +148,7 @@ TEST_F(BackupFailureTest, ABackupKilledWhileHoldingSnapshotsLeavesNoneStopped) {
   ASSERT_TRUE(holding) << "the backup never held a snapshot child";
   ::kill(backup->pid(), SIGKILL);
   backup->WaitForExit(10s);
+  for (int port : primaries) QueryRedis(port, {"CONFIG", "SET", "rdb-key-save-delay", "0"});
 
   // The supervisor continues what the killed backup held; their primaries then end them.
   EXPECT_TRUE(WaitUntil([&] { return StoppedSnapshotChildren().empty(); }, 30s, 100ms));
