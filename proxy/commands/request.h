@@ -67,6 +67,10 @@ struct RequestExtras {
   // Sent (its reply dropped) right before the request on the same connection: SCRIPT LOAD of a
   // script a shard reported missing (NOSCRIPT), or WAIT's catch-up write. Cleared once sent.
   std::string preamble;
+  // CLIENT CACHING yes|no of a tracking client in OPTIN/OPTOUT mode: sent (its reply dropped)
+  // right before the request on every attempt, the retry after MOVED too, because it covers
+  // the command that follows it on the connection, wherever that command is sent.
+  std::string caching;
   bool script_reloaded = false;  // one reload per request, never a loop
   // A transaction ("MULTI ... EXEC" in the request): the replies before EXEC's (+OK, +QUEUED...)
   // are dropped; the first error among them is kept in `hint`, so that an EXECABORT caused by a

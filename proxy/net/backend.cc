@@ -71,14 +71,24 @@ void Backend::Connect() {
 }
 
 void Backend::Send(SubRequest* request, bool asking) {
+  if (request->extras) {
+    RequestExtras& extras = *request->extras;
+    if (!extras.preamble.empty()) {
+      out_ += extras.preamble;
+      Expect(Waiting::kDropReply, nullptr);
+      extras.preamble.clear();
+    }
+    // Tracked requests go over pinned links, which wait out a migration instead of following
+    // ASK: CACHING never meets ASKING (each would end the other before the request).
+    if (!extras.caching.empty()) {
+      out_ += extras.caching;
+      Expect(Waiting::kDropReply, nullptr);
+    }
+  }
+  // ASKING right before the request: any other command in between would end it.
   if (asking) {
     out_ += kAskingCommand;
     Expect(Waiting::kDropReply, nullptr);
-  }
-  if (request->extras && !request->extras->preamble.empty()) {
-    out_ += request->extras->preamble;
-    Expect(Waiting::kDropReply, nullptr);
-    request->extras->preamble.clear();
   }
   out_ += request->request;
   for (size_t i = 0; i < request->skip_replies(); ++i) Expect(Waiting::kSkip, request);

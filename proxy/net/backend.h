@@ -78,8 +78,8 @@ class Backend final : public PinnedLink {
   // Starts connecting. A failure to even start (a bad address) is reported through the waiters
   // on the next Flush().
   void Connect();
-  // Queues `request` (after ASKING when `asking`, and after its preamble if it has one); written
-  // at the end of this loop turn. The replies to ASKING and the preamble are dropped.
+  // Queues `request` (after its preamble and its CLIENT CACHING if it has them, then ASKING when
+  // `asking`); written at the end of this loop turn. Their replies are dropped.
   void Send(SubRequest* request, bool asking);
   // Writes what was queued, if connected and no write is in progress.
   void Flush();

@@ -195,9 +195,7 @@ void Session::NoteTrackedRequest(SubRequest& request) {
   read_since_flush_ = true;
   request.mode.tracked = true;
   ++tracked_inflight_;
-  if (tracking_.caching_armed() && request.Extras().preamble.empty()) {
-    request.Extras().preamble = tracking_.CachingCommand();
-  }
+  if (tracking_.caching_armed()) request.Extras().caching = tracking_.CachingCommand();
 }
 
 void Session::BringIntoTracking(PinnedLink* link) {

@@ -1,7 +1,8 @@
 // CLIENT TRACKING through shardproxy (Redis' unit/tracking): a RESP3 client's invalidations on
 // its own connection, a RESP2 client's redirected to another client of the proxy, one
 // "everything" per FLUSHALL however many primaries, a broken redirect, CLIENT CACHING in OPTIN
-// mode. A real 3-shard cluster behind the real proxy, read byte for byte.
+// mode, also for a read that meets MOVED. A real 3-shard cluster behind the real proxy, read byte
+// for byte.
 #include <chrono>
 #include <string>
 #include <thread>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "common/resp.h"
+#include "common/slots.h"
 #include "tests/integration/proxy_fixture.h"
 
 namespace shardctl::integration {
@@ -200,6 +202,55 @@ TEST_F(ProxyTrackingTest, OptinTracksOnlyAfterClientCachingYes) {
   EXPECT_EQ(client.Rest(300ms), "");
   EXPECT_EQ(Keys(), kShards);
   EXPECT_EQ(IntegerOf(Proxy({"DEL", keys[0], keys[1], keys[2]})), kShards);
+  EXPECT_EQ(Keys(), 0);
+}
+
+// A read under CLIENT CACHING YES whose slot moved behind the proxy's back: the old owner answers
+// MOVED, the proxy reads the new map and sends the read again to the new owner, with CLIENT
+// CACHING before it again; without it, the new owner would not track the key and the client's
+// cached value would never be invalidated.
+TEST_F(ProxyTrackingTest, CachingFollowsAReadToItsSlotsNewOwner) {
+  StopProxy();
+  StartProxy({"--refresh-interval", "600s"});  // only the MOVED makes it read the new map
+  ASSERT_EQ(Keys(), 0);
+  const int source = shard_port(0);
+  const int target = shard_port(1);
+  const std::string key = KeyOn(source, "moving");
+  const std::string slot = std::to_string(common::KeySlot(key));
+  ASSERT_EQ(TextOf(Proxy({"SET", key, "1"})), "OK");
+  auto id = [](int port) {
+    auto reply = QueryRedis(port, {"CLUSTER", "MYID"});
+    return reply ? reply->text : std::string();
+  };
+  auto ok = [](int port, const std::vector<std::string>& command) {
+    auto reply = QueryRedis(port, command);
+    EXPECT_TRUE(reply && reply->text == "OK") << port << ": " << (reply ? reply->text : "none");
+  };
+  ok(target, {"CLUSTER", "SETSLOT", slot, "IMPORTING", id(source)});
+  ok(source, {"CLUSTER", "SETSLOT", slot, "MIGRATING", id(target)});
+  ok(source, {"MIGRATE", "127.0.0.1", std::to_string(target), key, "0", "5000"});
+  for (int port : {target, source, shard_port(2)}) {
+    ok(port, {"CLUSTER", "SETSLOT", slot, "NODE", id(target)});
+  }
+
+  RawClient client(proxy_port());
+  client.Send({"HELLO", "3"});
+  client.Send({"PING"});
+  client.TakeThrough("+PONG\r\n");
+  client.Send({"CLIENT", "TRACKING", "ON", "OPTIN"});
+  ASSERT_EQ(client.Expect("+OK\r\n"), "+OK\r\n");
+  const long long retries = ProxyCounter("retries");
+  client.Send({"CLIENT", "CACHING", "YES"});
+  ASSERT_EQ(client.Expect("+OK\r\n"), "+OK\r\n");
+  client.Send({"GET", key});
+  ASSERT_EQ(client.Expect("$1\r\n1\r\n"), "$1\r\n1\r\n");
+  EXPECT_GT(ProxyCounter("retries"), retries) << "the read did not meet the old owner";
+  ASSERT_EQ(IntegerOf(Proxy({"INCR", key})), 2);
+  EXPECT_EQ(client.Expect(PushOf(key)), PushOf(key));
+  EXPECT_EQ(client.Rest(300ms), "");
+  EXPECT_EQ(Keys(), 1);
+  EXPECT_EQ(IntegerOf(QueryRedis(target, {"EXISTS", key})), 1);
+  EXPECT_EQ(IntegerOf(Proxy({"DEL", key})), 1);
   EXPECT_EQ(Keys(), 0);
 }
 

@@ -574,12 +574,12 @@ TEST_F(SessionTest, TrackingGoesOverOwnConnectionsAndCachingPrecedesTheNextComma
   Send({"GET", "a"});
   SubRequest* get = Routed();
   EXPECT_TRUE(get->mode.pinned);
-  EXPECT_EQ(get->Extras().preamble, Frame({"CLIENT", "CACHING", "yes"}));
+  EXPECT_EQ(get->Extras().caching, Frame({"CLIENT", "CACHING", "yes"}));
   Answer(get, "$1\r\n1\r\n");
   Send({"GET", "b"});  // CACHING covers one command only
   SubRequest* next = Routed();
   EXPECT_TRUE(next->mode.pinned);
-  EXPECT_TRUE(next->extras == nullptr || next->Extras().preamble.empty());
+  EXPECT_TRUE(next->extras == nullptr || next->Extras().caching.empty());
   Answer(next, "$1\r\n2\r\n");
   EXPECT_EQ(Output(), "$1\r\n1\r\n$1\r\n2\r\n");
   // The shard's push on the client's own connection reaches the client.
