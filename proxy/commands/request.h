@@ -64,12 +64,12 @@ struct RequestMode {
 
 // What only a few requests carry, kept out of the common request.
 struct RequestExtras {
-  // Sent (its reply dropped) right before the request on the same connection: SCRIPT LOAD of a
-  // script a shard reported missing (NOSCRIPT), or WAIT's catch-up write. Cleared once sent.
+  // Sent (its reply dropped) right before the request on the same connection, with every
+  // attempt: SCRIPT LOAD of a script a shard reported missing (NOSCRIPT), or WAIT's catch-up
+  // write. Both may run twice: a script loads once, the catch-up write leaves nothing behind.
   std::string preamble;
-  // CLIENT CACHING yes|no of a tracking client in OPTIN/OPTOUT mode: sent (its reply dropped)
-  // right before the request on every attempt, the retry after MOVED too, because it covers
-  // the command that follows it on the connection, wherever that command is sent.
+  // CLIENT CACHING yes|no of a tracking client in OPTIN/OPTOUT mode, after the preamble: it
+  // covers the one command that follows it on the connection, wherever that command is sent.
   std::string caching;
   bool script_reloaded = false;  // one reload per request, never a loop
   // A transaction ("MULTI ... EXEC" in the request): the replies before EXEC's (+OK, +QUEUED...)

@@ -72,11 +72,12 @@ void Backend::Connect() {
 
 void Backend::Send(SubRequest* request, bool asking) {
   if (request->extras) {
+    // Both go again with every attempt: the request follows MOVED, or is retried after a
+    // connection failed before it was written, to a node that needs them as much.
     RequestExtras& extras = *request->extras;
     if (!extras.preamble.empty()) {
       out_ += extras.preamble;
       Expect(Waiting::kDropReply, nullptr);
-      extras.preamble.clear();
     }
     // Tracked requests go over pinned links, which wait out a migration instead of following
     // ASK: CACHING never meets ASKING (each would end the other before the request).

@@ -288,6 +288,32 @@ TEST_F(ProxyTest, SlotMigrationIsInvisibleToPipeliningClients) {
             << " MOVED, " << ProxyCounter("retries") << " retries\n";
 }
 
+// A script whose key's slot moved to a shard that lost its scripts (a restart without
+// persistence): the old owner answers MOVED, the new one NOSCRIPT, and the proxy, its map still
+// naming the old owner, sends SCRIPT LOAD with the script there first. The SCRIPT LOAD must go
+// along when the script follows MOVED to the new owner again.
+TEST_F(ProxyTest, AScriptFollowsItsKeyToANewOwnerThatLostIt) {
+  UpWithProxy({"--refresh-interval", "600s"});  // only MOVED makes it read the new map
+  ASSERT_FALSE(HasFailure());
+  const int source = shard_port(0);
+  const int target = shard_port(1);
+  const std::string key = KeyOn(source, "scripted");
+  ASSERT_EQ(TextOf(Proxy({"SET", key, "value"})), "OK");
+  auto sha = Proxy({"SCRIPT", "LOAD", "return redis.call('GET', KEYS[1])"});
+  ASSERT_TRUE(sha && sha->text.size() == 40u) << (sha ? sha->text : "no reply");
+  MoveSlotOf(key, source, target);
+  auto flushed = QueryRedis(target, {"SCRIPT", "FLUSH"});
+  ASSERT_TRUE(flushed && flushed->text == "OK");
+  auto value = Proxy({"EVALSHA", sha->text, "1", key});
+  ASSERT_TRUE(value.has_value());
+  EXPECT_EQ(value->text, "value");
+  EXPECT_GT(ProxyCounter("script_reloads"), 0);
+  EXPECT_EQ(Keys(), 1);
+  EXPECT_EQ(IntegerOf(QueryRedis(target, {"EXISTS", key})), 1);
+  EXPECT_EQ(IntegerOf(Proxy({"DEL", key})), 1);
+  EXPECT_EQ(Keys(), 0);
+}
+
 TEST_F(ProxyTest, KilledPrimaryComesBackUnderTheSameClientConnection) {
   UpWithProxy();
   ASSERT_FALSE(HasFailure());

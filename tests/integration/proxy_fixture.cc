@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <set>
 #include <sstream>
 
 #include "common/slots.h"
@@ -206,6 +207,35 @@ std::vector<std::string> ProxyTest::KeyPerShard(int shards, const std::string& p
   std::vector<std::string> keys;
   for (int shard = 0; shard < shards; ++shard) keys.push_back(KeyOn(shard_port(shard), prefix));
   return keys;
+}
+
+void ProxyTest::MoveSlotOf(const std::string& key, int from, int to) {
+  const std::string slot = std::to_string(common::KeySlot(key));
+  auto id = [](int port) {
+    auto reply = QueryRedis(port, {"CLUSTER", "MYID"});
+    return reply ? reply->text : std::string();
+  };
+  auto ok = [](int port, const std::vector<std::string>& command) {
+    auto reply = QueryRedis(port, command);
+    EXPECT_TRUE(reply && reply->text == "OK") << port << ": " << (reply ? reply->text : "none");
+  };
+  const std::string from_id = id(from);
+  const std::string to_id = id(to);
+  ok(to, {"CLUSTER", "SETSLOT", slot, "IMPORTING", from_id});
+  ok(from, {"CLUSTER", "SETSLOT", slot, "MIGRATING", to_id});
+  for (int guard = 0; guard < 100; ++guard) {
+    auto keys = QueryRedis(from, {"CLUSTER", "GETKEYSINSLOT", slot, "100"});
+    if (!keys || keys->elements.empty()) break;
+    std::vector<std::string> migrate = {"MIGRATE", "127.0.0.1", std::to_string(to), "", "0",
+                                        "5000",    "KEYS"};
+    for (const RedisReply& name : keys->elements) migrate.push_back(name.text);
+    ok(from, migrate);
+  }
+  std::set<int> others;
+  for (const SlotRange& range : SlotRanges()) others.insert(range.port);
+  others.erase(to);
+  ok(to, {"CLUSTER", "SETSLOT", slot, "NODE", to_id});
+  for (int port : others) ok(port, {"CLUSTER", "SETSLOT", slot, "NODE", to_id});
 }
 
 std::string ProxyTest::KeyOn(int port, const std::string& prefix) {

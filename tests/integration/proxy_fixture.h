@@ -101,6 +101,10 @@ class ProxyTest : public ShardctlTest {
   int OwnerPort(int slot);
   // The first key `prefix`N (N = 0, 1, ...) whose slot is served by the primary on `port`.
   std::string KeyOn(int port, const std::string& prefix);
+  // Moves `key`'s slot, with its keys, from the primary on `from` to the one on `to` by hand
+  // (SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE on every primary), behind the proxy's
+  // back: its map still says `from` until a MOVED (or its refresh) tells it.
+  void MoveSlotOf(const std::string& key, int from, int to);
   // One command through the proxy on a connection of its own; DBSIZE through the proxy.
   std::optional<RedisReply> Proxy(const std::vector<std::string>& command) {
     return QueryRedis(proxy_port(), command);

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "common/resp.h"
-#include "common/slots.h"
 #include "tests/integration/proxy_fixture.h"
 
 namespace shardctl::integration {
@@ -216,22 +215,8 @@ TEST_F(ProxyTrackingTest, CachingFollowsAReadToItsSlotsNewOwner) {
   const int source = shard_port(0);
   const int target = shard_port(1);
   const std::string key = KeyOn(source, "moving");
-  const std::string slot = std::to_string(common::KeySlot(key));
   ASSERT_EQ(TextOf(Proxy({"SET", key, "1"})), "OK");
-  auto id = [](int port) {
-    auto reply = QueryRedis(port, {"CLUSTER", "MYID"});
-    return reply ? reply->text : std::string();
-  };
-  auto ok = [](int port, const std::vector<std::string>& command) {
-    auto reply = QueryRedis(port, command);
-    EXPECT_TRUE(reply && reply->text == "OK") << port << ": " << (reply ? reply->text : "none");
-  };
-  ok(target, {"CLUSTER", "SETSLOT", slot, "IMPORTING", id(source)});
-  ok(source, {"CLUSTER", "SETSLOT", slot, "MIGRATING", id(target)});
-  ok(source, {"MIGRATE", "127.0.0.1", std::to_string(target), key, "0", "5000"});
-  for (int port : {target, source, shard_port(2)}) {
-    ok(port, {"CLUSTER", "SETSLOT", slot, "NODE", id(target)});
-  }
+  MoveSlotOf(key, source, target);
 
   RawClient client(proxy_port());
   client.Send({"HELLO", "3"});
