@@ -139,13 +139,17 @@ TEST_F(BackupFailureTest, ABackupKilledWhileHoldingSnapshotsLeavesNoneStopped) {
   // Each snapshot takes at least 12 x 25 ms, so the children wait stopped for half a second or
   // more: at a few ms a snapshot, a loaded machine's /proc scan could miss the whole window.
   for (int port : primaries) {
-    ASSERT_TRUE(QueryRedis(port, {"CONFIG", "SET", "rdb-key-save-delay", "25000"}).has_value());
+    auto slowed = QueryRedis(port, {"CONFIG", "SET", "rdb-key-save-delay", "25000"});
+    ASSERT_TRUE(slowed && slowed->text == "OK") << port << ": " << (slowed ? slowed->text : "");
   }
   const fs::path dir = scratch_dir() / "killed";
   auto backup = StartOnDeployment("backup", {"--to", dir.string()}, "backup");
   const bool holding = WaitUntil([&] { return !StoppedSnapshotChildren().empty(); }, 60s,
                                  std::chrono::milliseconds(1));
-  ASSERT_TRUE(holding) << "the backup never held a snapshot child";
+  ASSERT_TRUE(holding) << "the backup never held a snapshot child; it "
+                       << (backup->WaitForExit(0ms) ? "ended" : "still runs")
+                       << ", saying: " << ReadFileText(scratch_dir() / "backup.err")
+                       << ReadFileText(scratch_dir() / "backup.out");
   ::kill(backup->pid(), SIGKILL);
   backup->WaitForExit(10s);
   for (int port : primaries) QueryRedis(port, {"CONFIG", "SET", "rdb-key-save-delay", "0"});

@@ -122,7 +122,7 @@ int WriteEveryType(const std::vector<std::string>& cli_args, int per_type) {
     script << "SET big " << std::string(200 * 1024, 'b') << "\n";
     ++keys;
   }
-  std::string command = "redis-cli";
+  std::string command = "redis-cli -e";  // -e: an error reply fails the run (and the test)
   for (const auto& arg : cli_args) command += " " + arg;
   auto written = RunCommand({"sh", "-c", command + " < " + file.string() + " > /dev/null"}, 120s);
   EXPECT_EQ(written.exit_code, 0) << written.Describe();

@@ -34,6 +34,14 @@ TEST_F(KeyCopyTest, ManySmallBatchesPerWorkerCopyEveryKeyOnce) {
   ASSERT_EQ(Up(3).exit_code, 0);
   const auto expected = ReadKeyspace({source_port()});
   ASSERT_EQ(expected.size(), static_cast<size_t>(written));
+  // A TTL on every third key of the five types DUMP carries without one: 40 each.
+  size_t typed_with_ttl = 0;
+  for (const auto& [key, value] : expected) {
+    if (!key.starts_with("string:") && !key.starts_with("ttl:") && value.pttl > 0) {
+      ++typed_with_ttl;
+    }
+  }
+  EXPECT_EQ(typed_with_ttl, 5u * 40u);
   const common::SlotTable table = Table();
   ASSERT_EQ(table.primaries().size(), 3u);
 
