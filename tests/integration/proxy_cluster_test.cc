@@ -19,11 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::string NodeId(int port) {
-  auto id = QueryRedis(port, {"CLUSTER", "MYID"});
-  return id ? id->text : "";
-}
-
 // A client pipelining batches of commands through the proxy on its own thread, checking every
 // reply against what it wrote: keys of the slot under test and keys elsewhere.
 class CheckingClient {

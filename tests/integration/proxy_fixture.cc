@@ -209,18 +209,19 @@ std::vector<std::string> ProxyTest::KeyPerShard(int shards, const std::string& p
   return keys;
 }
 
+std::string NodeId(int port) {
+  auto id = QueryRedis(port, {"CLUSTER", "MYID"});
+  return id ? id->text : "";
+}
+
 void ProxyTest::MoveSlotOf(const std::string& key, int from, int to) {
   const std::string slot = std::to_string(common::KeySlot(key));
-  auto id = [](int port) {
-    auto reply = QueryRedis(port, {"CLUSTER", "MYID"});
-    return reply ? reply->text : std::string();
-  };
   auto ok = [](int port, const std::vector<std::string>& command) {
     auto reply = QueryRedis(port, command);
     EXPECT_TRUE(reply && reply->text == "OK") << port << ": " << (reply ? reply->text : "none");
   };
-  const std::string from_id = id(from);
-  const std::string to_id = id(to);
+  const std::string from_id = NodeId(from);
+  const std::string to_id = NodeId(to);
   ok(to, {"CLUSTER", "SETSLOT", slot, "IMPORTING", from_id});
   ok(from, {"CLUSTER", "SETSLOT", slot, "MIGRATING", to_id});
   for (int guard = 0; guard < 100; ++guard) {

@@ -70,6 +70,9 @@ class RawConnection {
   int fd_ = -1;
 };
 
+// CLUSTER MYID of the node on 127.0.0.1:port; empty when it does not answer.
+std::string NodeId(int port);
+
 struct SlotRange {
   int first = 0;
   int last = 0;
