@@ -118,13 +118,56 @@ bool ReadLine(std::string_view frame, size_t& pos, std::string_view& line) {
   return true;
 }
 
+// A length line after its type byte at `pos`: digits by string2ll's rules, then "\r\n". Returns
+// the position after the line, 0 when the bytes end first, or npos when it is not a valid length
+// (the slow path then names the problem). On every request and reply: one pass, no bounds check
+// per digit beyond the one that ends the digits.
+size_t ReadLength(std::string_view bytes, size_t pos, size_t max_line, int64_t& value) {
+  constexpr size_t kMaxDigits = 18;  // far beyond any limit
+  const char* data = bytes.data();
+  const size_t size = bytes.size();
+  const size_t start = pos;
+  const size_t stop = std::min(size, start + kMaxDigits + 1);
+  uint64_t number = 0;
+  for (; pos < stop; ++pos) {
+    const unsigned digit = static_cast<unsigned char>(data[pos]) - unsigned{'0'};
+    if (digit > 9) break;
+    number = number * 10 + digit;
+  }
+  const size_t digits = pos - start;
+  if (digits > kMaxDigits || digits > max_line) return std::string_view::npos;
+  if (pos == size) return 0;
+  if (digits == 0 || (digits > 1 && data[start] == '0') || data[pos] != '\r') {
+    return std::string_view::npos;
+  }
+  if (pos + 1 == size) return 0;
+  if (data[pos + 1] != '\n') return std::string_view::npos;
+  value = static_cast<int64_t>(number);
+  return pos + 2;
+}
+
 }  // namespace
 
 RespScanner::RespScanner(RespLimits limits) : limits_(limits) {}
 
-void RespScanner::Feed(std::string_view bytes) { buffer_.append(bytes); }
+void RespScanner::Feed(std::string_view bytes) {
+  Detach();
+  buffer_.append(bytes);
+}
 
-std::string_view RespScanner::Buffered() const { return std::string_view(buffer_).substr(head_); }
+void RespScanner::FeedBorrowed(std::string_view bytes) {
+  if (!buffer_.empty() || borrowed_.data() != nullptr || bytes.empty()) return Feed(bytes);
+  borrowed_ = bytes;  // nothing buffered: every offset is 0
+}
+
+void RespScanner::Detach() {
+  if (borrowed_.data() == nullptr) return;
+  buffer_.assign(borrowed_.substr(head_));
+  borrowed_ = {};
+  Rebase();
+}
+
+std::string_view RespScanner::Buffered() const { return Data().substr(head_); }
 
 std::string_view RespScanner::FrameBytes(const ScanResult& frame) const {
   return Buffered().substr(frame.begin, frame.end - frame.begin);
@@ -136,22 +179,21 @@ void RespScanner::Reset() {
   } else {
     buffer_.clear();
   }
+  borrowed_ = {};
   head_ = frame_start_ = pos_ = line_search_ = bulk_body_ = bulk_end_ = 0;
   bulk_type_ = frame_type_ = 0;
   stack_.clear();
   error_.clear();
 }
 
-std::string_view RespScanner::Unreturned() const {
-  return std::string_view(buffer_).substr(frame_start_);
-}
+std::string_view RespScanner::Unreturned() const { return Data().substr(frame_start_); }
 
 bool RespScanner::AtFrameStart() const {
   return error_.empty() && pos_ == frame_start_ && stack_.empty() && bulk_end_ == 0;
 }
 
 bool RespScanner::SkipUnreturned(size_t bytes) {
-  if (!AtFrameStart() || bytes > buffer_.size() - frame_start_) return false;
+  if (!AtFrameStart() || bytes > Data().size() - frame_start_) return false;
   frame_start_ += bytes;
   pos_ = frame_start_;
   line_search_ = frame_start_;
@@ -160,15 +202,16 @@ bool RespScanner::SkipUnreturned(size_t bytes) {
 
 void RespScanner::Consume(size_t bytes) {
   head_ += std::min(bytes, frame_start_ - head_);
-  if (head_ == buffer_.size() && error_.empty()) {
+  const size_t size = Data().size();
+  if (head_ == size && error_.empty()) {
     Reset();  // nothing partial is left: head_ == frame_start_ == pos_
-  } else if (head_ >= kCompactThreshold && head_ * 2 >= buffer_.size()) {
-    Compact();
+  } else if (borrowed_.data() == nullptr && head_ >= kCompactThreshold && head_ * 2 >= size) {
+    buffer_.erase(0, head_);
+    Rebase();
   }
 }
 
-void RespScanner::Compact() {
-  buffer_.erase(0, head_);
+void RespScanner::Rebase() {
   frame_start_ -= head_;
   pos_ -= head_;
   line_search_ = line_search_ > head_ ? line_search_ - head_ : 0;
@@ -181,6 +224,7 @@ void RespScanner::Compact() {
 
 ScanResult RespScanner::Next() {
   ScanResult result;
+  if (ScanSimpleFrame(result)) return result;
   for (;;) {
     switch (ScanElement()) {
       case Step::kContinue:
@@ -203,6 +247,47 @@ ScanResult RespScanner::Next() {
   }
 }
 
+// The usual reply, in one pass: a whole status, error, integer or bulk string at a frame start.
+// False, with nothing changed, for anything else (a partial frame, an aggregate, an invalid
+// line): the element scanner then takes it, resumably, and names any problem.
+bool RespScanner::ScanSimpleFrame(ScanResult& result) {
+  if (pos_ != frame_start_ || bulk_end_ != 0 || !stack_.empty() || !error_.empty()) return false;
+  const std::string_view data = Data();
+  if (pos_ >= data.size()) return false;
+  const char type = data[pos_];
+  size_t next = 0;
+  if (type == '$') {
+    int64_t length = 0;
+    const size_t body = ReadLength(data, pos_ + 1, limits_.max_line_length, length);
+    if (body == 0 || body == std::string_view::npos || length > limits_.max_bulk_length) {
+      return false;
+    }
+    const size_t end = body + static_cast<size_t>(length);
+    if (end + 2 > data.size() || data[end] != '\r' || data[end + 1] != '\n') return false;
+    next = end + 2;
+  } else if (type == '+' || type == '-' || type == ':') {
+    const size_t from = pos_ + 1;
+    const void* cr = std::memchr(data.data() + from, '\r', data.size() - from);
+    if (cr == nullptr) return false;
+    const auto cr_at = static_cast<size_t>(static_cast<const char*>(cr) - data.data());
+    if (cr_at + 1 >= data.size() || data[cr_at + 1] != '\n' ||
+        cr_at - from > limits_.max_line_length) {
+      return false;
+    }
+    if (type == ':' && !IsInteger(data.substr(from, cr_at - from))) return false;
+    next = cr_at + 2;
+  } else {
+    return false;
+  }
+  result.status = ScanStatus::kFrame;
+  result.begin = frame_start_ - head_;
+  result.end = next - head_;
+  result.type = type;
+  frame_start_ = pos_ = next;
+  line_search_ = 0;
+  return true;
+}
+
 RespScanner::Step RespScanner::Fail(std::string message) {
   error_ = std::move(message);
   return Step::kError;
@@ -212,13 +297,14 @@ RespScanner::Step RespScanner::Fail(std::string message) {
 RespScanner::Step RespScanner::ScanElement() {
   if (!error_.empty()) return Step::kError;
   if (bulk_end_ != 0) return ScanBulkBody();
-  if (pos_ >= buffer_.size()) return Step::kIncomplete;
-  const char type = buffer_[pos_];
+  const std::string_view data = Data();
+  if (pos_ >= data.size()) return Step::kIncomplete;
+  const char type = data[pos_];
   if (!IsKnownType(type))
     return Fail("Protocol error: unknown type byte '" + PrintableByte(type) + "'");
   size_t line_end = 0;
   if (Step step = ScanLine(line_end); step != Step::kContinue) return step;
-  const std::string_view line(buffer_.data() + pos_ + 1, line_end - pos_ - 1);
+  const std::string_view line(data.data() + pos_ + 1, line_end - pos_ - 1);
   const size_t next = line_end + 2;
   if (stack_.empty() && type != '|') frame_type_ = type;
   bool valid = true;
@@ -260,22 +346,21 @@ RespScanner::Step RespScanner::ScanElement() {
 
 // Finds the "\r\n" ending the line at pos_, resuming the search where the last call stopped.
 RespScanner::Step RespScanner::ScanLine(size_t& line_end) {
+  const std::string_view data = Data();
   const size_t from = std::max(line_search_, pos_ + 1);
-  const void* cr = from < buffer_.size()
-                       ? std::memchr(buffer_.data() + from, '\r', buffer_.size() - from)
-                       : nullptr;
-  const size_t cr_at = cr != nullptr
-                           ? static_cast<size_t>(static_cast<const char*>(cr) - buffer_.data())
-                           : buffer_.size();
+  const void* cr =
+      from < data.size() ? std::memchr(data.data() + from, '\r', data.size() - from) : nullptr;
+  const size_t cr_at =
+      cr != nullptr ? static_cast<size_t>(static_cast<const char*>(cr) - data.data()) : data.size();
   if (cr_at - (pos_ + 1) > limits_.max_line_length) {
     return Fail("Protocol error: line longer than " + std::to_string(limits_.max_line_length) +
                 " bytes");
   }
-  if (cr == nullptr || cr_at + 1 >= buffer_.size()) {
+  if (cr == nullptr || cr_at + 1 >= data.size()) {
     line_search_ = cr_at;
     return Step::kIncomplete;
   }
-  if (buffer_[cr_at + 1] != '\n') return Fail("Protocol error: expected '\\r\\n'");
+  if (data[cr_at + 1] != '\n') return Fail("Protocol error: expected '\\r\\n'");
   line_end = cr_at;
   return Step::kContinue;
 }
@@ -302,11 +387,12 @@ RespScanner::Step RespScanner::ScanBulkHeader(char type, std::string_view line, 
 
 // Waits until the whole body of the bulk whose header was scanned is buffered, then checks it.
 RespScanner::Step RespScanner::ScanBulkBody() {
-  if (buffer_.size() < bulk_end_) return Step::kIncomplete;
-  if (buffer_.compare(bulk_end_ - 2, 2, kCrlf) != 0) {
+  const std::string_view data = Data();
+  if (data.size() < bulk_end_) return Step::kIncomplete;
+  if (data.compare(bulk_end_ - 2, 2, kCrlf) != 0) {
     return Fail("Protocol error: expected '\\r\\n' after " + TypeName(bulk_type_) + " data");
   }
-  if (bulk_type_ == '=' && buffer_[bulk_body_ + 3] != ':') {
+  if (bulk_type_ == '=' && data[bulk_body_ + 3] != ':') {
     return Fail("Protocol error: verbatim string without a 3-byte format and ':'");
   }
   const size_t next = bulk_end_;
@@ -395,33 +481,6 @@ Status ParseCommandArgsInto(std::string_view frame, std::vector<std::string_view
   }
   return Ok();
 }
-
-namespace {
-
-// A length line after its type byte at `pos`: digits by string2ll's rules, then "\r\n". Returns
-// the position after the line, 0 when the bytes end first, or npos when it is not a valid length
-// (the slow path then names the problem).
-size_t ReadLength(std::string_view bytes, size_t pos, size_t max_line, int64_t& value) {
-  const size_t start = pos;
-  uint64_t number = 0;
-  while (pos < bytes.size() && bytes[pos] >= '0' && bytes[pos] <= '9') {
-    number = number * 10 + static_cast<uint64_t>(bytes[pos] - '0');
-    ++pos;
-    if (pos - start > 18) return std::string_view::npos;  // far beyond any limit
-  }
-  if (pos - start > max_line) return std::string_view::npos;
-  if (pos == bytes.size()) return 0;
-  const size_t digits = pos - start;
-  if (digits == 0 || (digits > 1 && bytes[start] == '0') || bytes[pos] != '\r') {
-    return std::string_view::npos;
-  }
-  if (pos + 1 == bytes.size()) return 0;
-  if (bytes[pos + 1] != '\n') return std::string_view::npos;
-  value = static_cast<int64_t>(number);
-  return pos + 2;
-}
-
-}  // namespace
 
 FastRequest ScanRequest(std::string_view bytes, const RespLimits& limits,
                         std::vector<std::string_view>& args) {

@@ -72,6 +72,15 @@ class RespScanner {
 
   // Appends bytes to the buffer. Invalidates views obtained from Buffered().
   void Feed(std::string_view bytes);
+  // Scans `bytes` where they are, without copying them, when nothing is buffered (the usual case
+  // for a connection whose last read ended on a frame boundary); else the same as Feed(). The
+  // caller must call Detach() before `bytes` change or go away (at the end of the read callback
+  // that got them): only what is left unconsumed is copied then.
+  void FeedBorrowed(std::string_view bytes);
+  // Copies what is left of borrowed bytes into the scanner's own buffer; nothing when nothing is
+  // borrowed. Offsets of frames returned earlier shift as in Consume(). Invalidates views
+  // obtained from Buffered().
+  void Detach();
 
   // Scans for the next complete frame after the last one returned.
   ScanResult Next();
@@ -109,6 +118,7 @@ class RespScanner {
   };
   enum class Step { kContinue, kIncomplete, kError, kFrame };
 
+  bool ScanSimpleFrame(ScanResult& result);
   Step ScanElement();
   Step ScanLine(size_t& line_end);
   Step ScanBulkBody();
@@ -116,10 +126,16 @@ class RespScanner {
   Step ScanAggregateHeader(char type, std::string_view line, size_t next);
   Step FinishElement(size_t next);
   Step Fail(std::string message);
-  void Compact();
+  // Shifts every offset down by head_ once the bytes before it are gone (head_ becomes 0).
+  void Rebase();
+  // The bytes being scanned: the borrowed ones, else the buffer.
+  std::string_view Data() const { return borrowed_.data() != nullptr ? borrowed_ : buffer_; }
 
   RespLimits limits_;
   std::string buffer_;
+  // The caller's bytes while FeedBorrowed() borrows them (then scanned in place of buffer_). Not
+  // a view of buffer_ in the other case, so copies and moves of the scanner stay right.
+  std::string_view borrowed_;
   size_t head_ = 0;         // bytes before this were consumed
   size_t frame_start_ = 0;  // start of the frame being scanned; end of frames returned
   size_t pos_ = 0;          // start of the next element to scan

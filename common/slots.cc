@@ -26,13 +26,32 @@ constexpr std::array<uint16_t, 256> MakeCrc16Table() {
 
 constexpr std::array<uint16_t, 256> kCrc16Table = MakeCrc16Table();
 
+// Two bytes a step (every key of every proxied request is hashed): a 16-bit x = crc ^ (b0 << 8 |
+// b1) shifted through 16 steps is, the CRC being linear, the high byte's two steps xor the low
+// byte's one step: kCrc16Pairs[x >> 8] ^ kCrc16Table[x & 0xff].
+constexpr std::array<uint16_t, 256> MakeCrc16PairTable() {
+  std::array<uint16_t, 256> table{};
+  for (int byte = 0; byte < 256; ++byte) {
+    const uint16_t once = kCrc16Table[byte];
+    table[byte] = static_cast<uint16_t>((once << 8) ^ kCrc16Table[once >> 8]);
+  }
+  return table;
+}
+
+constexpr std::array<uint16_t, 256> kCrc16Pairs = MakeCrc16PairTable();
+
 }  // namespace
 
 uint16_t Crc16(std::string_view data) {
   uint16_t crc = 0;
-  for (char c : data) {
-    const auto index = static_cast<uint8_t>((crc >> 8) ^ static_cast<uint8_t>(c));
-    crc = static_cast<uint16_t>((crc << 8) ^ kCrc16Table[index]);
+  const auto* byte = reinterpret_cast<const uint8_t*>(data.data());
+  const uint8_t* end = byte + data.size();
+  for (; end - byte >= 2; byte += 2) {
+    const auto x = static_cast<uint16_t>(crc ^ ((byte[0] << 8) | byte[1]));
+    crc = static_cast<uint16_t>(kCrc16Pairs[x >> 8] ^ kCrc16Table[x & 0xff]);
+  }
+  if (byte != end) {
+    crc = static_cast<uint16_t>((crc << 8) ^ kCrc16Table[static_cast<uint8_t>((crc >> 8) ^ *byte)]);
   }
   return crc;
 }

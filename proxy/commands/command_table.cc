@@ -351,24 +351,28 @@ class CommandIndex {
     }
   }
 
-  // The entry named `upper` (already upper case), or nullptr.
-  const CommandInfo* Find(std::string_view upper) const {
-    for (size_t at = Hash(upper) & mask_; slots_[at] != kEmpty; at = (at + 1) & mask_) {
+  // The entry named `upper` (already upper case, its Hash() `hash`), or nullptr.
+  const CommandInfo* Find(std::string_view upper, uint64_t hash) const {
+    for (size_t at = hash & mask_; slots_[at] != kEmpty; at = (at + 1) & mask_) {
       const CommandInfo& info = table_[static_cast<size_t>(slots_[at])];
       if (info.name == upper) return &info;
     }
     return nullptr;
   }
 
- private:
-  static constexpr int32_t kEmpty = -1;
-
-  // FNV-1a: command names are short, and the table is fixed.
+  // FNV-1a: command names are short, and the table is fixed. Step() adds one byte.
+  static constexpr uint64_t kHashStart = 14695981039346656037ull;
+  static uint64_t Step(uint64_t hash, char c) {
+    return (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  }
   static uint64_t Hash(std::string_view name) {
-    uint64_t hash = 14695981039346656037ull;
-    for (char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    uint64_t hash = kHashStart;
+    for (char c : name) hash = Step(hash, c);
     return hash;
   }
+
+ private:
+  static constexpr int32_t kEmpty = -1;
 
   const std::vector<CommandInfo>& table_;
   std::vector<int32_t> slots_;
@@ -400,14 +404,17 @@ std::span<const CommandInfo> AllCommands() { return Table(); }
 const CommandInfo& LookupCommand(std::string_view name) {
   // Longer than any command name: not in the table, no need to upper-case it.
   constexpr size_t kMaxName = 32;
-  std::array<char, kMaxName> upper{};
+  std::array<char, kMaxName> upper;  // only the name's bytes are written and read
   if (name.size() <= kMaxName) {
+    // Upper-cased and hashed in one pass: on every request.
+    uint64_t hash = CommandIndex::kHashStart;
     for (size_t i = 0; i < name.size(); ++i) {
       const char c = name[i];
       upper[i] = c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c;
+      hash = CommandIndex::Step(hash, upper[i]);
     }
     const std::string_view key(upper.data(), name.size());
-    if (const CommandInfo* info = Index().Find(key)) return *info;
+    if (const CommandInfo* info = Index().Find(key, hash)) return *info;
   }
   thread_local std::string unknown_name;
   thread_local CommandInfo unknown;
@@ -540,6 +547,13 @@ Result<int> RequestSlot(const CommandInfo& info, std::span<const std::string_vie
 
 Result<KeyedSlot> RequestKeyedSlot(const CommandInfo& info,
                                    std::span<const std::string_view> args) {
+  // Most requests (GET, SET, INCR, HSET ...): one key, right after the command name. What
+  // ResolveKeys() would find, without resolving.
+  const KeySpec& spec = info.keys;
+  if (spec.first == 1 && spec.last == 1 && spec.numkeys_at == 0 && !spec.after_streams &&
+      !spec.optional && !spec.dest_first && args.size() >= 2) {
+    return KeyedSlot{common::KeySlot(args[1]), 1};
+  }
   auto keys = ResolveKeys(info, args);
   if (!keys) return keys.error();
   const bool dest = info.keys.dest_first && args.size() > 1;

@@ -5,8 +5,8 @@
 //   SubRequest (one per backend request: the whole command, or one part of a split or fanned-out
 //        │      one) routed by the worker; comes back to its ReplySink with a reply or an error
 //
-// A PendingReply lives in a std::deque, whose elements keep their address while others are
-// pushed at the back or popped at the front, so SubRequests can point at it.
+// A PendingReply keeps its address from its Push() until it is written (ReplyQueue holds
+// pointers to them, taken from the worker's pool), so SubRequests can point at it.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +31,8 @@ struct PendingReply {
   ~PendingReply();
   PendingReply(PendingReply&&) noexcept;
   PendingReply& operator=(PendingReply&&) noexcept;
+  // As new, keeping the capacity of `bytes` (a pooled PendingReply is reused so).
+  void Reset();
 
   std::string bytes;  // the reply, once ready (unless it went straight to the client)
   bool ready = false;

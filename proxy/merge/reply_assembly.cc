@@ -11,6 +11,13 @@ PendingReply::~PendingReply() = default;
 PendingReply::PendingReply(PendingReply&&) noexcept = default;
 PendingReply& PendingReply::operator=(PendingReply&&) noexcept = default;
 
+void PendingReply::Reset() {
+  bytes.clear();
+  ready = close_after = silent = progressed = has_trailer = false;
+  assembly.reset();
+  stamp = {};
+}
+
 std::optional<std::string> ReplyAssembly::Add(size_t part, std::string_view frame) {
   if (replies_.empty()) replies_.resize(parts());
   replies_[part].assign(frame);

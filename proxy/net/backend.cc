@@ -107,9 +107,8 @@ void Backend::StampWritten() {
   // The loop's cached time can be a long turn old: a shard is timed from when it was written to.
   uv_update_time(owner_.loop());
   const uint64_t now = uv_now(owner_.loop());
-  for (auto waiter = waiters_.end() - static_cast<std::ptrdiff_t>(unwritten_);
-       waiter != waiters_.end(); ++waiter) {
-    waiter->written_ms = now;
+  for (size_t i = waiters_.size() - unwritten_; i < waiters_.size(); ++i) {
+    waiters_[i].written_ms = now;
   }
   unwritten_ = 0;
 }
@@ -150,8 +149,10 @@ void Backend::OnStreamFailure(common::uv::StreamFailure failure, std::string_vie
 
 void Backend::OnStreamRead(std::string_view bytes) {
   const ThreadMetrics::ReadBatch batch(owner_.metrics());
-  replies_.Feed(bytes);
+  // Replies are framed in the thread's read buffer; only a partial one is copied (Detach).
+  replies_.FeedBorrowed(bytes);
   HandleFrames();
+  replies_.Detach();
 }
 
 void Backend::HandleFrames() {
@@ -224,8 +225,8 @@ void Backend::SendUnanswered(std::string_view command) {
 }
 
 bool Backend::HasRequests() const {
-  for (const Waiter& waiter : waiters_) {
-    if (waiter.request != nullptr) return true;
+  for (size_t i = 0; i < waiters_.size(); ++i) {
+    if (waiters_[i].request != nullptr) return true;
   }
   return false;
 }
@@ -241,10 +242,11 @@ void Backend::CloseWithWaiters(std::string why, bool failure) {
   // Requests not handed to the socket yet (queued before the connection was up, or during its
   // TLS handshake, or in this loop turn) were never written: safe to retry elsewhere.
   const std::string error = "shard " + host_ + ":" + std::to_string(port_) + " " + why;
-  std::deque<Waiter> waiters;
-  waiters.swap(waiters_);
+  common::RingQueue<Waiter> waiters;
+  std::swap(waiters, waiters_);
   unwritten_ = 0;
-  for (const Waiter& waiter : waiters) {
+  for (size_t i = 0; i < waiters.size(); ++i) {
+    const Waiter& waiter = waiters[i];
     if (waiter.what == Waiting::kRequest) {
       owner_.OnBackendFailure(waiter.request, error, /*never_sent=*/waiter.written_ms == 0);
     }

@@ -18,11 +18,11 @@
 #include <uv.h>
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 
 #include "common/resp.h"
+#include "common/ring_queue.h"
 #include "common/tls.h"
 #include "common/uv/stream.h"
 #include "proxy/commands/request.h"
@@ -122,9 +122,9 @@ class Backend final : public PinnedLink {
   // kDropReply: ASKING, a request's preamble, READONLY, UNWATCH — their replies are dropped.
   enum class Waiting { kRequest, kDropReply, kHello, kAuth, kSkip };
   struct Waiter {
-    Waiting what;
-    SubRequest* request;  // kRequest only
-    uint64_t written_ms;  // when it was handed to the socket (0 until then)
+    Waiting what = Waiting::kRequest;
+    SubRequest* request = nullptr;  // kRequest only
+    uint64_t written_ms = 0;        // when it was handed to the socket (0 until then)
   };
 
   // common::uv::Stream's hooks (stream.h).
@@ -154,7 +154,7 @@ class Backend final : public PinnedLink {
   bool closing_ = false;
   std::string connect_error_;  // set when Connect() could not start
   std::string out_;            // queued, not yet handed to a write
-  std::deque<Waiter> waiters_;
+  common::RingQueue<Waiter> waiters_;
   size_t unwritten_ = 0;  // the last waiters_, whose commands are not written yet
   uint64_t connect_started_ms_ = 0;
   common::RespScanner replies_;

@@ -52,8 +52,10 @@ void ClientConnection::Refuse(std::string_view error) {
 
 void ClientConnection::OnStreamRead(std::string_view bytes) {
   const ThreadMetrics::ReadBatch batch(session_.metrics());
-  requests_.Feed(bytes);
+  // Requests are parsed in the thread's read buffer; only a partial one is copied (Detach).
+  requests_.FeedBorrowed(bytes);
   ProcessInput();
+  requests_.Detach();
 }
 
 void ClientConnection::OnStreamFailure(common::uv::StreamFailure failure, std::string_view) {

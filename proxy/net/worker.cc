@@ -249,12 +249,7 @@ Backend* Worker::BackendFor(const std::string& host, int port, int protocol, boo
   return backend;
 }
 
-SubRequest* Worker::NewRequest() {
-  if (free_requests_.empty()) return new SubRequest;
-  SubRequest* request = free_requests_.back().release();
-  free_requests_.pop_back();
-  return request;
-}
+SubRequest* Worker::NewRequest() { return free_requests_.Take(); }
 
 void Worker::FreeRequest(SubRequest* request) {
   if (request->counted_blocked) {
@@ -271,7 +266,7 @@ void Worker::FreeRequest(SubRequest* request) {
     return;
   }
   request->Reset();
-  free_requests_.emplace_back(request);
+  free_requests_.Keep(request);
 }
 
 void Worker::Route(SubRequest* request) {

@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/free_list.h"
 #include "common/result.h"
 #include "common/uv/flush.h"
 #include "proxy/commands/request.h"
@@ -71,6 +72,7 @@ class Worker final : public RequestRouter,
   const SlotMap& CurrentMap() override;
   SubRequest* NewRequest() override;
   void FreeRequest(SubRequest* request) override;
+  PendingReplyPool* reply_pool() override { return &reply_pool_; }
   void Route(SubRequest* request) override;
   PinnedLink* AcquirePinned(const std::string& host, int port, int protocol,
                             ReplySink* owner) override;
@@ -185,8 +187,9 @@ class Worker final : public RequestRouter,
   common::uv::FlushList<ClientConnection> flush_clients_;
   common::uv::FlushList<Backend> flush_backends_;
   common::uv::WriteBatch write_batch_;  // the flush phase's writes, one system call
-  std::vector<std::pair<uint64_t, SubRequest*>> retries_;   // due time (uv_now ms), request
-  std::vector<std::unique_ptr<SubRequest>> free_requests_;  // done, ready for reuse
+  std::vector<std::pair<uint64_t, SubRequest*>> retries_;  // due time (uv_now ms), request
+  common::FreeList<SubRequest> free_requests_;             // done, ready for reuse
+  PendingReplyPool reply_pool_;                            // the sessions' spare PendingReplies
   std::unique_ptr<char[]> read_buffer_;
   std::unique_ptr<PubSubHub> pubsub_;
 };

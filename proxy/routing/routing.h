@@ -20,6 +20,7 @@ namespace shardctl::proxy {
 
 class SubscriptionHub;
 class KeyLoad;
+class PendingReplyPool;
 
 // A client's own connection to one shard (a pinned Backend), for commands that hold connection
 // state in Redis: a blocked BLPOP, a WATCH, the write offset WAIT counts.
@@ -79,6 +80,9 @@ class RequestRouter {
   virtual SubRequest* NewRequest() = 0;
   // Takes back a request that is done (answered, or never sent).
   virtual void FreeRequest(SubRequest* request) = 0;
+  // This thread's spare PendingReplies, for the sessions' reply queues (reply_queue.h); null:
+  // each queue allocates its own.
+  virtual PendingReplyPool* reply_pool() { return nullptr; }
   // Sends `request` to its node (request->host:port), or to the primary (or, for a read, a
   // replica) serving its slot; the reply comes back to request->sink.
   virtual void Route(SubRequest* request) = 0;

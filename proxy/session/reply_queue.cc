@@ -4,13 +4,43 @@
 
 namespace shardctl::proxy {
 
+PendingReply* PendingReplyPool::Take() { return spare_.Take(); }
+
+void PendingReplyPool::Give(PendingReply* reply) {
+  // Enough for every reply in flight at a deep pipeline over many clients; past it, freed.
+  constexpr size_t kMaxSpare = 16384;
+  // A buffer grown by one big reply is not kept for the small ones that follow.
+  constexpr size_t kMaxKeptBytes = 16 * 1024;
+  if (spare_.size() >= kMaxSpare || reply->bytes.capacity() > kMaxKeptBytes) {
+    delete reply;
+    return;
+  }
+  reply->Reset();
+  spare_.Keep(reply);
+}
+
+void ReplyQueue::PopFront() {
+  PendingReply* front = pending_.front();
+  pending_.pop_front();
+  if (pool_ != nullptr) {
+    pool_->Give(front);
+  } else {
+    delete front;
+  }
+}
+
+void ReplyQueue::Clear() {
+  while (!pending_.empty()) PopFront();
+  trailers_.clear();
+}
+
 void ReplyQueue::Fill(PendingReply& pending, std::string_view bytes, std::string& out) {
   if (closing_) return;
   if (IsFront(pending) && !pending.close_after) {
     if (!pending.silent) out += bytes;
     if (pending.has_trailer) [[unlikely]]
       WriteTrailer(pending, out);
-    pending_.pop_front();
+    PopFront();
   } else {
     pending.bytes.assign(bytes);
     pending.ready = true;
@@ -20,8 +50,8 @@ void ReplyQueue::Fill(PendingReply& pending, std::string_view bytes, std::string
 }
 
 void ReplyQueue::DrainReady(std::string& out) {
-  while (!pending_.empty() && pending_.front().ready) {
-    PendingReply& front = pending_.front();
+  while (!pending_.empty() && pending_.front()->ready) {
+    PendingReply& front = *pending_.front();
     if (!front.silent) out += front.bytes;
     if (front.has_trailer) [[unlikely]]
       WriteTrailer(front, out);
@@ -30,22 +60,23 @@ void ReplyQueue::DrainReady(std::string& out) {
       Clear();
       return;
     }
-    pending_.pop_front();
+    PopFront();
   }
 }
 
 void ReplyQueue::PlacePush(std::string_view push, std::string& out) {
   if (closing_) return;
-  for (auto pending = pending_.rbegin(); pending != pending_.rend(); ++pending) {
+  for (size_t i = pending_.size(); i-- > 0;) {
+    PendingReply* pending = pending_[i];
     if (pending->progressed || pending->ready) {
       pending->has_trailer = true;
       for (auto& [after, pushes] : trailers_) {
-        if (after == &*pending) {
+        if (after == pending) {
           pushes.append(push);
           return;
         }
       }
-      trailers_.emplace_back(&*pending, std::string(push));
+      trailers_.emplace_back(pending, std::string(push));
       return;
     }
   }

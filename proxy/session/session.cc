@@ -20,6 +20,7 @@ Session::Session(RequestRouter& router, ProxyServices& services, ClientLink& lin
       options_(services.options()),
       metrics_(services.metrics(thread)),
       key_load_(router.key_load()),
+      replies_(router.reply_pool()),
       pinned_(router, this),
       authenticated_(!services.auth().required()) {}
 

@@ -5,8 +5,9 @@
 namespace shardctl::proxy {
 
 SlotSequencer::Flight* SlotSequencer::Find(int slot) {
-  for (auto it = flights_.rbegin(); it != flights_.rend(); ++it) {
-    if (it->slot == slot) return &*it;
+  if ((maybe_ & Bit(slot)) == 0) return nullptr;
+  for (Flight& flight : flights_) {
+    if (flight.slot == slot) return &flight;
   }
   return nullptr;
 }
@@ -16,9 +17,11 @@ bool SlotSequencer::Admit(SubRequest* request, const void* connection) {
   if (flight == nullptr) {
     flight = &flights_.emplace_back();
     flight->slot = request->slot;
+    maybe_ |= Bit(request->slot);
   }
-  if (flight->count > 0 && (flight->connection != connection || !flight->held.empty())) {
-    flight->held.push_back(request);
+  if (flight->count > 0 && (flight->connection != connection || flight->held > 0)) {
+    held_.push_back(request);
+    ++flight->held;
     return false;
   }
   flight->connection = connection;
@@ -35,17 +38,25 @@ void SlotSequencer::Hold(int slot) {
 std::vector<SubRequest*> SlotSequencer::Leave(int slot) {
   Flight* flight = Find(slot);
   if (flight == nullptr || --flight->count > 0) return {};
-  std::vector<SubRequest*> held = std::move(flight->held);
-  // Order among flights does not matter: swap with the last and drop it.
-  if (flight != &flights_.back()) *flight = std::move(flights_.back());
-  flights_.pop_back();
-  return held;
+  std::vector<SubRequest*> released;
+  if (flight->held > 0) {
+    released.reserve(flight->held);
+    std::erase_if(held_, [&](SubRequest* request) {
+      if (request->slot != slot) return false;
+      released.push_back(request);
+      return true;
+    });
+  }
+  flights_.erase(flights_.begin() + (flight - flights_.data()));  // a few small records move
+  if (flights_.empty()) maybe_ = 0;
+  return released;
 }
 
 std::vector<SubRequest*> SlotSequencer::TakeAllHeld() {
   std::vector<SubRequest*> held;
-  for (Flight& flight : flights_) held.insert(held.end(), flight.held.begin(), flight.held.end());
+  held.swap(held_);
   flights_.clear();
+  maybe_ = 0;
   return held;
 }
 

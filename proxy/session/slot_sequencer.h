@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "proxy/commands/request.h"
@@ -37,15 +38,24 @@ class SlotSequencer {
  private:
   struct Flight {
     int slot = 0;
+    uint32_t count = 0;                // requests of the slot in flight
+    uint32_t held = 0;                 // requests of the slot in held_
     const void* connection = nullptr;  // where the in-flight requests of the slot were sent
-    size_t count = 0;
-    std::vector<SubRequest*> held;  // waiting for `count` to reach 0, in the client's order
   };
-  // A flat list, searched from the back: a client has few slots in flight at once (one per
-  // pipelined key at most), and a map's node per request cost more than the search.
+  // A flat list of small records in the order their slots were first admitted: a client has few
+  // slots in flight at once (one per pipelined key at most), and a map's node per request cost
+  // more than the search. Replies mostly come back in that order, so Leave() finds its slot near
+  // the front; Admit() skips the search when `maybe_` says the slot is not there.
   Flight* Find(int slot);
+  static uint64_t Bit(int slot) { return uint64_t{1} << (static_cast<unsigned>(slot) & 63); }
 
   std::vector<Flight> flights_;
+  // A bit per slot modulo 64, set for every slot in flights_ (and possibly for slots gone since:
+  // cleared only when flights_ empties).
+  uint64_t maybe_ = 0;
+  // Held requests of every slot, in the client's order: rare (a slot map change), so kept out of
+  // the records searched on every request.
+  std::vector<SubRequest*> held_;
 };
 
 }  // namespace shardctl::proxy

@@ -1,7 +1,8 @@
 // libFuzzer target for common/resp: arbitrary bytes, fed whole and in pseudo-random chunks.
 //
 // Checks that the scanner never crashes or reads out of bounds (ASan/UBSan), never returns a span
-// outside its buffer, finds the same frames and the same final error however the bytes are split,
+// outside its buffer, finds the same frames and the same final error however the bytes are split
+// and whether it copies them (Feed) or borrows a reused read buffer (FeedBorrowed, Detach),
 // that ParseCommandArgs + AppendCommand reproduce every request frame they accept, and that the
 // request fast path (ScanRequest) agrees with the scanner + ParseCommandArgs on every request it
 // takes, and takes no more than they do.
@@ -56,16 +57,26 @@ RespLimits FuzzLimits() {
 }
 
 // Feeds `input` in chunks whose sizes come from `seed` (0: all at once), pulling every frame after
-// each chunk and consuming returned frames at pseudo-random moments.
-Outcome Scan(std::string_view input, uint64_t seed) {
+// each chunk and consuming returned frames at pseudo-random moments. `borrowed`: each chunk is
+// copied into one reused read buffer and lent with FeedBorrowed(), as the proxy reads; the buffer
+// is overwritten after each Detach(), so a frame still pointing into it would differ.
+Outcome Scan(std::string_view input, uint64_t seed, bool borrowed = false) {
   RespScanner scanner(FuzzLimits());
   Outcome outcome;
   size_t consumed = 0;    // bytes dropped from the front of the stream so far
   size_t frames_end = 0;  // stream offset where the last returned frame ended
   size_t fed = 0;
+  std::string read_buffer;
   while (fed < input.size() && outcome.last != ScanStatus::kError) {
     const size_t chunk = shardctl::fuzz::NextChunkSize(seed, input.size() - fed);
-    scanner.Feed(input.substr(fed, chunk));
+    if (borrowed) {
+      scanner.Detach();
+      read_buffer.assign(read_buffer.size(), '\xff');
+      read_buffer.assign(input.substr(fed, chunk));
+      scanner.FeedBorrowed(read_buffer);
+    } else {
+      scanner.Feed(input.substr(fed, chunk));
+    }
     fed += chunk;
     for (;;) {
       const ScanResult result = scanner.Next();
@@ -127,6 +138,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Check(whole.frames == chunked.frames, "chunked frames differ from whole-input frames");
   Check(whole.last == chunked.last, "chunked final status differs");
   Check(whole.error == chunked.error, "chunked error differs");
+  const Outcome lent = Scan(input, seed, /*borrowed=*/true);
+  Check(whole.frames == lent.frames && whole.last == lent.last && whole.error == lent.error,
+        "borrowed chunks differ from whole-input frames");
   if (size <= 512) {
     const Outcome other = Scan(input, 0x9e3779b97f4a7c15ull);
     Check(whole.frames == other.frames && whole.error == other.error, "second chunking differs");

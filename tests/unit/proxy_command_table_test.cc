@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <string_view>
 #include <vector>
 
@@ -189,6 +190,37 @@ TEST(RequestSlotTest, SingleKeyUsesHashTags) {
   auto slot = RequestSlot(LookupCommand("set"), args);
   ASSERT_TRUE(slot);
   EXPECT_EQ(*slot, 3443);
+}
+
+// RequestKeyedSlot() answers one-key commands without resolving their keys: for every command
+// and argument count, the slot or the error must be what resolving the keys gives.
+TEST(RequestSlotTest, EveryCommandAgreesWithItsResolvedKeys) {
+  const std::vector<std::string_view> words = {"{t}a", "b{t}", "5", "c", "d", "STREAMS", "e", "f"};
+  size_t checked = 0;
+  for (const CommandInfo& info : AllCommands()) {
+    for (size_t extra = 0; extra <= words.size(); ++extra) {
+      Args args = {info.name};
+      args.insert(args.end(), words.begin(), words.begin() + static_cast<std::ptrdiff_t>(extra));
+      const auto keyed = RequestKeyedSlot(info, args);
+      const auto keys = ResolveKeys(info, args);
+      if (!keys.ok()) {
+        ASSERT_FALSE(keyed.ok()) << info.name << " with " << extra << " arguments";
+        EXPECT_EQ(keyed.error().message(), keys.error().message()) << info.name;
+        continue;
+      }
+      if (!keyed.ok()) continue;  // CROSSSLOT among resolved keys
+      if (keys->count() == 0 && !info.keys.dest_first) {
+        EXPECT_EQ(keyed->slot, -1) << info.name << " with " << extra << " arguments";
+        continue;
+      }
+      if (info.keys.dest_first) continue;  // its destination key counts too: tested above
+      EXPECT_EQ(keyed->slot, common::KeySlot(args[keys->first]))
+          << info.name << " with " << extra << " arguments";
+      EXPECT_EQ(keyed->first_key, keys->first) << info.name;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 200u);  // the table's keyed commands, at several argument counts each
 }
 
 TEST(RequestSlotTest, OneSlotCommandAcceptsKeysOfOneSlot) {

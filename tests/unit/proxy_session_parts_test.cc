@@ -76,6 +76,37 @@ TEST(ReplyQueueTest, SilencedRepliesAreMadeButNeverWritten) {
   EXPECT_EQ(out, "25");
 }
 
+// A worker's pool: written replies come back as new, keeping the buffer a reply parked in.
+TEST(ReplyQueueTest, PooledRepliesComeBackAsNewWithTheirBuffers) {
+  PendingReplyPool pool;
+  std::string out;
+  {
+    ReplyQueue queue(&pool);
+    PendingReply& first = queue.Push();
+    PendingReply& second = queue.Push();
+    second.progressed = true;
+    queue.Fill(second, std::string(300, 'b'), out);  // parked: the first is not in yet
+    EXPECT_GE(second.bytes.capacity(), 300u);
+    queue.Fill(first, "a", out);
+    EXPECT_EQ(out, "a" + std::string(300, 'b'));
+    EXPECT_EQ(pool.spare(), 2u);
+    PendingReply& reused = queue.Push();
+    EXPECT_EQ(pool.spare(), 1u);
+    EXPECT_FALSE(reused.ready || reused.progressed || reused.close_after || reused.silent ||
+                 reused.has_trailer || reused.assembly);
+    EXPECT_TRUE(reused.bytes.empty());
+    queue.Push();
+  }  // a closed session's replies go back too
+  EXPECT_EQ(pool.spare(), 2u);
+  ReplyQueue queue(&pool);
+  queue.Push();
+  queue.Push();
+  PendingReply& third = queue.Push();
+  queue.Fill(third, std::string(64 * 1024, 'x'), out);  // parked behind the other two
+  queue.Clear();
+  EXPECT_EQ(pool.spare(), 2u) << "a buffer grown by a big reply is freed, not kept";
+}
+
 // ---- SlotSequencer ----
 
 TEST(ReplyQueueTest, APushGoesWhereTheShardPutItAmongTheReplies) {

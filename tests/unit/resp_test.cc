@@ -139,6 +139,31 @@ TEST_P(RespValidTest, SurroundedByOtherFrames) {
   ExpectFrame(scanner.Next(), 9 + GetParam().bytes.size(), 13 + GetParam().bytes.size(), ':');
 }
 
+// FeedBorrowed(): the bytes are scanned where they are; Detach() copies what is left before the
+// caller's buffer is reused. The buffer is overwritten after each Detach(), so a frame that still
+// pointed into it would come out wrong.
+TEST_P(RespValidTest, BorrowedAndSplitAtEveryPositionWithTheBufferReusedBetween) {
+  const std::string_view bytes = GetParam().bytes;
+  for (size_t split = 0; split <= bytes.size(); ++split) {
+    RespScanner scanner;
+    std::string read_buffer(bytes.substr(0, split));
+    scanner.FeedBorrowed(read_buffer);
+    if (split < bytes.size()) {
+      ASSERT_EQ(scanner.Next().status, ScanStatus::kIncomplete) << "split at " << split;
+      scanner.Detach();
+      read_buffer.assign(read_buffer.size(), '#');
+      read_buffer.assign(bytes.substr(split));
+      scanner.FeedBorrowed(read_buffer);
+    }
+    const ScanResult result = scanner.Next();
+    ExpectFrame(result, 0, bytes.size(), GetParam().type);
+    EXPECT_EQ(scanner.FrameBytes(result), bytes) << "split at " << split;
+    scanner.Consume(result.end);
+    scanner.Detach();
+    EXPECT_TRUE(scanner.Buffered().empty());
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Resp, RespValidTest, testing::ValuesIn(kValidCases),
                          [](const testing::TestParamInfo<ValidCase>& param_info) {
                            return std::string(param_info.param.name);
@@ -212,23 +237,34 @@ TEST_P(RespInvalidTest, WholeFrame) {
   EXPECT_EQ(result.error.rfind("Protocol error: ", 0), 0u) << result.error;
 }
 
+// Also with each byte lent from a one-byte read buffer (FeedBorrowed) that is overwritten after
+// each Detach(), as the proxy reads.
 TEST_P(RespInvalidTest, OneByteAtATimeGivesTheSameErrorAndItSticks) {
   RespScanner whole;
   whole.Feed(GetParam().bytes);
   const std::string expected = whole.Next().error;
 
-  RespScanner scanner;
-  ScanResult result;
-  for (char byte : GetParam().bytes) {
-    scanner.Feed(std::string_view(&byte, 1));
-    result = scanner.Next();
-    ASSERT_NE(result.status, ScanStatus::kFrame);
-    if (result.status == ScanStatus::kError) break;
+  for (const bool borrowed : {false, true}) {
+    RespScanner scanner;
+    ScanResult result;
+    for (char byte : GetParam().bytes) {
+      char read_buffer = byte;
+      if (borrowed) {
+        scanner.FeedBorrowed(std::string_view(&read_buffer, 1));
+      } else {
+        scanner.Feed(std::string_view(&read_buffer, 1));
+      }
+      result = scanner.Next();
+      scanner.Detach();
+      read_buffer = '#';
+      ASSERT_NE(result.status, ScanStatus::kFrame);
+      if (result.status == ScanStatus::kError) break;
+    }
+    ASSERT_EQ(result.status, ScanStatus::kError) << (borrowed ? "borrowed" : "copied");
+    EXPECT_EQ(result.error, expected) << (borrowed ? "borrowed" : "copied");
+    scanner.Feed("+OK\r\n");
+    EXPECT_EQ(scanner.Next().error, expected);
   }
-  ASSERT_EQ(result.status, ScanStatus::kError);
-  EXPECT_EQ(result.error, expected);
-  scanner.Feed("+OK\r\n");
-  EXPECT_EQ(scanner.Next().error, expected);
 }
 
 INSTANTIATE_TEST_SUITE_P(Resp, RespInvalidTest, testing::ValuesIn(kInvalidCases),
@@ -279,6 +315,52 @@ TEST(RespScannerTest, PipelinedStreamFedInOddChunksWithConsume) {
     EXPECT_EQ(frames[i], kValidCases[i % std::size(kValidCases)].bytes);
   }
   EXPECT_TRUE(scanner.Buffered().empty());
+}
+
+// The proxy's reading: each read lands in one shared buffer, frames are taken and consumed in
+// place, the rest is detached before the next read overwrites the buffer.
+TEST(RespScannerTest, BorrowedStreamInOddChunksThroughOneReusedBuffer) {
+  std::string stream;
+  for (int round = 0; round < 20; ++round) {
+    for (const ValidCase& valid : kValidCases) stream += valid.bytes;
+  }
+  for (size_t chunk : {1u, 2u, 5u, 7u, 64u, 1000u}) {
+    RespScanner scanner;
+    std::string read_buffer;
+    std::vector<std::string> frames;
+    for (size_t pos = 0; pos < stream.size(); pos += chunk) {
+      read_buffer.assign(std::string_view(stream).substr(pos, chunk));
+      scanner.FeedBorrowed(read_buffer);
+      size_t consumed = 0;
+      for (ScanResult result = scanner.Next(); result.status == ScanStatus::kFrame;
+           result = scanner.Next()) {
+        frames.emplace_back(scanner.FrameBytes(result));
+        consumed = result.end;
+      }
+      scanner.Consume(consumed);
+      scanner.Detach();
+      read_buffer.assign(read_buffer.size(), '#');
+    }
+    ASSERT_EQ(frames.size(), 20 * std::size(kValidCases)) << "chunks of " << chunk;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      ASSERT_EQ(frames[i], kValidCases[i % std::size(kValidCases)].bytes) << "chunks of " << chunk;
+    }
+    EXPECT_TRUE(scanner.Buffered().empty());
+  }
+}
+
+TEST(RespScannerTest, FeedWhileBorrowingKeepsTheBorrowedBytes) {
+  RespScanner scanner;
+  std::string read_buffer = "+OK\r\n$5\r\nhe";
+  scanner.FeedBorrowed(read_buffer);
+  ExpectFrame(scanner.Next(), 0, 5, '+');
+  scanner.Feed("llo\r\n");  // copies the borrowed rest first
+  read_buffer.assign(read_buffer.size(), '#');
+  const ScanResult result = scanner.Next();
+  ExpectFrame(result, 5, 16, '$');
+  EXPECT_EQ(scanner.FrameBytes(result), "$5\r\nhello\r\n");
+  scanner.Detach();  // nothing borrowed any more: no change
+  EXPECT_EQ(scanner.Buffered(), "+OK\r\n$5\r\nhello\r\n");
 }
 
 TEST(RespScannerTest, ConsumeCannotDropUnreturnedBytes) {
