@@ -121,8 +121,10 @@ bool ReadLine(std::string_view frame, size_t& pos, std::string_view& line) {
 // A length line after its type byte at `pos`: digits by string2ll's rules, then "\r\n". Returns
 // the position after the line, 0 when the bytes end first, or npos when it is not a valid length
 // (the slow path then names the problem). On every request and reply: one pass, no bounds check
-// per digit beyond the one that ends the digits.
-size_t ReadLength(std::string_view bytes, size_t pos, size_t max_line, int64_t& value) {
+// per digit beyond the one that ends the digits, and inlined (GCC called it, and the calls were a
+// fifth of ScanRequest's instructions).
+[[gnu::always_inline]] inline size_t ReadLength(std::string_view bytes, size_t pos, size_t max_line,
+                                                int64_t& value) {
   constexpr size_t kMaxDigits = 18;  // far beyond any limit
   const char* data = bytes.data();
   const size_t size = bytes.size();

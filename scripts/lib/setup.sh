@@ -9,15 +9,16 @@ SHARDCTL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # tmux and prometheus (promtool, and the server itself for the Grafana dashboard's test): the
 # tests of `shardctl top`, the progress line and /metrics; libssl-dev: the control plane's TLS;
 # openssl: the tests' throwaway CA and certificates; linux-perf: scripts/bench-proxy-cpu
-# --syscalls and --perf-record; liburing-dev: the proxy's batched writes (common/uv/write_batch);
-# tcl: Redis' own test suite (scripts/redis-test-suite).
+# --syscalls and --perf-record; valgrind: its --callgrind (the proxy's instructions per request);
+# liburing-dev: the proxy's batched writes (common/uv/write_batch); tcl: Redis' own test suite
+# (scripts/redis-test-suite).
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libhiredis-dev libuv1-dev liburing-dev libtomlplusplus-dev libspdlog-dev libnuma-dev numactl
   libgtest-dev nlohmann-json3-dev clang libclang-rt-14-dev libssl-dev openssl
   redis-server redis-tools python3 python3-venv python3-pip gnuplot-nox
   dpkg-dev groff-base zsh
-  tmux prometheus iproute2 linux-perf tcl
+  tmux prometheus iproute2 linux-perf valgrind tcl
 )
 
 log() { printf '==> %s\n' "$*" >&2; }
