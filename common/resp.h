@@ -93,7 +93,8 @@ class RespScanner {
   // The bytes fed and not yet consumed; frame offsets index into this view.
   std::string_view Buffered() const;
 
-  // The bytes of a kFrame result; valid until the next Feed() or Consume().
+  // The bytes of a kFrame result; valid until the next Feed(), Consume() or Detach() (while fed
+  // bytes are borrowed, a view into the caller's buffer: never keep it past the read callback).
   std::string_view FrameBytes(const ScanResult& frame) const;
 
   // The bytes after the last frame Next() returned, a frame being scanned included.

@@ -23,6 +23,7 @@ class RingQueue {
         head_(std::exchange(other.head_, 0)),
         size_(std::exchange(other.size_, 0)) {}
   RingQueue& operator=(RingQueue&& other) noexcept {
+    if (this == &other) return *this;
     slots_ = std::move(other.slots_);
     head_ = std::exchange(other.head_, 0);
     size_ = std::exchange(other.size_, 0);

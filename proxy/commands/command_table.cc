@@ -550,8 +550,8 @@ Result<KeyedSlot> RequestKeyedSlot(const CommandInfo& info,
   // Most requests (GET, SET, INCR, HSET ...): one key, right after the command name. What
   // ResolveKeys() would find, without resolving.
   const KeySpec& spec = info.keys;
-  if (spec.first == 1 && spec.last == 1 && spec.numkeys_at == 0 && !spec.after_streams &&
-      !spec.optional && !spec.dest_first && args.size() >= 2) {
+  if (spec.first == 1 && spec.last == 1 && spec.step == 1 && spec.numkeys_at == 0 &&
+      !spec.after_streams && !spec.optional && !spec.dest_first && args.size() >= 2) {
     return KeyedSlot{common::KeySlot(args[1]), 1};
   }
   auto keys = ResolveKeys(info, args);

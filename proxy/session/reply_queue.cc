@@ -9,8 +9,10 @@ PendingReply* PendingReplyPool::Take() { return spare_.Take(); }
 void PendingReplyPool::Give(PendingReply* reply) {
   // Enough for every reply in flight at a deep pipeline over many clients; past it, freed.
   constexpr size_t kMaxSpare = 16384;
-  // A buffer grown by one big reply is not kept for the small ones that follow.
-  constexpr size_t kMaxKeptBytes = 16 * 1024;
+  // A reply parked in `bytes` (it came before an older one) is usually small; a bigger buffer is
+  // freed rather than kept, so the pool holds at most kMaxSpare small buffers (a few MiB), not
+  // one big value's worth each.
+  constexpr size_t kMaxKeptBytes = 1024;
   if (spare_.size() >= kMaxSpare || reply->bytes.capacity() > kMaxKeptBytes) {
     delete reply;
     return;

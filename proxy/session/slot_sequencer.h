@@ -30,7 +30,8 @@ class SlotSequencer {
   // A sequenced request of `slot` waits for a retry: whatever comes next for the slot is held
   // until it is done, not sent past it.
   void Hold(int slot);
-  // Every held request (never sent: the client is gone); the sequencer is empty afterwards.
+  // Every held request (never sent: the client is gone), in the order they were held; the
+  // sequencer is empty afterwards.
   std::vector<SubRequest*> TakeAllHeld();
 
   size_t slots_in_flight() const { return flights_.size(); }
