@@ -502,6 +502,8 @@ void Worker::ScheduleFlush(ClientConnection* connection) {
   if (!connection->closed()) flush_clients_.Mark(connection);
 }
 
+void Worker::FlushNextTurn(ClientConnection* connection) { flush_next_turn_.push_back(connection); }
+
 void Worker::ScheduleFlush(Backend* backend) {
   if (!backend->closing()) flush_backends_.Mark(backend);
 }
@@ -509,6 +511,10 @@ void Worker::ScheduleFlush(Backend* backend) {
 void Worker::OnBeforePoll(void* worker) { Owner<Worker>(worker)->FlushAll(); }
 void Worker::OnAfterIo(void* data) {
   Worker* worker = Owner<Worker>(data);
+  // Held before this turn's poll: written now, with whatever the poll brought for them.
+  worker->flushing_held_.swap(worker->flush_next_turn_);
+  for (ClientConnection* connection : worker->flushing_held_) worker->ScheduleFlush(connection);
+  worker->flushing_held_.clear();
   worker->FlushAll();
   if (worker->timeouts_due_) {
     worker->timeouts_due_ = false;
@@ -536,6 +542,7 @@ void Worker::OnConnectionClosed(ClientConnection* connection, bool admitted) {
   server_.client_directory().Remove(id);
   clients_by_id_.erase(id);
   flush_clients_.Forget(connection);
+  std::erase(flush_next_turn_, connection);
   if (admitted) server_.ReleaseClient();
 }
 

@@ -79,7 +79,12 @@ TEST_F(ProxyTest, UnterminatedFramesAndThousandsOfConnectionsKeepMemoryBounded) 
     ASSERT_TRUE(idle.back()->connected()) << "connection " << i;
   }
   ExpectServed(proxy_port(), "abuse:during");
-  EXPECT_GE(ConnectedClients(proxy_port()), 201 + idle_clients);  // with the one asking
+  // connect() returns once the kernel has queued the connection; the proxy accepts it a moment
+  // later (thousands of them, two threads, a sanitizer build on a busy machine).
+  long connected = 0;
+  WaitUntil([&] { return (connected = ConnectedClients(proxy_port())) >= 201 + idle_clients; }, 20s,
+            100ms);
+  EXPECT_GE(connected, 201 + idle_clients);  // with the one asking
   const long rss_loaded = RssKib(proxy_pid());
   // What 200 x 32 KB of held input and the connections cost, whatever the allocator keeps:
   // bounded by 256 KiB per connection (the sanitizer build's redzones and quarantine included).
