@@ -173,8 +173,10 @@ bool ClientConnection::HoldsOutput() {
   // Past this a write is big enough to be worth its system call alone.
   constexpr size_t kMaxHeldBytes = 16 * 1024;
   const std::string& output = session_.output();
+  // Once queued on the loop turn's batch the bytes are sent: never hold them then (a reply
+  // filled after QueueFlush(), by a failed shard write, can change what is due next).
   return !output_held_ && !output.empty() && output.size() < kMaxHeldBytes &&
-         session_.NextReplyDueFromShard() && !stream_.writing();
+         session_.NextReplyDueFromShard() && !stream_.writing() && !stream_.queued();
 }
 
 void ClientConnection::Flush() {
