@@ -512,9 +512,9 @@ void Worker::OnBeforePoll(void* worker) { Owner<Worker>(worker)->FlushAll(); }
 void Worker::OnAfterIo(void* data) {
   Worker* worker = Owner<Worker>(data);
   // Held before this turn's poll: written now, with whatever the poll brought for them.
-  worker->flushing_held_.swap(worker->flush_next_turn_);
-  for (ClientConnection* connection : worker->flushing_held_) worker->ScheduleFlush(connection);
-  worker->flushing_held_.clear();
+  // (ScheduleFlush() only marks them: nothing is added to the list while it is walked.)
+  for (ClientConnection* connection : worker->flush_next_turn_) worker->ScheduleFlush(connection);
+  worker->flush_next_turn_.clear();
   worker->FlushAll();
   if (worker->timeouts_due_) {
     worker->timeouts_due_ = false;

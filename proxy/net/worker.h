@@ -188,7 +188,6 @@ class Worker final : public RequestRouter,
   common::uv::FlushList<ClientConnection> flush_clients_;
   // Held their output this turn: flushed after the next poll (ClientConnection::HoldsOutput()).
   std::vector<ClientConnection*> flush_next_turn_;
-  std::vector<ClientConnection*> flushing_held_;  // kept to reuse its capacity
   common::uv::FlushList<Backend> flush_backends_;
   common::uv::WriteBatch write_batch_;  // the flush phase's writes, one system call
   std::vector<std::pair<uint64_t, SubRequest*>> retries_;  // due time (uv_now ms), request
