@@ -5,8 +5,9 @@
 //   Open:    connect, log in, REPLCONF rdb-only 1 (the snapshot alone, no command stream after
 //            it) and capa eof (diskless: the fork streams to us, nothing is written on its disk)
 //   Request: PSYNC ? -1
-//   AwaitFork: until +FULLRESYNC; the primary forks in the same event-loop turn that sends it, so
-//            once it arrives no later write can reach the snapshot
+//   AwaitFork: until +FULLRESYNC; the primary writes it and then forks in the same call, so once
+//            it arrives no later write can reach the snapshot (the child itself may not exist
+//            yet: anything the primary answers after it, it answers after the fork)
 //   CopyTo:  the payload into a file, with its size and SHA-256, written whole or not at all
 #pragma once
 

@@ -119,10 +119,17 @@ Result<Cut> TakeCut(const Access& access, const std::vector<common::NodeLine>& p
     cut.keys.push_back(common::ParseInteger<uint64_t>(*(*replies)[1]).value_or(0));
     if (auto asked = cut.links[i].Request(); !asked.ok()) failed = asked.error();
   }
-  // Each child is seen (and held beyond the fork limit) as soon as its primary has forked.
+  // Each child is seen (and held beyond the fork limit) as soon as its primary has forked. A
+  // primary writes +FULLRESYNC just before it calls fork(), in the same call, so on a busy host
+  // the reply can arrive before the child exists: a PING answered on the control connection was
+  // served after that call returned, so the child is there by then (or has already ended).
   for (size_t i = 0; !failed && i < cut.links.size(); ++i) {
     if (auto awaited = cut.links[i].AwaitFork(paused_at + kForkDeadline); !awaited.ok()) {
       failed = awaited.error();
+      break;
+    }
+    if (auto pong = control[i].Run({"PING"}); !pong.ok()) {
+      failed = pong.error().Context(control[i].address());
       break;
     }
     forked(i);
