@@ -256,17 +256,7 @@ void Worker::FreeRequest(SubRequest* request) {
     (request->mode.script ? stats().running_scripts : stats().blocked_clients)
         .fetch_sub(1, std::memory_order_relaxed);
   }
-  // Enough for every request in flight at a deep pipeline; a burst beyond it is freed.
-  constexpr size_t kMaxFreeRequests = 16384;
-  // A buffer grown by one huge request is not kept for the small ones that follow.
-  constexpr size_t kMaxKeptRequestBytes = 64 * 1024;
-  if (free_requests_.size() >= kMaxFreeRequests ||
-      request->request.capacity() > kMaxKeptRequestBytes) {
-    delete request;
-    return;
-  }
-  request->Reset();
-  free_requests_.Keep(request);
+  free_requests_.Give(request);
 }
 
 void Worker::Route(SubRequest* request) {

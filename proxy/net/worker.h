@@ -30,10 +30,10 @@
 #include <utility>
 #include <vector>
 
-#include "common/free_list.h"
 #include "common/result.h"
 #include "common/uv/flush.h"
 #include "proxy/commands/request.h"
+#include "proxy/commands/request_pool.h"
 #include "proxy/net/backend.h"
 #include "proxy/net/client_connection.h"
 #include "proxy/routing/routing.h"
@@ -191,7 +191,7 @@ class Worker final : public RequestRouter,
   common::uv::FlushList<Backend> flush_backends_;
   common::uv::WriteBatch write_batch_;  // the flush phase's writes, one system call
   std::vector<std::pair<uint64_t, SubRequest*>> retries_;  // due time (uv_now ms), request
-  common::FreeList<SubRequest> free_requests_;             // done, ready for reuse
+  SubRequestPool free_requests_;                           // done, ready for reuse
   PendingReplyPool reply_pool_;                            // the sessions' spare PendingReplies
   std::unique_ptr<char[]> read_buffer_;
   std::unique_ptr<PubSubHub> pubsub_;
