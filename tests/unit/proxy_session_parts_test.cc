@@ -3,6 +3,9 @@
 // (the client's own connections) and ClientSubscriptions (pub/sub counts). No sockets.
 #include <gtest/gtest.h>
 
+#include <deque>
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -189,6 +192,83 @@ TEST(SlotSequencerTest, ARetryHoldsTheSlotsNextRequests) {
   EXPECT_FALSE(sequencer.Admit(&b, &connection));
   EXPECT_EQ(sequencer.TakeAllHeld(), std::vector<SubRequest*>{&b});
   EXPECT_EQ(sequencer.slots_in_flight(), 0u);
+}
+
+// The sequencer against a plain model of its rules (a map of slot records and one held list),
+// over random admissions, holds and out-of-order finishes, with one request left in flight for
+// long stretches while records of other slots come and go behind it.
+TEST(SlotSequencerTest, AgreesWithAPlainModelOverRandomTraffic) {
+  struct Record {
+    uint32_t count = 0, held = 0;
+    const void* connection = nullptr;
+  };
+  std::map<int, Record> records;
+  std::vector<SubRequest*> model_held;
+  auto model_admit = [&](SubRequest* request, const void* connection) {
+    Record& record = records[request->slot];
+    if (record.count > 0 && (record.connection != connection || record.held > 0)) {
+      model_held.push_back(request);
+      ++record.held;
+      return false;
+    }
+    record.connection = connection;
+    ++record.count;
+    return true;
+  };
+  auto model_leave = [&](int slot) {
+    std::vector<SubRequest*> released;
+    auto found = records.find(slot);
+    if (found == records.end() || --found->second.count > 0) return released;
+    std::erase_if(model_held, [&](SubRequest* request) {
+      if (request->slot != slot) return false;
+      released.push_back(request);
+      return true;
+    });
+    records.erase(found);
+    return released;
+  };
+
+  SlotSequencer sequencer;
+  std::mt19937 random(42);
+  std::deque<SubRequest> requests;
+  std::vector<SubRequest*> in_flight;
+  int connections[2] = {0, 0};
+  SubRequest* lingering = nullptr;  // finishes only now and then
+  auto admit = [&](SubRequest* request) {
+    const void* connection = &connections[random() % 2];
+    const bool admitted = sequencer.Admit(request, connection);
+    ASSERT_EQ(admitted, model_admit(request, connection)) << "slot " << request->slot;
+    if (admitted) in_flight.push_back(request);
+  };
+  for (int step = 0; step < 200000; ++step) {
+    const unsigned roll = random() % 100;
+    if (roll < 50 || in_flight.empty()) {
+      SubRequest& request = requests.emplace_back();
+      request.slot = static_cast<int>(random() % 200);
+      admit(&request);
+      if (lingering == nullptr && !in_flight.empty() && in_flight.back() == &request) {
+        lingering = &request;
+      }
+    } else if (roll < 52) {
+      const int slot = in_flight[random() % in_flight.size()]->slot;
+      sequencer.Hold(slot);
+      if (records.count(slot)) records[slot].connection = nullptr;
+    } else {
+      // Mostly the oldest first, as replies come; sometimes any; the lingering one rarely.
+      size_t at = roll < 90 ? 0 : random() % in_flight.size();
+      if (in_flight[at] == lingering && random() % 500 != 0) {
+        if (in_flight.size() == 1) continue;
+        at = (at + 1) % in_flight.size();
+      }
+      SubRequest* done = in_flight[at];
+      in_flight.erase(in_flight.begin() + static_cast<std::ptrdiff_t>(at));
+      if (done == lingering) lingering = nullptr;
+      const auto released = sequencer.Leave(done->slot);
+      ASSERT_EQ(released, model_leave(done->slot)) << "step " << step;
+      for (SubRequest* again : released) admit(again);  // routed again, in order
+    }
+    ASSERT_EQ(sequencer.slots_in_flight(), records.size()) << "step " << step;
+  }
 }
 
 // ---- Transaction ----
