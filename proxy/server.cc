@@ -182,7 +182,6 @@ void ProxyServer::AppendProxyInfo(std::string& out) const {
   Line(out, "tls_reloads", Get(stats_.tls_reloads));
   Line(out, "tls_reload_failures", Get(stats_.tls_reload_failures));
   Line(out, "paused_reads", Get(stats_.paused_reads));
-  Line(out, "client_writes_held", Get(stats_.held_writes));
   Line(out, "script_reloads", Get(stats_.script_reloads));
   Line(out, "pinned_connections_opened", Get(stats_.pinned_opened));
   Line(out, "pinned_connections_reused", Get(stats_.pinned_reused));

@@ -102,8 +102,6 @@ class Stream {
   // Connected, and the TLS handshake (if any) done: what the owner sends now reaches the peer.
   bool ready() const { return connected_ && (!tls_ || tls_->established()); }
   bool writing() const { return writing_; }
-  // A QueueWrite() was sent with the batch: the next Flush() must take its result.
-  bool queued() const { return batched_; }
   bool closing() const { return closing_; }
   // Bytes handed to the uv_write in flight.
   size_t bytes_in_flight() const { return in_write_.size(); }

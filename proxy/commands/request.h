@@ -40,9 +40,6 @@ struct PendingReply {
   bool silent = false;       // CLIENT REPLY OFF/SKIP: made as usual, never written
   bool progressed = false;   // some part of it has arrived (ReplyQueue::PlacePush())
   bool has_trailer = false;  // push frames wait to be written right after it (ReplyQueue)
-  // Sent to a shard over a shared connection, nothing blocking: its reply is a moment away, so
-  // the replies before it may wait for it (ClientConnection::HoldsOutput()).
-  bool due_from_shard = false;
   // A command answered by several parts (split by slot, fanned out) or whose reply the proxy
   // rewrites (SCAN, INFO): makes the client's reply from the parts' (reply_assembly.h).
   std::unique_ptr<ReplyAssembly> assembly;

@@ -13,7 +13,7 @@ PendingReply& PendingReply::operator=(PendingReply&&) noexcept = default;
 
 void PendingReply::Reset() {
   bytes.clear();
-  ready = close_after = silent = progressed = has_trailer = due_from_shard = false;
+  ready = close_after = silent = progressed = has_trailer = false;
   assembly.reset();
   stamp = {};
 }

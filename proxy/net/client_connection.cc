@@ -169,25 +169,8 @@ void ClientConnection::OutputReady() {
   if (!closed_) host_.ScheduleFlush(this);
 }
 
-bool ClientConnection::HoldsOutput() {
-  // Past this a write is big enough to be worth its system call alone.
-  constexpr size_t kMaxHeldBytes = 16 * 1024;
-  const std::string& output = session_.output();
-  // Once queued on the loop turn's batch the bytes are sent: never hold them then (a reply
-  // filled after QueueFlush(), by a failed shard write, can change what is due next).
-  return !output_held_ && !output.empty() && output.size() < kMaxHeldBytes &&
-         session_.NextReplyDueFromShard() && !stream_.writing() && !stream_.queued();
-}
-
 void ClientConnection::Flush() {
   if (closed_ || stream_.writing()) return;
-  if (HoldsOutput()) {
-    output_held_ = true;
-    services_.stats().held_writes.fetch_add(1, std::memory_order_relaxed);
-    host_.FlushNextTurn(this);
-    return;
-  }
-  output_held_ = false;
   const common::uv::FlushOutcome flushed = stream_.Flush(session_.output());
   if (flushed.failed) return Close();
   if (stream_.writing()) return;  // the rest goes with the uv_write; OnStreamWritten() follows

@@ -4,12 +4,6 @@
 //   socket ──read──▶ RespScanner (inline commands too) ──frames──▶ Session::HandleCommand()
 //   socket ◀──write (once per loop turn)── Session::output()
 //
-// Partial pipelines: a client's pipelined commands often span shards, whose replies come in
-// different loop turns. Writing the replies that are ready while the next is a moment away from
-// a shard costs the proxy a send and a read (the client answers only a whole batch) and the
-// client a read: a fifth of the proxy's sends at pipeline 16. Such a flush is held for one loop
-// turn (HoldsOutput()); Redis, too, answers a pipeline read in one go after running all of it.
-//
 // Backpressure: while the session is over its limits (--max-pending commands in flight,
 // --max-client-buffer reply bytes) the connection stops reading (uv_read_stop), and resumes once
 // it has drained below both.
@@ -50,9 +44,6 @@ class ConnectionHost {
   virtual uv_buf_t ReadBuffer() = 0;
   // Write `connection`'s output at the end of this loop turn.
   virtual void ScheduleFlush(ClientConnection* connection) = 0;
-  // `connection` holds its output this turn (HoldsOutput()): flush it after the next poll's I/O
-  // whatever arrives, so the hold lasts one loop turn at most.
-  virtual void FlushNextTurn(ClientConnection* connection) = 0;
   // The connection's handle closed: the worker forgets it (and its --max-clients place, once it
   // was admitted).
   virtual void OnConnectionClosed(ClientConnection* connection, bool admitted) = 0;
@@ -76,7 +67,7 @@ class ClientConnection final : public ClientLink {
   void Flush();
   // Queues that write on the worker's batch; the Flush() that follows takes its result.
   void QueueFlush(common::uv::WriteBatch& batch) {
-    if (!closed_ && !HoldsOutput()) stream_.QueueWrite(batch, session_.output());
+    if (!closed_) stream_.QueueWrite(batch, session_.output());
   }
   // Closes the connection now; replies owed are dropped.
   void Close();
@@ -105,9 +96,6 @@ class ClientConnection final : public ClientLink {
   bool HandleQuotedInline(std::string_view line);
   void UpdateReading();
   void MaybeDelete();
-  // This turn's flush waits (see the header comment): the next reply owed is due from a shard,
-  // the output is small, and it has not waited a turn already.
-  bool HoldsOutput();
 
   ConnectionHost& host_;
   ProxyServices& services_;
@@ -119,7 +107,6 @@ class ClientConnection final : public ClientLink {
   bool closed_ = false;
   bool handle_closed_ = false;
   bool admitted_ = false;
-  bool output_held_ = false;  // the last flush was held: the next one writes
 };
 
 }  // namespace shardctl::proxy

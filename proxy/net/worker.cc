@@ -492,8 +492,6 @@ void Worker::ScheduleFlush(ClientConnection* connection) {
   if (!connection->closed()) flush_clients_.Mark(connection);
 }
 
-void Worker::FlushNextTurn(ClientConnection* connection) { flush_next_turn_.push_back(connection); }
-
 void Worker::ScheduleFlush(Backend* backend) {
   if (!backend->closing()) flush_backends_.Mark(backend);
 }
@@ -501,10 +499,6 @@ void Worker::ScheduleFlush(Backend* backend) {
 void Worker::OnBeforePoll(void* worker) { Owner<Worker>(worker)->FlushAll(); }
 void Worker::OnAfterIo(void* data) {
   Worker* worker = Owner<Worker>(data);
-  // Held before this turn's poll: written now, with whatever the poll brought for them.
-  // (ScheduleFlush() only marks them: nothing is added to the list while it is walked.)
-  for (ClientConnection* connection : worker->flush_next_turn_) worker->ScheduleFlush(connection);
-  worker->flush_next_turn_.clear();
   worker->FlushAll();
   if (worker->timeouts_due_) {
     worker->timeouts_due_ = false;
@@ -532,7 +526,6 @@ void Worker::OnConnectionClosed(ClientConnection* connection, bool admitted) {
   server_.client_directory().Remove(id);
   clients_by_id_.erase(id);
   flush_clients_.Forget(connection);
-  std::erase(flush_next_turn_, connection);
   if (admitted) server_.ReleaseClient();
 }
 

@@ -97,7 +97,6 @@ class Worker final : public RequestRouter,
   void RequestMapRefresh() override;
   void OnBackendPush(Backend* backend, std::string_view frame) override;
   void ScheduleFlush(ClientConnection* connection) override;
-  void FlushNextTurn(ClientConnection* connection) override;
   void OnConnectionClosed(ClientConnection* connection, bool admitted) override;
 
   // ClientInbox (any thread): an invalidation for one of this worker's clients.
@@ -186,8 +185,6 @@ class Worker final : public RequestRouter,
   std::vector<ClientConnection*> clients_;
   std::unordered_map<uint64_t, ClientConnection*> clients_by_id_;
   common::uv::FlushList<ClientConnection> flush_clients_;
-  // Held their output this turn: flushed after the next poll (ClientConnection::HoldsOutput()).
-  std::vector<ClientConnection*> flush_next_turn_;
   common::uv::FlushList<Backend> flush_backends_;
   common::uv::WriteBatch write_batch_;  // the flush phase's writes, one system call
   std::vector<std::pair<uint64_t, SubRequest*>> retries_;  // due time (uv_now ms), request

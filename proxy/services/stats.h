@@ -24,10 +24,7 @@ struct ProxyStats {
   std::atomic<uint64_t> tls_errors{0};
   std::atomic<uint64_t> tls_reloads{0};          // SIGHUP: the --tls-* files loaded again
   std::atomic<uint64_t> tls_reload_failures{0};  // SIGHUP: they did not load; the old ones serve
-  std::atomic<uint64_t> paused_reads{0};  // a client hit --max-pending or --max-client-buffer
-  // A client's ready replies held a loop turn for the next one, due from a shard (one write
-  // instead of two: ClientConnection::HoldsOutput()).
-  std::atomic<uint64_t> held_writes{0};
+  std::atomic<uint64_t> paused_reads{0};    // a client hit --max-pending or --max-client-buffer
   std::atomic<uint64_t> script_reloads{0};  // NOSCRIPT answered by loading the script again
   // Pinned connections (blocking commands, WATCH, WAIT): opened, taken from a worker's pool,
   // and idle in the pools now.

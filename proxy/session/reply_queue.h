@@ -75,10 +75,6 @@ class ReplyQueue {
   // Replies waiting (for their own bytes or for an older one).
   size_t size() const { return pending_.size(); }
   bool empty() const { return pending_.empty(); }
-  // The oldest reply still missing is on its way from a shard (due_from_shard).
-  bool NextDueFromShard() const {
-    return !pending_.empty() && pending_.front()->due_from_shard && !pending_.front()->ready;
-  }
   bool IsFront(const PendingReply& pending) const {
     return !pending_.empty() && pending_.front() == &pending;
   }

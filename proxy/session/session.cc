@@ -142,7 +142,6 @@ void Session::Forward(std::string_view frame, int slot, bool pinned, bool may_bl
   request->mode.may_block = may_block;
   // WATCH and WAIT keep reads on the client's own connections.
   request->mode.read_only = read_only && !request->mode.pinned;
-  pending.due_from_shard = !request->mode.pinned && !may_block;  // before Route(): it may answer
   router_.Route(request);
 }
 

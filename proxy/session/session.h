@@ -88,8 +88,6 @@ class Session final : public ReplySink, public Subscriber {
   bool OverLimits() const;
   // The last reply (QUIT's, a protocol error's) is in output(): close once it is written.
   bool close_after_output() const { return replies_.closing(); }
-  // The next reply the client is owed is a moment away from a shard.
-  bool NextReplyDueFromShard() const { return replies_.NextDueFromShard(); }
   bool closed() const { return closed_; }
   uint64_t id() const { return id_; }
   // This thread's /metrics counters; null without --metrics-port.

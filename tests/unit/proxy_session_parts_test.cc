@@ -88,7 +88,6 @@ TEST(ReplyQueueTest, PooledRepliesComeBackAsNewWithTheirBuffers) {
     PendingReply& first = queue.Push();
     PendingReply& second = queue.Push();
     second.progressed = true;
-    second.due_from_shard = true;
     queue.Fill(second, std::string(300, 'b'), out);  // parked: the first is not in yet
     EXPECT_GE(second.bytes.capacity(), 300u);
     queue.Fill(first, "a", out);
@@ -97,7 +96,7 @@ TEST(ReplyQueueTest, PooledRepliesComeBackAsNewWithTheirBuffers) {
     PendingReply& reused = queue.Push();
     EXPECT_EQ(pool.spare(), 1u);
     EXPECT_FALSE(reused.ready || reused.progressed || reused.close_after || reused.silent ||
-                 reused.has_trailer || reused.due_from_shard || reused.assembly);
+                 reused.has_trailer || reused.assembly);
     EXPECT_TRUE(reused.bytes.empty());
     queue.Push();
   }  // a closed session's replies go back too
@@ -109,26 +108,6 @@ TEST(ReplyQueueTest, PooledRepliesComeBackAsNewWithTheirBuffers) {
   queue.Fill(third, std::string(64 * 1024, 'x'), out);  // parked behind the other two
   queue.Clear();
   EXPECT_EQ(pool.spare(), 2u) << "a buffer grown by a big reply is freed, not kept";
-}
-
-// What a client connection asks before writing a partial pipeline: is the next reply it owes
-// on its way from a shard? Only the oldest missing reply counts, not one behind it.
-TEST(ReplyQueueTest, NextDueFromShardLooksAtTheOldestMissingReply) {
-  ReplyQueue queue;
-  std::string out;
-  EXPECT_FALSE(queue.NextDueFromShard());
-  PendingReply& local = queue.Push();  // answered by the proxy itself: nothing due
-  PendingReply& forwarded = queue.Push();
-  forwarded.due_from_shard = true;
-  EXPECT_FALSE(queue.NextDueFromShard()) << "the oldest missing reply is not from a shard";
-  queue.Fill(local, "+OK\r\n", out);
-  EXPECT_TRUE(queue.NextDueFromShard());
-  PendingReply& blocking = queue.Push();  // BLPOP: may never come, due_from_shard stays false
-  queue.Fill(forwarded, ":1\r\n", out);
-  EXPECT_FALSE(queue.NextDueFromShard()) << "a blocking command is next";
-  queue.Fill(blocking, "*-1\r\n", out);
-  EXPECT_FALSE(queue.NextDueFromShard());
-  EXPECT_EQ(out, "+OK\r\n:1\r\n*-1\r\n");
 }
 
 // ---- SlotSequencer ----
