@@ -95,6 +95,8 @@ bool RawConnection::Send(const std::string& bytes) {
          send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
 }
 
+bool RawConnection::ShutdownWrite() { return fd_ >= 0 && shutdown(fd_, SHUT_WR) == 0; }
+
 std::string RawConnection::ReadUntil(size_t bytes, std::chrono::milliseconds timeout) {
   std::string data;
   const auto deadline = Clock::now() + timeout;
@@ -232,6 +234,9 @@ void ProxyTest::MoveSlotOf(const std::string& key, int from, int to) {
     for (const RedisReply& name : keys->elements) migrate.push_back(name.text);
     ok(from, migrate);
   }
+  // A node that loses a slot deletes the keys it still holds in it: none may be left behind.
+  auto left = QueryRedis(from, {"CLUSTER", "COUNTKEYSINSLOT", slot});
+  EXPECT_EQ(IntegerOf(left), 0) << "keys of slot " << slot << " still on " << from;
   std::set<int> others;
   for (const SlotRange& range : SlotRanges()) others.insert(range.port);
   others.erase(to);

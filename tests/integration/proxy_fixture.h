@@ -61,6 +61,8 @@ class RawConnection {
   ~RawConnection();
   bool connected() const { return fd_ >= 0; }
   bool Send(const std::string& bytes);
+  // Sends EOF and keeps reading (a half-close, as `nc -N` does).
+  bool ShutdownWrite();
   // Reads until `bytes` bytes came, the peer closed or `timeout` passed.
   std::string ReadUntil(size_t bytes, std::chrono::milliseconds timeout);
   // Reads until the peer closes or `timeout` passes; sets `closed` when it saw EOF/reset.
