@@ -62,7 +62,24 @@ void ClientConnection::OnStreamFailure(common::uv::StreamFailure failure, std::s
   if (failure == common::uv::StreamFailure::kTls) {
     services_.stats().tls_errors.fetch_add(1, std::memory_order_relaxed);
   }
-  Close();  // EOF, reset or a failed handshake: the client is gone
+  if (failure == common::uv::StreamFailure::kPeerClosed && stream_.tls() == nullptr && !closed_) {
+    peer_closed_ = true;
+    reading_ = false;
+    stream_.ReadStop();
+    return EndInput();
+  }
+  // A reset, a failed handshake, or a TLS peer's close_notify (answering after it is not
+  // something every TLS stack accepts): the client is gone.
+  Close();
+}
+
+void ClientConnection::EndInput() {
+  if (closed_ || input_ended_) return;
+  ProcessInput();  // requests still buffered behind --max-pending
+  // Over a limit: the rest once replies drain (UpdateReading() comes back here).
+  if (session_.OverLimits() && !session_.done_reading()) return;
+  input_ended_ = true;
+  if (!session_.EndOfRequests()) Close();
 }
 
 // An inline command ("PING\r\n", as telnet, nc and HAProxy's redis-check send): arguments
@@ -142,11 +159,13 @@ void ClientConnection::ProcessInput() {
     if (!args_.empty()) session_.HandleCommand(bytes, args_);
   }
   if (!closed_) requests_.Consume(requests_.Buffered().size() - requests_.Unreturned().size());
+  if (peer_closed_) return;  // reading is over: EndInput(), the caller, goes on
   UpdateReading();
 }
 
 void ClientConnection::UpdateReading() {
   if (closed_) return;
+  if (peer_closed_) return EndInput();
   const common::TlsSession* tls = stream_.tls();
   const bool handshaking = tls != nullptr && !tls->established();
   const bool want = handshaking || (!session_.done_reading() && !session_.OverLimits());

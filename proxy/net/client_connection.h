@@ -95,6 +95,10 @@ class ClientConnection final : public ClientLink {
   bool HandleInlineCommand();
   bool HandleQuotedInline(std::string_view line);
   void UpdateReading();
+  // The client sends nothing more (EOF on plain TCP, as `nc -N` or a script's
+  // shutdown(SHUT_WR) leaves it): every complete request it sent is still answered, then the
+  // connection closes, as Redis answers what it read before the end of the stream.
+  void EndInput();
   void MaybeDelete();
 
   ConnectionHost& host_;
@@ -104,6 +108,8 @@ class ClientConnection final : public ClientLink {
   common::RespScanner requests_;
   std::vector<std::string_view> args_;  // the current request's arguments, reused
   bool reading_ = false;
+  bool peer_closed_ = false;  // EOF read: reading is over for good
+  bool input_ended_ = false;  // EndInput() has served every complete request
   bool closed_ = false;
   bool handle_closed_ = false;
   bool admitted_ = false;

@@ -317,6 +317,15 @@ void Session::Reply(std::string_view bytes, bool close_after) {
   Fill(pending, bytes);
 }
 
+bool Session::EndOfRequests() {
+  if (closed_) return false;
+  for (const PinnedLink* link : pinned_.links()) {
+    if (link->HasRequests()) return false;
+  }
+  if (!last_reply_queued_) Reply("", /*close_after=*/true);  // an implicit QUIT, unanswered
+  return true;
+}
+
 void Session::ReplyError(std::string_view message, bool close_after) {
   services_.stats().error_replies.fetch_add(1, std::memory_order_relaxed);
   std::string frame;

@@ -76,6 +76,11 @@ class Session final : public ReplySink, public Subscriber {
   void ProtocolError(std::string_view what);
   // Refuses the client (too many clients): `error`, then close.
   void Refuse(std::string_view error);
+  // The client sends nothing more (EOF). True: the replies it is owed are still written, then
+  // close_after_output() says to close. False: close at once, as a request is in flight on the
+  // client's own connection to a shard, where a blocking command (BLPOP, WAIT) may never
+  // answer: Redis frees a blocked client whose peer has closed.
+  bool EndOfRequests();
   // The connection is closing: nothing more is answered, held requests are dropped, pinned
   // connections and subscriptions are given back. Replies still in flight are dropped on arrival.
   void Close();
