@@ -19,6 +19,14 @@
 namespace shardctl::launcher {
 namespace {
 
+// A state directory as an absolute path: the engines a command starts change into their own
+// directories (redis-server --dir), where a relative one would name something else.
+std::filesystem::path Absolute(const std::string& dir) {
+  std::error_code error;
+  std::filesystem::path absolute = std::filesystem::absolute(dir, error);
+  return error ? std::filesystem::path(dir) : absolute.lexically_normal();
+}
+
 using common::Error;
 using common::Result;
 
@@ -378,7 +386,7 @@ const std::map<std::string_view, Applier>& Appliers() {
       {"state-dir",
        [](const std::string& v, Spec& s) -> common::Status {
          if (v.empty()) return Error("is empty (give a directory)");
-         s.state_dir = std::filesystem::path(v);
+         s.state_dir = Absolute(v);
          return common::Ok();
        }},
   };
@@ -492,7 +500,7 @@ Result<Spec> BuildSpec(const std::vector<Setting>& settings) {
 }
 
 std::filesystem::path DefaultStateDir() {
-  if (const char* dir = std::getenv("SHARDCTL_STATE_DIR"); dir && *dir) return dir;
+  if (const char* dir = std::getenv("SHARDCTL_STATE_DIR"); dir && *dir) return Absolute(dir);
   if (geteuid() == 0) return "/var/lib/shardctl";
   if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg) {
     return std::filesystem::path(xdg) / "shardctl";

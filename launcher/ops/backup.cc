@@ -1,7 +1,10 @@
 #include "launcher/ops/backup.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -140,6 +143,12 @@ Result<Cut> TakeCut(const Access& access, const std::vector<common::NodeLine>& p
   return cut;
 }
 
+// A backup's claim on DIR while it writes there (and what a killed one leaves behind, so that
+// DIR is not empty and no second backup mixes its files with the first's).
+std::filesystem::path ClaimOf(const std::filesystem::path& dir) {
+  return dir / ".backup-in-progress";
+}
+
 // Removes what this backup wrote, so a failed backup leaves DIR as it found it.
 void RemoveWritten(const std::filesystem::path& dir, size_t files, bool created) {
   std::error_code ignored;
@@ -148,6 +157,23 @@ void RemoveWritten(const std::filesystem::path& dir, size_t files, bool created)
     return;
   }
   for (size_t k = 0; k < files; ++k) std::filesystem::remove(dir / BackupFileName(k), ignored);
+  std::filesystem::remove(ClaimOf(dir), ignored);
+}
+
+// Exactly one of two backups started into the same empty DIR at once gets it: the claim is
+// created exclusively before anything is written, and the other changes nothing in DIR.
+Outcome<bool> ClaimDir(const std::filesystem::path& dir) {
+  const int fd = open(ClaimOf(dir).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    close(fd);
+    return true;
+  }
+  if (errno == EEXIST) {
+    return Failure::Usage("--to " + dir.string() +
+                          ": another backup is writing into it; give each backup a directory of "
+                          "its own");
+  }
+  return Failure::Usage("--to " + dir.string() + ": " + std::strerror(errno));
 }
 
 Outcome<bool> PrepareDir(const std::filesystem::path& dir) {
@@ -183,6 +209,7 @@ Outcome<BackupReport> Backup(const BackupRequest& request) {
   const auto& primaries = serving->primaries;
   auto created = PrepareDir(request.to);
   if (!created.ok()) return created.error();
+  if (auto claimed = ClaimDir(request.to); !claimed.ok()) return claimed.error();
   // The local primaries' processes: their snapshot children are held to the fork limit.
   std::vector<std::optional<ProcessId>> local(primaries.size());
   std::vector<ProcessId> running;
@@ -276,6 +303,8 @@ Outcome<BackupReport> Backup(const BackupRequest& request) {
     RemoveWritten(request.to, primaries.size(), *created);
     return saved.error();
   }
+  std::error_code ignored;
+  std::filesystem::remove(ClaimOf(request.to), ignored);  // the manifest says it is whole now
   report.fork_limit = deployment.durability.fork_limit;
   report.most_copying = gate ? gate->most_running() : 0;
   report.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);

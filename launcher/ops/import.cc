@@ -15,6 +15,7 @@
 #include "launcher/ops/serving_cluster.h"
 #include "launcher/ops/target.h"
 #include "launcher/os/files.h"
+#include "launcher/state/data_lock.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -135,6 +136,9 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
   if (!source_access.ok()) return Failure::Usage(source_access.error());
   auto target = LoadTarget(request.spec, {});
   if (!target.ok()) return target.error();
+  // Held until the import ends: with --live, until its cutover.
+  auto data_lock = DataLock::Take(target->dir, request.live ? "import --live" : "import");
+  if (!data_lock.ok()) return Classify(data_lock.error());
   const Deployment& deployment = *target->deployment;
   auto facts = Probe(*source_access, *from, deployment.engine);
   if (!facts.ok()) return facts.error();
@@ -159,7 +163,8 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
                             nlohmann::json{{"from", from->ToString()}}.dump());
   report.resumed = marker.LeftBefore();
   if (auto running = ReadLiveImport(target->dir);
-      request.live && running && running->phase != "done" && running->phase != "failed") {
+      request.live && running && running->phase != "done" && running->phase != "failed" &&
+      running->phase != "stopped") {
     report.problems.push_back("a live import from " + running->source +
                               " is already running (pid " + std::to_string(running->pid) +
                               "); end it with import --cutover");

@@ -9,6 +9,7 @@
 #include "launcher/cluster/redis_client.h"
 #include "launcher/cluster/slot_stats.h"
 #include "launcher/ops/target.h"
+#include "launcher/state/data_lock.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -247,6 +248,8 @@ void NoteReadMostlyKeys(const Access& access, const Deployment& deployment, Resh
 Outcome<ReshardResult> Rebalance(const Spec& spec, const ReshardRequest& request) {
   auto target = LoadTarget(spec, {});
   if (!target.ok()) return target.error();
+  auto data_lock = DataLock::Take(target->dir, request.ranges.empty() ? "rebalance" : "move-slots");
+  if (!data_lock.ok()) return Classify(data_lock.error());
   const Plan& plan = target->deployment->plan;
   if (!request.ranges.empty()) {
     const bool exists =

@@ -16,6 +16,7 @@
 #include "launcher/ops/serving_cluster.h"
 #include "launcher/ops/target.h"
 #include "launcher/os/files.h"
+#include "launcher/state/data_lock.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -180,6 +181,8 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
   if (!manifest.ok()) return manifest.error();
   auto target = LoadTarget(request.spec, {});
   if (!target.ok()) return target.error();
+  auto data_lock = DataLock::Take(target->dir, "restore");
+  if (!data_lock.ok()) return Classify(data_lock.error());
   const Deployment& deployment = *target->deployment;
   if (auto formats = CheckFormats(*manifest, deployment.engine); !formats.ok()) {
     return formats.error();

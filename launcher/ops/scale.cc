@@ -10,6 +10,7 @@
 #include "launcher/ops/host.h"
 #include "launcher/ops/target.h"
 #include "launcher/os/ports.h"
+#include "launcher/state/data_lock.h"
 #include "launcher/supervisor/supervisor.h"
 
 namespace shardctl::launcher {
@@ -259,6 +260,8 @@ Result<ScaleResult> ScaleLoaded(const Access& access, const DeploymentDir& dir,
 Outcome<ScaleResult> Scale(const Spec& spec, const ScaleRequest& request) {
   auto target = LoadTarget(spec, {.supervisor = true});
   if (!target.ok()) return target.error();
+  auto data_lock = DataLock::Take(target->dir, "scale");
+  if (!data_lock.ok()) return Classify(data_lock.error());
   auto host = ReadHost(spec, std::nullopt);
   if (!host.ok()) return host.error();
   auto scaled = ScaleLoaded(target->access, target->dir, *target->deployment, host->topology,

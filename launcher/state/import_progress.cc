@@ -63,6 +63,14 @@ std::optional<LiveImportProgress> ReadLiveImport(const DeploymentDir& dir) {
   auto progress = ProgressOf(*text);
   if (!progress) return std::nullopt;
   const bool running = ProcessStartTime(progress->pid).has_value();
+  const bool ended = progress->phase == "done" || progress->phase == "failed";
+  if (!running && !ended) {
+    // Killed (kill -9, a reboot) before its cutover: shown until a run again resumes it.
+    progress->error = "its process (pid " + std::to_string(progress->pid) +
+                      ") is gone: run the same import --live again to resume it";
+    progress->phase = "stopped";
+    return progress;
+  }
   const bool recent = UnixMs() - progress->updated_unix_ms < 60000;
   if (!running && !recent) return std::nullopt;
   return progress;

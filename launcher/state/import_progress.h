@@ -15,7 +15,8 @@ namespace shardctl::launcher {
 
 struct LiveImportProgress {
   std::string source;
-  std::string phase;  // snapshot, copying, following, cutover, done, failed
+  // snapshot, copying, following, cutover, done, failed; stopped: its process is gone
+  std::string phase;
   int pid = 0;
   uint64_t keys = 0;           // copied from the snapshot
   uint64_t commands = 0;       // stream commands applied
@@ -30,8 +31,9 @@ struct LiveImportProgress {
 
 std::filesystem::path LiveImportDir(const DeploymentDir& dir);
 
-// The progress of a live import of this deployment whose process still runs, or that ended in
-// the last minute; nullopt when there is none.
+// The progress of a live import of this deployment whose process still runs, that ended in the
+// last minute, or whose process is gone before its cutover (phase "stopped"); nullopt when there
+// is none.
 std::optional<LiveImportProgress> ReadLiveImport(const DeploymentDir& dir);
 
 // Stamps `progress` with the time and writes it (atomically).

@@ -5,8 +5,10 @@
 // after every step.
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 
 #include "tests/integration/data_copy.h"
 #include "tests/integration/harness.h"
@@ -199,6 +201,27 @@ TEST_F(BackupRestoreTest, RefusesWithoutChangingAnything) {
   auto again = OnDeployment("backup", {"--to", dir.string()});
   EXPECT_EQ(again.exit_code, 2) << again.Describe();
   EXPECT_NE(again.err.find("not empty"), std::string::npos) << again.Describe();
+  // Two backups into one new directory at the same moment: one writes it whole, the other is
+  // refused in one line and takes nothing of the first's with it.
+  const fs::path shared = scratch_dir() / "shared";
+  auto first = StartOnDeployment("backup", {"--to", shared.string()}, "first");
+  auto second = StartOnDeployment("backup", {"--to", shared.string()}, "second");
+  const std::optional<int> first_exit = first->WaitForExit(120s);
+  const std::optional<int> second_exit = second->WaitForExit(120s);
+  ASSERT_TRUE(first_exit && second_exit);
+  EXPECT_EQ(std::min(*first_exit, *second_exit), 0);
+  EXPECT_EQ(std::max(*first_exit, *second_exit), 2);
+  const std::string refusal =
+      ReadFileText(scratch_dir() / (*first_exit == 0 ? "second.err" : "first.err"));
+  EXPECT_EQ(SplitLines(refusal).size(), 1u) << refusal;
+  const json manifest = json::parse(ReadFileText(shared / "manifest.json"), nullptr, false);
+  ASSERT_TRUE(manifest.is_object() && manifest.contains("files")) << manifest.dump();
+  for (const json& file : manifest["files"]) {
+    const fs::path written = shared / file.value("file", "");
+    ASSERT_TRUE(fs::exists(written)) << written << " is gone; the refused backup said: " << refusal;
+    EXPECT_EQ(fs::file_size(written), file.value("bytes", 0ULL)) << written;
+  }
+  EXPECT_FALSE(fs::exists(shared / ".backup-in-progress"));
   // Restoring into a deployment that holds keys: this one.
   auto into_self = OnDeployment("restore", {"--from", dir.string()});
   EXPECT_EQ(into_self.exit_code, 2) << into_self.Describe();

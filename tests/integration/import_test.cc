@@ -369,6 +369,48 @@ TEST_F(ImportTest, LiveImportAppliesCrossSlotCommandsByCoLocation) {
   EXPECT_EQ(ClusterKeys(), static_cast<long long>(on_source.size()));
 }
 
+// A live import holds the deployment's data: nothing else writes its keys or moves its slots
+// meanwhile. Killed (kill -9) before its cutover, it shows as stopped, the cutover says how to
+// go on, and the same command run again resumes it and loses nothing.
+TEST_F(ImportTest, ALiveImportHoldsTheDataAndResumesAfterAKill) {
+  auto source = StartSource("redis-server", /*password=*/false);
+  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 30);
+  ASSERT_EQ(Up(3).exit_code, 0);
+  auto live = StartLiveImport();
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  EXPECT_EQ(ClusterKeys(), written);
+
+  for (const auto& [command, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"import", {"--from", "127.0.0.1:" + std::to_string(source_port())}},
+           {"scale", {"--shards", "4"}},
+           {"rebalance", {}}}) {
+    auto refused = OnDeployment(command, args, 60s);
+    EXPECT_EQ(refused.exit_code, 2) << command << ": " << refused.Describe();
+    EXPECT_NE(refused.err.find("shardctl import --live"), std::string::npos)
+        << command << ": " << refused.Describe();
+    EXPECT_EQ(SplitLines(refused.err).size(), 1u) << refused.Describe();
+  }
+  EXPECT_EQ(ClusterKeys(), written);
+  EXPECT_EQ(Status()["shards"].size(), 3u) << "scale ran beside the live import";
+
+  ::kill(live->pid(), SIGKILL);
+  live->WaitForExit(10s);
+  EXPECT_EQ(LivePhase(), "stopped");
+  auto cutover = OnDeployment("import", {"--cutover"}, 30s);
+  EXPECT_EQ(cutover.exit_code, 2) << cutover.Describe();
+  EXPECT_NE(cutover.err.find("run the same import --live again"), std::string::npos)
+      << cutover.Describe();
+
+  auto again = StartLiveImport();
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  ASSERT_EQ(RunOnSource("SET after:kill 1\nINCR after:counter\n").exit_code, 0);
+  auto done = OnDeployment("import", {"--cutover"}, 120s);
+  ASSERT_EQ(done.exit_code, 0) << done.Describe() << ReadFileText(scratch_dir() / "live.err");
+  EXPECT_EQ(again->WaitForExit(60s), std::optional<int>(0));
+  ExpectSameKeyspace(ReadKeyspace({source_port()}), ReadKeyspace(ClusterPorts()));
+  EXPECT_EQ(ClusterKeys(), written + 2);
+}
+
 TEST_F(ImportTest, AnImportKilledMidwayFinishesWhenRunAgain) {
   auto source = StartSource("redis-server", /*password=*/false);
   const std::string from = "127.0.0.1:" + std::to_string(source_port());

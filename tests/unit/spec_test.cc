@@ -339,6 +339,16 @@ TEST(BuildSpecTest, LaterSettingsOverrideEarlierOnes) {
   EXPECT_EQ(spec->cpus, std::vector<int>{8});
 }
 
+// The engines a command starts change into their own directories (redis-server --dir): a
+// relative state directory must not reach them as such.
+TEST(BuildSpecTest, ARelativeStateDirBecomesAbsolute) {
+  auto spec = BuildSpec({Flag("state-dir", "some/state/../dir")});
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  ASSERT_TRUE(spec->state_dir.has_value());
+  EXPECT_TRUE(spec->state_dir->is_absolute()) << *spec->state_dir;
+  EXPECT_EQ(*spec->state_dir, std::filesystem::current_path() / "some/dir");
+}
+
 // ---------------------------------------------------------------------------------------------
 // ParseSpecToml
 

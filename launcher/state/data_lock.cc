@@ -1,0 +1,50 @@
+#include "launcher/state/data_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+namespace shardctl::launcher {
+
+using common::Error;
+
+common::Result<DataLock> DataLock::Take(const DeploymentDir& dir, std::string_view command) {
+  const auto file = dir.root() / "data.lock";
+  const int fd = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Error(file.string() + ": " + std::strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char holder[128] = {};
+    const ssize_t got = pread(fd, holder, sizeof holder - 1, 0);
+    close(fd);
+    std::string who = got > 0 ? std::string(holder, static_cast<size_t>(got)) : "";
+    while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
+    return Error("usage: another shardctl command is changing this deployment's data (" +
+                 (who.empty() ? std::string("its pid unknown") : who) +
+                 "): wait for it to end, or stop it, then run this again");
+  }
+  const std::string holder =
+      "pid " + std::to_string(getpid()) + ", shardctl " + std::string(command) + "\n";
+  const bool noted = ftruncate(fd, 0) == 0 &&
+                     pwrite(fd, holder.data(), holder.size(), 0) == ssize_t(holder.size());
+  (void)noted;  // the note only names us to a refused command: the lock holds without it
+  return DataLock(fd);
+}
+
+DataLock& DataLock::operator=(DataLock&& other) noexcept {
+  if (this != &other) {
+    Release();
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+void DataLock::Release() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
+}  // namespace shardctl::launcher
