@@ -1,6 +1,8 @@
 #include "launcher/ops/restore.h"
 
 #include <algorithm>
+#include <cctype>
+#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -86,6 +88,16 @@ Outcome<BackupManifest> ReadCheckedBackup(const std::filesystem::path& dir) {
       return Failure::Usage(path.string() +
                             ": checksum does not match the manifest (damaged or not this "
                             "backup's file); nothing was changed");
+    }
+    // The format is judged by the file's own header: a manifest edited to claim an older one
+    // would have every primary fail to load the file, over and over.
+    std::string header(9, '\0');
+    std::ifstream(path, std::ios::binary).read(header.data(), 9);
+    if (header != file.rdb_format) {
+      for (char& c : header) c = std::isprint(static_cast<unsigned char>(c)) ? c : '?';
+      return Failure::Usage(path.string() + ": its header is \"" + header +
+                            "\", the manifest says \"" + file.rdb_format +
+                            "\" (not this backup's manifest); nothing was changed");
     }
   }
   return std::move(manifest).value();

@@ -234,6 +234,22 @@ TEST_F(BackupRestoreTest, RefusesWithoutChangingAnything) {
   EXPECT_EQ(dry.exit_code, 0) << dry.Describe();
   EXPECT_EQ(Json(dry).value("backup_keys", 0), keys) << dry.Describe();
   EXPECT_EQ(KeysAt(Ports(base_port() + 20, 2)), 0);
+  // A manifest that claims an older format than its files have: judged by the files' headers
+  // (believed, it would have every primary of a placed restore fail to load them, over and over).
+  const fs::path lying = scratch_dir() / "lying";
+  fs::copy(dir, lying);
+  {
+    json edited = json::parse(ReadFileText(lying / "manifest.json"));
+    const std::string real = edited["files"][0].value("rdb_format", "");
+    for (json& file : edited["files"]) file["rdb_format"] = "REDIS0009";
+    std::ofstream(lying / "manifest.json") << edited.dump(2);
+    auto lied = OnOther("empty", {"restore", "--from", lying.string()});
+    EXPECT_EQ(lied.exit_code, 2) << lied.Describe();
+    EXPECT_NE(lied.err.find("its header is \"" + real + "\""), std::string::npos)
+        << lied.Describe();
+    EXPECT_EQ(SplitLines(lied.err).size(), 1u) << lied.Describe();
+  }
+  EXPECT_EQ(KeysAt(Ports(base_port() + 20, 2)), 0);
   // A damaged file: one byte changed, same size.
   {
     std::fstream file(dir / "shard-1.rdb", std::ios::in | std::ios::out | std::ios::binary);
