@@ -4,6 +4,8 @@
 #include <future>
 #include <map>
 
+#include "common/numbers.h"
+#include "common/slots.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/ops/restart.h"
 #include "launcher/ops/shard_snapshot.h"
@@ -107,6 +109,32 @@ LocalPrimaries FindLocalPrimaries(const Target& target,
   return local;
 }
 
+// Keys `primary` holds in slots it does not serve. A placed file carries the keys of the slots
+// the manifest gives it, so this is 0 unless the files do not match the manifest's slot map (an
+// edited manifest, a backup taken while slots moved): such keys are loaded, but no client is
+// ever sent to them.
+common::Result<uint64_t> KeysOutsideOwnSlots(const Access& access, const common::SlotTable& table,
+                                             size_t primary) {
+  const NodeAddress& address = table.primaries()[primary];
+  auto connection = RedisConnection::Connect(access, address.host, address.port, kQueryTimeout);
+  if (!connection.ok()) return connection.error();
+  std::vector<Command> commands = {{"DBSIZE"}};
+  for (int slot = 0; slot < common::kSlotCount; ++slot) {
+    if (table.PrimaryFor(slot) == static_cast<int>(primary)) {
+      commands.push_back({"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)});
+    }
+  }
+  auto replies = connection->Pipeline(commands);
+  if (!replies.ok()) return replies.error();
+  uint64_t counts[2] = {0, 0};  // all keys, keys in its own slots
+  for (size_t i = 0; i < replies->size(); ++i) {
+    const auto& reply = (*replies)[i];
+    if (!reply.ok()) return reply.error().Context(address.ToString());
+    counts[i == 0 ? 0 : 1] += common::ParseInteger<uint64_t>(*reply).value_or(0);
+  }
+  return counts[0] > counts[1] ? counts[0] - counts[1] : 0;
+}
+
 Outcome<PlacedRestore> RestoreByPlacing(const Target& target, const common::SlotTable& table,
                                         const std::vector<int>& shard_of_primary,
                                         const BackupManifest& manifest,
@@ -158,6 +186,19 @@ Outcome<PlacedRestore> RestoreByPlacing(const Target& target, const common::Slot
     restored.keys += loaded;
   }
   if (failure) return *failure;
+  for (size_t k = 0; k < placement.primary_of_file.size(); ++k) {
+    auto outside = KeysOutsideOwnSlots(target.access, table, placement.primary_of_file[k]);
+    if (!outside.ok()) return outside.error().Context("checking " + manifest.files[k].file);
+    if (*outside > 0) {
+      return Error("shard " + std::to_string(shard_of_file[k]) + " loaded " +
+                   std::to_string(*outside) + " keys of slots it does not serve from " +
+                   manifest.files[k].file +
+                   ": the backup's files do not match its manifest's slot map (an edited "
+                   "manifest, or a backup taken while slots moved); restore it into a new "
+                   "deployment with another shard count, which copies each key to its slot's "
+                   "owner");
+    }
+  }
   auto replica_keys = WaitForReplicas(target.access, replicas);
   if (!replica_keys.ok()) return replica_keys.error();
   restored.replica_keys = *replica_keys;

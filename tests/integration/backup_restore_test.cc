@@ -114,6 +114,30 @@ TEST_F(BackupRestoreTest, RestoresOntoFewerAndAsManyPrimariesKeyByKey) {
   EXPECT_EQ(KeysAt(Ports(base_port(), 3)), static_cast<long long>(before.size()));
 }
 
+// A manifest whose files are swapped between two slot ranges (each file still matching its
+// checksum): placed, the files' keys land where no client is sent. The restore says so and
+// fails, rather than reporting every key restored.
+TEST_F(BackupRestoreTest, APlacedRestoreOfFilesThatDoNotMatchTheirSlotsFails) {
+  std::map<std::string, KeyValue> before;
+  const fs::path dir = BackupOfEveryType(before);
+  json manifest = json::parse(ReadFileText(dir / "manifest.json"));
+  json& files = manifest["files"];
+  for (const char* field : {"file", "bytes", "sha256", "keys", "node", "rdb_format"}) {
+    std::swap(files[0][field], files[1][field]);
+  }
+  std::ofstream(dir / "manifest.json") << manifest.dump(2);
+  ASSERT_EQ(UpOther("same", 3).exit_code, 0);
+  const auto ports = Ports(base_port() + 20, 3);
+  auto restore = OnOther("same", {"restore", "--from", dir.string()});
+  EXPECT_EQ(restore.exit_code, 1) << restore.Describe();
+  EXPECT_NE(restore.err.find("keys of slots it does not serve"), std::string::npos)
+      << restore.Describe();
+  EXPECT_EQ(SplitLines(restore.err).size(), 1u) << restore.Describe();
+  // Nothing is lost: every key is loaded, only not where the manifest sent it.
+  EXPECT_EQ(KeysAt(ports), static_cast<long long>(before.size()));
+  DownOther("same");
+}
+
 // The same shape with replicas: each primary loads its file as its snapshot, its replica resyncs
 // from it, and no replica took over while the primaries restarted.
 TEST_F(BackupRestoreTest, SameShapeLoadsFilesInPlaceAndReplicasResync) {
