@@ -162,13 +162,6 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
   const ResumeMarker marker(target->dir.root() / "import.json",
                             nlohmann::json{{"from", from->ToString()}}.dump());
   report.resumed = marker.LeftBefore();
-  if (auto running = ReadLiveImport(target->dir);
-      request.live && running && running->phase != "done" && running->phase != "failed" &&
-      running->phase != "stopped") {
-    report.problems.push_back("a live import from " + running->source +
-                              " is already running (pid " + std::to_string(running->pid) +
-                              "); end it with import --cutover");
-  }
   if (*held > 0 && !report.resumed) {
     report.problems.push_back("the deployment holds " + std::to_string(*held) +
                               " keys; import goes only into an empty deployment (import into a "

@@ -545,9 +545,8 @@ Outcome<ImportReport> Cutover(const Target& target) {
   auto running = ReadLiveImport(target.dir);
   if (running && running->phase == "stopped") {
     return Failure::Usage("the live import from " + running->source +
-                          " was stopped before its "
-                          "cutover (" +
-                          running->error + "), then import --cutover");
+                          " was stopped before its cutover (" + running->error +
+                          "), then import --cutover");
   }
   if (!running || running->phase == "done" || running->phase == "failed" ||
       !ProcessStartTime(running->pid)) {
