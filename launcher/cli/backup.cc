@@ -52,6 +52,7 @@ int RunBackup(const Invocation& invocation) {
                       {"ms", done->took.count()},
                       {"engine", manifest.engine},
                       {"engine_version", manifest.engine_version},
+                      {"moving_slots", manifest.moving_slots},
                       {"files", ManifestFilesJson(manifest)}}
                      .dump(2)
               << "\n";
@@ -60,6 +61,11 @@ int RunBackup(const Invocation& invocation) {
               << " keys, " << bytes << " bytes) to " << done->dir.string() << " in "
               << done->took.count() << " ms; writes paused " << manifest.write_pause_ms
               << " ms for one consistent cut\n";
+    if (!manifest.moving_slots.empty()) {
+      std::cout << "slots " << manifest.moving_slots
+                << " were moving between primaries at the cut: a restore copies their keys to "
+                   "their owners instead of placing files\n";
+    }
   }
   return kExitOk;
 }

@@ -29,6 +29,9 @@ struct ControlTls {
 struct Access {
   std::string password;                           // AUTH on every connection; "" for none
   std::shared_ptr<const common::TlsContext> tls;  // null: plain TCP
+  // What a refused AUTH means for whoever gave the password (a deployment's shards by default).
+  std::string wrong_password_hint =
+      "the deployment's password file no longer matches the shards' requirepass";
 
   bool uses_tls() const { return tls != nullptr; }
 };

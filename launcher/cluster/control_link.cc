@@ -77,11 +77,24 @@ Result<int> ConnectTcp(const std::string& host, int port, std::chrono::milliseco
   return fd;
 }
 
+// The system's words for a failed read or write, except for the socket timeout running out: its
+// EAGAIN reads "Resource temporarily unavailable", which names neither the wait nor the likely
+// cause (a node stopped with SIGSTOP, paused by a debugger, or stuck in a long command).
+std::string SocketErrorText(int failure, std::chrono::milliseconds timeout,
+                            const char* waited_for) {
+  if (failure == EAGAIN || failure == EWOULDBLOCK) {
+    return std::string("no ") + waited_for + " within " + std::to_string(timeout.count()) +
+           "ms (is the server stopped, or busy with a long command?)";
+  }
+  return std::strerror(failure);
+}
+
 }  // namespace
 
 struct ControlLink::State {
   int fd = -1;
   SSL* ssl = nullptr;
+  std::chrono::milliseconds timeout{0};
   ~State() {
     if (ssl != nullptr) {
       SSL_shutdown(ssl);  // best effort: the peer may be gone
@@ -103,6 +116,7 @@ Result<ControlLink> ControlLink::Open(const std::string& host, int port,
   if (!fd.ok()) return fd.error();
   auto state = std::make_unique<State>();
   state->fd = *fd;
+  state->timeout = timeout;
   if (tls == nullptr) return ControlLink(std::move(state));
   // OpenSSL writes with write(), not send(MSG_NOSIGNAL): a shard that dies mid-write must be an
   // error for the caller, not a SIGPIPE that ends this process.
@@ -128,8 +142,8 @@ common::Status ControlLink::WriteAll(std::string_view bytes) {
                               : send(state_->fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (wrote <= 0) {
       if (wrote < 0 && errno == EINTR && state_->ssl == nullptr) continue;
-      return Error(state_->ssl != nullptr ? common::TlsErrorText(std::strerror(errno))
-                                          : std::strerror(errno));
+      const std::string text = SocketErrorText(errno, state_->timeout, "room to write");
+      return Error(state_->ssl != nullptr ? common::TlsErrorText(text) : text);
     }
     bytes.remove_prefix(static_cast<size_t>(wrote));
   }
@@ -145,7 +159,7 @@ Result<size_t> ControlLink::ReadSome(char* buffer, size_t size) {
     if (got > 0) return static_cast<size_t>(got);
     if (got < 0 && errno == EINTR && state_->ssl == nullptr) continue;
     if (got == 0 && state_->ssl == nullptr) return Error("Server closed the connection");
-    if (errno != 0) return Error(std::strerror(errno));
+    if (errno != 0) return Error(SocketErrorText(errno, state_->timeout, "reply"));
     return Error(state_->ssl != nullptr ? common::TlsErrorText("Server closed the connection")
                                         : "Server closed the connection");
   }

@@ -94,8 +94,8 @@ Result<RedisConnection> RedisConnection::Connect(const Access& access, const std
   if (!connection.reader_) return Error(connection.address() + ": out of memory");
   if (access.password.empty()) return connection;
   if (auto login = connection.Run({"AUTH", access.password}); !login.ok()) {
-    return Error(connection.address() + ": login refused (" + login.error().message() +
-                 "; the deployment's password file no longer matches the shards' requirepass)");
+    return Error(connection.address() + ": login refused (" + login.error().message() + "; " +
+                 access.wrong_password_hint + ")");
   }
   return connection;
 }

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "launcher/ops/target.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
+#include "launcher/state/data_lock.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -80,8 +82,21 @@ Status WaitForNoFork(std::vector<RedisConnection>& connections,
 struct Cut {
   std::vector<SnapshotLink> links;
   std::vector<uint64_t> keys;
+  std::set<int> moving;  // slots in the middle of a move at the cut (BackupManifest::moving_slots)
   std::chrono::milliseconds pause{0};
 };
+
+// What primary `before` had in motion, from its own CLUSTER NODES at the cut (only a node's own
+// line shows the slots it migrates or imports).
+Status NoteMoves(const common::NodeLine& before, const std::string& cluster_nodes,
+                 std::set<int>& moving) {
+  auto lines = common::ParseClusterNodes(cluster_nodes);
+  if (!lines.ok()) return lines.error();
+  if (const common::NodeLine* myself = common::FindMyself(*lines)) {
+    NoteMovingSlots(before, *myself, moving);
+  }
+  return common::Ok();
+}
 
 // One attempt at the cut: pause, count, start every fork, unpause. Writes are resumed on every
 // path out.
@@ -97,20 +112,22 @@ Result<Cut> TakeCut(const Access& access, const std::vector<common::NodeLine>& p
   }
   const auto paused_at = Clock::now();
   auto unpause = [&] { (void)OnEvery(control, {"CLIENT", "UNPAUSE"}); };
-  // Every primary is asked to pause (and count its keys) at once; each one's snapshot is asked for
-  // as soon as its own pause is in place (PSYNC cannot share the write: a primary refuses it while
-  // replies are pending). That is enough for one cut: every fork happens inside its primary's
-  // pause, and every pause begins before any ends (the unpause waits for every fork).
+  // Every primary is asked to pause (and count its keys, and say which slots it is moving) at once;
+  // each one's snapshot is asked for as soon as its own pause is in place (PSYNC cannot share the
+  // write: a primary refuses it while replies are pending). That is enough for one cut: every fork
+  // happens inside its primary's pause, and every pause begins before any ends (the unpause waits
+  // for every fork).
   const Command pause = {"CLIENT", "PAUSE",
                          std::to_string(std::chrono::milliseconds(kPauseBound).count()), "WRITE"};
   std::optional<Error> failed;
   for (auto& connection : control) {
-    if (auto sent = connection.Send({pause, {"DBSIZE"}}); !sent.ok() && !failed) {
+    if (auto sent = connection.Send({pause, {"DBSIZE"}, {"CLUSTER", "NODES"}});
+        !sent.ok() && !failed) {
       failed = sent.error();
     }
   }
   for (size_t i = 0; !failed && i < control.size(); ++i) {
-    auto replies = control[i].Receive(2);
+    auto replies = control[i].Receive(3);
     if (!replies.ok()) {
       failed = replies.error();
       break;
@@ -120,6 +137,10 @@ Result<Cut> TakeCut(const Access& access, const std::vector<common::NodeLine>& p
     }
     if (failed) break;
     cut.keys.push_back(common::ParseInteger<uint64_t>(*(*replies)[1]).value_or(0));
+    if (auto noted = NoteMoves(primaries[i], *(*replies)[2], cut.moving); !noted.ok()) {
+      failed = noted.error().Context(control[i].address() + ": CLUSTER NODES");
+      break;
+    }
     if (auto asked = cut.links[i].Request(); !asked.ok()) failed = asked.error();
   }
   // Each child is seen (and held beyond the fork limit) as soon as its primary has forked. A
@@ -204,6 +225,9 @@ Outcome<BackupReport> Backup(const BackupRequest& request) {
   auto target = LoadTarget(request.spec, {});
   if (!target.ok()) return target.error();
   const Deployment& deployment = *target->deployment;
+  // Taken before DIR is touched: a refused backup leaves nothing behind.
+  auto data_lock = DataLock::Take(target->dir, "backup");
+  if (!data_lock.ok()) return Classify(data_lock.error());
   auto serving = ReadServingCluster(target->access, deployment.plan);
   if (!serving.ok()) return serving.error();
   const auto& primaries = serving->primaries;
@@ -279,6 +303,7 @@ Outcome<BackupReport> Backup(const BackupRequest& request) {
                                  std::chrono::system_clock::now().time_since_epoch())
                                  .count();
   manifest.write_pause_ms = cut->pause.count();
+  manifest.moving_slots = SlotListText(cut->moving);
   for (size_t k = 0; k < primaries.size(); ++k) {
     if (!written[k]->ok()) {
       RemoveWritten(request.to, primaries.size(), *created);

@@ -1,7 +1,11 @@
 #include "launcher/ops/backup_manifest.h"
 
+#include <algorithm>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <optional>
+
+#include "common/slots.h"
 
 namespace shardctl::launcher {
 
@@ -9,6 +13,39 @@ using common::Error;
 using nlohmann::json;
 
 std::string BackupFileName(size_t k) { return "shard-" + std::to_string(k) + ".rdb"; }
+
+namespace {
+
+void AddSlots(const std::vector<common::SlotRange>& ranges, std::set<int>& slots) {
+  for (const auto& range : ranges) {
+    for (int slot = range.first; slot <= range.last; ++slot) slots.insert(slot);
+  }
+}
+
+}  // namespace
+
+void NoteMovingSlots(const common::NodeLine& before, const common::NodeLine& at_cut,
+                     std::set<int>& moving) {
+  for (const auto& migration : at_cut.migrations) moving.insert(migration.slot);
+  std::set<int> had;
+  std::set<int> has;
+  AddSlots(before.slots, had);
+  AddSlots(at_cut.slots, has);
+  std::set_symmetric_difference(had.begin(), had.end(), has.begin(), has.end(),
+                                std::inserter(moving, moving.end()));
+}
+
+std::string SlotListText(const std::set<int>& slots) {
+  std::vector<common::SlotRange> ranges;
+  for (int slot : slots) {
+    if (!ranges.empty() && ranges.back().last == slot - 1) {
+      ranges.back().last = slot;
+    } else {
+      ranges.push_back({slot, slot});
+    }
+  }
+  return common::FormatSlotRanges(ranges);
+}
 
 json ManifestFilesJson(const BackupManifest& manifest) {
   json files = json::array();
@@ -33,6 +70,7 @@ std::string ManifestJson(const BackupManifest& manifest) {
               {"write_pause_ms", manifest.write_pause_ms},
               {"shards", manifest.files.size()},
               {"keys", manifest.keys},
+              {"moving_slots", manifest.moving_slots},
               {"files", ManifestFilesJson(manifest)}}
              .dump(2) +
          "\n";
@@ -82,7 +120,16 @@ common::Result<BackupManifest> ParseManifest(const std::string& text) {
   auto pause = Field<int64_t>(root, "write_pause_ms", "");
   auto keys = Field<uint64_t>(root, "keys", "");
   if (auto error = FirstError(deployment, engine, version, created, pause, keys)) return *error;
-  manifest = {*deployment, *engine, *version, *created, *pause, *keys, {}};
+  manifest = {*deployment, *engine, *version, *created, *pause, *keys, {}, {}};
+  // Absent in backups written before it was recorded: those are placed as before.
+  if (root.contains("moving_slots")) {
+    auto moving = Field<std::string>(root, "moving_slots", "");
+    if (!moving.ok()) return moving.error();
+    if (!moving->empty() && !common::ParseSlotRanges(*moving).ok()) {
+      return Error("manifest.json: moving_slots \"" + *moving + "\" is not a list of slots");
+    }
+    manifest.moving_slots = *moving;
+  }
   if (!root.contains("files") || !root["files"].is_array() || root["files"].empty()) {
     return Error("manifest.json: files missing or empty");
   }

@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "common/cluster_text.h"
 #include "common/result.h"
 
 namespace shardctl::launcher {
@@ -33,6 +35,9 @@ struct BackupManifest {
   int64_t write_pause_ms = 0;
   uint64_t keys = 0;
   std::vector<BackupFile> files;
+  // Slots in the middle of a move at the cut ("93,100-101"; "" for none): their keys may sit in
+  // either primary's file, so a restore copies them key by key instead of placing files.
+  std::string moving_slots;
 };
 
 std::string ManifestJson(const BackupManifest& manifest);
@@ -43,5 +48,13 @@ common::Result<BackupManifest> ParseManifest(const std::string& json);
 
 // The name of primary k's file.
 std::string BackupFileName(size_t k);
+
+// The slots a primary had in motion at the cut, as its own CLUSTER NODES line then says
+// (`at_cut`): those marked migrating or importing, and those it gained or lost since the slot map
+// the backup started from (`before`). Added to `moving`.
+void NoteMovingSlots(const common::NodeLine& before, const common::NodeLine& at_cut,
+                     std::set<int>& moving);
+// "93,100-101" for {93, 100, 101}.
+std::string SlotListText(const std::set<int>& slots);
 
 }  // namespace shardctl::launcher

@@ -71,7 +71,13 @@ Result<SourceFacts> Probe(const Access& access, const common::Endpoint& from,
   auto info = connection->Pipeline({{"INFO", "server"}, {"INFO", "keyspace"}, {"INFO", "cluster"}});
   if (!info.ok()) return info.error().Context("source");
   for (auto& section : *info) {
-    if (!section.ok()) return section.error().Context("source " + connection->address() + ": INFO");
+    if (section.ok()) continue;
+    if (section.error().message().find("NOAUTH") != std::string::npos) {
+      return Error("source " + connection->address() +
+                   " asks for a password: give it with --password-file FILE (the password on "
+                   "one line, mode 0600)");
+    }
+    return section.error().Context("source " + connection->address() + ": INFO");
   }
   SourceFacts facts;
   facts.engine = EngineOfInfo(*(*info)[0]);
@@ -116,7 +122,9 @@ Result<Access> SourceAccess(const ImportRequest& request) {
   }
   std::optional<ControlTls> tls;
   if (request.tls_ca) tls = ControlTls{.ca_file = request.tls_ca->string()};
-  return MakeAccess(password, tls);
+  auto access = MakeAccess(password, tls);
+  if (access.ok()) access->wrong_password_hint = "not the source's password: check --password-file";
+  return access;
 }
 
 }  // namespace

@@ -172,10 +172,18 @@ std::optional<Error> LoadInPlace(const RestoreRequest& request, const Target& ta
   return std::nullopt;
 }
 
-// How this backup goes onto this deployment: placed file by file when it has the same shape and
-// every primary is local, else copied (the reason goes in the report).
+// How this backup goes onto this deployment: placed file by file when it has the same shape,
+// every primary is local and no slot was moving at the cut, else copied (the reason goes in the
+// report).
 Placement ChooseMethod(const Target& target, const ServingCluster& serving,
                        const BackupManifest& manifest, LocalPrimaries& local) {
+  if (!manifest.moving_slots.empty()) {
+    // A placed file would bring keys of a slot its primary does not own (the check after a
+    // placed load refuses that); copied, every key goes to its slot's owner.
+    return {.primary_of_file = {},
+            .why_not = "slots " + manifest.moving_slots +
+                       " were moving between primaries when the backup was cut"};
+  }
   local = FindLocalPrimaries(target, serving.primaries);
   if (!local.why_not.empty()) return {.primary_of_file = {}, .why_not = local.why_not};
   std::vector<std::string> file_slots;
@@ -227,9 +235,8 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
       placement.ok() ? LoadInPlace(request, *target, *serving, local, *manifest, placement, report)
                      : CopyFromScratchServers(request, *target, *serving, *manifest, report);
   const bool interrupted = request.interrupted != nullptr && request.interrupted->load();
-  auto after =
-      marker.End(failure, interrupted, "restore after " + std::to_string(report.keys) + " keys",
-                 "run it again with the same --from", target->access, serving->primaries);
+  auto after = marker.End(failure, interrupted, "restore", "run it again with the same --from",
+                          target->access, serving->primaries);
   if (!after.ok()) return after.error();
   report.keys_after = *after;
   report.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);

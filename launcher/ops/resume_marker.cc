@@ -21,10 +21,16 @@ Outcome<uint64_t> ResumeMarker::End(const std::optional<common::Error>& failure,
                                     const std::string& command, const std::string& again,
                                     const Access& access,
                                     const std::vector<common::NodeLine>& primaries) const {
-  if (interrupted) {
-    return Failure(Fault::kInterrupted, command + " stopped (Ctrl-C); " + again + " to finish");
+  if (interrupted || failure) {
+    // What the operator needs to decide is how far it got: count what the primaries hold now
+    // (the copy's own tally stops at the last whole batch, or is not kept at all).
+    auto keys = TotalKeys(access, primaries);
+    const std::string held =
+        keys.ok() ? "; " + std::to_string(*keys) + " keys are in the deployment so far" : "";
+    const std::string what = interrupted ? command + " stopped (Ctrl-C)" : failure->message();
+    return Failure(interrupted ? Fault::kInterrupted : Fault::kRuntime,
+                   what + held + "; " + again + " to finish");
   }
-  if (failure) return Failure(Fault::kRuntime, failure->message() + "; " + again + " to finish");
   Remove();
   auto keys = TotalKeys(access, primaries);
   if (!keys.ok()) return keys.error();

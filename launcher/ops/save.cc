@@ -6,6 +6,7 @@
 
 #include "launcher/cluster/redis_client.h"
 #include "launcher/ops/target.h"
+#include "launcher/state/data_lock.h"
 #include "launcher/supervisor/supervisor.h"
 
 namespace shardctl::launcher {
@@ -72,6 +73,10 @@ Outcome<SaveDone> Save(const Spec& spec,
                        const std::function<void(size_t, size_t, int, int)>& progress) {
   auto target = LoadTarget(spec, {.supervisor = true});
   if (!target.ok()) return target.error();
+  // A backup's snapshot forks would count as this save's (total_forks), and its children as
+  // forks beyond the limit.
+  auto data_lock = DataLock::Take(target->dir, "save");
+  if (!data_lock.ok()) return Classify(data_lock.error());
   const Plan& plan = target->deployment->plan;
   std::vector<ForkCount> before = ObserveForks(target->access, plan);
   auto started = std::chrono::steady_clock::now();

@@ -22,7 +22,7 @@ common::Result<DataLock> DataLock::Take(const DeploymentDir& dir, std::string_vi
     close(fd);
     std::string who = got > 0 ? std::string(holder, static_cast<size_t>(got)) : "";
     while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
-    return Error("usage: another shardctl command is changing this deployment's data (" +
+    return Error("usage: another shardctl command is using this deployment's data (" +
                  (who.empty() ? std::string("its pid unknown") : who) +
                  "): wait for it to end, or stop it, then run this again");
   }

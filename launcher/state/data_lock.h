@@ -1,6 +1,8 @@
-// DataLock: one command at a time that writes a deployment's keys or moves its slots (restore,
-// import, scale, rebalance, move-slots). Two at once would mix datasets that each checked the
-// deployment was empty, or move slots under a copy that routes by them.
+// DataLock: one command at a time that writes a deployment's keys, moves its slots or snapshots
+// it (restore, import, scale, rebalance, move-slots, backup, save). Two at once would mix
+// datasets that each checked the deployment was empty, move slots under a copy that routes by
+// them, cut a backup of a half-copied or half-moved keyspace (files whose keys are not of their
+// slots), or count one command's snapshot forks as the other's.
 //
 // The lock is flock() on <deployment>/data.lock, held for the command's life: the kernel drops
 // it when the process ends, however it ends (kill -9 included), so it never outlives its

@@ -8,8 +8,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <optional>
 
+#include "common/slots.h"
+#include "launcher/state/data_lock.h"
 #include "tests/integration/data_copy.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/test_certs.h"
@@ -68,6 +71,44 @@ class BackupRestoreTest : public ShardctlTest {
     json parsed = json::parse(result.out, nullptr, false);
     EXPECT_FALSE(parsed.is_discarded()) << result.Describe();
     return parsed.is_discarded() ? json::object() : parsed;
+  }
+  // A restore of a 2-primary deployment's backup onto "target" (3 primaries), caught while keys
+  // arrive (some copied, most not), still running (output in restore.out and restore.err).
+  struct MidwayRestore {
+    int written = 0;
+    std::map<std::string, KeyValue> before;
+    fs::path dir;
+    std::unique_ptr<BackgroundCommand> restore;
+  };
+  void StartRestoreAndCatchItMidway(MidwayRestore& midway) {
+    auto up = Up(2);
+    ASSERT_EQ(up.exit_code, 0) << up.Describe();
+    midway.written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, 1500);
+    midway.before = ReadKeyspace(Ports(base_port(), 2));
+    midway.dir = scratch_dir() / "backup";
+    ASSERT_EQ(OnDeployment("backup", {"--to", midway.dir.string()}).exit_code, 0);
+    ASSERT_EQ(UpOther("target", 3).exit_code, 0);
+    midway.restore = std::make_unique<BackgroundCommand>(
+        std::vector<std::string>{ShardctlBinary(), "restore", "--from", midway.dir.string(),
+                                 "--name", "target", "--state-dir", state_root().string()},
+        scratch_dir() / "restore.out", scratch_dir() / "restore.err");
+    const bool caught = WaitUntil(
+        [&] {
+          const long long keys = KeysAt(Ports(base_port() + 20, 3));
+          return keys > 0 && keys < midway.written;
+        },
+        60s, 5ms);
+    ASSERT_TRUE(caught) << "the restore never was midway";
+  }
+  // The same restore run again, to the end: resumed, every key equal, no scratch server left.
+  void ExpectTheRunAgainFinishes(const MidwayRestore& midway) {
+    auto again = OnOther("target", {"restore", "--from", midway.dir.string(), "--json"});
+    ASSERT_EQ(again.exit_code, 0) << again.Describe();
+    EXPECT_TRUE(Json(again).value("resumed", false));
+    EXPECT_EQ(KeysAt(Ports(base_port() + 20, 3)), midway.written);
+    ExpectSameKeyspace(midway.before, ReadKeyspace(Ports(base_port() + 20, 3)));
+    EXPECT_FALSE(fs::exists(state_root() / "target" / "restore-scratch"));
+    DownOther("target");
   }
   // A backup of this test's 3-primary deployment holding every type; returns its directory.
   fs::path BackupOfEveryType(std::map<std::string, KeyValue>& keyspace) {
@@ -184,6 +225,68 @@ TEST_F(BackupRestoreTest, SameShapeLoadsFilesInPlaceAndReplicasResync) {
   EXPECT_EQ(KeysAt(Ports(base_port(), 3)), static_cast<long long>(before.size()));
 }
 
+// A backup cut while a slot is half-moved (MIGRATING on one primary, IMPORTING on the other, some
+// of its keys already across): the manifest names the slot, and a restore onto the same shape
+// copies by key instead of placing files (placed, the moved keys would sit on a primary that does
+// not own their slot). Every key equal afterwards.
+TEST_F(BackupRestoreTest, ABackupCutWhileASlotMovesIsRestoredByKey) {
+  auto up = Up(2);
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  const auto ports = Ports(base_port(), 2);
+  int written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, 40);
+  std::string sets;
+  for (int i = 0; i < 10; ++i) sets += "SET {moving}:" + std::to_string(i) + " value\n";
+  const fs::path commands = scratch_dir() / "moving.txt";
+  std::ofstream(commands) << sets;
+  auto wrote = RunCommand({"sh", "-c",
+                           "redis-cli -c -p " + std::to_string(base_port()) + " < " +
+                               commands.string() + " > /dev/null"},
+                          20s);
+  ASSERT_EQ(wrote.exit_code, 0) << wrote.Describe();
+  written += 10;
+  ASSERT_EQ(KeysAt(ports), written);
+  const auto before = ReadKeyspace(ports);  // read before the move: a half-moved slot redirects
+  const int slot = common::KeySlot("{moving}");
+  int from = 0;
+  for (int port : ports) {
+    auto in_slot = QueryRedis(port, {"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)});
+    if (in_slot && in_slot->integer == 10) from = port;
+  }
+  ASSERT_NE(from, 0) << "no primary holds the 10 keys of slot " << slot;
+  const int to = from == ports[0] ? ports[1] : ports[0];
+  auto from_id = QueryRedis(from, {"CLUSTER", "MYID"});
+  auto to_id = QueryRedis(to, {"CLUSTER", "MYID"});
+  ASSERT_TRUE(from_id && to_id);
+  const std::string s = std::to_string(slot);
+  auto importing = QueryRedis(to, {"CLUSTER", "SETSLOT", s, "IMPORTING", from_id->text});
+  ASSERT_TRUE(importing && importing->text == "OK");
+  auto migrating = QueryRedis(from, {"CLUSTER", "SETSLOT", s, "MIGRATING", to_id->text});
+  ASSERT_TRUE(migrating && migrating->text == "OK");
+  auto moved = QueryRedis(from, {"MIGRATE", "127.0.0.1", std::to_string(to), "", "0", "5000",
+                                 "KEYS", "{moving}:0", "{moving}:1", "{moving}:2"});
+  ASSERT_TRUE(moved && moved->text == "OK") << (moved ? moved->text : "no reply");
+  ASSERT_EQ(KeysAt(ports), written);
+
+  const fs::path dir = scratch_dir() / "backup";
+  auto backup = OnDeployment("backup", {"--to", dir.string(), "--json"}, 120s);
+  ASSERT_EQ(backup.exit_code, 0) << backup.Describe();
+  EXPECT_EQ(Json(backup).value("moving_slots", ""), s) << backup.out;
+  EXPECT_EQ(Json(backup).value("keys", 0), written) << backup.out;
+  EXPECT_EQ(KeysAt(ports), written) << "the backup changed the source";
+
+  ASSERT_EQ(UpOther("same", 2).exit_code, 0);
+  auto restore = OnOther("same", {"restore", "--from", dir.string(), "--json"});
+  ASSERT_EQ(restore.exit_code, 0) << restore.Describe();
+  const json report = Json(restore);
+  EXPECT_EQ(report.value("method", ""), "copied") << report.dump(2);
+  EXPECT_NE(report.value("why_copied", "").find("slots " + s + " were moving"), std::string::npos)
+      << report.dump(2);
+  const auto restored = Ports(base_port() + 20, 2);
+  EXPECT_EQ(KeysAt(restored), written);
+  ExpectSameKeyspace(before, ReadKeyspace(restored));
+  DownOther("same");
+}
+
 // Killed while the replicas are held from failing over: the run again loads every file again,
 // and puts the replicas' setting back.
 TEST_F(BackupRestoreTest, APlacedRestoreKilledMidwayFinishesWhenRunAgain) {
@@ -225,11 +328,32 @@ TEST_F(BackupRestoreTest, RefusesWithoutChangingAnything) {
   auto again = OnDeployment("backup", {"--to", dir.string()});
   EXPECT_EQ(again.exit_code, 2) << again.Describe();
   EXPECT_NE(again.err.find("not empty"), std::string::npos) << again.Describe();
-  // Two backups into one new directory at the same moment: one writes it whole, the other is
-  // refused in one line and takes nothing of the first's with it.
+  // While another command holds the deployment's data (here: this test, as a restore would), a
+  // backup and a save are refused naming it, and DIR is not even created.
+  {
+    auto held = launcher::DataLock::Take(launcher::DeploymentDir(state_root(), name()), "restore");
+    ASSERT_TRUE(held.ok()) << held.error().message();
+    const fs::path locked_out = scratch_dir() / "locked-out";
+    for (const std::vector<std::string>& command :
+         {std::vector<std::string>{"backup", "--to", locked_out.string()},
+          std::vector<std::string>{"save"}}) {
+      auto refused = OnDeployment(command[0], {command.begin() + 1, command.end()});
+      EXPECT_EQ(refused.exit_code, 2) << refused.Describe();
+      EXPECT_NE(refused.err.find("shardctl restore"), std::string::npos) << refused.Describe();
+      EXPECT_EQ(SplitLines(refused.err).size(), 1u) << refused.Describe();
+    }
+    EXPECT_FALSE(fs::exists(locked_out));
+  }
+  // Two deployments backed up into one new directory at the same moment: one writes it whole,
+  // the other is refused in one line and takes nothing of the first's with it. (Two backups of
+  // one deployment are kept apart by its data lock before either touches DIR.)
+  ASSERT_EQ(UpOther("empty", 2).exit_code, 0);
   const fs::path shared = scratch_dir() / "shared";
   auto first = StartOnDeployment("backup", {"--to", shared.string()}, "first");
-  auto second = StartOnDeployment("backup", {"--to", shared.string()}, "second");
+  BackgroundCommand second_command({ShardctlBinary(), "backup", "--to", shared.string(), "--name",
+                                    "empty", "--state-dir", state_root().string()},
+                                   scratch_dir() / "second.out", scratch_dir() / "second.err");
+  auto* second = &second_command;
   const std::optional<int> first_exit = first->WaitForExit(120s);
   const std::optional<int> second_exit = second->WaitForExit(120s);
   ASSERT_TRUE(first_exit && second_exit);
@@ -253,7 +377,6 @@ TEST_F(BackupRestoreTest, RefusesWithoutChangingAnything) {
       << into_self.Describe();
   EXPECT_EQ(KeysAt(Ports(base_port(), 3)), keys);
   // A dry run checks everything and copies nothing.
-  ASSERT_EQ(UpOther("empty", 2).exit_code, 0);
   auto dry = OnOther("empty", {"restore", "--from", dir.string(), "--dry-run", "--json"});
   EXPECT_EQ(dry.exit_code, 0) << dry.Describe();
   EXPECT_EQ(Json(dry).value("backup_keys", 0), keys) << dry.Describe();
@@ -329,34 +452,31 @@ TEST_F(BackupRestoreTest, ValkeyBackupIsRefusedByRedisAndRedisBackupLoadsInValke
 }
 
 TEST_F(BackupRestoreTest, ARestoreKilledMidwayFinishesWhenRunAgain) {
-  auto up = Up(2);
-  ASSERT_EQ(up.exit_code, 0) << up.Describe();
-  const int written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, 1500);
-  auto before = ReadKeyspace(Ports(base_port(), 2));
-  const fs::path dir = scratch_dir() / "backup";
-  ASSERT_EQ(OnDeployment("backup", {"--to", dir.string()}).exit_code, 0);
-  ASSERT_EQ(UpOther("target", 3).exit_code, 0);
-  BackgroundCommand restore({ShardctlBinary(), "restore", "--from", dir.string(), "--name",
-                             "target", "--state-dir", state_root().string()},
-                            scratch_dir() / "restore.out", scratch_dir() / "restore.err");
-  // Killed once keys are arriving: some copied, most not.
-  const bool midway = WaitUntil(
-      [&] {
-        const long long keys = KeysAt(Ports(base_port() + 20, 3));
-        return keys > 0 && keys < written;
-      },
-      60s, 5ms);
-  ASSERT_TRUE(midway) << "the restore never was midway";
-  ::kill(restore.pid(), SIGKILL);
-  restore.WaitForExit(10s);
+  MidwayRestore midway;
+  ASSERT_NO_FATAL_FAILURE(StartRestoreAndCatchItMidway(midway));
+  ::kill(midway.restore->pid(), SIGKILL);
+  midway.restore->WaitForExit(10s);
   EXPECT_TRUE(fs::exists(state_root() / "target" / "restore.json"));
-  auto again = OnOther("target", {"restore", "--from", dir.string(), "--json"});
-  ASSERT_EQ(again.exit_code, 0) << again.Describe();
-  EXPECT_TRUE(Json(again).value("resumed", false));
-  EXPECT_EQ(KeysAt(Ports(base_port() + 20, 3)), written);
-  ExpectSameKeyspace(before, ReadKeyspace(Ports(base_port() + 20, 3)));
-  EXPECT_FALSE(fs::exists(state_root() / "target" / "restore-scratch"));
-  DownOther("target");
+  ExpectTheRunAgainFinishes(midway);
+}
+
+// Ctrl-C midway: exit 130, one line saying how many keys the deployment holds now (what the
+// operator weighs before running it again), and the run again finishes with every key.
+TEST_F(BackupRestoreTest, ARestoreStoppedByCtrlCSaysHowFarItGot) {
+  MidwayRestore midway;
+  ASSERT_NO_FATAL_FAILURE(StartRestoreAndCatchItMidway(midway));
+  ::kill(midway.restore->pid(), SIGINT);
+  EXPECT_EQ(midway.restore->WaitForExit(30s), 130);
+  const long long held = KeysAt(Ports(base_port() + 20, 3));
+  const std::string err = ReadFileText(scratch_dir() / "restore.err");
+  EXPECT_EQ(SplitLines(err).size(), 1u) << err;
+  EXPECT_NE(err.find("restore stopped (Ctrl-C); " + std::to_string(held) +
+                     " keys are in the deployment so far; run it again with the same --from"),
+            std::string::npos)
+      << err << " (held " << held << ")";
+  EXPECT_GT(held, 0);
+  EXPECT_TRUE(fs::exists(state_root() / "target" / "restore.json"));
+  ExpectTheRunAgainFinishes(midway);
 }
 
 TEST_F(BackupRestoreTest, WithTlsPasswordAndAofOnBothSides) {

@@ -116,8 +116,16 @@ TEST_F(ImportTest, CopiesEveryTypeWithTtlsAndRefusesWhatItCannotCopy) {
   // A wrong password and an unreachable source: one line each, nothing copied.
   auto wrong = Import({"--password-file", PasswordFile("not-it").string()});
   EXPECT_EQ(wrong.exit_code, 1) << wrong.Describe();
-  EXPECT_NE(wrong.err.find("source"), std::string::npos) << wrong.Describe();
+  EXPECT_NE(wrong.err.find("not the source's password: check --password-file"), std::string::npos)
+      << wrong.Describe();
+  EXPECT_EQ(wrong.err.find("deployment's password file"), std::string::npos) << wrong.Describe();
   EXPECT_EQ(SplitLines(wrong.err).size(), 1u) << wrong.Describe();
+  auto no_password = Import({});
+  EXPECT_EQ(no_password.exit_code, 1) << no_password.Describe();
+  EXPECT_NE(no_password.err.find("asks for a password: give it with --password-file"),
+            std::string::npos)
+      << no_password.Describe();
+  EXPECT_EQ(SplitLines(no_password.err).size(), 1u) << no_password.Describe();
   auto nobody = OnDeployment("import", {"--from", "127.0.0.1:" + std::to_string(base_port() + 45)});
   EXPECT_EQ(nobody.exit_code, 1) << nobody.Describe();
   EXPECT_NE(nobody.err.find("refused"), std::string::npos) << nobody.Describe();

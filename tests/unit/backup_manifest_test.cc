@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "launcher/engine/engine.h"
 
 namespace shardctl::launcher {
@@ -55,6 +57,51 @@ TEST(BackupManifestTest, NamesWhatIsWrong) {
   std::string wrong_type = text;
   wrong_type.replace(wrong_type.find("\"keys\": 30"), 10, "\"keys\": \"x\"");
   EXPECT_EQ(ParseManifest(wrong_type).error().message(), "manifest.json: keys has the wrong type");
+}
+
+// Slots moving at the cut are kept; a manifest written before they were recorded has none; a
+// bad list is named.
+TEST(BackupManifestTest, KeepsTheSlotsThatWereMovingAtTheCut) {
+  BackupManifest written = TwoFiles();
+  written.moving_slots = "93,100-101";
+  auto read = ParseManifest(ManifestJson(written));
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  EXPECT_EQ(read->moving_slots, "93,100-101");
+  auto json = nlohmann::json::parse(ManifestJson(TwoFiles()));
+  json.erase("moving_slots");
+  auto older = ParseManifest(json.dump());
+  ASSERT_TRUE(older.ok()) << older.error().message();
+  EXPECT_EQ(older->moving_slots, "");
+  json["moving_slots"] = "93-x";
+  EXPECT_EQ(ParseManifest(json.dump()).error().message(),
+            "manifest.json: moving_slots \"93-x\" is not a list of slots");
+}
+
+common::NodeLine Primary(std::vector<common::SlotRange> slots,
+                         std::vector<common::SlotMigration> migrations = {}) {
+  common::NodeLine line;
+  line.slots = std::move(slots);
+  line.migrations = std::move(migrations);
+  return line;
+}
+
+TEST(BackupManifestTest, MovingSlotsAreMarkedOnesAndOnesThatChangedHands) {
+  std::set<int> moving;
+  // Nothing moving: nothing noted.
+  NoteMovingSlots(Primary({{0, 8191}}), Primary({{0, 8191}}), moving);
+  EXPECT_TRUE(moving.empty());
+  // Migrating away and importing, as the node's own line marks them.
+  NoteMovingSlots(Primary({{0, 8191}}),
+                  Primary({{0, 8191}}, {{.slot = 93, .importing = false, .peer_id = "b"}}), moving);
+  NoteMovingSlots(Primary({{8192, 16383}}),
+                  Primary({{8192, 16383}}, {{.slot = 93, .importing = true, .peer_id = "a"}}),
+                  moving);
+  // Handed over between the slot map the backup started from and the cut: lost and gained.
+  NoteMovingSlots(Primary({{0, 8191}}), Primary({{0, 8189}}), moving);
+  NoteMovingSlots(Primary({{8192, 16383}}), Primary({{8190, 16383}}), moving);
+  EXPECT_EQ(moving, (std::set<int>{93, 8190, 8191}));
+  EXPECT_EQ(SlotListText(moving), "93,8190-8191");
+  EXPECT_EQ(SlotListText({}), "");
 }
 
 TEST(RdbFormatTest, ParsesTheFileHeader) {
