@@ -247,7 +247,8 @@ constexpr const char* kSave =
 Saves every shard once (BGSAVE with --persistence rdb, BGREWRITEAOF with aof) through the
 supervisor's fork scheduler: at most fork-limit shards fork at once on the host, and a shard forks
 only when the host's available memory covers its used memory (what copy-on-write could need).
-Returns when every shard has saved; exit 1 if any save failed.
+Returns when every shard has saved; exit 1 if any save failed. Refused (exit 2, naming its pid)
+while a backup runs: its snapshot forks would be counted as this save's.
 
 {options}
 {options deployment}
@@ -261,14 +262,17 @@ they wait, none is refused) only while each primary forks its snapshot, which it
 shardctl over its replication port (nothing is written to the shards' disks; works with TLS,
 passwords, and without persistence). DIR gets one shard-<k>.rdb per primary and manifest.json:
 engine and version, slot ranges, keys, size and SHA-256 of each file, and the pause measured.
-The pause is printed and in --json (write_pause_ms). A failed or interrupted backup removes what
-it wrote.
+The pause is printed and in --json (write_pause_ms). Slots that were moving between primaries at
+the cut are named in the manifest and --json (moving_slots): a restore copies such a backup key by
+key. A failed or interrupted backup removes what it wrote. While restore, import, scale,
+rebalance, move-slots, save or another backup runs on the deployment, a backup is refused before
+DIR is touched (a cut of half-copied keys or half-moved slots would not restore as it was).
 
 {options}
 {options deployment}
 
 Exit codes: 0 written, 1 a primary failed or the cluster is not ok, 2 DIR not empty or not
-writable, 130 stopped by Ctrl-C.
+writable, or another command holds the deployment's data, 130 stopped by Ctrl-C.
 )";
 
 constexpr const char* kRestore =
@@ -278,10 +282,11 @@ Puts a backup's keys into this deployment, which must be empty (start one with s
 shard count, any engine that reads the backup's RDB format). First every file is checked against
 the manifest (size, SHA-256) and the format against the engine: any problem is one line, exit 2,
 nothing changed. Then, when the deployment has the backup's shape (each file's slots are one
-local primary's, no AOF), each primary restarts with its file as its snapshot, all at once, and
-its replicas resync from it ("placed"); otherwise each file is loaded by a scratch server of the
-deployment's engine on 127.0.0.1 and its keys go to the primaries owning their slots (DUMP /
-RESTORE, TTLs kept; "copied"). --dry-run says which, and why not placed.
+local primary's, no AOF, no slot moving at the cut), each primary restarts with its file as its
+snapshot, all at once, and its replicas resync from it ("placed"); otherwise each file is loaded
+by a scratch server of the deployment's engine on 127.0.0.1 and its keys go to the primaries
+owning their slots (DUMP / RESTORE, TTLs kept; "copied"). --dry-run says which, and why not
+placed.
 
 Interrupted (Ctrl-C, a crash), run the same command again: it loads or copies every key again
 (none twice) and finishes.

@@ -14,8 +14,9 @@
 //     password            the shards' password (mode 0600), when `up --password-file` set one
 //     backup.pid          a running `backup` (it may hold snapshot children stopped)
 //     data.lock           flock()ed by the one command changing the data or the shape, or
-//                         snapshotting it (restore, import, scale, rebalance, move-slots,
-//                         backup, save: state/data_lock.h)
+//                         backing it up (restore, import, scale, rebalance, move-slots,
+//                         backup: state/data_lock.h)
+//     snapshot.lock       flock()ed by the one command forking snapshots (backup, save)
 //     proxy.auth          shardproxy's --auth-file (mode 0600): the same password both ways
 //   Every file is mode 0600 and the directory 0700: the configs hold the password.
 #pragma once

@@ -75,8 +75,8 @@ Outcome<SaveDone> Save(const Spec& spec,
   if (!target.ok()) return target.error();
   // A backup's snapshot forks would count as this save's (total_forks), and its children as
   // forks beyond the limit.
-  auto data_lock = DataLock::Take(target->dir, "save");
-  if (!data_lock.ok()) return Classify(data_lock.error());
+  auto snapshot_lock = DataLock::Take(target->dir, "save", DataLock::Kind::kSnapshots);
+  if (!snapshot_lock.ok()) return Classify(snapshot_lock.error());
   const Plan& plan = target->deployment->plan;
   std::vector<ForkCount> before = ObserveForks(target->access, plan);
   auto started = std::chrono::steady_clock::now();

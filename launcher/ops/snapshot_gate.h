@@ -29,8 +29,9 @@ class SnapshotGate {
   SnapshotGate(const SnapshotGate&) = delete;
   SnapshotGate& operator=(const SnapshotGate&) = delete;
 
-  // Primary k has forked `children` (empty: not on this host). Beyond the limit they are stopped
-  // at once, so they do not slow the forks still to come.
+  // Primary k has forked `children` (empty: not on this host, or not seen yet: then it may be
+  // called again for k). Beyond the limit they are stopped at once, so they do not slow the forks
+  // still to come.
   void Forked(size_t k, std::vector<pid_t> children);
   // Blocks until primary k's child runs (at once for one not held).
   void WaitTurn(size_t k);

@@ -12,8 +12,9 @@ namespace shardctl::launcher {
 
 using common::Error;
 
-common::Result<DataLock> DataLock::Take(const DeploymentDir& dir, std::string_view command) {
-  const auto file = dir.root() / "data.lock";
+common::Result<DataLock> DataLock::Take(const DeploymentDir& dir, std::string_view command,
+                                        Kind kind) {
+  const auto file = dir.root() / (kind == Kind::kData ? "data.lock" : "snapshot.lock");
   const int fd = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Error(file.string() + ": " + std::strerror(errno));
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -22,9 +23,13 @@ common::Result<DataLock> DataLock::Take(const DeploymentDir& dir, std::string_vi
     close(fd);
     std::string who = got > 0 ? std::string(holder, static_cast<size_t>(got)) : "";
     while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
+    // A live import ends only when told to: waiting for it is no advice.
+    const std::string end = who.find("import --live") != std::string::npos
+                                ? "finish it (shardctl import --cutover) or stop it"
+                                : "wait for it to end, or stop it";
     return Error("usage: another shardctl command is using this deployment's data (" +
-                 (who.empty() ? std::string("its pid unknown") : who) +
-                 "): wait for it to end, or stop it, then run this again");
+                 (who.empty() ? std::string("its pid unknown") : who) + "): " + end +
+                 ", then run this again");
   }
   const std::string holder =
       "pid " + std::to_string(getpid()) + ", shardctl " + std::string(command) + "\n";

@@ -1,12 +1,13 @@
-// DataLock: one command at a time that writes a deployment's keys, moves its slots or snapshots
-// it (restore, import, scale, rebalance, move-slots, backup, save). Two at once would mix
-// datasets that each checked the deployment was empty, move slots under a copy that routes by
-// them, cut a backup of a half-copied or half-moved keyspace (files whose keys are not of their
-// slots), or count one command's snapshot forks as the other's.
+// DataLock: one command at a time that writes a deployment's keys, moves its slots or backs it up
+// (restore, import, scale, rebalance, move-slots, backup: kData). Two at once would mix datasets
+// that each checked the deployment was empty, move slots under a copy that routes by them, or cut
+// a backup of a half-copied or half-moved keyspace (files whose keys are not of their slots).
+// Snapshots have a lock of their own (backup, save: kSnapshots): a save during a backup counted
+// the backup's forks as its own, but a save may run during a long live import.
 //
-// The lock is flock() on <deployment>/data.lock, held for the command's life: the kernel drops
-// it when the process ends, however it ends (kill -9 included), so it never outlives its
-// holder. The file names the holder (pid and command) for the second command's refusal. The
+// The lock is flock() on <deployment>/data.lock (snapshot.lock), held for the command's life: the
+// kernel drops it when the process ends, however it ends (kill -9 included), so it never outlives
+// its holder. The file names the holder (pid and command) for the second command's refusal. The
 // descriptor is close-on-exec: the scratch servers a restore starts never hold it.
 #pragma once
 
@@ -20,8 +21,10 @@ namespace shardctl::launcher {
 
 class DataLock {
  public:
+  enum class Kind { kData, kSnapshots };
   // Takes the lock for `command` ("restore", "import", ...), or says who holds it.
-  static common::Result<DataLock> Take(const DeploymentDir& dir, std::string_view command);
+  static common::Result<DataLock> Take(const DeploymentDir& dir, std::string_view command,
+                                       Kind kind = Kind::kData);
   DataLock(DataLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
   DataLock& operator=(DataLock&& other) noexcept;
   DataLock(const DataLock&) = delete;

@@ -27,6 +27,17 @@ TEST(DataLockTest, OneHolderAtATimeNamedInTheRefusal) {
               std::string::npos)
         << message;
     EXPECT_EQ(message.rfind("usage: ", 0), 0u) << "the user's to fix: " << message;
+    // A live import ends at its cutover: that is what the refusal points to.
+    EXPECT_NE(message.find("shardctl import --cutover"), std::string::npos) << message;
+    // Snapshots have their own lock: a save may run during the import.
+    auto save = DataLock::Take(dir, "save", DataLock::Kind::kSnapshots);
+    EXPECT_TRUE(save.ok()) << save.error().message();
+    auto backup = DataLock::Take(dir, "backup", DataLock::Kind::kSnapshots);
+    ASSERT_FALSE(backup.ok());
+    EXPECT_NE(backup.error().message().find("shardctl save"), std::string::npos)
+        << backup.error().message();
+    EXPECT_NE(backup.error().message().find("wait for it to end"), std::string::npos)
+        << backup.error().message();
   }
   auto again = DataLock::Take(dir, "restore");
   EXPECT_TRUE(again.ok()) << "the lock outlived its holder";
