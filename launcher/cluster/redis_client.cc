@@ -94,8 +94,13 @@ Result<RedisConnection> RedisConnection::Connect(const Access& access, const std
   if (!connection.reader_) return Error(connection.address() + ": out of memory");
   if (access.password.empty()) return connection;
   if (auto login = connection.Run({"AUTH", access.password}); !login.ok()) {
-    return Error(connection.address() + ": login refused (" + login.error().message() + "; " +
-                 access.wrong_password_hint + ")");
+    const std::string& said = login.error().message();
+    // Redis' words when it has no password at all: a password given is then no mismatch.
+    const bool none_set = said.find("without any password configured") != std::string::npos;
+    return Error(
+        connection.address() + ": login refused (" + said + "; " +
+        (none_set ? "the server has no password set: give none" : access.wrong_password_hint) +
+        ")");
   }
   return connection;
 }

@@ -65,7 +65,9 @@ Result<SourceFacts> Probe(const Access& access, const common::Endpoint& from,
                           const Engine& target_engine) {
   auto connection = RedisConnection::Connect(access, from.host, from.port, 5s);
   if (!connection.ok()) {
-    return Error("source " + connection.error().message() +
+    const std::string& why = connection.error().message();
+    if (why.find("login refused") != std::string::npos) return Error("source " + why);
+    return Error("source " + why +
                  " (is it running and reachable? check --from, --password-file, --tls-ca)");
   }
   auto info = connection->Pipeline({{"INFO", "server"}, {"INFO", "keyspace"}, {"INFO", "cluster"}});

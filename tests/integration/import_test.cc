@@ -119,6 +119,7 @@ TEST_F(ImportTest, CopiesEveryTypeWithTtlsAndRefusesWhatItCannotCopy) {
   EXPECT_NE(wrong.err.find("not the source's password: check --password-file"), std::string::npos)
       << wrong.Describe();
   EXPECT_EQ(wrong.err.find("deployment's password file"), std::string::npos) << wrong.Describe();
+  EXPECT_EQ(wrong.err.find("reachable"), std::string::npos) << wrong.Describe();
   EXPECT_EQ(SplitLines(wrong.err).size(), 1u) << wrong.Describe();
   auto no_password = Import({});
   EXPECT_EQ(no_password.exit_code, 1) << no_password.Describe();
@@ -281,6 +282,13 @@ TEST_F(ImportTest, LiveImportStopsAtAWriteTheClusterCannotFollow) {
   const std::string cli_port = std::to_string(source_port());
   const int written = WriteEveryType({"-p", cli_port}, 10);
   ASSERT_EQ(Up(3).exit_code, 0);
+  // A password for a source that has none: said so, nothing copied.
+  auto needless = Import({"--password-file", PasswordFile("needless").string()});
+  EXPECT_EQ(needless.exit_code, 1) << needless.Describe();
+  EXPECT_NE(needless.err.find("the server has no password set: give none"), std::string::npos)
+      << needless.Describe();
+  EXPECT_EQ(SplitLines(needless.err).size(), 1u) << needless.Describe();
+  ASSERT_EQ(ClusterKeys(), 0);
   auto live = StartLiveImport();
   ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
   // MOVE to another db: a cluster has only db 0, and the write is not skipped.
