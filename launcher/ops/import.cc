@@ -66,7 +66,8 @@ Result<SourceFacts> Probe(const Access& access, const common::Endpoint& from,
   auto connection = RedisConnection::Connect(access, from.host, from.port, 5s);
   if (!connection.ok()) {
     const std::string& why = connection.error().message();
-    if (why.find("login refused") != std::string::npos) return Error("source " + why);
+    // The password is the user's to fix: exit 2, as for any bad input.
+    if (why.find("login refused") != std::string::npos) return Error("usage: source " + why);
     return Error("source " + why +
                  " (is it running and reachable? check --from, --password-file, --tls-ca)");
   }
@@ -75,7 +76,7 @@ Result<SourceFacts> Probe(const Access& access, const common::Endpoint& from,
   for (auto& section : *info) {
     if (section.ok()) continue;
     if (section.error().message().find("NOAUTH") != std::string::npos) {
-      return Error("source " + connection->address() +
+      return Error("usage: source " + connection->address() +
                    " asks for a password: give it with --password-file FILE (the password on "
                    "one line, mode 0600)");
     }
@@ -151,7 +152,7 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
   if (!data_lock.ok()) return Classify(data_lock.error());
   const Deployment& deployment = *target->deployment;
   auto facts = Probe(*source_access, *from, deployment.engine);
-  if (!facts.ok()) return facts.error();
+  if (!facts.ok()) return Classify(facts.error());
   auto serving = ReadServingCluster(target->access, deployment.plan);
   if (!serving.ok()) return serving.error();
   ImportReport report{.source = from->ToString(),
@@ -191,6 +192,13 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
   if (request.live) {
     auto followed =
         FollowSource(request, *source_access, facts->primaries, *target, *serving, report);
+    if (!followed.ok() && followed.error().fault() == Fault::kRuntime) {
+      // As for a plain import: how far it got, and that the same command resumes it.
+      return marker
+          .End(Error(followed.error().message()), false, "import", "run the same command again",
+               target->access, serving->primaries)
+          .error();
+    }
     if (!followed.ok()) return followed.error();
     report = std::move(followed).value();
     auto after = marker.End(std::nullopt, false, "import", "run the same command again",

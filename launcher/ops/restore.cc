@@ -234,6 +234,12 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
   const std::optional<Error> failure =
       placement.ok() ? LoadInPlace(request, *target, *serving, local, *manifest, placement, report)
                      : CopyFromScratchServers(request, *target, *serving, *manifest, report);
+  if (failure && failure->message().starts_with("usage: ")) {
+    // Not the environment's (files that do not match their manifest): a run again would do the
+    // same, so no marker invites one; what was loaded stays (keys are never deleted here).
+    marker.Remove();
+    return Classify(*failure);
+  }
   const bool interrupted = request.interrupted != nullptr && request.interrupted->load();
   auto after = marker.End(failure, interrupted, "restore", "run it again with the same --from",
                           target->access, serving->primaries);

@@ -190,7 +190,8 @@ Outcome<PlacedRestore> RestoreByPlacing(const Target& target, const common::Slot
     auto outside = KeysOutsideOwnSlots(target.access, table, placement.primary_of_file[k]);
     if (!outside.ok()) return outside.error().Context("checking " + manifest.files[k].file);
     if (*outside > 0) {
-      return Error("shard " + std::to_string(shard_of_file[k]) + " loaded " +
+      // The backup's fault, and final: a run again would place the same files the same way.
+      return Error("usage: shard " + std::to_string(shard_of_file[k]) + " loaded " +
                    std::to_string(*outside) + " keys of slots it does not serve from " +
                    manifest.files[k].file +
                    ": the backup's files do not match its manifest's slot map (an edited "

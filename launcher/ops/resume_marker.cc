@@ -26,7 +26,9 @@ Outcome<uint64_t> ResumeMarker::End(const std::optional<common::Error>& failure,
     // (the copy's own tally stops at the last whole batch, or is not kept at all).
     auto keys = TotalKeys(access, primaries);
     const std::string held =
-        keys.ok() ? "; " + std::to_string(*keys) + " keys are in the deployment so far" : "";
+        keys.ok()
+            ? "; " + std::to_string(*keys) + " keys are in the deployment so far"
+            : "; the keys in the deployment could not be counted (" + keys.error().message() + ")";
     const std::string what = interrupted ? command + " stopped (Ctrl-C)" : failure->message();
     return Failure(interrupted ? Fault::kInterrupted : Fault::kRuntime,
                    what + held + "; " + again + " to finish");

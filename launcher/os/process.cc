@@ -321,8 +321,14 @@ int StopProcesses(const std::vector<ProcessId>& processes, std::chrono::millisec
     if (IsRunning(process) && getsid(process.pid) == process.pid) sessions.push_back(process);
   }
   auto alive = [](const ProcessId& process) {
-    ReapIfExited(process.pid);  // a child that exited is a zombie until reaped
-    return IsRunning(process);
+    // Our child is alive until reaped: a multithreaded engine's main thread can have exited (its
+    // /proc entry a zombie, so IsRunning says no) while its other threads still run, and a child
+    // left unreaped then stays a zombie under us for good (seen after `scale` removed a shard).
+    int status = 0;
+    const pid_t reaped = waitpid(process.pid, &status, WNOHANG);
+    if (reaped == process.pid) return false;
+    if (reaped == 0) return true;
+    return IsRunning(process);  // not our child: its start time says
   };
   for (const auto& process : processes) {
     if (alive(process)) kill(process.pid, SIGTERM);

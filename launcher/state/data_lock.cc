@@ -1,16 +1,44 @@
 #include "launcher/state/data_lock.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
+
+#include "common/numbers.h"
 
 namespace shardctl::launcher {
 
 using common::Error;
+
+namespace {
+
+// "pid N, shardctl <command>" as the holder wrote it, or "" while the note is not its own yet:
+// the holder writes it just after taking the lock, so a note that is missing or names a process
+// that is gone (an earlier holder's, or one refused on a second lock after writing this one) is
+// read again for a moment.
+std::string ReadHolder(int fd) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    char holder[128] = {};
+    const ssize_t got = pread(fd, holder, sizeof holder - 1, 0);
+    std::string who = got > 0 ? std::string(holder, static_cast<size_t>(got)) : "";
+    while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
+    const auto pid = who.starts_with("pid ")
+                         ? common::ParseInteger<pid_t>(who.substr(4, who.find(',') - 4))
+                         : std::nullopt;
+    if (pid && *pid > 0 && (kill(*pid, 0) == 0 || errno == EPERM)) return who;
+  }
+  return "";
+}
+
+}  // namespace
 
 common::Result<DataLock> DataLock::Take(const DeploymentDir& dir, std::string_view command,
                                         Kind kind) {
@@ -18,11 +46,8 @@ common::Result<DataLock> DataLock::Take(const DeploymentDir& dir, std::string_vi
   const int fd = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Error(file.string() + ": " + std::strerror(errno));
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    char holder[128] = {};
-    const ssize_t got = pread(fd, holder, sizeof holder - 1, 0);
+    const std::string who = ReadHolder(fd);
     close(fd);
-    std::string who = got > 0 ? std::string(holder, static_cast<size_t>(got)) : "";
-    while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
     // A live import ends only when told to: waiting for it is no advice.
     const std::string end = who.find("import --live") != std::string::npos
                                 ? "finish it (shardctl import --cutover) or stop it"

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -57,6 +58,9 @@ std::optional<LiveImportProgress> ProgressOf(const std::string& text) {
 
 std::filesystem::path LiveImportDir(const DeploymentDir& dir) { return dir.root() / "import-live"; }
 
+// Five missed rewrites.
+constexpr int64_t kStalledAfterMs = 5000;
+
 std::optional<LiveImportProgress> ReadLiveImport(const DeploymentDir& dir) {
   auto text = ReadWholeFile(LiveImportDir(dir) / "progress.json");
   if (!text.ok()) return std::nullopt;
@@ -71,8 +75,16 @@ std::optional<LiveImportProgress> ReadLiveImport(const DeploymentDir& dir) {
     progress->phase = "stopped";
     return progress;
   }
-  const bool recent = UnixMs() - progress->updated_unix_ms < 60000;
-  if (!running && !recent) return std::nullopt;
+  const int64_t age_ms = UnixMs() - progress->updated_unix_ms;
+  if (!running && age_ms >= 60000) return std::nullopt;
+  if (running && progress->phase == "following" && age_ms > kStalledAfterMs) {
+    // The importer writes this every second while it follows; silent this long, it is stuck on a
+    // shard or the source that does not answer, and its last lag says nothing about now.
+    progress->phase = "stalled";
+    progress->lag_ms = std::max(progress->lag_ms, age_ms);
+    progress->error = "no progress for " + std::to_string(age_ms / 1000) +
+                      " s: a shard or the source is not answering (the lag is at least that)";
+  }
   return progress;
 }
 

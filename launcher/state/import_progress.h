@@ -15,7 +15,8 @@ namespace shardctl::launcher {
 
 struct LiveImportProgress {
   std::string source;
-  // snapshot, copying, following, cutover, done, failed; stopped: its process is gone
+  // snapshot, copying, following, cutover, done, failed; stopped: its process is gone;
+  // stalled: following, but silent for 5 s (stuck on a node that does not answer)
   std::string phase;
   int pid = 0;
   uint64_t keys = 0;           // copied from the snapshot
@@ -32,8 +33,8 @@ struct LiveImportProgress {
 std::filesystem::path LiveImportDir(const DeploymentDir& dir);
 
 // The progress of a live import of this deployment whose process still runs, that ended in the
-// last minute, or whose process is gone before its cutover (phase "stopped"); nullopt when there
-// is none.
+// last minute, or whose process is gone before its cutover (phase "stopped"); a following import
+// silent for 5 s is "stalled" with its lag at least that long. nullopt when there is none.
 std::optional<LiveImportProgress> ReadLiveImport(const DeploymentDir& dir);
 
 // Stamps `progress` with the time and writes it (atomically).

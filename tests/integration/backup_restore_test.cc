@@ -170,10 +170,13 @@ TEST_F(BackupRestoreTest, APlacedRestoreOfFilesThatDoNotMatchTheirSlotsFails) {
   ASSERT_EQ(UpOther("same", 3).exit_code, 0);
   const auto ports = Ports(base_port() + 20, 3);
   auto restore = OnOther("same", {"restore", "--from", dir.string()});
-  EXPECT_EQ(restore.exit_code, 1) << restore.Describe();
+  EXPECT_EQ(restore.exit_code, 2) << restore.Describe();
   EXPECT_NE(restore.err.find("keys of slots it does not serve"), std::string::npos)
       << restore.Describe();
+  EXPECT_EQ(restore.err.find("run it again"), std::string::npos)
+      << "a run again would fail the same way: " << restore.Describe();
   EXPECT_EQ(SplitLines(restore.err).size(), 1u) << restore.Describe();
+  EXPECT_FALSE(fs::exists(state_root() / "same" / "restore.json"));
   // Nothing is lost: every key is loaded, only not where the manifest sent it.
   EXPECT_EQ(KeysAt(ports), static_cast<long long>(before.size()));
   DownOther("same");

@@ -115,14 +115,14 @@ TEST_F(ImportTest, CopiesEveryTypeWithTtlsAndRefusesWhatItCannotCopy) {
 
   // A wrong password and an unreachable source: one line each, nothing copied.
   auto wrong = Import({"--password-file", PasswordFile("not-it").string()});
-  EXPECT_EQ(wrong.exit_code, 1) << wrong.Describe();
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.Describe();
   EXPECT_NE(wrong.err.find("not the source's password: check --password-file"), std::string::npos)
       << wrong.Describe();
   EXPECT_EQ(wrong.err.find("deployment's password file"), std::string::npos) << wrong.Describe();
   EXPECT_EQ(wrong.err.find("reachable"), std::string::npos) << wrong.Describe();
   EXPECT_EQ(SplitLines(wrong.err).size(), 1u) << wrong.Describe();
   auto no_password = Import({});
-  EXPECT_EQ(no_password.exit_code, 1) << no_password.Describe();
+  EXPECT_EQ(no_password.exit_code, 2) << no_password.Describe();
   EXPECT_NE(no_password.err.find("asks for a password: give it with --password-file"),
             std::string::npos)
       << no_password.Describe();
@@ -192,6 +192,23 @@ TEST_F(ImportTest, LiveImportFollowsWritesUntilCutoverAndLosesNone) {
   const json verdict = StopAckedWriter(writer);
   EXPECT_GT(verdict.value("acked", 0), 100) << verdict.dump();
   EXPECT_EQ(verdict.value("lost", -1), 0) << verdict.dump();
+
+  // A shard that stops answering (SIGSTOP) stalls the import: status says so, with a lag that
+  // grows, instead of the last lag it wrote; continued, it follows again and loses nothing.
+  const std::string shard_pid = ReadFileText(deployment_dir() / "shards" / "0" / "pid");
+  const pid_t stopped = std::atoi(shard_pid.c_str());
+  ASSERT_GT(stopped, 0) << shard_pid;
+  ASSERT_EQ(::kill(stopped, SIGSTOP), 0);
+  std::string writes;
+  for (int i = 0; i < 30; ++i) writes += "SET stalled:" + std::to_string(i) + " x\n";
+  auto while_stopped = RunOnSource(writes);
+  const bool stalled = WaitUntil([&] { return LivePhase() == "stalled"; }, 20s, 200ms);
+  const auto stalled_status = TryStatus();
+  ::kill(stopped, SIGCONT);
+  ASSERT_EQ(while_stopped.exit_code, 0) << while_stopped.Describe();
+  ASSERT_TRUE(stalled) << (stalled_status ? stalled_status->dump(2) : "no status");
+  EXPECT_GE((*stalled_status)["import"].value("lag_ms", 0), 5000) << stalled_status->dump(2);
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
 
   auto cutover = OnDeployment("import", {"--cutover", "--json"}, 120s);
   ASSERT_EQ(cutover.exit_code, 0) << cutover.Describe();
@@ -284,7 +301,7 @@ TEST_F(ImportTest, LiveImportStopsAtAWriteTheClusterCannotFollow) {
   ASSERT_EQ(Up(3).exit_code, 0);
   // A password for a source that has none: said so, nothing copied.
   auto needless = Import({"--password-file", PasswordFile("needless").string()});
-  EXPECT_EQ(needless.exit_code, 1) << needless.Describe();
+  EXPECT_EQ(needless.exit_code, 2) << needless.Describe();
   EXPECT_NE(needless.err.find("the server has no password set: give none"), std::string::npos)
       << needless.Describe();
   EXPECT_EQ(SplitLines(needless.err).size(), 1u) << needless.Describe();

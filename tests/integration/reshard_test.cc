@@ -3,12 +3,14 @@
 // back; an interrupted move is finished by the next run; bad input changes nothing.
 #include <signal.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 
 #include "common/cluster_text.h"
 #include "common/slots.h"
 #include "launcher/cluster/slot_balance.h"
+#include "launcher/os/process.h"
 #include "tests/integration/harness.h"
 
 namespace shardctl::integration {
@@ -211,6 +213,17 @@ TEST_F(ReshardTest, ScalesOutAndInUnderLoadWithReplicasLosingNoAckedWrite) {
   EXPECT_EQ(code, 0) << status.dump(2);
   EXPECT_EQ(status["shards"].size(), 4u);
   EXPECT_FALSE(std::filesystem::exists(deployment_dir() / "shards" / "4"));
+  // The removed shards' processes are reaped, not left zombies under the supervisor (a
+  // multithreaded engine's main thread exits before its other threads).
+  const std::string supervisor_pid = ReadFileText(deployment_dir() / "supervisor.pid");
+  auto supervisor = launcher::IdentifyProcess(std::atoi(supervisor_pid.c_str()));
+  ASSERT_TRUE(supervisor) << supervisor_pid;
+  for (pid_t child : launcher::ChildrenOf(*supervisor)) {
+    const std::string stat = ReadFileText("/proc/" + std::to_string(child) + "/stat");
+    const size_t state = stat.rfind(") ");
+    ASSERT_NE(state, std::string::npos) << stat;
+    EXPECT_NE(stat[state + 2], 'Z') << "a zombie under the supervisor: " << stat;
+  }
   auto nodes = QueryRedis(base_port(), {"CLUSTER", "NODES"});
   ASSERT_TRUE(nodes);
   EXPECT_EQ(SplitLines(nodes->text).size(), 4u) << "forgotten everywhere:\n" << nodes->text;

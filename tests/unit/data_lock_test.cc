@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace shardctl::launcher {
@@ -41,6 +42,13 @@ TEST(DataLockTest, OneHolderAtATimeNamedInTheRefusal) {
   }
   auto again = DataLock::Take(dir, "restore");
   EXPECT_TRUE(again.ok()) << "the lock outlived its holder";
+  // A note naming a process that is gone (an earlier holder's, left in the file) is not named
+  // as the holder.
+  std::ofstream(root / "it" / "data.lock") << "pid 2147483646, shardctl scale\n";
+  auto stale = DataLock::Take(dir, "import");
+  ASSERT_FALSE(stale.ok());
+  EXPECT_NE(stale.error().message().find("its pid unknown"), std::string::npos)
+      << stale.error().message();
   std::filesystem::remove_all(root);
 }
 
