@@ -157,4 +157,12 @@ std::string FormatSlotRanges(const std::vector<SlotRange>& ranges) {
   return text;
 }
 
+void AppendSlot(std::vector<SlotRange>& ranges, int slot) {
+  if (!ranges.empty() && ranges.back().last + 1 == slot) {
+    ranges.back().last = slot;
+  } else {
+    ranges.push_back({slot, slot});
+  }
+}
+
 }  // namespace shardctl::common

@@ -45,6 +45,10 @@ std::string FormatSlotRange(const SlotRange& range);
 // "0-99,500-599".
 std::string FormatSlotRanges(const std::vector<SlotRange>& ranges);
 
+// Appends `slot` to `ranges`, growing the last range when `slot` is the one after it (slots given
+// in ascending order come out as the fewest ranges).
+void AppendSlot(std::vector<SlotRange>& ranges, int slot);
+
 // Parses "100-200", "7" or "0-99,500-599" into ranges within 0..16383; errors name the bad part
 // and ranges that overlap.
 Result<std::vector<SlotRange>> ParseSlotRanges(const std::string& text);

@@ -266,13 +266,16 @@ The pause is printed and in --json (write_pause_ms). Slots that were moving betw
 the cut are named in the manifest and --json (moving_slots): a restore copies such a backup key by
 key. A failed or interrupted backup removes what it wrote. While restore, import, scale,
 rebalance, move-slots, save or another backup runs on the deployment, a backup is refused before
-DIR is touched (a cut of half-copied keys or half-moved slots would not restore as it was).
+DIR is touched (a cut of half-copied keys or half-moved slots would not restore as it was); so
+is it while a Valkey atomic slot migration (CLUSTER MIGRATESLOTS) runs, whose target holds a
+hidden copy of the slots' keys that its snapshot would add a second time.
 
 {options}
 {options deployment}
 
 Exit codes: 0 written, 1 a primary failed or the cluster is not ok, 2 DIR not empty or not
-writable, or another command holds the deployment's data, 130 stopped by Ctrl-C.
+writable, another command holds the deployment's data, or an atomic slot migration runs, 130
+stopped by Ctrl-C.
 )";
 
 constexpr const char* kRestore =

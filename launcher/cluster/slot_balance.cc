@@ -17,6 +17,7 @@ constexpr const char* kOwnerNotAnswering =
     "the primary that serves them did not answer (see shardctl status: wait for it, restart it, "
     "or let its replica take over, then run this again); nothing was moved";
 
+using common::AppendSlot;
 using common::kSlotCount;
 using common::SlotRange;
 
@@ -34,15 +35,6 @@ OwnerOfSlot OwnerOfEachSlot(const std::vector<SlotOwner>& owners) {
     }
   }
   return owner_of;
-}
-
-// Appends `slot` to `ranges`, growing the last range when it is the next slot.
-void AppendSlot(std::vector<SlotRange>& ranges, int slot) {
-  if (!ranges.empty() && ranges.back().last + 1 == slot) {
-    ranges.back().last = slot;
-  } else {
-    ranges.push_back({slot, slot});
-  }
 }
 
 // The ranges of slots nobody owns, "" when every slot has an owner.

@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "launcher/cluster/slot_migrations.h"
 #include "launcher/cluster/slot_mover_internal.h"
 
 namespace shardctl::launcher::mover_internal {
@@ -19,31 +20,12 @@ constexpr std::chrono::milliseconds kPollEvery{20};
 // A migration job whose state has not changed for this long is reported as stuck.
 constexpr std::chrono::minutes kStuckAfter{5};
 
-// One entry of CLUSTER GETSLOTMIGRATIONS (a map per job; RESP2 flattens it to key, value, ...).
-using Job = std::map<std::string, std::string>;
-
-// Splits the flattened reply (RedisConnection joins array elements with '\n') into jobs; each
-// job's first field is "name".
-std::vector<Job> ParseJobs(const std::string& text) {
-  std::vector<std::string> fields;
-  size_t start = 0;
-  while (start <= text.size() && !text.empty()) {
-    const size_t end = std::min(text.find('\n', start), text.size());
-    fields.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  std::vector<Job> jobs;
-  for (size_t i = 0; i + 1 < fields.size(); i += 2) {
-    if (fields[i] == "name") jobs.emplace_back();
-    if (!jobs.empty()) jobs.back()[fields[i]] = fields[i + 1];
-  }
-  return jobs;
-}
+using Job = SlotMigrationJob;
 
 Result<std::vector<Job>> Jobs(RedisConnection& source) {
   auto reply = source.Run({"CLUSTER", "GETSLOTMIGRATIONS"});
   if (!reply.ok()) return reply.error();
-  return ParseJobs(*reply);
+  return ParseSlotMigrationJobs(*reply);
 }
 
 Command MigrateSlots(const MoveTask& task) {
@@ -61,20 +43,13 @@ Command MigrateSlots(const MoveTask& task) {
 const Job* FindOurJob(const std::vector<Job>& jobs, const std::set<std::string>& before,
                       const std::string& target_id) {
   for (const auto& job : jobs) {
-    auto field = [&](const char* key) {
-      auto it = job.find(key);
-      return it == job.end() ? std::string() : it->second;
-    };
+    auto field = [&](const char* key) { return JobField(job, key); };
     if (field("operation") == "EXPORT" && field("target_node") == target_id &&
         !before.count(field("name"))) {
       return &job;
     }
   }
   return nullptr;
-}
-
-bool Finished(const std::string& state) {
-  return state == "success" || state == "failed" || state == "canceled" || state == "cancelled";
 }
 
 }  // namespace
@@ -99,7 +74,11 @@ Status AtomicTask(const MoveTask& task, const MoverOptions& options, ProgressSin
   while (true) {
     if (options.stop != nullptr && options.stop->load()) {
       // Cancelled, the slots stay with the source: nothing is half-moved.
-      (void)source->Run({"CLUSTER", "CANCELSLOTMIGRATIONS", "ALL"});
+      if (auto cancelled = CancelSlotMigrations(*source); !cancelled.ok()) {
+        return Error("stopped, but the atomic slot migration on " + source->address() +
+                     " could not be cancelled (" + cancelled.error().message() +
+                     "): it may still finish by itself");
+      }
       return Error("stopped");
     }
     auto jobs = Jobs(*source);
@@ -108,7 +87,7 @@ Status AtomicTask(const MoveTask& task, const MoverOptions& options, ProgressSin
     const Job* job = FindOurJob(*jobs, before, task.target.id);
     const std::string state = job ? job->at("state") : "";
     if (state == "success") break;
-    if (Finished(state)) {
+    if (SlotMigrationFinished(state)) {
       const auto message = job->find("message");
       return Error(source->address() + ": atomic slot migration " + state + ": " +
                    (message == job->end() ? "" : message->second));

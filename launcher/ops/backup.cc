@@ -14,6 +14,7 @@
 #include "common/slots.h"
 #include "launcher/cluster/rdb_snapshot.h"
 #include "launcher/cluster/redis_client.h"
+#include "launcher/cluster/slot_migrations.h"
 #include "launcher/ops/serving_cluster.h"
 #include "launcher/ops/snapshot_gate.h"
 #include "launcher/ops/target.h"
@@ -96,6 +97,45 @@ Status NoteMoves(const common::NodeLine& before, const std::string& cluster_node
   if (myself == nullptr) return Error("no line for the node itself");
   NoteMovingSlots(before, *myself, moving);
   return common::Ok();
+}
+
+// Valkey's atomic slot migrations as the primaries list them. While one runs, the target holds a
+// copy of the slots' keys that DBSIZE and SCAN do not show but its snapshot does: a cut then has
+// those keys in two files, one copy behind the other (a restore would put back whichever it
+// copied last). So a backup is not cut while one runs, and is cut again if one began meanwhile.
+struct AtomicMigrations {
+  std::set<std::string> names;          // every job listed, finished ones too
+  std::vector<std::string> unfinished;  // "slots 15495 (receiving-snapshot) on 127.0.0.1:7001"
+};
+
+Result<AtomicMigrations> SeeAtomicMigrations(std::vector<RedisConnection>& control) {
+  AtomicMigrations seen;
+  for (auto& connection : control) {
+    auto jobs = ListSlotMigrations(connection);
+    if (!jobs.ok())
+      return jobs.error().Context(connection.address() + ": CLUSTER GETSLOTMIGRATIONS");
+    for (const auto& job : *jobs) {
+      const std::string name = JobField(job, "name");
+      // Listed by both ends under one name: told once.
+      if (!seen.names.insert(name).second || SlotMigrationFinished(JobField(job, "state"))) {
+        continue;
+      }
+      seen.unfinished.push_back("slots " + JobField(job, "slot_ranges") + " (" +
+                                JobField(job, "state") + ") on " + connection.address());
+    }
+  }
+  return seen;
+}
+
+// The refusal while a migration runs: the operator's to wait for, nothing written yet.
+Failure MigrationUnderWay(const AtomicMigrations& seen) {
+  return Failure::Usage(
+      "an atomic slot migration is under way (" + seen.unfinished.front() +
+      (seen.unfinished.size() > 1 ? ", and " + std::to_string(seen.unfinished.size() - 1) + " more"
+                                  : std::string()) +
+      "): a backup cut now would hold those slots' keys twice, one copy stale; run backup again "
+      "once CLUSTER GETSLOTMIGRATIONS shows it finished (or cancel it with CLUSTER "
+      "CANCELSLOTMIGRATIONS ALL); nothing was written");
 }
 
 // Waits for every primary of the cut to fork and tells `forked` (true: the child was seen, or is
@@ -257,6 +297,13 @@ Outcome<BackupReport> Backup(const BackupRequest& request) {
   auto serving = ReadServingCluster(target->access, deployment.plan);
   if (!serving.ok()) return serving.error();
   const auto& primaries = serving->primaries;
+  {
+    auto control = ConnectPrimaries(target->access, primaries);
+    if (!control.ok()) return control.error();
+    auto migrations = SeeAtomicMigrations(*control);
+    if (!migrations.ok()) return migrations.error();
+    if (!migrations->unfinished.empty()) return MigrationUnderWay(*migrations);
+  }
   auto created = PrepareDir(request.to);
   if (!created.ok()) return created.error();
   if (auto claimed = ClaimDir(request.to); !claimed.ok()) return claimed.error();
@@ -297,6 +344,7 @@ Outcome<BackupReport> Backup(const BackupRequest& request) {
   };
   BackupReport report{.dir = request.to, .manifest = {}, .attempts = 0, .took = {}};
   std::optional<Cut> cut;
+  std::optional<Failure> refusal;  // a migration under way: final, not tried again
   for (int attempt = 1; !cut && attempt <= kAttempts; ++attempt) {
     report.attempts = attempt;
     // Fresh connections each attempt: a failed one may have left replies unread.
@@ -304,11 +352,30 @@ Outcome<BackupReport> Backup(const BackupRequest& request) {
       auto control = ConnectPrimaries(target->access, primaries);
       if (!control.ok()) return control.error();
       if (auto idle = WaitForNoFork(*control, request.on_progress); !idle.ok()) return idle.error();
+      auto before = SeeAtomicMigrations(*control);
+      if (!before.ok()) return before.error();
+      if (!before->unfinished.empty()) {
+        refusal = MigrationUnderWay(*before);
+        return Error(refusal->message());
+      }
       gate.emplace(primaries.size(), deployment.durability.fork_limit);
-      return TakeCut(target->access, primaries, *control, forked);
+      auto taken_cut = TakeCut(target->access, primaries, *control, forked);
+      if (!taken_cut.ok()) return taken_cut;
+      // A migration begun since the look before may have copied keys by the fork: cut again.
+      auto after = SeeAtomicMigrations(*control);
+      if (!after.ok()) return after.error();
+      for (const auto& name : after->names) {
+        if (!before->names.contains(name)) {
+          return Error("an atomic slot migration began while the backup was cut");
+        }
+      }
+      return taken_cut;
     }();
     if (taken.ok()) {
       cut.emplace(std::move(taken).value());
+    } else if (refusal) {
+      RemoveWritten(request.to, 0, *created);
+      return *refusal;
     } else if (attempt == kAttempts) {
       RemoveWritten(request.to, 0, *created);
       return taken.error().Context("backup");

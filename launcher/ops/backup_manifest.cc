@@ -37,13 +37,7 @@ void NoteMovingSlots(const common::NodeLine& before, const common::NodeLine& at_
 
 std::string SlotListText(const std::set<int>& slots) {
   std::vector<common::SlotRange> ranges;
-  for (int slot : slots) {
-    if (!ranges.empty() && ranges.back().last == slot - 1) {
-      ranges.back().last = slot;
-    } else {
-      ranges.push_back({slot, slot});
-    }
-  }
+  for (int slot : slots) common::AppendSlot(ranges, slot);
   return common::FormatSlotRanges(ranges);
 }
 

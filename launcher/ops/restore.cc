@@ -109,7 +109,9 @@ namespace {
 // Returns the first failure, if any; the report's keys and expired count what was copied.
 std::optional<Error> CopyFromScratchServers(const RestoreRequest& request, const Target& target,
                                             const ServingCluster& serving,
-                                            const BackupManifest& manifest, RestoreReport& report) {
+                                            const BackupManifest& manifest, RestoreReport& report,
+                                            CopiedKeys& copied) {
+  copied.began = Clock::now();
   std::mutex mutex;
   std::optional<Error> failure;
   size_t next = 0;
@@ -138,6 +140,8 @@ std::optional<Error> CopyFromScratchServers(const RestoreRequest& request, const
       }
       report.keys += outcome->keys;
       report.expired += outcome->vanished;
+      copied.keys += outcome->keys;
+      copied.ttls.Merge(outcome->ttls);
       if (request.on_progress) {
         request.on_progress("restored " + file.file + " (" + std::to_string(outcome->keys) +
                             " keys); " + std::to_string(report.keys) + " keys so far");
@@ -231,9 +235,12 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
   if (auto marked = marker.Write(); !marked.ok()) {
     return marked.error();
   }
+  // A placed load is checked shard by shard as it loads (restore_placed.h); a copy at the end.
+  CopiedKeys copied;
   const std::optional<Error> failure =
-      placement.ok() ? LoadInPlace(request, *target, *serving, local, *manifest, placement, report)
-                     : CopyFromScratchServers(request, *target, *serving, *manifest, report);
+      placement.ok()
+          ? LoadInPlace(request, *target, *serving, local, *manifest, placement, report)
+          : CopyFromScratchServers(request, *target, *serving, *manifest, report, copied);
   if (failure && failure->message().starts_with("usage: ")) {
     // Not the environment's (files that do not match their manifest): a run again would do the
     // same, so no marker invites one; what was loaded stays (keys are never deleted here).
@@ -242,7 +249,7 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
   }
   const bool interrupted = request.interrupted != nullptr && request.interrupted->load();
   auto after = marker.End(failure, interrupted, "restore", "run it again with the same --from",
-                          target->access, serving->primaries);
+                          target->access, serving->primaries, copied);
   if (!after.ok()) return after.error();
   report.keys_after = *after;
   report.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);

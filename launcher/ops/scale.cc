@@ -20,9 +20,15 @@ using common::Error;
 using common::Result;
 using Clock = std::chrono::steady_clock;
 
+using namespace std::chrono_literals;
+
 constexpr std::chrono::milliseconds kQueryTimeout{5000};
 constexpr std::chrono::seconds kJoinDeadline{90};
 constexpr std::chrono::seconds kReshapeTimeout{60};
+// How long an emptied shard must see no command but ours before it is stopped, and the most a
+// scale waits for that.
+constexpr std::chrono::milliseconds kClientsGoneAfter{300};
+constexpr std::chrono::seconds kClientsGoneWait{5};
 
 void Step(const ScaleRequest& request, const std::string& what) {
   if (request.on_step) request.on_step(what);
@@ -57,6 +63,33 @@ Result<std::string> OnAnyShard(const Access& access, const Plan& plan, const std
     return connection->Run(command);
   }
   return Error(last);
+}
+
+// Clients routing by an old slot map still send to an emptied shard until its MOVED replies
+// teach them the new owner; stopped with a request on its way, the shard resets that connection,
+// which the client (or shardproxy, for its clients) reports as an error although nothing was
+// lost. So the emptied shards are stopped once no command but these INFOs has reached them for
+// kClientsGoneAfter; after kClientsGoneWait they are stopped anyway (a client that never
+// follows MOVED would keep them forever).
+void WaitForClientsToLeave(std::vector<RedisConnection>& emptied) {
+  const auto deadline = Clock::now() + kClientsGoneWait;
+  std::vector<uint64_t> processed(emptied.size(), 0);
+  auto quiet_since = Clock::now();
+  bool first = true;
+  while (Clock::now() < deadline) {
+    bool busy = first;
+    for (size_t i = 0; i < emptied.size(); ++i) {
+      auto info = emptied[i].Run({"INFO", "stats"});
+      if (!info.ok()) return;  // gone already: nothing to wait for
+      const auto now = InfoNumber<uint64_t>(*info, "total_commands_processed", 0);
+      if (now > processed[i] + 1) busy = true;  // more than our own INFO since the last look
+      processed[i] = now;
+    }
+    first = false;
+    if (busy) quiet_since = Clock::now();
+    if (Clock::now() - quiet_since >= kClientsGoneAfter) return;
+    std::this_thread::sleep_for(50ms);
+  }
 }
 
 // The slot moves of a scale: a rebalance to `threshold`, draining `drain`.
@@ -196,6 +229,7 @@ Result<ScaleResult> ScaleIn(const Access& access, const DeploymentDir& dir,
   result.reshard = *reshard;
   if (request.dry_run) return result;
   std::vector<std::string> ids;
+  std::vector<RedisConnection> emptied;
   for (int index : shrunk.removed) {
     const ShardPlan* shard = FindShard(deployment.plan, index);
     auto connection =
@@ -209,7 +243,11 @@ Result<ScaleResult> ScaleIn(const Access& access, const DeploymentDir& dir,
                    " keys after its slots moved; nothing was stopped (run scale again)");
     }
     ids.push_back(*id);
+    emptied.push_back(std::move(connection).value());
   }
+  Step(request, "waiting for clients to follow the slots off the emptied shard(s)");
+  WaitForClientsToLeave(emptied);
+  emptied.clear();
   Step(request, "stopping " + std::to_string(ids.size()) + " emptied shard(s)");
   if (auto reshaped = Reshape(dir, shrunk.plan); !reshaped.ok()) {
     return reshaped.error().Context("stop");

@@ -49,6 +49,12 @@ Result<ServingCluster> WaitForServingCluster(const Access& access, const Plan& p
   const auto deadline = std::chrono::steady_clock::now() + patience;
   for (;;) {
     auto serving = ReadServingCluster(access, plan);
+    if (serving.ok()) {
+      // A primary restarting is not marked failing until the node timeout has passed: the view
+      // can be "ok" while it refuses connections. Every primary must answer too.
+      auto answering = ConnectPrimaries(access, serving->primaries);
+      if (!answering.ok()) serving = answering.error();
+    }
     if (serving.ok() || std::chrono::steady_clock::now() >= deadline) return serving;
     std::this_thread::sleep_for(200ms);
   }

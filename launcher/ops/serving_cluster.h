@@ -22,8 +22,9 @@ struct ServingCluster {
 // As the first shard that answers sees it. An error when the cluster is not ok: a slot without
 // an owner, or a primary failing (a copy would miss or misroute its keys).
 common::Result<ServingCluster> ReadServingCluster(const Access& access, const Plan& plan);
-// ReadServingCluster() again every 200 ms until the cluster is ok or `patience` has passed (then
-// its last error): for a run again after a kill, which may have left a primary restarting.
+// ReadServingCluster() again every 200 ms until the cluster is ok and every primary answers, or
+// `patience` has passed (then its last error): for a run again after a kill, which may have left
+// a primary restarting.
 common::Result<ServingCluster> WaitForServingCluster(const Access& access, const Plan& plan,
                                                      std::chrono::milliseconds patience);
 

@@ -233,4 +233,30 @@ void ExpectSameKeyspace(const std::map<std::string, KeyValue>& expected,
   }
 }
 
+int WriteKeysInOneSlot(int port, const std::string& tag, int count) {
+  std::vector<std::string> mset = {"redis-cli", "-c", "-p", std::to_string(port), "MSET"};
+  for (int i = 0; i < count; ++i)
+    mset.insert(mset.end(), {"{" + tag + "}:" + std::to_string(i), "v"});
+  if (RunCommand(mset, 10s).exit_code != 0) return -1;
+  auto slot = QueryRedis(port, {"CLUSTER", "KEYSLOT", "{" + tag + "}"});
+  return slot ? static_cast<int>(slot->integer) : -1;
+}
+
+long long KeysInSlot(int port, int slot) {
+  auto count = QueryRedis(port, {"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)});
+  return count && count->kind == RedisReply::Kind::kInteger ? count->integer : -1;
+}
+
+std::vector<std::string> SlotMigrationStates(int port) {
+  std::vector<std::string> states;
+  auto jobs = QueryRedis(port, {"CLUSTER", "GETSLOTMIGRATIONS"});
+  if (!jobs) return states;
+  for (const auto& job : jobs->elements) {
+    for (size_t i = 0; i + 1 < job.elements.size(); i += 2) {
+      if (job.elements[i].text == "state") states.push_back(job.elements[i + 1].text);
+    }
+  }
+  return states;
+}
+
 }  // namespace shardctl::integration

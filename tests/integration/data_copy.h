@@ -18,6 +18,14 @@ int WriteEveryType(const std::vector<std::string>& cli_args, int per_type);
 // comparison with the expected count fails.
 long long KeysAt(const std::vector<int>& ports);
 
+// Writes `count` keys "{tag}:0".. (one slot, one MSET through redis-cli -c at `port`); returns
+// their slot, -1 when the write failed.
+int WriteKeysInOneSlot(int port, const std::string& tag, int count);
+// CLUSTER COUNTKEYSINSLOT at `port`; -1 when it does not answer.
+long long KeysInSlot(int port, int slot);
+// The state of every atomic slot migration job `port` lists (CLUSTER GETSLOTMIGRATIONS, Valkey 9).
+std::vector<std::string> SlotMigrationStates(int port);
+
 // Every key of the nodes at `ports` (SCAN of each), with its DUMP payload and PTTL, read from the
 // node that listed it (a cluster's primaries: each holds its own slots' keys). `password` is sent
 // with AUTH when not empty.
