@@ -134,8 +134,9 @@ Failure MigrationUnderWay(const AtomicMigrations& seen) {
       (seen.unfinished.size() > 1 ? ", and " + std::to_string(seen.unfinished.size() - 1) + " more"
                                   : std::string()) +
       "): a backup cut now would hold those slots' keys twice, one copy stale; run backup again "
-      "once CLUSTER GETSLOTMIGRATIONS shows it finished (or cancel it with CLUSTER "
-      "CANCELSLOTMIGRATIONS ALL); nothing was written");
+      "once CLUSTER GETSLOTMIGRATIONS shows it finished (or cancel it on its source with CLUSTER "
+      "CANCELSLOTMIGRATIONS, which Valkey 9.1 takes without the ALL of its help); nothing was "
+      "written");
 }
 
 // Waits for every primary of the cut to fork and tells `forked` (true: the child was seen, or is
