@@ -49,6 +49,8 @@ struct Invocation {
   bool top_keys = false;                     // top --keys: the proxy's hot keys
   // backup --to DIR, restore --from DIR
   std::string data_dir;
+  // backup --wait: how long to wait for a busy deployment rather than refuse at once
+  std::chrono::milliseconds backup_wait{0};
   // import --from HOST:PORT and the source's access (not the deployment's --password-file)
   std::string import_from;
   std::optional<std::filesystem::path> source_password_file;

@@ -33,7 +33,8 @@ int RunBackup(const Invocation& invocation) {
   auto done = Backup({.spec = *spec,
                       .to = invocation.data_dir,
                       .on_progress = [&](const std::string& text) { progress.Show(text); },
-                      .interrupted = &InterruptRequested()});
+                      .interrupted = &InterruptRequested(),
+                      .wait = invocation.backup_wait});
   progress.Clear();
   if (!done.ok()) return Fail(done.error());
   const BackupManifest& manifest = done->manifest;
@@ -50,6 +51,7 @@ int RunBackup(const Invocation& invocation) {
                       {"fork_limit", done->fork_limit},
                       {"most_snapshots_at_once", done->most_copying},
                       {"ms", done->took.count()},
+                      {"waited_ms", done->waited.count()},
                       {"engine", manifest.engine},
                       {"engine_version", manifest.engine_version},
                       {"moving_slots", manifest.moving_slots},
@@ -60,7 +62,11 @@ int RunBackup(const Invocation& invocation) {
     std::cout << "backed up " << manifest.files.size() << " primaries (" << manifest.keys
               << " keys, " << bytes << " bytes) to " << done->dir.string() << " in "
               << done->took.count() << " ms; writes paused " << manifest.write_pause_ms
-              << " ms for one consistent cut\n";
+              << " ms for one consistent cut";
+    if (done->waited.count() >= 1000) {
+      std::cout << " (after waiting " << done->waited.count() / 1000 << " s for the deployment)";
+    }
+    std::cout << "\n";
     if (!manifest.moving_slots.empty()) {
       std::cout << "slots " << manifest.moving_slots
                 << " were moving between primaries at the cut: a restore copies their keys to "

@@ -235,8 +235,14 @@ const std::vector<CommandRow> kCommandRows = {
       "where the backup goes: a new or empty directory (required); it gets manifest.json and "
       "one shard-<k>.rdb per primary"}},
     {"backup",
+     {"wait", FlagType::kText, "DURATION",
+      "while another command holds the deployment's data (restore, import, scale, rebalance, "
+      "move-slots, a backup) or a save or an atomic slot migration runs, wait up to DURATION "
+      "(e.g. 10m, at most 24h) for it to end instead of refusing at once: for cron jobs"}},
+    {"backup",
      {"json", FlagType::kSwitch, "",
       "{\"name\", \"dir\", \"shards\", \"keys\", \"bytes\", \"write_pause_ms\", \"ms\", "
+      "\"waited_ms\", "
       "\"files\": [{\"file\", \"slots\", \"node\", \"keys\", \"bytes\", \"sha256\", "
       "\"rdb_format\"}]}"}},
     {"restore", {"from", FlagType::kText, "DIR", "the directory shardctl backup wrote (required)"}},
@@ -381,6 +387,14 @@ bool ApplyDataFlag(const std::string& flag, const std::string& value, Invocation
 
 common::Status ApplyValueFlag(const std::string& flag, const std::string& value,
                               Invocation& invocation) {
+  if (invocation.command == "backup" && flag == "wait") {
+    auto wait = common::ParseDuration(value);
+    if (!wait.ok() || wait->count() < 0 || *wait > std::chrono::hours(24)) {
+      return Error("--wait: \"" + value + "\" is not a duration of at most 24h (e.g. 10m)");
+    }
+    invocation.backup_wait = *wait;
+    return common::Ok();
+  }
   if (ApplyDataFlag(flag, value, invocation)) return common::Ok();
   if (IsSpecKey(flag)) {
     invocation.settings.push_back({flag, value, "--" + flag});

@@ -255,7 +255,8 @@ while a backup runs: its snapshot forks would be counted as this save's.
 )";
 
 constexpr const char* kBackup =
-    R"(Usage: shardctl backup --to DIR [--name NAME] [--state-dir DIR] [--config FILE] [--json]
+    R"(Usage: shardctl backup --to DIR [--wait DURATION] [--name NAME] [--state-dir DIR]
+                       [--config FILE] [--json]
 
 Every primary's data as of one instant: writes are held on every primary (CLIENT PAUSE WRITE:
 they wait, none is refused) only while each primary forks its snapshot, which it then streams to
@@ -269,6 +270,8 @@ rebalance, move-slots, save or another backup runs on the deployment, a backup i
 DIR is touched (a cut of half-copied keys or half-moved slots would not restore as it was); so
 is it while a Valkey atomic slot migration (CLUSTER MIGRATESLOTS) runs, whose target holds a
 hidden copy of the slots' keys that its snapshot would add a second time.
+With --wait DURATION it waits for any of these to end instead (checking every second, the
+progress line saying what it waits for), for a backup from cron that meets a rebalance.
 
 {options}
 {options deployment}
@@ -293,12 +296,15 @@ placed.
 
 Interrupted (Ctrl-C, a crash), run the same command again: it loads or copies every key again
 (none twice) and finishes.
+A copy ends by counting the deployment: fewer keys than it copied (less those that expired
+meanwhile) fails it with both numbers, and the run again puts them back.
 
 {options}
 {options deployment}
 
-Exit codes: 0 restored, 1 a server failed (run again to finish), 2 a damaged or foreign backup,
-a format the engine cannot load, or a deployment that is not empty, 130 stopped by Ctrl-C.
+Exit codes: 0 restored, 1 a server failed or keys were lost or evicted while it copied (run again
+to finish), 2 a damaged or foreign backup, a format the engine cannot load, or a deployment that
+is not empty, 130 stopped by Ctrl-C.
 )";
 
 constexpr const char* kImport =

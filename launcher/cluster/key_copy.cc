@@ -82,12 +82,11 @@ struct CopyState {
     std::lock_guard lock(mutex);
     if (!failure) failure = std::move(error);
   }
-  void Count(uint64_t keys, uint64_t bytes, uint64_t vanished, const TtlTally& ttls) {
+  void Count(uint64_t keys, uint64_t bytes, uint64_t vanished) {
     std::lock_guard lock(mutex);
     report.keys += keys;
     report.bytes += bytes;
     report.vanished += vanished;
-    report.ttls.Merge(ttls);
     if (options.on_progress) options.on_progress(report.keys, report.bytes);
   }
 };
@@ -205,7 +204,6 @@ class CopyWorker {
     std::map<size_t, std::vector<size_t>> sent;
     uint64_t bytes = 0;
     uint64_t vanished = 0;
-    TtlTally ttls;
   };
 
   // Queues the write of keys[i] with `value` (a GET or DUMP reply frame) for its owner.
@@ -219,7 +217,6 @@ class CopyWorker {
     auto owner = Owner(common::KeySlot(key));
     if (!owner.ok()) return owner.error();
     batch.bytes += BulkLength(value);
-    batch.ttls.Add(ttl);
     if (typed) {
       AppendRestore(pending_[*owner], key, value, ttl);
     } else {
@@ -315,7 +312,7 @@ class CopyWorker {
       }
       restored += indexes.size();
     }
-    state_.Count(restored, batch.bytes, batch.vanished, batch.ttls);
+    state_.Count(restored, batch.bytes, batch.vanished);
     return common::Ok();
   }
 

@@ -27,7 +27,6 @@
 #include "common/endpoint.h"
 #include "common/result.h"
 #include "launcher/cluster/access.h"
-#include "launcher/cluster/ttl_tally.h"
 
 namespace shardctl::launcher {
 
@@ -49,7 +48,6 @@ struct KeyCopyReport {
   uint64_t keys = 0;      // keys restored on the cluster
   uint64_t bytes = 0;     // their values' bytes (DUMP payloads for all but strings)
   uint64_t vanished = 0;  // keys the scan saw that expired or were deleted before their read
-  TtlTally ttls;          // the TTLs the restored keys were written with
 };
 
 // Copies every key of db 0 of `source` to the primaries `target` routes its slot to. The first

@@ -65,7 +65,7 @@ Status AtomicTask(const MoveTask& task, const MoverOptions& options, ProgressSin
   if (!listed.ok())
     return Error(source->address() + ": GETSLOTMIGRATIONS: " + listed.error().message());
   std::set<std::string> before;
-  for (const auto& job : *listed) before.insert(job.at("name"));
+  for (const auto& job : *listed) before.insert(JobField(job, "name"));
   if (auto started = source->Run(MigrateSlots(task)); !started.ok()) {
     return Error(source->address() + ": CLUSTER MIGRATESLOTS: " + started.error().message());
   }
@@ -85,12 +85,11 @@ Status AtomicTask(const MoveTask& task, const MoverOptions& options, ProgressSin
     if (!jobs.ok())
       return Error(source->address() + ": GETSLOTMIGRATIONS: " + jobs.error().message());
     const Job* job = FindOurJob(*jobs, before, task.target.id);
-    const std::string state = job ? job->at("state") : "";
+    const std::string state = job ? JobField(*job, "state") : "";
     if (state == "success") break;
     if (SlotMigrationFinished(state)) {
-      const auto message = job->find("message");
       return Error(source->address() + ": atomic slot migration " + state + ": " +
-                   (message == job->end() ? "" : message->second));
+                   JobField(*job, "message"));
     }
     const auto now = std::chrono::steady_clock::now();
     if (state != last_state) last_state = state, changed_at = now;

@@ -1,5 +1,7 @@
 #include "launcher/cluster/slot_migrations.h"
 
+#include <algorithm>
+
 namespace shardctl::launcher {
 
 std::vector<SlotMigrationJob> ParseSlotMigrationJobs(const std::string& text) {

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <set>
 #include <thread>
@@ -105,25 +106,32 @@ Status NoteMoves(const common::NodeLine& before, const std::string& cluster_node
 // copied last). So a backup is not cut while one runs, and is cut again if one began meanwhile.
 struct AtomicMigrations {
   std::set<std::string> names;          // every job listed, finished ones too
-  std::vector<std::string> unfinished;  // "slots 15495 (receiving-snapshot) on 127.0.0.1:7001"
+  std::vector<std::string> unfinished;  // "slots 15495-15495 (snapshotting) from 127.0.0.1:7001"
 };
 
 Result<AtomicMigrations> SeeAtomicMigrations(std::vector<RedisConnection>& control) {
   AtomicMigrations seen;
+  std::map<std::string, std::string> unfinished;  // by job name
   for (auto& connection : control) {
     auto jobs = ListSlotMigrations(connection);
-    if (!jobs.ok())
+    if (!jobs.ok()) {
       return jobs.error().Context(connection.address() + ": CLUSTER GETSLOTMIGRATIONS");
+    }
     for (const auto& job : *jobs) {
       const std::string name = JobField(job, "name");
-      // Listed by both ends under one name: told once.
-      if (!seen.names.insert(name).second || SlotMigrationFinished(JobField(job, "state"))) {
-        continue;
-      }
-      seen.unfinished.push_back("slots " + JobField(job, "slot_ranges") + " (" +
-                                JobField(job, "state") + ") on " + connection.address());
+      seen.names.insert(name);
+      if (SlotMigrationFinished(JobField(job, "state"))) continue;
+      // Both ends list a job under one name; the source's entry (EXPORT) names the node where
+      // it can be cancelled.
+      const bool source = JobField(job, "operation") == "EXPORT";
+      const std::string text = "slots " + JobField(job, "slot_ranges") + ", " +
+                               JobField(job, "state") + ", " + (source ? "from " : "into ") +
+                               connection.address();
+      auto [entry, fresh] = unfinished.try_emplace(name, text);
+      if (!fresh && source) entry->second = text;
     }
   }
+  for (const auto& [name, text] : unfinished) seen.unfinished.push_back(text);
   return seen;
 }
 
@@ -134,9 +142,7 @@ Failure MigrationUnderWay(const AtomicMigrations& seen) {
       (seen.unfinished.size() > 1 ? ", and " + std::to_string(seen.unfinished.size() - 1) + " more"
                                   : std::string()) +
       "): a backup cut now would hold those slots' keys twice, one copy stale; run backup again "
-      "once CLUSTER GETSLOTMIGRATIONS shows it finished (or cancel it on its source with CLUSTER "
-      "CANCELSLOTMIGRATIONS, which Valkey 9.1 takes without the ALL of its help); nothing was "
-      "written");
+      "once CLUSTER GETSLOTMIGRATIONS shows it finished, or give it --wait; nothing was written");
 }
 
 // Waits for every primary of the cut to fork and tells `forked` (true: the child was seen, or is
@@ -283,28 +289,92 @@ Outcome<bool> PrepareDir(const std::filesystem::path& dir) {
   return true;
 }
 
-}  // namespace
+// What a backup needs before it touches DIR: the deployment's locks, the deployment as it is
+// under them, and a cluster serving with no atomic slot migration under way.
+struct Clear {
+  DataLock data;
+  DataLock snapshots;
+  Target target;
+  ServingCluster serving;
+  std::chrono::milliseconds waited{0};  // refused meanwhile, with --wait
+};
 
-Outcome<BackupReport> Backup(const BackupRequest& request) {
-  const auto started = Clock::now();
-  auto target = LoadTarget(request.spec, {});
-  if (!target.ok()) return target.error();
-  const Deployment& deployment = *target->deployment;
-  // Taken before DIR is touched: a refused backup leaves nothing behind.
-  auto data_lock = DataLock::Take(target->dir, "backup");
-  if (!data_lock.ok()) return Classify(data_lock.error());
-  auto snapshot_lock = DataLock::Take(target->dir, "backup", DataLock::Kind::kSnapshots);
-  if (!snapshot_lock.ok()) return Classify(snapshot_lock.error());
-  auto serving = ReadServingCluster(target->access, deployment.plan);
-  if (!serving.ok()) return serving.error();
-  const auto& primaries = serving->primaries;
+// The migrations are looked for before the locks are taken: a backup waiting one out must not
+// hold the data lock every second against a restore or scale started meanwhile. One that starts
+// after this look is found by the cut's own (Backup).
+Outcome<Clear> TryClear(const Spec& spec) {
   {
-    auto control = ConnectPrimaries(target->access, primaries);
+    auto target = LoadTarget(spec, {});
+    if (!target.ok()) return target.error();
+    auto serving = ReadServingCluster(target->access, target->deployment->plan);
+    if (!serving.ok()) return serving.error();
+    auto control = ConnectPrimaries(target->access, serving->primaries);
     if (!control.ok()) return control.error();
     auto migrations = SeeAtomicMigrations(*control);
     if (!migrations.ok()) return migrations.error();
     if (!migrations->unfinished.empty()) return MigrationUnderWay(*migrations);
   }
+  auto target = LoadTarget(spec, {});
+  if (!target.ok()) return target.error();
+  auto data = DataLock::Take(target->dir, "backup");
+  if (!data.ok()) return Classify(data.error());
+  auto snapshots = DataLock::Take(target->dir, "backup", DataLock::Kind::kSnapshots);
+  if (!snapshots.ok()) return Classify(snapshots.error());
+  // Read again under the locks: a scale this backup waited for has changed the shards.
+  auto locked = LoadTarget(spec, {});
+  if (!locked.ok()) return locked.error();
+  auto serving = ReadServingCluster(locked->access, locked->deployment->plan);
+  if (!serving.ok()) return serving.error();
+  return Clear{.data = std::move(data).value(),
+               .snapshots = std::move(snapshots).value(),
+               .target = std::move(locked).value(),
+               .serving = std::move(serving).value()};
+}
+
+// TryClear(), and with --wait again every second while it is refused (another command holds the
+// data, a migration runs) until the wait is over: a backup from cron that meets a rebalance then
+// runs after it instead of failing.
+Outcome<Clear> WaitUntilClear(const BackupRequest& request) {
+  const auto first_try = Clock::now();
+  const auto give_up = first_try + request.wait;
+  std::string told;
+  while (true) {
+    auto clear = TryClear(request.spec);
+    const auto waited =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - first_try);
+    if (clear.ok()) {
+      clear->waited = told.empty() ? std::chrono::milliseconds(0) : waited;
+      return clear;
+    }
+    if (clear.error().fault() != Fault::kUsage || request.wait.count() == 0) return clear;
+    if (Clock::now() >= give_up) {
+      return Failure::Usage(clear.error().message() + " (waited " +
+                            std::to_string(waited.count() / 1000) + " s)");
+    }
+    if (request.on_progress && clear.error().message() != told) {
+      told = clear.error().message();
+      request.on_progress("waiting: " + told);
+    }
+    for (auto until = std::min(give_up, Clock::now() + 1s); Clock::now() < until;) {
+      if (request.interrupted != nullptr && request.interrupted->load()) {
+        return Failure(Fault::kInterrupted,
+                       "backup stopped (Ctrl-C) while waiting (" + clear.error().message() + ")");
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+}
+
+}  // namespace
+
+Outcome<BackupReport> Backup(const BackupRequest& request) {
+  const auto started = Clock::now();
+  // Taken before DIR is touched: a refused backup leaves nothing behind.
+  auto cleared = WaitUntilClear(request);
+  if (!cleared.ok()) return cleared.error();
+  const Target* target = &cleared->target;
+  const Deployment& deployment = *target->deployment;
+  const auto& primaries = cleared->serving.primaries;
   auto created = PrepareDir(request.to);
   if (!created.ok()) return created.error();
   if (auto claimed = ClaimDir(request.to); !claimed.ok()) return claimed.error();
@@ -344,12 +414,16 @@ Outcome<BackupReport> Backup(const BackupRequest& request) {
     return seen;
   };
   BackupReport report{.dir = request.to, .manifest = {}, .attempts = 0, .took = {}};
+  report.waited = cleared->waited;
   std::optional<Cut> cut;
   std::optional<Failure> refusal;  // a migration under way: final, not tried again
   for (int attempt = 1; !cut && attempt <= kAttempts; ++attempt) {
     report.attempts = attempt;
     // Fresh connections each attempt: a failed one may have left replies unread.
     auto taken = [&]() -> Result<Cut> {
+      // A cut given up continues the children its gate held (~SnapshotGate): stopped, they
+      // would keep their primaries "saving" and WaitForNoFork waiting.
+      gate.reset();
       auto control = ConnectPrimaries(target->access, primaries);
       if (!control.ok()) return control.error();
       if (auto idle = WaitForNoFork(*control, request.on_progress); !idle.ok()) return idle.error();

@@ -29,6 +29,9 @@ struct BackupRequest {
   std::filesystem::path to;  // new, or an empty directory
   std::function<void(const std::string&)> on_progress;
   const std::atomic<bool>* interrupted = nullptr;  // Ctrl-C: stop, remove what was written
+  // How long to wait, rather than refuse at once, while another command holds the deployment's
+  // data or snapshots or an atomic slot migration runs (--wait).
+  std::chrono::milliseconds wait{0};
 };
 
 struct BackupReport {
@@ -36,8 +39,9 @@ struct BackupReport {
   BackupManifest manifest;
   int attempts = 1;  // pauses it took to start every fork inside one
   int fork_limit = 1;
-  int most_copying = 0;  // the most of this host's snapshot children that ran at once
-  std::chrono::milliseconds took{0};
+  int most_copying = 0;               // the most of this host's snapshot children that ran at once
+  std::chrono::milliseconds took{0};  // from start to end, the wait included
+  std::chrono::milliseconds waited{0};  // of that, waiting with --wait for another command
 };
 
 Outcome<BackupReport> Backup(const BackupRequest& request);

@@ -111,7 +111,6 @@ std::optional<Error> CopyFromScratchServers(const RestoreRequest& request, const
                                             const ServingCluster& serving,
                                             const BackupManifest& manifest, RestoreReport& report,
                                             CopiedKeys& copied) {
-  copied.began = Clock::now();
   std::mutex mutex;
   std::optional<Error> failure;
   size_t next = 0;
@@ -141,7 +140,6 @@ std::optional<Error> CopyFromScratchServers(const RestoreRequest& request, const
       report.keys += outcome->keys;
       report.expired += outcome->vanished;
       copied.keys += outcome->keys;
-      copied.ttls.Merge(outcome->ttls);
       if (request.on_progress) {
         request.on_progress("restored " + file.file + " (" + std::to_string(outcome->keys) +
                             " keys); " + std::to_string(report.keys) + " keys so far");
@@ -235,8 +233,14 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
   if (auto marked = marker.Write(); !marked.ok()) {
     return marked.error();
   }
-  // A placed load is checked shard by shard as it loads (restore_placed.h); a copy at the end.
+  // A placed load is checked shard by shard as it loads (restore_placed.h); a copy at the end,
+  // against what left the primaries by expiry or eviction meanwhile.
   CopiedKeys copied;
+  if (!placement.ok()) {
+    auto before = ReadKeyDepartures(target->access, serving->primaries);
+    if (!before.ok()) return before.error();
+    copied.before = std::move(before).value();
+  }
   const std::optional<Error> failure =
       placement.ok()
           ? LoadInPlace(request, *target, *serving, local, *manifest, placement, report)

@@ -38,19 +38,28 @@ Outcome<uint64_t> ResumeMarker::End(const std::optional<common::Error>& failure,
   }
   auto keys = TotalKeys(access, primaries);
   if (!keys.ok()) return keys.error();
-  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::steady_clock::now() - copied.began);
-  const uint64_t may_be_gone = std::min(copied.keys, copied.ttls.MayHaveExpired(elapsed));
-  if (*keys < copied.keys - may_be_gone) {
-    return Failure(Fault::kRuntime,
-                   command + " copied " + std::to_string(copied.keys) + " keys" +
-                       (may_be_gone > 0 ? " (" + std::to_string(may_be_gone) +
-                                              " with a TTL that may have run out since)"
-                                        : "") +
-                       ", but the deployment holds " + std::to_string(*keys) +
-                       ": keys were lost while it ran (a primary restarted without its data, or "
-                       "keys were deleted); " +
-                       again + " to put them back");
+  if (copied.before && copied.keys > 0) {
+    auto after = ReadKeyDepartures(access, primaries);
+    if (!after.ok()) return after.error();
+    const KeyDepartures since = after->Since(*copied.before);
+    if (since.TotalEvicted() > 0) {
+      return Failure(Fault::kRuntime,
+                     command + ": the deployment evicted " + std::to_string(since.TotalEvicted()) +
+                         " keys while they were copied (its shards reached their maxmemory): "
+                         "what is copied does not fit; copy into a deployment with a larger "
+                         "--memory or --shard-memory");
+    }
+    const uint64_t expired = std::min(copied.keys, since.TotalExpired());
+    if (*keys < copied.keys - expired) {
+      return Failure(
+          Fault::kRuntime,
+          command + " copied " + std::to_string(copied.keys) + " keys" +
+              (expired > 0 ? " (" + std::to_string(expired) + " have expired since)" : "") +
+              ", but the deployment holds " + std::to_string(*keys) +
+              ": keys were lost while it ran (a primary restarted without its data, "
+              "or keys were deleted); " +
+              again + " to put them back");
+    }
   }
   Remove();
   return *keys;

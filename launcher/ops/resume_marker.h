@@ -4,7 +4,6 @@
 // twice); any other copy into a deployment that holds keys is refused.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -14,16 +13,15 @@
 #include "common/cluster_text.h"
 #include "common/result.h"
 #include "launcher/cluster/access.h"
-#include "launcher/cluster/ttl_tally.h"
 #include "launcher/ops/outcome.h"
+#include "launcher/ops/serving_cluster.h"
 
 namespace shardctl::launcher {
 
-// What a copy wrote (key_copy.h's report), for the count at its end.
+// What a copy from an unchanging source (a backup's files) wrote, for the count at its end.
 struct CopiedKeys {
   uint64_t keys = 0;
-  TtlTally ttls;
-  std::chrono::steady_clock::time_point began;
+  std::optional<KeyDepartures> before;  // the primaries' INFO stats when the copy began
 };
 
 class ResumeMarker {
@@ -39,9 +37,9 @@ class ResumeMarker {
 
   // Ends the copy: after a failure or Ctrl-C the marker stays and the error says to run `again`;
   // otherwise the keys the primaries hold now are counted and, when every key `copied` is there
-  // but those whose TTL may have run out since, the marker goes. Fewer is a failure that keeps the
-  // marker: keys were lost while copying (a primary restarted without its data, a FLUSHALL), and
-  // the run again puts them back.
+  // but those that expired since (INFO stats), the marker goes. Fewer is a failure that keeps the
+  // marker: keys were evicted (the deployment's memory is too small) or lost while copying (a
+  // primary restarted without its data, a FLUSHALL), and the run again puts them back.
   Outcome<uint64_t> End(const std::optional<common::Error>& failure, bool interrupted,
                         const std::string& command, const std::string& again, const Access& access,
                         const std::vector<common::NodeLine>& primaries,

@@ -3,6 +3,7 @@
 #include <set>
 #include <thread>
 
+#include "common/numbers.h"
 #include "launcher/cluster/formation.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/model/plan_json.h"
@@ -68,25 +69,29 @@ Result<std::string> OnAnyShard(const Access& access, const Plan& plan, const std
 // Clients routing by an old slot map still send to an emptied shard until its MOVED replies
 // teach them the new owner; stopped with a request on its way, the shard resets that connection,
 // which the client (or shardproxy, for its clients) reports as an error although nothing was
-// lost. So the emptied shards are stopped once no command but these INFOs has reached them for
-// kClientsGoneAfter; after kClientsGoneWait they are stopped anyway (a client that never
-// follows MOVED would keep them forever).
+// lost. So the emptied shards are stopped once they have answered no MOVED for
+// kClientsGoneAfter (INFO errorstats: the supervisor's PINGs and the replicas' ACKs go on, but a
+// client whose map is right sends them nothing that is not its own); after kClientsGoneWait
+// they are stopped anyway (a client that never follows MOVED would keep them forever).
+uint64_t MovedRepliesOf(RedisConnection& shard) {
+  auto errors = shard.Run({"INFO", "errorstats"});
+  if (!errors.ok()) return 0;
+  const std::string stat = InfoField(*errors, "errorstat_MOVED");  // "count=12"
+  const size_t equals = stat.find('=');
+  if (equals == std::string::npos) return 0;
+  return common::ParseInteger<uint64_t>(stat.substr(equals + 1)).value_or(0);
+}
+
 void WaitForClientsToLeave(std::vector<RedisConnection>& emptied) {
   const auto deadline = Clock::now() + kClientsGoneWait;
-  std::vector<uint64_t> processed(emptied.size(), 0);
+  std::vector<uint64_t> moved(emptied.size(), 0);
   auto quiet_since = Clock::now();
-  bool first = true;
   while (Clock::now() < deadline) {
-    bool busy = first;
     for (size_t i = 0; i < emptied.size(); ++i) {
-      auto info = emptied[i].Run({"INFO", "stats"});
-      if (!info.ok()) return;  // gone already: nothing to wait for
-      const auto now = InfoNumber<uint64_t>(*info, "total_commands_processed", 0);
-      if (now > processed[i] + 1) busy = true;  // more than our own INFO since the last look
-      processed[i] = now;
+      const uint64_t now = MovedRepliesOf(emptied[i]);
+      if (now != moved[i]) quiet_since = Clock::now();
+      moved[i] = now;
     }
-    first = false;
-    if (busy) quiet_since = Clock::now();
     if (Clock::now() - quiet_since >= kClientsGoneAfter) return;
     std::this_thread::sleep_for(50ms);
   }

@@ -1,6 +1,7 @@
 #include "launcher/ops/serving_cluster.h"
 
 #include <algorithm>
+#include <numeric>
 #include <thread>
 
 #include "common/numbers.h"
@@ -91,6 +92,40 @@ Result<uint64_t> TotalKeys(const Access& access, const std::vector<common::NodeL
   uint64_t total = 0;
   for (uint64_t count : *counts) total += count;
   return total;
+}
+
+KeyDepartures KeyDepartures::Since(const KeyDepartures& before) const {
+  auto since = [](const std::vector<uint64_t>& now, const std::vector<uint64_t>& then) {
+    std::vector<uint64_t> delta;
+    for (size_t i = 0; i < now.size(); ++i) {
+      const uint64_t start = i < then.size() ? then[i] : 0;
+      delta.push_back(now[i] >= start ? now[i] - start : now[i]);
+    }
+    return delta;
+  };
+  return {.expired = since(expired, before.expired), .evicted = since(evicted, before.evicted)};
+}
+
+uint64_t KeyDepartures::TotalExpired() const {
+  return std::accumulate(expired.begin(), expired.end(), uint64_t{0});
+}
+
+uint64_t KeyDepartures::TotalEvicted() const {
+  return std::accumulate(evicted.begin(), evicted.end(), uint64_t{0});
+}
+
+Result<KeyDepartures> ReadKeyDepartures(const Access& access,
+                                        const std::vector<common::NodeLine>& primaries) {
+  auto connections = ConnectPrimaries(access, primaries);
+  if (!connections.ok()) return connections.error();
+  KeyDepartures departures;
+  for (auto& connection : *connections) {
+    auto stats = connection.Run({"INFO", "stats"});
+    if (!stats.ok()) return stats.error().Context(connection.address() + ": INFO stats");
+    departures.expired.push_back(InfoNumber<uint64_t>(*stats, "expired_keys"));
+    departures.evicted.push_back(InfoNumber<uint64_t>(*stats, "evicted_keys"));
+  }
+  return departures;
 }
 
 }  // namespace shardctl::launcher

@@ -40,4 +40,19 @@ common::Result<std::vector<uint64_t>> CountKeys(const Access& access,
 common::Result<uint64_t> TotalKeys(const Access& access,
                                    const std::vector<common::NodeLine>& primaries);
 
+// How keys left the primaries by themselves, from INFO stats (expired_keys, evicted_keys), one
+// entry per primary in the order given.
+struct KeyDepartures {
+  std::vector<uint64_t> expired;
+  std::vector<uint64_t> evicted;
+  // The departures since `before` (the same primaries). A primary whose counters went back has
+  // restarted since: its count starts from 0 again.
+  KeyDepartures Since(const KeyDepartures& before) const;
+  uint64_t TotalExpired() const;
+  uint64_t TotalEvicted() const;
+};
+
+common::Result<KeyDepartures> ReadKeyDepartures(const Access& access,
+                                                const std::vector<common::NodeLine>& primaries);
+
 }  // namespace shardctl::launcher

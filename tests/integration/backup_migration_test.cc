@@ -32,8 +32,9 @@ TEST_F(BackupMigrationTest, ABackupWaitsOutAnAtomicSlotMigration) {
   ASSERT_EQ(count_at(source), 40);
   auto target_id = QueryRedis(target, {"CLUSTER", "MYID"});
   ASSERT_TRUE(target_id);
-  // 200 ms a key in the source's snapshot: the migration stays under way while the test looks.
-  ASSERT_TRUE(QueryRedis(source, {"CONFIG", "SET", "rdb-key-save-delay", "200000"}));
+  // 500 ms a key in the source's snapshot: the migration stays under way (20 s) while the test
+  // looks.
+  ASSERT_TRUE(QueryRedis(source, {"CONFIG", "SET", "rdb-key-save-delay", "500000"}));
   auto started = QueryRedis(source, {"CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", slot_text, slot_text,
                                      "NODE", target_id->text});
   ASSERT_TRUE(started && started->kind != RedisReply::Kind::kError)
@@ -52,6 +53,12 @@ TEST_F(BackupMigrationTest, ABackupWaitsOutAnAtomicSlotMigration) {
   EXPECT_FALSE(fs::exists(refused_dir)) << "a refused backup left its directory";
   EXPECT_EQ(KeysAt(ports), keys);
 
+  // With --wait, a backup waits for the migration to end: here it is cancelled after a second.
+  const fs::path dir = scratch_dir() / "backup";
+  auto waiting =
+      StartOnDeployment("backup", {"--to", dir.string(), "--wait", "2m", "--json"}, "waiting");
+  EXPECT_FALSE(waiting->WaitForExit(1500ms)) << ReadFileText(scratch_dir() / "waiting.err");
+  EXPECT_FALSE(fs::exists(dir / "manifest.json"));
   // Valkey 9.1 takes no argument here (its help says ALL, which it refuses).
   ASSERT_TRUE(QueryRedis(source, {"CLUSTER", "CANCELSLOTMIGRATIONS"}));
   ASSERT_TRUE(QueryRedis(source, {"CONFIG", "SET", "rdb-key-save-delay", "0"}));
@@ -64,9 +71,12 @@ TEST_F(BackupMigrationTest, ABackupWaitsOutAnAtomicSlotMigration) {
   ASSERT_EQ(KeysAt(ports), keys);
   EXPECT_EQ(count_at(source), 40);
 
-  const fs::path dir = scratch_dir() / "backup";
-  auto backup = OnDeployment("backup", {"--to", dir.string(), "--json"}, 120s);
-  ASSERT_EQ(backup.exit_code, 0) << backup.Describe();
+  ASSERT_EQ(waiting->WaitForExit(120s), std::optional<int>(0))
+      << ReadFileText(scratch_dir() / "waiting.err");
+  const json report = json::parse(ReadFileText(scratch_dir() / "waiting.out"), nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << ReadFileText(scratch_dir() / "waiting.out");
+  EXPECT_GE(report.value("waited_ms", 0), 1000) << report.dump(2);
+  EXPECT_EQ(report.value("keys", -1LL), keys) << report.dump(2);
   ASSERT_EQ(OnDeployment("down", {"--purge"}).exit_code, 0);
   ASSERT_EQ(Up(2, {"--engine", valkey}).exit_code, 0);
   ASSERT_EQ(KeysAt(ports), 0);

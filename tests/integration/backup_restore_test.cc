@@ -346,6 +346,31 @@ TEST_F(BackupRestoreTest, RefusesWithoutChangingAnything) {
     EXPECT_EQ(SplitLines(refused.err).size(), 1u) << refused.Describe();
     EXPECT_FALSE(fs::exists(locked_out));
   }
+  // With --wait it waits for the holder instead (checking every second), and backs up every
+  // key once the lock is free: what a backup from cron wants when it meets a rebalance.
+  const fs::path waited = scratch_dir() / "waited";
+  std::unique_ptr<BackgroundCommand> waiting;
+  {
+    auto held = launcher::DataLock::Take(deployment, "rebalance");
+    ASSERT_TRUE(held.ok()) << held.error().message();
+    auto gave_up = OnDeployment("backup", {"--to", waited.string(), "--wait", "1s"});
+    EXPECT_EQ(gave_up.exit_code, 2) << gave_up.Describe();
+    EXPECT_GE(gave_up.elapsed, 1s) << gave_up.Describe();
+    EXPECT_NE(gave_up.err.find("shardctl rebalance"), std::string::npos) << gave_up.Describe();
+    EXPECT_FALSE(fs::exists(waited));
+    waiting =
+        StartOnDeployment("backup", {"--to", waited.string(), "--wait", "2m", "--json"}, "waiting");
+    EXPECT_FALSE(waiting->WaitForExit(1500ms)) << ReadFileText(scratch_dir() / "waiting.err");
+    EXPECT_FALSE(fs::exists(waited)) << "it wrote while the lock was held";
+  }  // the lock is released here
+  ASSERT_EQ(waiting->WaitForExit(120s), std::optional<int>(0))
+      << ReadFileText(scratch_dir() / "waiting.err");
+  const json waited_report =
+      json::parse(ReadFileText(scratch_dir() / "waiting.out"), nullptr, false);
+  ASSERT_FALSE(waited_report.is_discarded()) << ReadFileText(scratch_dir() / "waiting.out");
+  EXPECT_GE(waited_report.value("waited_ms", 0), 1000) << waited_report.dump(2);
+  EXPECT_EQ(waited_report.value("keys", -1LL), keys) << waited_report.dump(2);
+  EXPECT_EQ(KeysAt(Ports(base_port(), 3)), keys);
   {
     auto held =
         launcher::DataLock::Take(deployment, "backup", launcher::DataLock::Kind::kSnapshots);
@@ -499,14 +524,23 @@ TEST_F(BackupRestoreTest, KeysLostWhileARestoreCopiesAreNotReportedAsRestored) {
   ASSERT_NO_FATAL_FAILURE(StartRestoreAndCatchItMidway(midway, 50));
   ::kill(midway.restore->pid(), SIGSTOP);
   const std::vector<int> target = Ports(base_port() + 20, 3);
+  // Writes shardctl sent before it stopped may still be applied: wait until the count holds.
+  long long settled = -1;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const long long now = KeysAt(target);
+        const bool same = now == settled;
+        settled = now;
+        return same;
+      },
+      10s, 100ms));
   int fullest = target.front();
   for (int port : target) {
     if (KeysAt({port}) > KeysAt({fullest})) fullest = port;
   }
   const long long flushed = KeysAt({fullest});
   ASSERT_GT(flushed, 0);
-  ASSERT_EQ(RunCommand({"redis-cli", "-p", std::to_string(fullest), "FLUSHALL"}, 10s).exit_code,
-            0);
+  ASSERT_EQ(RunCommand({"redis-cli", "-p", std::to_string(fullest), "FLUSHALL"}, 10s).exit_code, 0);
   ASSERT_EQ(KeysAt({fullest}), 0);
   ::kill(midway.restore->pid(), SIGCONT);
   EXPECT_EQ(midway.restore->WaitForExit(120s), 1);
