@@ -22,12 +22,6 @@ constexpr std::chrono::minutes kStuckAfter{5};
 
 using Job = SlotMigrationJob;
 
-Result<std::vector<Job>> Jobs(RedisConnection& source) {
-  auto reply = source.Run({"CLUSTER", "GETSLOTMIGRATIONS"});
-  if (!reply.ok()) return reply.error();
-  return ParseSlotMigrationJobs(*reply);
-}
-
 Command MigrateSlots(const MoveTask& task) {
   Command command = {"CLUSTER", "MIGRATESLOTS", "SLOTSRANGE"};
   for (const auto& range : task.ranges) {
@@ -61,7 +55,7 @@ Status AtomicTask(const MoveTask& task, const MoverOptions& options, ProgressSin
   auto keys = CountKeys(*source, slots);
   if (!keys.ok()) return keys.error();
   const uint64_t bytes_per_key = BytesPerKey(*source);
-  auto listed = Jobs(*source);
+  auto listed = ListSlotMigrations(*source);
   if (!listed.ok())
     return Error(source->address() + ": GETSLOTMIGRATIONS: " + listed.error().message());
   std::set<std::string> before;
@@ -81,7 +75,7 @@ Status AtomicTask(const MoveTask& task, const MoverOptions& options, ProgressSin
       }
       return Error("stopped");
     }
-    auto jobs = Jobs(*source);
+    auto jobs = ListSlotMigrations(*source);
     if (!jobs.ok())
       return Error(source->address() + ": GETSLOTMIGRATIONS: " + jobs.error().message());
     const Job* job = FindOurJob(*jobs, before, task.target.id);

@@ -106,7 +106,7 @@ Status NoteMoves(const common::NodeLine& before, const std::string& cluster_node
 // copied last). So a backup is not cut while one runs, and is cut again if one began meanwhile.
 struct AtomicMigrations {
   std::set<std::string> names;          // every job listed, finished ones too
-  std::vector<std::string> unfinished;  // "slots 15495-15495 (snapshotting) from 127.0.0.1:7001"
+  std::vector<std::string> unfinished;  // "slots 15495-15495, snapshotting, from 127.0.0.1:7001"
 };
 
 Result<AtomicMigrations> SeeAtomicMigrations(std::vector<RedisConnection>& control) {
@@ -303,9 +303,9 @@ struct Clear {
 // hold the data lock every second against a restore or scale started meanwhile. One that starts
 // after this look is found by the cut's own (Backup).
 Outcome<Clear> TryClear(const Spec& spec) {
+  auto target = LoadTarget(spec, {});
+  if (!target.ok()) return target.error();
   {
-    auto target = LoadTarget(spec, {});
-    if (!target.ok()) return target.error();
     auto serving = ReadServingCluster(target->access, target->deployment->plan);
     if (!serving.ok()) return serving.error();
     auto control = ConnectPrimaries(target->access, serving->primaries);
@@ -314,8 +314,6 @@ Outcome<Clear> TryClear(const Spec& spec) {
     if (!migrations.ok()) return migrations.error();
     if (!migrations->unfinished.empty()) return MigrationUnderWay(*migrations);
   }
-  auto target = LoadTarget(spec, {});
-  if (!target.ok()) return target.error();
   auto data = DataLock::Take(target->dir, "backup");
   if (!data.ok()) return Classify(data.error());
   auto snapshots = DataLock::Take(target->dir, "backup", DataLock::Kind::kSnapshots);

@@ -26,8 +26,8 @@ using namespace std::chrono_literals;
 constexpr std::chrono::milliseconds kQueryTimeout{5000};
 constexpr std::chrono::seconds kJoinDeadline{90};
 constexpr std::chrono::seconds kReshapeTimeout{60};
-// How long an emptied shard must see no command but ours before it is stopped, and the most a
-// scale waits for that.
+// How long an emptied shard must answer no MOVED before it is stopped, and the most a scale
+// waits for that.
 constexpr std::chrono::milliseconds kClientsGoneAfter{300};
 constexpr std::chrono::seconds kClientsGoneWait{5};
 
