@@ -46,6 +46,15 @@ const Job* FindOurJob(const std::vector<Job>& jobs, const std::set<std::string>&
   return nullptr;
 }
 
+// After a cancel: whether our job had already succeeded (the cancel finds nothing to stop then).
+bool FinishedBeforeTheCancel(RedisConnection& source, const std::set<std::string>& before,
+                             const std::string& target_id) {
+  auto jobs = ListSlotMigrations(source);
+  if (!jobs.ok()) return false;
+  const Job* job = FindOurJob(*jobs, before, target_id);
+  return job != nullptr && JobField(*job, "state") == "success";
+}
+
 }  // namespace
 
 Status AtomicTask(const MoveTask& task, const MoverOptions& options, ProgressSink& sink) {
@@ -72,6 +81,11 @@ Status AtomicTask(const MoveTask& task, const MoverOptions& options, ProgressSin
         return Error("stopped, but the atomic slot migration on " + source->address() +
                      " could not be cancelled (" + cancelled.error().message() +
                      "): it may still finish by itself");
+      }
+      // A job that succeeded before the cancel reached it has moved the slots: counted, so the
+      // progress the operator is shown after Ctrl-C matches the slot map.
+      if (FinishedBeforeTheCancel(*source, before, task.target.id)) {
+        sink.Add(static_cast<int>(slots.size()), *keys, bytes_per_key);
       }
       return Error("stopped");
     }

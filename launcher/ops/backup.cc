@@ -330,12 +330,11 @@ Outcome<Clear> TryClear(const Spec& spec) {
 }
 
 // TryClear(), and with --wait again every second while it is refused (another command holds the
-// data, a migration runs) until the wait is over: a backup from cron that meets a rebalance then
-// runs after it instead of failing.
-Outcome<Clear> WaitUntilClear(const BackupRequest& request) {
-  const auto first_try = Clock::now();
+// data, a migration runs) until `give_up`: a backup from cron that meets a rebalance then runs
+// after it instead of failing. `told` is the refusal last reported as progress.
+Outcome<Clear> WaitUntilClear(const BackupRequest& request, Clock::time_point first_try,
+                              std::string& told) {
   const auto give_up = first_try + request.wait;
-  std::string told;
   while (true) {
     auto clear = TryClear(request.spec);
     const auto waited =
@@ -363,151 +362,214 @@ Outcome<Clear> WaitUntilClear(const BackupRequest& request) {
   }
 }
 
+// One backup under its locks: DIR prepared and claimed, the cut, the copies, the manifest. On
+// every failure DIR is left as it was found.
+class BackupPass {
+ public:
+  BackupPass(const BackupRequest& request, const Clear& clear)
+      : request_(request),
+        target_(clear.target),
+        deployment_(*clear.target.deployment),
+        primaries_(clear.serving.primaries),
+        local_(LocalPrimaries()) {}
+
+  Outcome<BackupReport> Run() {
+    auto created = PrepareDir(request_.to);
+    if (!created.ok()) return created.error();
+    created_ = *created;
+    if (auto claimed = ClaimDir(request_.to); !claimed.ok()) return claimed.error();
+    // Children a killed backup left stopped go on; while this one runs, the supervisor leaves
+    // the children it holds stopped (the pid file says whose they are).
+    std::vector<ProcessId> running;
+    for (const auto& process : local_) {
+      if (process) running.push_back(*process);
+    }
+    ContinueStoppedChildren(running);
+    struct BackupPidFile {
+      std::filesystem::path file;
+      ~BackupPidFile() {
+        std::error_code ignored;
+        std::filesystem::remove(file, ignored);
+      }
+    } pid_file{target_.dir.BackupPidFile()};
+    if (auto self = IdentifyProcess(::getpid())) (void)WriteProcessId(pid_file.file, *self);
+
+    BackupReport report{.dir = request_.to, .manifest = {}, .attempts = 0, .took = {}};
+    auto cut = CutWithRetries(report.attempts);
+    if (!cut.ok()) {
+      RemoveWritten(request_.to, 0, created_);
+      return cut.error();
+    }
+    if (request_.on_progress) {
+      request_.on_progress("writes paused " + std::to_string(cut->pause.count()) + " ms; copying " +
+                           std::to_string(primaries_.size()) + " snapshots");
+    }
+    auto manifest = CopySnapshots(*cut);
+    if (!manifest.ok()) {
+      RemoveWritten(request_.to, primaries_.size(), created_);
+      return manifest.error();
+    }
+    report.manifest = std::move(manifest).value();
+    if (request_.interrupted != nullptr && request_.interrupted->load()) {
+      RemoveWritten(request_.to, primaries_.size(), created_);
+      return Failure(Fault::kInterrupted, "backup stopped (Ctrl-C); nothing was kept");
+    }
+    if (auto saved =
+            WriteFileAtomically(request_.to / "manifest.json", ManifestJson(report.manifest));
+        !saved.ok()) {
+      RemoveWritten(request_.to, primaries_.size(), created_);
+      return saved.error();
+    }
+    std::error_code ignored;
+    std::filesystem::remove(ClaimOf(request_.to), ignored);  // the manifest says it is whole now
+    report.fork_limit = deployment_.durability.fork_limit;
+    report.most_copying = gate_ ? gate_->most_running() : 0;
+    return report;
+  }
+
+  // Run() was refused because an atomic slot migration was under way at the cut: one that began
+  // after TryClear looked (Backup waits it out with --wait).
+  bool met_a_migration() const { return met_a_migration_; }
+
+ private:
+  // This host's primaries' processes, in the primaries' order (none: another host's): their
+  // snapshot children are held to the fork limit.
+  std::vector<std::optional<ProcessId>> LocalPrimaries() const {
+    std::vector<std::optional<ProcessId>> local(primaries_.size());
+    for (size_t k = 0; k < primaries_.size(); ++k) {
+      for (const auto& shard : deployment_.plan.shards) {
+        if (shard.port == primaries_[k].address.port &&
+            primaries_[k].address.host == deployment_.plan.bind) {
+          local[k] = ReadProcessId(target_.dir.ShardPidFile(shard.index));
+        }
+      }
+    }
+    return local;
+  }
+
+  // True when primary k's child was seen (or it has none of ours to see: another host's).
+  bool Forked(size_t k) {
+    if (!local_[k]) {
+      gate_->Forked(k, {});
+      return true;
+    }
+    std::vector<pid_t> children = ChildrenOf(*local_[k]);
+    const bool seen = !children.empty();
+    gate_->Forked(k, std::move(children));
+    return seen;
+  }
+
+  // The cut, tried again (fresh connections: a failed attempt may have left replies unread) up
+  // to kAttempts times; a migration under way is final.
+  Outcome<Cut> CutWithRetries(int& attempts) {
+    for (attempts = 1;; ++attempts) {
+      // A cut given up continues the children its gate held (~SnapshotGate): stopped, they
+      // would keep their primaries "saving" and WaitForNoFork waiting.
+      gate_.reset();
+      auto control = ConnectPrimaries(target_.access, primaries_);
+      if (!control.ok()) return control.error();
+      auto cut = TryCut(*control);
+      if (cut.ok() || met_a_migration_) return cut;
+      if (attempts == kAttempts) return cut.error().Context("backup");
+    }
+  }
+
+  Outcome<Cut> TryCut(std::vector<RedisConnection>& control) {
+    if (auto idle = WaitForNoFork(control, request_.on_progress); !idle.ok()) return idle.error();
+    auto before = SeeAtomicMigrations(control);
+    if (!before.ok()) return before.error();
+    if (!before->unfinished.empty()) {
+      met_a_migration_ = true;
+      return MigrationUnderWay(*before);
+    }
+    gate_.emplace(primaries_.size(), deployment_.durability.fork_limit);
+    auto cut = TakeCut(target_.access, primaries_, control, [this](size_t k) { return Forked(k); });
+    if (!cut.ok()) return cut.error();
+    // A migration begun since the look before may have copied keys by the fork: cut again.
+    auto after = SeeAtomicMigrations(control);
+    if (!after.ok()) return after.error();
+    for (const auto& name : after->names) {
+      if (!before->names.contains(name)) {
+        return Failure(Error("an atomic slot migration began while the backup was cut"));
+      }
+    }
+    return std::move(cut).value();
+  }
+
+  // Every snapshot at once, each primary's fork streaming to a thread of its own (the gate lets
+  // at most fork-limit local children work), then what the manifest says of them.
+  Outcome<BackupManifest> CopySnapshots(Cut& cut) {
+    std::vector<std::optional<Result<SnapshotFile>>> written(primaries_.size());
+    std::vector<std::thread> copiers;
+    for (size_t k = 0; k < primaries_.size(); ++k) {
+      copiers.emplace_back([&, k] {
+        gate_->WaitTurn(k);
+        written[k] = cut.links[k].CopyTo(request_.to / BackupFileName(k));
+        gate_->Done(k);
+      });
+    }
+    for (auto& copier : copiers) copier.join();
+    BackupManifest manifest;
+    manifest.deployment = request_.spec.name;
+    manifest.engine = deployment_.engine.Name();
+    manifest.engine_version = deployment_.engine.version;
+    manifest.created_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count();
+    manifest.write_pause_ms = cut.pause.count();
+    manifest.moving_slots = SlotListText(cut.moving);
+    for (size_t k = 0; k < primaries_.size(); ++k) {
+      if (!written[k]->ok()) {
+        return written[k]->error().Context("backup of " + Address(primaries_[k]));
+      }
+      const SnapshotFile& file = written[k]->value();
+      manifest.files.push_back({.file = BackupFileName(k),
+                                .slots = common::FormatSlotRanges(primaries_[k].slots),
+                                .node = Address(primaries_[k]),
+                                .keys = cut.keys[k],
+                                .bytes = file.bytes,
+                                .sha256 = file.sha256,
+                                .rdb_format = file.rdb_format});
+      manifest.keys += cut.keys[k];
+    }
+    return manifest;
+  }
+
+  const BackupRequest& request_;
+  const Target& target_;
+  const Deployment& deployment_;
+  const std::vector<common::NodeLine>& primaries_;
+  const std::vector<std::optional<ProcessId>> local_;
+  bool created_ = false;  // DIR is ours to remove on failure
+  std::optional<SnapshotGate> gate_;
+  bool met_a_migration_ = false;
+};
+
 }  // namespace
 
 Outcome<BackupReport> Backup(const BackupRequest& request) {
   const auto started = Clock::now();
-  // Taken before DIR is touched: a refused backup leaves nothing behind.
-  auto cleared = WaitUntilClear(request);
-  if (!cleared.ok()) return cleared.error();
-  const Target* target = &cleared->target;
-  const Deployment& deployment = *target->deployment;
-  const auto& primaries = cleared->serving.primaries;
-  auto created = PrepareDir(request.to);
-  if (!created.ok()) return created.error();
-  if (auto claimed = ClaimDir(request.to); !claimed.ok()) return claimed.error();
-  // The local primaries' processes: their snapshot children are held to the fork limit.
-  std::vector<std::optional<ProcessId>> local(primaries.size());
-  std::vector<ProcessId> running;
-  for (size_t k = 0; k < primaries.size(); ++k) {
-    for (const auto& shard : deployment.plan.shards) {
-      if (shard.port != primaries[k].address.port ||
-          primaries[k].address.host != deployment.plan.bind) {
-        continue;
+  std::string told;  // the refusal last reported while waiting
+  while (true) {
+    // Taken before DIR is touched: a refused backup leaves nothing behind.
+    auto cleared = WaitUntilClear(request, started, told);
+    if (!cleared.ok()) return cleared.error();
+    BackupPass pass(request, *cleared);
+    auto report = pass.Run();
+    // A migration that began between TryClear's look and the cut is waited out as one seen
+    // before the locks: they are let go (this pass ends) while it runs.
+    if (!report.ok() && pass.met_a_migration() && Clock::now() < started + request.wait) {
+      if (request.on_progress && report.error().message() != told) {
+        told = report.error().message();
+        request.on_progress("waiting: " + told);
       }
-      local[k] = ReadProcessId(target->dir.ShardPidFile(shard.index));
-      if (local[k]) running.push_back(*local[k]);
+      continue;
     }
+    if (!report.ok()) return report.error();
+    report->waited = cleared->waited;
+    report->took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+    return report;
   }
-  ContinueStoppedChildren(running);
-  // While this runs, the supervisor leaves the children it holds stopped.
-  struct BackupPidFile {
-    std::filesystem::path file;
-    ~BackupPidFile() {
-      std::error_code ignored;
-      std::filesystem::remove(file, ignored);
-    }
-  } pid_file{target->dir.BackupPidFile()};
-  if (auto self = IdentifyProcess(::getpid())) (void)WriteProcessId(pid_file.file, *self);
-  std::optional<SnapshotGate> gate;
-  // True when primary k's child was seen (or it has none of ours to see: another host's).
-  auto forked = [&](size_t k) {
-    if (!local[k]) {
-      gate->Forked(k, {});
-      return true;
-    }
-    std::vector<pid_t> children = ChildrenOf(*local[k]);
-    const bool seen = !children.empty();
-    gate->Forked(k, std::move(children));
-    return seen;
-  };
-  BackupReport report{.dir = request.to, .manifest = {}, .attempts = 0, .took = {}};
-  report.waited = cleared->waited;
-  std::optional<Cut> cut;
-  std::optional<Failure> refusal;  // a migration under way: final, not tried again
-  for (int attempt = 1; !cut && attempt <= kAttempts; ++attempt) {
-    report.attempts = attempt;
-    // Fresh connections each attempt: a failed one may have left replies unread.
-    auto taken = [&]() -> Result<Cut> {
-      // A cut given up continues the children its gate held (~SnapshotGate): stopped, they
-      // would keep their primaries "saving" and WaitForNoFork waiting.
-      gate.reset();
-      auto control = ConnectPrimaries(target->access, primaries);
-      if (!control.ok()) return control.error();
-      if (auto idle = WaitForNoFork(*control, request.on_progress); !idle.ok()) return idle.error();
-      auto before = SeeAtomicMigrations(*control);
-      if (!before.ok()) return before.error();
-      if (!before->unfinished.empty()) {
-        refusal = MigrationUnderWay(*before);
-        return Error(refusal->message());
-      }
-      gate.emplace(primaries.size(), deployment.durability.fork_limit);
-      auto taken_cut = TakeCut(target->access, primaries, *control, forked);
-      if (!taken_cut.ok()) return taken_cut;
-      // A migration begun since the look before may have copied keys by the fork: cut again.
-      auto after = SeeAtomicMigrations(*control);
-      if (!after.ok()) return after.error();
-      for (const auto& name : after->names) {
-        if (!before->names.contains(name)) {
-          return Error("an atomic slot migration began while the backup was cut");
-        }
-      }
-      return taken_cut;
-    }();
-    if (taken.ok()) {
-      cut.emplace(std::move(taken).value());
-    } else if (refusal) {
-      RemoveWritten(request.to, 0, *created);
-      return *refusal;
-    } else if (attempt == kAttempts) {
-      RemoveWritten(request.to, 0, *created);
-      return taken.error().Context("backup");
-    }
-  }
-  if (request.on_progress) {
-    request.on_progress("writes paused " + std::to_string(cut->pause.count()) + " ms; copying " +
-                        std::to_string(primaries.size()) + " snapshots");
-  }
-  // Every snapshot at once: each primary's fork streams to its own thread.
-  std::vector<std::optional<Result<SnapshotFile>>> written(primaries.size());
-  std::vector<std::thread> copiers;
-  for (size_t k = 0; k < primaries.size(); ++k) {
-    copiers.emplace_back([&, k] {
-      gate->WaitTurn(k);
-      written[k] = cut->links[k].CopyTo(request.to / BackupFileName(k));
-      gate->Done(k);
-    });
-  }
-  for (auto& copier : copiers) copier.join();
-  BackupManifest& manifest = report.manifest;
-  manifest.deployment = request.spec.name;
-  manifest.engine = deployment.engine.Name();
-  manifest.engine_version = deployment.engine.version;
-  manifest.created_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count();
-  manifest.write_pause_ms = cut->pause.count();
-  manifest.moving_slots = SlotListText(cut->moving);
-  for (size_t k = 0; k < primaries.size(); ++k) {
-    if (!written[k]->ok()) {
-      RemoveWritten(request.to, primaries.size(), *created);
-      return written[k]->error().Context("backup of " + Address(primaries[k]));
-    }
-    const SnapshotFile& file = written[k]->value();
-    manifest.files.push_back({.file = BackupFileName(k),
-                              .slots = common::FormatSlotRanges(primaries[k].slots),
-                              .node = Address(primaries[k]),
-                              .keys = cut->keys[k],
-                              .bytes = file.bytes,
-                              .sha256 = file.sha256,
-                              .rdb_format = file.rdb_format});
-    manifest.keys += cut->keys[k];
-  }
-  if (request.interrupted != nullptr && request.interrupted->load()) {
-    RemoveWritten(request.to, primaries.size(), *created);
-    return Failure(Fault::kInterrupted, "backup stopped (Ctrl-C); nothing was kept");
-  }
-  if (auto saved = WriteFileAtomically(request.to / "manifest.json", ManifestJson(manifest));
-      !saved.ok()) {
-    RemoveWritten(request.to, primaries.size(), *created);
-    return saved.error();
-  }
-  std::error_code ignored;
-  std::filesystem::remove(ClaimOf(request.to), ignored);  // the manifest says it is whole now
-  report.fork_limit = deployment.durability.fork_limit;
-  report.most_copying = gate ? gate->most_running() : 0;
-  report.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
-  return report;
 }
 
 }  // namespace shardctl::launcher

