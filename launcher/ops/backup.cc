@@ -5,17 +5,14 @@
 
 #include <cerrno>
 #include <cstring>
-#include <map>
 #include <optional>
-#include <set>
 #include <thread>
 #include <vector>
 
-#include "common/numbers.h"
 #include "common/slots.h"
 #include "launcher/cluster/rdb_snapshot.h"
 #include "launcher/cluster/redis_client.h"
-#include "launcher/cluster/slot_migrations.h"
+#include "launcher/ops/backup_cut.h"
 #include "launcher/ops/serving_cluster.h"
 #include "launcher/ops/snapshot_gate.h"
 #include "launcher/ops/target.h"
@@ -28,212 +25,12 @@ namespace {
 
 using common::Error;
 using common::Result;
-using common::Status;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-// CLIENT PAUSE's own bound: if shardctl dies mid-pause, writes resume by themselves. Every fork
-// must have started well inside it, or the attempt is abandoned.
-constexpr auto kPauseBound = 10s;
-constexpr auto kForkDeadline = 5s;
-constexpr int kAttempts = 3;
-constexpr auto kLinkTimeout = 10s;  // a primary sends a keepalive every second while it works
+constexpr int kAttempts = 3;  // cuts tried before the backup gives up
 
 std::string Address(const common::NodeLine& node) { return node.address.ToString(); }
-
-// Sends `command` to every connection, then reads every reply: the primaries act at once.
-Result<std::vector<std::string>> OnEvery(std::vector<RedisConnection>& connections,
-                                         const Command& command) {
-  for (auto& connection : connections) {
-    if (auto sent = connection.Send({command}); !sent.ok()) return sent.error();
-  }
-  std::vector<std::string> replies;
-  for (auto& connection : connections) {
-    auto reply = connection.Receive(1);
-    if (!reply.ok()) return reply.error();
-    if (!reply->front().ok()) {
-      return reply->front().error().Context(connection.address() + ": " + command.front());
-    }
-    replies.push_back(*reply->front());
-  }
-  return replies;
-}
-
-// Waits (bounded) until no primary is forking: a snapshot asked for during another fork would
-// wait for it, and the pause with it.
-Status WaitForNoFork(std::vector<RedisConnection>& connections,
-                     const std::function<void(const std::string&)>& progress) {
-  const auto deadline = Clock::now() + 10min;
-  while (true) {
-    auto infos = OnEvery(connections, {"INFO", "persistence"});
-    if (!infos.ok()) return infos.error();
-    std::string busy;
-    for (size_t i = 0; i < infos->size(); ++i) {
-      if (InfoField((*infos)[i], "rdb_bgsave_in_progress") == "1" ||
-          InfoField((*infos)[i], "aof_rewrite_in_progress") == "1") {
-        busy = connections[i].address();
-      }
-    }
-    if (busy.empty()) return common::Ok();
-    if (Clock::now() > deadline) return Error(busy + " has been saving for 10 minutes");
-    if (progress) progress("waiting for the save running on " + busy);
-    std::this_thread::sleep_for(200ms);
-  }
-}
-
-struct Cut {
-  std::vector<SnapshotLink> links;
-  std::vector<uint64_t> keys;
-  std::set<int> moving;  // slots in the middle of a move at the cut (BackupManifest::moving_slots)
-  std::chrono::milliseconds pause{0};
-};
-
-// What primary `before` had in motion, from its own CLUSTER NODES at the cut (only a node's own
-// line shows the slots it migrates or imports).
-Status NoteMoves(const common::NodeLine& before, const std::string& cluster_nodes,
-                 std::set<int>& moving) {
-  auto lines = common::ParseClusterNodes(cluster_nodes);
-  if (!lines.ok()) return lines.error();
-  const common::NodeLine* myself = common::FindMyself(*lines);
-  if (myself == nullptr) return Error("no line for the node itself");
-  NoteMovingSlots(before, *myself, moving);
-  return common::Ok();
-}
-
-// Valkey's atomic slot migrations as the primaries list them. While one runs, the target holds a
-// copy of the slots' keys that DBSIZE and SCAN do not show but its snapshot does: a cut then has
-// those keys in two files, one copy behind the other (a restore would put back whichever it
-// copied last). So a backup is not cut while one runs, and is cut again if one began meanwhile.
-struct AtomicMigrations {
-  std::set<std::string> names;          // every job listed, finished ones too
-  std::vector<std::string> unfinished;  // "slots 15495-15495, snapshotting, from 127.0.0.1:7001"
-};
-
-Result<AtomicMigrations> SeeAtomicMigrations(std::vector<RedisConnection>& control) {
-  AtomicMigrations seen;
-  std::map<std::string, std::string> unfinished;  // by job name
-  for (auto& connection : control) {
-    auto jobs = ListSlotMigrations(connection);
-    if (!jobs.ok()) {
-      return jobs.error().Context(connection.address() + ": CLUSTER GETSLOTMIGRATIONS");
-    }
-    for (const auto& job : *jobs) {
-      const std::string name = JobField(job, "name");
-      seen.names.insert(name);
-      if (SlotMigrationFinished(JobField(job, "state"))) continue;
-      // Both ends list a job under one name; the source's entry (EXPORT) names the node where
-      // it can be cancelled.
-      const bool source = JobField(job, "operation") == "EXPORT";
-      const std::string text = "slots " + JobField(job, "slot_ranges") + ", " +
-                               JobField(job, "state") + ", " + (source ? "from " : "into ") +
-                               connection.address();
-      auto [entry, fresh] = unfinished.try_emplace(name, text);
-      if (!fresh && source) entry->second = text;
-    }
-  }
-  for (const auto& [name, text] : unfinished) seen.unfinished.push_back(text);
-  return seen;
-}
-
-// The refusal while a migration runs: the operator's to wait for, nothing written yet.
-Failure MigrationUnderWay(const AtomicMigrations& seen) {
-  return Failure::Usage(
-      "an atomic slot migration is under way (" + seen.unfinished.front() +
-      (seen.unfinished.size() > 1 ? ", and " + std::to_string(seen.unfinished.size() - 1) + " more"
-                                  : std::string()) +
-      "): a backup cut now would hold those slots' keys twice, one copy stale; run backup again "
-      "once CLUSTER GETSLOTMIGRATIONS shows it finished, or give it --wait; nothing was written");
-}
-
-// Waits for every primary of the cut to fork and tells `forked` (true: the child was seen, or is
-// not ours to see). Each child is seen (and held beyond the fork limit) as soon as its primary has
-// forked. A primary writes +FULLRESYNC just before it calls fork(), in the same call, so on a busy
-// host the reply can arrive before the child exists. Where no child is seen yet, a PING goes out
-// on the control connection: answered, it was served after that call returned, so the child is
-// there by then (or has already ended). The PINGs are read after the last fork, one round trip in
-// all: one per primary in turn, each to a primary sharing the CPUs with the children, stretched a
-// 40-primary pause from ~60 ms to 300-450 ms.
-Status SeeEveryFork(std::vector<SnapshotLink>& links, std::vector<RedisConnection>& control,
-                    Clock::time_point deadline, const std::function<bool(size_t)>& forked) {
-  std::vector<size_t> unseen;
-  for (size_t i = 0; i < links.size(); ++i) {
-    if (auto awaited = links[i].AwaitFork(deadline); !awaited.ok()) return awaited;
-    if (forked(i)) continue;
-    if (auto sent = control[i].Send({{"PING"}}); !sent.ok()) {
-      return sent.error().Context(control[i].address());
-    }
-    unseen.push_back(i);
-  }
-  for (size_t i : unseen) {
-    if (auto pong = control[i].Receive(1); !pong.ok()) {
-      return pong.error().Context(control[i].address());
-    }
-    forked(i);
-  }
-  return common::Ok();
-}
-
-// One attempt at the cut: pause, count, start every fork, unpause. Writes are resumed on every
-// path out.
-Result<Cut> TakeCut(const Access& access, const std::vector<common::NodeLine>& primaries,
-                    std::vector<RedisConnection>& control,
-                    const std::function<bool(size_t)>& forked) {
-  Cut cut;
-  for (const auto& primary : primaries) {
-    auto link =
-        SnapshotLink::Open(access, primary.address.host, primary.address.port, kLinkTimeout);
-    if (!link.ok()) return link.error();
-    cut.links.push_back(std::move(link).value());
-  }
-  const auto paused_at = Clock::now();
-  auto unpause = [&] { (void)OnEvery(control, {"CLIENT", "UNPAUSE"}); };
-  // Every primary is asked to pause (and count its keys) at once; each one's snapshot is asked
-  // for as soon as its own pause is in place (PSYNC cannot share the write: a primary refuses it
-  // while replies are pending). That is enough for one cut: every fork happens inside its
-  // primary's pause, and every pause begins before any ends (the unpause waits for every fork).
-  const Command pause = {"CLIENT", "PAUSE",
-                         std::to_string(std::chrono::milliseconds(kPauseBound).count()), "WRITE"};
-  std::optional<Error> failed;
-  for (auto& connection : control) {
-    if (auto sent = connection.Send({pause, {"DBSIZE"}}); !sent.ok() && !failed) {
-      failed = sent.error();
-    }
-  }
-  for (size_t i = 0; !failed && i < control.size(); ++i) {
-    auto replies = control[i].Receive(2);
-    if (!replies.ok()) {
-      failed = replies.error();
-      break;
-    }
-    for (auto& reply : *replies) {
-      if (!reply.ok() && !failed) failed = reply.error().Context(control[i].address());
-    }
-    if (failed) break;
-    cut.keys.push_back(common::ParseInteger<uint64_t>(*(*replies)[1]).value_or(0));
-    if (auto asked = cut.links[i].Request(); !asked.ok()) failed = asked.error();
-  }
-  if (!failed) {
-    if (auto seen = SeeEveryFork(cut.links, control, paused_at + kForkDeadline, forked);
-        !seen.ok()) {
-      failed = seen.error();
-    }
-  }
-  unpause();
-  cut.pause = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - paused_at);
-  if (failed) return *failed;
-  // Which slots were moving, read just after the pause rather than in it (the pause is what
-  // clients feel, 40 primaries' CLUSTER NODES would lengthen it). Nothing is missed that matters:
-  // MIGRATE is a write and waited out the pause, so a slot half-moved at the cut is still marked
-  // now, and one handed over since the slot map this backup started from has changed owner.
-  auto nodes = OnEvery(control, {"CLUSTER", "NODES"});
-  if (!nodes.ok()) return nodes.error();
-  for (size_t i = 0; i < nodes->size(); ++i) {
-    if (auto noted = NoteMoves(primaries[i], (*nodes)[i], cut.moving); !noted.ok()) {
-      return noted.error().Context(control[i].address() + ": CLUSTER NODES");
-    }
-  }
-  return cut;
-}
 
 // A backup's claim on DIR while it writes there (and what a killed one leaves behind, so that
 // DIR is not empty and no second backup mixes its files with the first's).
@@ -296,7 +93,6 @@ struct Clear {
   DataLock snapshots;
   Target target;
   ServingCluster serving;
-  std::chrono::milliseconds waited{0};  // refused meanwhile, with --wait
 };
 
 // The migrations are looked for before the locks are taken: a backup waiting one out must not
@@ -329,36 +125,49 @@ Outcome<Clear> TryClear(const Spec& spec) {
                .serving = std::move(serving).value()};
 }
 
-// TryClear(), and with --wait again every second while it is refused (another command holds the
-// data, a migration runs) until `give_up`: a backup from cron that meets a rebalance then runs
-// after it instead of failing. `told` is the refusal last reported as progress.
-Outcome<Clear> WaitUntilClear(const BackupRequest& request, Clock::time_point first_try,
-                              std::string& told) {
-  const auto give_up = first_try + request.wait;
-  while (true) {
-    auto clear = TryClear(request.spec);
-    const auto waited =
-        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - first_try);
-    if (clear.ok()) {
-      clear->waited = told.empty() ? std::chrono::milliseconds(0) : waited;
-      return clear;
+// A backup's wait with --wait: since when, until when, and what it was last refused for.
+struct Waiting {
+  Clock::time_point since;
+  Clock::time_point until;
+  std::string told;      // the refusal last shown as progress
+  bool refused = false;  // it has waited at all
+
+  std::chrono::milliseconds waited() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - since);
+  }
+
+  // `refusal` met: a usage failure is waited out (shown once as progress, then a second's sleep)
+  // while --wait has time left; anything else, or a wait that is over, is returned.
+  std::optional<Failure> Refused(const BackupRequest& request, const Failure& refusal) {
+    if (refusal.fault() != Fault::kUsage || request.wait.count() == 0) return refusal;
+    if (Clock::now() >= until) {
+      return Failure::Usage(refusal.message() + " (waited " +
+                            std::to_string(waited().count() / 1000) + " s)");
     }
-    if (clear.error().fault() != Fault::kUsage || request.wait.count() == 0) return clear;
-    if (Clock::now() >= give_up) {
-      return Failure::Usage(clear.error().message() + " (waited " +
-                            std::to_string(waited.count() / 1000) + " s)");
-    }
-    if (request.on_progress && clear.error().message() != told) {
-      told = clear.error().message();
+    refused = true;
+    if (request.on_progress && refusal.message() != told) {
+      told = refusal.message();
       request.on_progress("waiting: " + told);
     }
-    for (auto until = std::min(give_up, Clock::now() + 1s); Clock::now() < until;) {
+    for (auto next = std::min(until, Clock::now() + 1s); Clock::now() < next;) {
       if (request.interrupted != nullptr && request.interrupted->load()) {
         return Failure(Fault::kInterrupted,
-                       "backup stopped (Ctrl-C) while waiting (" + clear.error().message() + ")");
+                       "backup stopped (Ctrl-C) while waiting (" + refusal.message() + ")");
       }
       std::this_thread::sleep_for(50ms);
     }
+    return std::nullopt;
+  }
+};
+
+// TryClear(), and with --wait again every second while it is refused (another command holds the
+// data, a migration runs) until the wait is over: a backup from cron that meets a rebalance then
+// runs after it instead of failing.
+Outcome<Clear> WaitUntilClear(const BackupRequest& request, Waiting& waiting) {
+  while (true) {
+    auto clear = TryClear(request.spec);
+    if (clear.ok()) return clear;
+    if (auto final = waiting.Refused(request, clear.error())) return *final;
   }
 }
 
@@ -385,14 +194,7 @@ class BackupPass {
       if (process) running.push_back(*process);
     }
     ContinueStoppedChildren(running);
-    struct BackupPidFile {
-      std::filesystem::path file;
-      ~BackupPidFile() {
-        std::error_code ignored;
-        std::filesystem::remove(file, ignored);
-      }
-    } pid_file{target_.dir.BackupPidFile()};
-    if (auto self = IdentifyProcess(::getpid())) (void)WriteProcessId(pid_file.file, *self);
+    pid_file_.emplace(target_.dir.BackupPidFile());
 
     BackupReport report{.dir = request_.to, .manifest = {}, .attempts = 0, .took = {}};
     auto cut = CutWithRetries(report.attempts);
@@ -466,15 +268,16 @@ class BackupPass {
       // A cut given up continues the children its gate held (~SnapshotGate): stopped, they
       // would keep their primaries "saving" and WaitForNoFork waiting.
       gate_.reset();
-      auto control = ConnectPrimaries(target_.access, primaries_);
-      if (!control.ok()) return control.error();
-      auto cut = TryCut(*control);
+      auto cut = TryCut();
       if (cut.ok() || met_a_migration_) return cut;
       if (attempts == kAttempts) return cut.error().Context("backup");
     }
   }
 
-  Outcome<Cut> TryCut(std::vector<RedisConnection>& control) {
+  Outcome<Cut> TryCut() {
+    auto connected = ConnectPrimaries(target_.access, primaries_);
+    if (!connected.ok()) return connected.error();
+    std::vector<RedisConnection>& control = *connected;
     if (auto idle = WaitForNoFork(control, request_.on_progress); !idle.ok()) return idle.error();
     auto before = SeeAtomicMigrations(control);
     if (!before.ok()) return before.error();
@@ -541,6 +344,21 @@ class BackupPass {
   const std::vector<common::NodeLine>& primaries_;
   const std::vector<std::optional<ProcessId>> local_;
   bool created_ = false;  // DIR is ours to remove on failure
+  // This process's pid while the backup runs: the supervisor leaves the snapshot children it
+  // holds stopped. Declared before the gate, so it outlives it (the gate continues them).
+  struct PidFile {
+    explicit PidFile(std::filesystem::path path) : file(std::move(path)) {
+      if (auto self = IdentifyProcess(::getpid())) (void)WriteProcessId(file, *self);
+    }
+    ~PidFile() {
+      std::error_code ignored;
+      std::filesystem::remove(file, ignored);
+    }
+    PidFile(const PidFile&) = delete;
+    PidFile& operator=(const PidFile&) = delete;
+    std::filesystem::path file;
+  };
+  std::optional<PidFile> pid_file_;
   std::optional<SnapshotGate> gate_;
   bool met_a_migration_ = false;
 };
@@ -549,24 +367,22 @@ class BackupPass {
 
 Outcome<BackupReport> Backup(const BackupRequest& request) {
   const auto started = Clock::now();
-  std::string told;  // the refusal last reported while waiting
+  Waiting waiting{.since = started, .until = started + request.wait};
   while (true) {
     // Taken before DIR is touched: a refused backup leaves nothing behind.
-    auto cleared = WaitUntilClear(request, started, told);
+    auto cleared = WaitUntilClear(request, waiting);
     if (!cleared.ok()) return cleared.error();
+    const auto waited = waiting.refused ? waiting.waited() : std::chrono::milliseconds(0);
     BackupPass pass(request, *cleared);
     auto report = pass.Run();
-    // A migration that began between TryClear's look and the cut is waited out as one seen
-    // before the locks: they are let go (this pass ends) while it runs.
-    if (!report.ok() && pass.met_a_migration() && Clock::now() < started + request.wait) {
-      if (request.on_progress && report.error().message() != told) {
-        told = report.error().message();
-        request.on_progress("waiting: " + told);
-      }
+    if (!report.ok() && pass.met_a_migration()) {
+      // A migration that began between TryClear's look and the cut is waited out as one seen
+      // before the locks: they are let go (this pass ends) while it runs.
+      if (auto final = waiting.Refused(request, report.error())) return *final;
       continue;
     }
     if (!report.ok()) return report.error();
-    report->waited = cleared->waited;
+    report->waited = waited;
     report->took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
     return report;
   }
