@@ -46,13 +46,13 @@ const Job* FindOurJob(const std::vector<Job>& jobs, const std::set<std::string>&
   return nullptr;
 }
 
-// After a cancel: whether our job had already succeeded (the cancel finds nothing to stop then).
-bool FinishedBeforeTheCancel(RedisConnection& source, const std::set<std::string>& before,
-                             const std::string& target_id) {
+// Our job's state as the source lists it now ("" when it cannot be read).
+std::string OurJobState(RedisConnection& source, const std::set<std::string>& before,
+                        const std::string& target_id) {
   auto jobs = ListSlotMigrations(source);
-  if (!jobs.ok()) return false;
+  if (!jobs.ok()) return "";
   const Job* job = FindOurJob(*jobs, before, target_id);
-  return job != nullptr && JobField(*job, "state") == "success";
+  return job != nullptr ? JobField(*job, "state") : "";
 }
 
 }  // namespace
@@ -76,16 +76,17 @@ Status AtomicTask(const MoveTask& task, const MoverOptions& options, ProgressSin
   auto changed_at = std::chrono::steady_clock::now();
   while (true) {
     if (options.stop != nullptr && options.stop->load()) {
-      // Cancelled, the slots stay with the source: nothing is half-moved.
-      if (auto cancelled = CancelSlotMigrations(*source); !cancelled.ok()) {
+      // Cancelled, the slots stay with the source: nothing is half-moved. A job that ended
+      // before the cancel reached it is refused as "No migrations ongoing"; one that succeeded
+      // has moved the slots, and is counted so that the progress shown after Ctrl-C matches the
+      // slot map.
+      auto cancelled = CancelSlotMigrations(*source);
+      const std::string state = OurJobState(*source, before, task.target.id);
+      if (state == "success") sink.Add(static_cast<int>(slots.size()), *keys, bytes_per_key);
+      if (!cancelled.ok() && !SlotMigrationFinished(state)) {
         return Error("stopped, but the atomic slot migration on " + source->address() +
                      " could not be cancelled (" + cancelled.error().message() +
                      "): it may still finish by itself");
-      }
-      // A job that succeeded before the cancel reached it has moved the slots: counted, so the
-      // progress the operator is shown after Ctrl-C matches the slot map.
-      if (FinishedBeforeTheCancel(*source, before, task.target.id)) {
-        sink.Add(static_cast<int>(slots.size()), *keys, bytes_per_key);
       }
       return Error("stopped");
     }

@@ -19,6 +19,14 @@ namespace {
 
 using common::FormatSlotRanges;
 
+// A Valkey deployment of two shards with 40 keys in one slot, for an atomic move of that slot
+// ("move-slots SLOT-SLOT --to OTHER --migration atomic", started by StartAtomicMove).
+struct AtomicMoveSetup {
+  int slot = -1;
+  int source_shard = 0;
+  int source = 0;  // the source primary's port
+};
+
 class ReshardTest : public ShardctlTest {
  protected:
   int ProxyPort() const { return base_port() + 45; }
@@ -31,6 +39,29 @@ class ReshardTest : public ShardctlTest {
           return size && size->integer >= count;
         },
         30s, 50ms));
+  }
+
+  // A Valkey deployment of two shards, 40 keys in one slot of `setup.source`.
+  void PrepareAtomicMove(AtomicMoveSetup& setup) {
+    const char* valkey = std::getenv("SHARDCTL_VALKEY_SERVER");
+    ASSERT_NE(valkey, nullptr) << "set SHARDCTL_VALKEY_SERVER (scripts/test does)";
+    ASSERT_EQ(Up(2, {"--engine", valkey}).exit_code, 0);
+    setup.slot = WriteKeysInOneSlot(base_port(), "moving", 40);
+    ASSERT_GE(setup.slot, 0);
+    ASSERT_EQ(TotalKeys(2), 40);
+    setup.source_shard = KeysInSlot(base_port(), setup.slot) == 40 ? 0 : 1;
+    setup.source = base_port() + setup.source_shard;
+    ASSERT_EQ(KeysInSlot(setup.source, setup.slot), 40);
+  }
+
+  // move-slots of that slot to the other shard on the atomic path, in the background ("move").
+  std::unique_ptr<BackgroundCommand> StartAtomicMove(const AtomicMoveSetup& setup,
+                                                     std::vector<std::string> flags) {
+    const std::string slot = std::to_string(setup.slot);
+    std::vector<std::string> args = {
+        slot + "-" + slot, "--to", std::to_string(1 - setup.source_shard), "--migration", "atomic"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    return StartOnDeployment("move-slots", args, "move");
   }
 
   // Owner ranges as every node reports them, "" while nodes disagree or a slot is open.
@@ -351,32 +382,51 @@ TEST_F(ReshardTest, CtrlCStopsBetweenBatchesAndTheNextRunContinues) {
 // "CANCELSLOTMIGRATIONS ALL" its help shows, and the refusal went unseen: the move went on and
 // finished after shardctl had said it stopped). The slot stays with its source, every key there.
 TEST_F(ReshardTest, CtrlCCancelsAnAtomicMove) {
-  const char* valkey = std::getenv("SHARDCTL_VALKEY_SERVER");
-  ASSERT_NE(valkey, nullptr) << "set SHARDCTL_VALKEY_SERVER (scripts/test does)";
-  ASSERT_EQ(Up(2, {"--engine", valkey}).exit_code, 0);
-  const int slot = WriteKeysInOneSlot(base_port(), "moving", 40);
-  ASSERT_GE(slot, 0);
-  ASSERT_EQ(TotalKeys(2), 40);
-  const std::string slot_text = std::to_string(slot);
-  auto count_at = [&](int port) { return KeysInSlot(port, slot); };
-  const int source_shard = count_at(base_port()) == 40 ? 0 : 1;
-  const int source = base_port() + source_shard;
-  ASSERT_EQ(count_at(source), 40);
-  auto states = [&] { return SlotMigrationStates(source); };
+  AtomicMoveSetup setup;
+  ASSERT_NO_FATAL_FAILURE(PrepareAtomicMove(setup));
+  auto count_at = [&](int port) { return KeysInSlot(port, setup.slot); };
+  auto states = [&] { return SlotMigrationStates(setup.source); };
   // 200 ms a key in the source's snapshot of the slot: the move is under way for ~8 s.
-  ASSERT_TRUE(QueryRedis(source, {"CONFIG", "SET", "rdb-key-save-delay", "200000"}));
-  auto move = StartOnDeployment("move-slots",
-                                {slot_text + "-" + slot_text, "--to",
-                                 std::to_string(1 - source_shard), "--migration", "atomic"},
-                                "move");
+  ASSERT_TRUE(QueryRedis(setup.source, {"CONFIG", "SET", "rdb-key-save-delay", "200000"}));
+  auto move = StartAtomicMove(setup, {});
   ASSERT_TRUE(WaitUntil([&] { return states().size() == 1; }, 30s, 10ms));
   ASSERT_EQ(kill(move->pid(), SIGINT), 0);
   const auto code = move->WaitForExit(60s);
   const std::string err = ReadFileText(scratch_dir() / "move.err");
   EXPECT_EQ(code, std::optional<int>(130)) << err;
   EXPECT_EQ(states(), std::vector<std::string>{"cancelled"}) << err;
-  ASSERT_TRUE(QueryRedis(source, {"CONFIG", "SET", "rdb-key-save-delay", "0"}));
-  EXPECT_EQ(count_at(source), 40);
+  ASSERT_TRUE(QueryRedis(setup.source, {"CONFIG", "SET", "rdb-key-save-delay", "0"}));
+  EXPECT_EQ(count_at(setup.source), 40);
+  EXPECT_EQ(TotalKeys(2), 40);
+  EXPECT_FALSE(AgreedSlotMap(2).empty()) << "no slot left open";
+}
+
+// Ctrl-C that reaches the move after its job has succeeded (the cancel finds nothing to stop):
+// the slot has moved, and the progress says so instead of "0 moved".
+TEST_F(ReshardTest, CtrlCAfterAnAtomicJobSucceededCountsTheMove) {
+  AtomicMoveSetup setup;
+  ASSERT_NO_FATAL_FAILURE(PrepareAtomicMove(setup));
+  auto states = [&] { return SlotMigrationStates(setup.source); };
+  ASSERT_TRUE(QueryRedis(setup.source, {"CONFIG", "SET", "rdb-key-save-delay", "100000"}));
+  auto move = StartAtomicMove(setup, {"--json"});
+  ASSERT_TRUE(WaitUntil([&] { return states().size() == 1; }, 30s, 5ms));
+  // shardctl stopped while the job runs on: it sees the Ctrl-C before the success.
+  ASSERT_EQ(kill(move->pid(), SIGSTOP), 0);
+  ASSERT_TRUE(QueryRedis(setup.source, {"CONFIG", "SET", "rdb-key-save-delay", "0"}));
+  const bool succeeded =
+      WaitUntil([&] { return states() == std::vector<std::string>{"success"}; }, 60s, 50ms);
+  ASSERT_EQ(kill(move->pid(), SIGINT), 0);
+  ASSERT_EQ(kill(move->pid(), SIGCONT), 0);
+  ASSERT_TRUE(succeeded) << "the job did not succeed by itself";
+  const auto code = move->WaitForExit(60s);
+  const std::string out = ReadFileText(scratch_dir() / "move.out");
+  EXPECT_EQ(code, std::optional<int>(130)) << out;
+  const std::string err = ReadFileText(scratch_dir() / "move.err");
+  EXPECT_NE(out.find("\"slots_moved\":1"), std::string::npos) << out << err;
+  // Valkey refuses the cancel of a job that has ended ("No migrations ongoing"): not a failure.
+  EXPECT_EQ(err.find("could not be cancelled"), std::string::npos) << err;
+  EXPECT_EQ(SplitLines(err).size(), 1u) << err;
+  EXPECT_EQ(KeysInSlot(base_port() + 1 - setup.source_shard, setup.slot), 40);
   EXPECT_EQ(TotalKeys(2), 40);
   EXPECT_FALSE(AgreedSlotMap(2).empty()) << "no slot left open";
 }
