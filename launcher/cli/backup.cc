@@ -169,6 +169,7 @@ int RunImport(const Invocation& invocation) {
                       {"bytes", done->bytes},
                       {"vanished", done->vanished},
                       {"keys_after", done->keys_after},
+                      {"source_unchanged", done->source_unchanged},
                       {"ms", done->took.count()},
                       {"live", done->live},
                       {"commands_applied", done->commands_applied},

@@ -116,6 +116,41 @@ Result<SourceFacts> Probe(const Access& access, const common::Endpoint& from,
   return facts;
 }
 
+// Whether the source changed while it was copied: per primary, its DBSIZE and, from INFO, the
+// writes since its last save (with that save's time: a save starts the count again) and the keys
+// it expired or evicted. The same before and after the copy: nothing was written, deleted or
+// expired there, so the deployment must hold every key the source holds. A live source changes
+// them, and its import is not counted (SCAN may return a key twice, or miss none but copy one
+// deleted since).
+struct SourceMarks {
+  std::vector<std::string> marks;
+  uint64_t keys = 0;
+  bool operator==(const SourceMarks&) const = default;
+};
+
+Result<SourceMarks> ReadSourceMarks(const Access& access,
+                                    const std::vector<common::Endpoint>& primaries) {
+  SourceMarks read;
+  for (const auto& primary : primaries) {
+    auto node = RedisConnection::Connect(access, primary.host, primary.port, 5s);
+    if (!node.ok()) return node.error().Context("source");
+    auto replies = node->Pipeline({{"INFO", "persistence"}, {"INFO", "stats"}, {"DBSIZE"}});
+    if (!replies.ok()) return replies.error().Context("source " + node->address());
+    for (auto& reply : *replies) {
+      if (!reply.ok()) return reply.error().Context("source " + node->address());
+    }
+    const std::string& persistence = *(*replies)[0];
+    const std::string& stats = *(*replies)[1];
+    const std::string& size = *(*replies)[2];
+    read.marks.push_back(InfoField(persistence, "rdb_changes_since_last_save") + " " +
+                         InfoField(persistence, "rdb_last_save_time") + " " +
+                         InfoField(stats, "expired_keys") + " " + InfoField(stats, "evicted_keys") +
+                         " " + size);
+    read.keys += common::ParseInteger<uint64_t>(size).value_or(0);
+  }
+  return read;
+}
+
 Result<Access> SourceAccess(const ImportRequest& request) {
   std::string password;
   if (request.password_file) {
@@ -207,6 +242,11 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
     report.keys_after = *after;
     return report;
   }
+  // Read before the copy, for the count at its end (CopiedKeys).
+  auto source_before = ReadSourceMarks(*source_access, facts->primaries);
+  if (!source_before.ok()) return source_before.error();
+  auto departures = ReadKeyDepartures(target->access, serving->primaries);
+  if (!departures.ok()) return departures.error();
   std::mutex mutex;
   std::optional<Error> failure;
   std::vector<std::thread> scans;
@@ -235,11 +275,20 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
   }
   for (auto& scan : scans) scan.join();
   const bool interrupted = request.interrupted != nullptr && request.interrupted->load();
-  // Not checked against what was copied, as a restore is: the source is live, and SCAN may
-  // return a key twice when its table shrinks under deletes, so the copy's count can exceed the
-  // keys it wrote.
+  // Counted at the end as a restore is when the source did not change meanwhile (SourceMarks):
+  // then the deployment must hold its every key, less those expired here since.
+  CopiedKeys counted{.keys = 0, .before = *departures};
+  if (!failure && !interrupted) {
+    auto source_after = ReadSourceMarks(*source_access, facts->primaries);
+    if (!source_after.ok()) {
+      failure = source_after.error();
+    } else if (*source_after == *source_before) {
+      counted.keys = source_after->keys;
+      report.source_unchanged = true;
+    }
+  }
   auto after = marker.End(failure, interrupted, "import", "run the same command again",
-                          target->access, serving->primaries);
+                          target->access, serving->primaries, counted);
   if (!after.ok()) return after.error();
   report.keys_after = *after;
   report.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);

@@ -51,6 +51,9 @@ struct ImportReport {
   uint64_t bytes = 0;     // their DUMP payloads' bytes
   uint64_t vanished = 0;  // keys deleted or expired on the source between the scan and their copy
   uint64_t keys_after = 0;
+  // The source did not change while it was copied (no write, deletion or expiry), so keys_after
+  // was checked against its key count: fewer fails the import.
+  bool source_unchanged = false;
   std::chrono::milliseconds took{0};
   // --live: what followed the snapshot, and the lag when it stopped (0 after a cutover).
   bool live = false;

@@ -38,7 +38,7 @@ Outcome<uint64_t> ResumeMarker::End(const std::optional<common::Error>& failure,
   }
   auto keys = TotalKeys(access, primaries);
   if (!keys.ok()) return keys.error();
-  if (copied.before && copied.keys > 0) {
+  if (copied.before) {
     auto after = ReadKeyDepartures(access, primaries);
     if (!after.ok()) return after.error();
     const KeyDepartures since = after->Since(*copied.before);
@@ -50,7 +50,7 @@ Outcome<uint64_t> ResumeMarker::End(const std::optional<common::Error>& failure,
                          "--memory or --shard-memory");
     }
     const uint64_t expired = std::min(copied.keys, since.TotalExpired());
-    if (*keys < copied.keys - expired) {
+    if (copied.keys > 0 && *keys < copied.keys - expired) {
       return Failure(
           Fault::kRuntime,
           command + " copied " + std::to_string(copied.keys) + " keys" +

@@ -18,10 +18,12 @@
 
 namespace shardctl::launcher {
 
-// What a copy from an unchanging source (a backup's files) wrote, for the count at its end.
+// What a copy wrote, for the checks at its end: the keys of an unchanging source (a backup's
+// files, an import's source that nothing wrote to meanwhile; 0: not counted), and the primaries'
+// INFO stats when it began (any key evicted since fails it).
 struct CopiedKeys {
   uint64_t keys = 0;
-  std::optional<KeyDepartures> before;  // the primaries' INFO stats when the copy began
+  std::optional<KeyDepartures> before;
 };
 
 class ResumeMarker {

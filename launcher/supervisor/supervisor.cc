@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <thread>
 #include <utility>
 
@@ -468,7 +469,16 @@ void Supervisor::OpenLogAndLoop() {
 }
 
 void Supervisor::RestartChecks() {
-  if (health_) health_->Stop();
+  // What the checker being replaced last heard from each shard, by shard index: a shard that
+  // runs on keeps it. Marked fresh from its process start instead, a shard older than the health
+  // timeout plus the hang grace looked silent that long at the first tick after a scale (the
+  // tick runs before the new checker's first PING is answered) and was killed, losing the keys
+  // a primary without persistence held.
+  std::map<int, SteadyClock::time_point> heard;
+  if (health_) {
+    health_->Stop();
+    for (auto& slot : slots_) heard[slot->index] = health_->LastAnswer(slot->position);
+  }
   if (forks_) forks_->Stop();
   std::vector<int> ports;
   for (const auto& shard : deployment_.plan.shards) ports.push_back(shard.port);
@@ -480,7 +490,12 @@ void Supervisor::RestartChecks() {
   health_ = std::make_unique<HealthChecker>(
       access_, deployment_.plan.bind, ports,
       HealthPingInterval(ports.size(), deployment_.supervision.health_timeout), kPingTimeout);
-  for (auto& slot : slots_) health_->MarkFresh(slot->position, slot->watcher.started());
+  for (auto& slot : slots_) {
+    auto before = heard.find(slot->index);
+    health_->MarkFresh(slot->position, before != heard.end()
+                                           ? std::max(before->second, slot->watcher.started())
+                                           : slot->watcher.started());
+  }
   health_->Start();
   if (deployment_.durability.persistence != Persistence::kNone) {
     forks_ = std::make_unique<ForkScheduler>(access_, deployment_.plan.bind, ports,

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "common/cluster_text.h"
 #include "common/slots.h"
@@ -261,6 +262,34 @@ TEST_F(ReshardTest, ScalesOutAndInUnderLoadWithReplicasLosingNoAckedWrite) {
   EXPECT_EQ(SplitLines(nodes->text).size(), 4u) << "forgotten everywhere:\n" << nodes->text;
   auto back = Up(2, spec);
   EXPECT_EQ(back.exit_code, 0) << "the original shape again: " << back.Describe();
+}
+
+// Shards older than the health timeout plus the hang grace keep running through a scale out and
+// in. The health checker made anew for the new shape once marked every shard as last heard at
+// its process start: its first tick, before any PING of the new checker was answered, found them
+// "silent" that long and killed them, and a primary without persistence came back empty.
+TEST_F(ReshardTest, AScaleKillsNoShardThatKeepsRunning) {
+  ASSERT_EQ(Up(3, {"--health-timeout", "1s", "--hang-grace", "2s"}).exit_code, 0);
+  const int written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, 200);
+  ASSERT_EQ(TotalKeys(3), written);
+  auto pids = [&] {
+    std::vector<long long> found;
+    const json status = Status();
+    for (const auto& shard : status["shards"]) found.push_back(shard.value("pid", -1LL));
+    return found;
+  };
+  const std::vector<long long> before = pids();
+  ASSERT_EQ(before.size(), 3u);
+  std::this_thread::sleep_for(4s);  // older than 1 s + 2 s
+  for (const char* shards : {"4", "3", "4", "3"}) {
+    auto scaled = OnDeployment("scale", {"--shards", shards});
+    ASSERT_EQ(scaled.exit_code, 0) << scaled.Describe();
+  }
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(pids(), before) << ReadFileText(deployment_dir() / "supervisor.log");
+  EXPECT_EQ(ReadFileText(deployment_dir() / "supervisor.log").find("killing it"), std::string::npos)
+      << ReadFileText(deployment_dir() / "supervisor.log");
+  EXPECT_EQ(TotalKeys(3), written);
 }
 
 TEST_F(ReshardTest, DryRunAndBadInputChangeNothing) {
