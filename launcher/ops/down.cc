@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "launcher/ops/scratch_server.h"
 #include "launcher/ops/target.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
@@ -89,6 +90,7 @@ StopReport StopDeployment(const Access& access, const DeploymentDir& dir,
       report.by = StopReport::By::kPidFiles;
     }
   }
+  StopLeftScratchServers(dir);
   return report;
 }
 

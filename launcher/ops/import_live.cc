@@ -284,7 +284,7 @@ Status CopySnapshot(const ImportRequest& request, const Target& target,
   const uint64_t before = report.keys;
   {
     auto server = ScratchServer::Start(target.deployment->engine, followed.snapshot,
-                                       followed.snapshot.parent_path() / "scratch", 30min);
+                                       LiveImportScratchDir(target.dir), 30min);
     if (!server.ok()) return server.error().Context("source snapshot");
     KeyCopyOptions options{.source_access = {}, .target_access = target.access};
     options.stop = request.interrupted;

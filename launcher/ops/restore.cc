@@ -31,10 +31,6 @@ constexpr size_t kFilesAtOnce = 2;  // scratch servers at once: each holds one f
 constexpr auto kLoadTimeout = 30min;
 constexpr std::chrono::milliseconds kResumePatience = 30s;  // a killed run's shards to come back
 
-std::filesystem::path ScratchRoot(const DeploymentDir& dir) {
-  return dir.root() / "restore-scratch";
-}
-
 // The restore of this backup, as its resume marker names it.
 ResumeMarker MarkerOf(const DeploymentDir& dir, const std::filesystem::path& from,
                       const BackupManifest& manifest) {
@@ -126,7 +122,7 @@ std::optional<Error> CopyFromScratchServers(const RestoreRequest& request, const
       auto outcome = [&]() -> common::Result<KeyCopyReport> {
         auto server =
             ScratchServer::Start(target.deployment->engine, request.from / file.file,
-                                 ScratchRoot(target.dir) / std::to_string(k), kLoadTimeout);
+                                 RestoreScratchRoot(target.dir) / std::to_string(k), kLoadTimeout);
         if (!server.ok()) return server.error();
         KeyCopyOptions options{.source_access = {}, .target_access = target.access};
         options.stop = request.interrupted;
@@ -152,7 +148,7 @@ std::optional<Error> CopyFromScratchServers(const RestoreRequest& request, const
   }
   for (auto& worker : workers) worker.join();
   std::error_code ignored;
-  std::filesystem::remove_all(ScratchRoot(target.dir), ignored);
+  std::filesystem::remove_all(RestoreScratchRoot(target.dir), ignored);
   return failure;
 }
 

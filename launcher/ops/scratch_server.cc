@@ -5,6 +5,7 @@
 #include "launcher/cluster/redis_client.h"
 #include "launcher/os/files.h"
 #include "launcher/os/ports.h"
+#include "launcher/state/import_progress.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -88,6 +89,24 @@ void RemoveScratchDir(const std::filesystem::path& work_dir) {
   if (auto left = ReadProcessId(work_dir / "pid")) StopProcesses({*left}, kStopGrace);
   std::error_code ignored;
   std::filesystem::remove_all(work_dir, ignored);
+}
+
+std::filesystem::path RestoreScratchRoot(const DeploymentDir& dir) {
+  return dir.root() / "restore-scratch";
+}
+
+std::filesystem::path LiveImportScratchDir(const DeploymentDir& dir) {
+  return LiveImportDir(dir) / "scratch";
+}
+
+void StopLeftScratchServers(const DeploymentDir& dir) {
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator(RestoreScratchRoot(dir), ignored)) {
+    RemoveScratchDir(entry.path());
+  }
+  if (std::filesystem::exists(LiveImportScratchDir(dir), ignored)) {
+    RemoveScratchDir(LiveImportScratchDir(dir));
+  }
 }
 
 }  // namespace shardctl::launcher

@@ -15,6 +15,7 @@
 #include "common/endpoint.h"
 #include "common/result.h"
 #include "launcher/model/deployment.h"
+#include "launcher/model/deployment_dir.h"
 #include "launcher/os/process.h"
 
 namespace shardctl::launcher {
@@ -49,5 +50,15 @@ class ScratchServer {
 // Stops a scratch server a crashed run left in `work_dir` (its pid file names it) and removes
 // the directory.
 void RemoveScratchDir(const std::filesystem::path& work_dir);
+
+// Where a deployment's scratch servers work: a restore's, one directory per backup file under
+// the root; a live import's, one directory.
+std::filesystem::path RestoreScratchRoot(const DeploymentDir& dir);
+std::filesystem::path LiveImportScratchDir(const DeploymentDir& dir);
+
+// Stops every scratch server a killed restore or live import of the deployment left, and
+// removes their directories. `down` does: nothing of a deployment runs after it, and a purge
+// would delete the only record of them.
+void StopLeftScratchServers(const DeploymentDir& dir);
 
 }  // namespace shardctl::launcher

@@ -12,6 +12,8 @@
 #include <optional>
 
 #include "common/slots.h"
+#include "launcher/os/files.h"
+#include "launcher/os/process.h"
 #include "launcher/state/data_lock.h"
 #include "tests/integration/data_copy.h"
 #include "tests/integration/harness.h"
@@ -494,6 +496,29 @@ TEST_F(BackupRestoreTest, ARestoreKilledMidwayFinishesWhenRunAgain) {
   midway.restore->WaitForExit(10s);
   EXPECT_TRUE(fs::exists(state_root() / "target" / "restore.json"));
   ExpectTheRunAgainFinishes(midway);
+}
+
+// A restore killed while its scratch servers load and copy the backup's files, then `down
+// --purge`: the scratch servers are stopped with the deployment (before: they ran on, holding
+// their files' keys in memory, and the purge deleted the only pid files naming them).
+TEST_F(BackupRestoreTest, DownStopsTheScratchServersOfAKilledRestore) {
+  MidwayRestore midway;
+  ASSERT_NO_FATAL_FAILURE(StartRestoreAndCatchItMidway(midway));
+  ::kill(midway.restore->pid(), SIGKILL);
+  midway.restore->WaitForExit(10s);
+  std::vector<launcher::ProcessId> scratch;
+  for (const auto& entry : fs::directory_iterator(state_root() / "target" / "restore-scratch")) {
+    auto process = launcher::ReadProcessId(entry.path() / "pid");
+    if (process && launcher::IsRunning(*process)) scratch.push_back(*process);
+  }
+  ASSERT_FALSE(scratch.empty()) << "no scratch server was running at the kill";
+  auto down = OnOther("target", {"down", "--purge"});
+  ASSERT_EQ(down.exit_code, 0) << down.Describe();
+  for (const auto& process : scratch) {
+    EXPECT_FALSE(launcher::IsRunning(process)) << "scratch server " << process.pid << " runs on";
+  }
+  EXPECT_FALSE(fs::exists(state_root() / "target"));
+  EXPECT_EQ(KeysAt(Ports(base_port(), 2)), midway.written) << "the backup's deployment is whole";
 }
 
 // Ctrl-C midway: exit 130, one line saying how many keys the deployment holds now (what the
