@@ -210,8 +210,9 @@ directory for life, so indices may have gaps after scaling down.
   shardctl scale --shards 48
   shardctl scale --shards 32
 
-Interrupted (Ctrl-C, a crash), the cluster keeps serving; running scale again continues, and
-open slot moves are finished first. `up` with the old spec afterwards reports how the running
+Interrupted (Ctrl-C, a crash), the cluster keeps serving; running scale again continues: open
+slot moves are finished first, shards started but not yet joined are joined, and shards stopped
+but not yet forgotten are forgotten. `up` with the old spec afterwards reports how the running
 shape differs instead of changing it back.
 
 {options}

@@ -1,5 +1,8 @@
 #include "launcher/ops/scale.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
@@ -10,6 +13,7 @@
 #include "launcher/model/plan_scale.h"
 #include "launcher/ops/host.h"
 #include "launcher/ops/target.h"
+#include "launcher/os/files.h"
 #include "launcher/os/ports.h"
 #include "launcher/state/data_lock.h"
 #include "launcher/supervisor/supervisor.h"
@@ -158,6 +162,82 @@ common::Status JoinNewShards(const Access& access, const Plan& running, const Pl
   return WaitUntilHealthy(access, RunningNodesOf(next), deadline, no_abort);
 }
 
+// What a scale killed midway (kill -9, a lost terminal) leaves behind, finished by the next one:
+//   out: shards the supervisor started that never met the cluster, or replicas that met it but
+//        do not follow their primary yet (a primary with no slots): joined now;
+//   in:  emptied shards stopped but not forgotten (every node keeps them as "fail" forever):
+//        their ids are written to <deployment>/scale-forget.json before the stop and forgotten
+//        by the next scale when they are no longer in the plan.
+std::filesystem::path ForgetRecord(const DeploymentDir& dir) {
+  return dir.root() / "scale-forget.json";
+}
+
+common::Status RecordNodesToForget(const DeploymentDir& dir, const std::vector<std::string>& ids,
+                                   const std::vector<int>& ports) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (size_t i = 0; i < ids.size(); ++i) nodes.push_back({{"id", ids[i]}, {"port", ports[i]}});
+  return WriteFileAtomically(ForgetRecord(dir), nlohmann::json{{"nodes", nodes}}.dump() + "\n");
+}
+
+// Shards of `plan` an interrupted scale-out started but did not join.
+Result<std::vector<int>> UnjoinedShards(const Access& access, const Plan& plan) {
+  std::vector<int> unjoined;
+  if (plan.shards.size() < 2) return unjoined;
+  for (const auto& shard : plan.shards) {
+    // One that does not answer is the supervisor's to bring back, and the moves' to report.
+    auto connection = RedisConnection::Connect(access, plan.bind, shard.port, kQueryTimeout);
+    if (!connection.ok()) continue;
+    auto nodes = connection->Run({"CLUSTER", "NODES"});
+    if (!nodes.ok()) continue;
+    auto lines = common::ParseClusterNodes(*nodes);
+    if (!lines.ok()) return lines.error().Context(connection->address() + ": CLUSTER NODES");
+    const common::NodeLine* myself = common::FindMyself(*lines);
+    const bool alone = lines->size() == 1;
+    // A replica promoted by a failover holds slots: that one is not touched.
+    const bool not_following = shard.role == Role::kReplica && myself != nullptr &&
+                               myself->IsPrimary() && !myself->HasSlots();
+    if (alone || not_following) unjoined.push_back(shard.index);
+  }
+  return unjoined;
+}
+
+common::Status FinishInterruptedScale(const Access& access, const DeploymentDir& dir,
+                                      const Plan& running, const ScaleRequest& request) {
+  if (auto record = ReadWholeFile(ForgetRecord(dir)); record.ok()) {
+    const auto parsed = nlohmann::json::parse(*record, nullptr, false);
+    std::vector<std::string> ids;
+    if (parsed.is_object() && parsed.contains("nodes") && parsed["nodes"].is_array()) {
+      for (const auto& node : parsed["nodes"]) {
+        const int port = node.value("port", 0);
+        const bool planned =
+            std::any_of(running.shards.begin(), running.shards.end(),
+                        [&](const ShardPlan& shard) { return shard.port == port; });
+        if (!planned) ids.push_back(node.value("id", ""));
+      }
+    }
+    if (!ids.empty()) {
+      Step(request,
+           "forgetting " + std::to_string(ids.size()) + " shard(s) an interrupted scale stopped");
+      std::vector<common::Endpoint> remaining;
+      for (const auto& shard : running.shards) remaining.push_back({running.bind, shard.port});
+      if (auto forgot = ForgetNodes(access, remaining, ids); !forgot.ok()) {
+        return forgot.error().Context("forget the shards an interrupted scale stopped");
+      }
+    }
+    std::error_code ignored;
+    std::filesystem::remove(ForgetRecord(dir), ignored);
+  }
+  auto unjoined = UnjoinedShards(access, running);
+  if (!unjoined.ok()) return unjoined.error();
+  if (unjoined->empty()) return common::Ok();
+  Step(request, "joining " + std::to_string(unjoined->size()) +
+                    " shard(s) an interrupted scale started to the cluster");
+  if (auto joined = JoinNewShards(access, running, running, *unjoined); !joined.ok()) {
+    return joined.error().Context("join the shards an interrupted scale started");
+  }
+  return common::Ok();
+}
+
 // The moves a scale-out would make, with the new primaries as empty owners (for --dry-run).
 Result<std::vector<PlannedMove>> PlanScaleOut(const Access& access, const Plan& next,
                                               const std::vector<int>& added) {
@@ -234,6 +314,7 @@ Result<ScaleResult> ScaleIn(const Access& access, const DeploymentDir& dir,
   result.reshard = *reshard;
   if (request.dry_run) return result;
   std::vector<std::string> ids;
+  std::vector<int> ports;
   std::vector<RedisConnection> emptied;
   for (int index : shrunk.removed) {
     const ShardPlan* shard = FindShard(deployment.plan, index);
@@ -248,12 +329,16 @@ Result<ScaleResult> ScaleIn(const Access& access, const DeploymentDir& dir,
                    " keys after its slots moved; nothing was stopped (run scale again)");
     }
     ids.push_back(*id);
+    ports.push_back(shard->port);
     emptied.push_back(std::move(connection).value());
   }
   Step(request, "waiting for clients to follow the slots off the emptied shard(s)");
   WaitForClientsToLeave(emptied);
   emptied.clear();
   Step(request, "stopping " + std::to_string(ids.size()) + " emptied shard(s)");
+  if (auto recorded = RecordNodesToForget(dir, ids, ports); !recorded.ok()) {
+    return recorded.error().Context("stop");
+  }
   if (auto reshaped = Reshape(dir, shrunk.plan); !reshaped.ok()) {
     return reshaped.error().Context("stop");
   }
@@ -262,6 +347,8 @@ Result<ScaleResult> ScaleIn(const Access& access, const DeploymentDir& dir,
   if (auto forgot = ForgetNodes(access, remaining, ids); !forgot.ok()) {
     return forgot.error().Context("forget");
   }
+  std::error_code ignored;
+  std::filesystem::remove(ForgetRecord(dir), ignored);
   auto healthy = WaitUntilHealthy(access, RunningNodesOf(shrunk.plan), Clock::now() + kJoinDeadline,
                                   [] { return common::Ok(); });
   if (!healthy.ok()) return healthy.error().Context("after removing shards");
@@ -278,6 +365,9 @@ Result<ScaleResult> ScaleLoaded(const Access& access, const DeploymentDir& dir,
   result.from_primaries = static_cast<int>(PlannedPrimaries(running).size());
   result.to_primaries = request.primaries;
   if (!request.dry_run) {
+    if (auto finished = FinishInterruptedScale(access, dir, running, request); !finished.ok()) {
+      return finished.error();
+    }
     auto finished = FinishInterruptedMoves(access, running);
     if (!finished.ok()) return finished.error().Context("finish interrupted moves");
   }

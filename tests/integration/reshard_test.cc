@@ -292,6 +292,95 @@ TEST_F(ReshardTest, AScaleKillsNoShardThatKeepsRunning) {
   EXPECT_EQ(TotalKeys(3), written);
 }
 
+// A shard in the plan that is not in the cluster (what a scale-out killed while joining leaves:
+// started by the supervisor, never met) is joined by the next scale to the same count and given
+// its share of the slots (before: "already 4 primaries", and the shard stayed cluster_state:fail).
+TEST_F(ReshardTest, TheNextScaleJoinsAShardAnInterruptedScaleStarted) {
+  ASSERT_EQ(Up(3).exit_code, 0);
+  const int written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, 200);
+  auto out = OnDeployment("scale", {"--shards", "4"});
+  ASSERT_EQ(out.exit_code, 0) << out.Describe();
+  // Shard 3 emptied, forgotten by the others and reset: in the plan, alone, as never joined.
+  const int alone = base_port() + 3;
+  auto id = QueryRedis(alone, {"CLUSTER", "MYID"});
+  ASSERT_TRUE(id);
+  auto away = OnDeployment("move-slots", {"0-16383", "--to", "0"});
+  ASSERT_EQ(away.exit_code, 0) << away.Describe();
+  ASSERT_EQ(KeysAt({alone}), 0);
+  for (int port : {base_port(), base_port() + 1, base_port() + 2}) {
+    ASSERT_TRUE(QueryRedis(port, {"CLUSTER", "FORGET", id->text}));
+  }
+  ASSERT_TRUE(QueryRedis(alone, {"CLUSTER", "RESET", "HARD"}));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto info = QueryRedis(alone, {"CLUSTER", "INFO"});
+        return info && info->text.find("cluster_known_nodes:1") != std::string::npos;
+      },
+      10s, 50ms));
+  ASSERT_EQ(TotalKeys(3), written);
+
+  auto again = OnDeployment("scale", {"--shards", "4", "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.Describe();
+  EXPECT_NE(again.out.find("joining 1 shard(s) an interrupted scale started"), std::string::npos)
+      << again.out;
+  int code = -1;
+  const json status = Status(&code);
+  EXPECT_EQ(code, 0) << status.dump(2);
+  EXPECT_GT(OwnedSlots(3), 3000) << "shard 3 got its share";
+  EXPECT_EQ(TotalKeys(4), written);
+}
+
+// A scale-in killed while it stops the emptied shard (the supervisor finishes the stop, nothing
+// forgets the node): the next scale forgets it (before: every node kept it as "fail" forever,
+// and `status --cluster` failed).
+TEST_F(ReshardTest, TheNextScaleForgetsAShardAnInterruptedScaleStopped) {
+  ASSERT_EQ(Up(4).exit_code, 0);
+  const int written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, 200);
+  auto ghosts = [&] {
+    auto nodes = QueryRedis(base_port(), {"CLUSTER", "NODES"});
+    auto lines = nodes ? common::ParseClusterNodes(nodes->text)
+                       : common::Result<std::vector<common::NodeLine>>(common::Error("no reply"));
+    int failing = 0;
+    if (lines.ok()) {
+      for (const auto& line : *lines) {
+        failing += line.address.port == base_port() + 3 || (line.Failing() && !line.HasSlots());
+      }
+    }
+    return failing;
+  };
+  bool left_one = false;
+  // The kill must land between the stop and the forget (a few hundred ms): tried up to 3 times.
+  for (int attempt = 0; attempt < 3 && !left_one; ++attempt) {
+    if (attempt > 0) ASSERT_EQ(OnDeployment("scale", {"--shards", "4"}).exit_code, 0);
+    auto in = StartOnDeployment("scale", {"--shards", "3", "--json"}, "in");
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          return ReadFileText(scratch_dir() / "in.out").find("stopping 1 emptied") !=
+                     std::string::npos ||
+                 in->WaitForExit(0ms).has_value();
+        },
+        120s, 1ms));
+    ::kill(in->pid(), SIGKILL);
+    in->WaitForExit(10s);
+    ASSERT_TRUE(WaitUntil([&] { return PortBindable(base_port() + 3); }, 30s, 50ms))
+        << "the supervisor did not finish the stop";
+    left_one = ghosts() > 0;
+  }
+  ASSERT_TRUE(left_one) << "no kill landed between the stop and the forget in 3 tries";
+  EXPECT_TRUE(std::filesystem::exists(deployment_dir() / "scale-forget.json"));
+  EXPECT_EQ(TotalKeys(3), written);
+
+  auto again = OnDeployment("scale", {"--shards", "3", "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.Describe();
+  EXPECT_NE(again.out.find("forgetting 1 shard(s) an interrupted scale stopped"), std::string::npos)
+      << again.out;
+  EXPECT_EQ(ghosts(), 0);
+  EXPECT_FALSE(std::filesystem::exists(deployment_dir() / "scale-forget.json"));
+  auto cluster = OnDeployment("status", {"--cluster"});
+  EXPECT_EQ(cluster.exit_code, 0) << cluster.Describe();
+  EXPECT_EQ(TotalKeys(3), written);
+}
+
 TEST_F(ReshardTest, DryRunAndBadInputChangeNothing) {
   ASSERT_EQ(Up(3).exit_code, 0);
   const std::string before = AgreedSlotMap(3);
