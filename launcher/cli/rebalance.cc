@@ -258,7 +258,12 @@ int RunReshard(const Invocation& invocation, ReshardRequest request) {
   CatchInterrupt();
   auto result = Rebalance(*spec, request);
   if (!result.ok() && result.error().fault() == Fault::kInterrupted) {
-    return ReportInterrupted(invocation.command, *spec);
+    // The command to run again, whole: move-slots needs its ranges and target to continue.
+    std::string again = invocation.command;
+    if (invocation.slot_ranges && invocation.to_shard) {
+      again += " " + *invocation.slot_ranges + " --to " + std::to_string(*invocation.to_shard);
+    }
+    return ReportInterrupted(again, *spec);
   }
   if (!result.ok()) return Fail(result.error().Context(invocation.command));
   return PrintResult(invocation, *result);

@@ -486,6 +486,8 @@ TEST_F(ReshardTest, CtrlCStopsBetweenBatchesAndTheNextRunContinues) {
   EXPECT_NE(err.find("interrupted; slots moved so far stay moved and none is left open"),
             std::string::npos)
       << err;
+  // The hint is the whole command: ranges and target too.
+  EXPECT_NE(err.find("run shardctl move-slots 0-5460 --to 2 --name"), std::string::npos) << err;
   EXPECT_LT(OwnedSlots(2), 5461 + 5461) << "stopped before the end";
   EXPECT_FALSE(AgreedSlotMap(3).empty()) << "no slot left MIGRATING or IMPORTING";
   EXPECT_EQ(TotalKeys(3), keys);
