@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <thread>
 
 #include "common/cluster_text.h"
 #include "common/endpoint.h"
 #include "launcher/cluster/load_balance.h"
 #include "launcher/cluster/redis_client.h"
+#include "launcher/cluster/slot_migrations.h"
 #include "launcher/cluster/slot_stats.h"
 #include "launcher/ops/target.h"
 #include "launcher/state/data_lock.h"
@@ -162,9 +164,49 @@ Result<LivePrimaries> ReadLivePrimaries(const Access& access, const Plan& plan,
   return primaries;
 }
 
+namespace {
+
+// How long a Valkey atomic slot migration a killed move left is waited for before the next move
+// gives up on it.
+constexpr std::chrono::minutes kAtomicJobWait{10};
+
+// Valkey's atomic slot migrations (CLUSTER MIGRATESLOTS) run on in the server after the move
+// that started them is killed, and end by themselves; a move planned meanwhile is refused ("I am
+// already migrating slot 0") or plans from a slot map about to change. So the next move waits for
+// them to end first.
+common::Status WaitForAtomicJobs(const Access& access, const std::vector<MoveNode>& primaries) {
+  const auto give_up = std::chrono::steady_clock::now() + kAtomicJobWait;
+  while (true) {
+    std::string running;
+    for (const auto& primary : primaries) {
+      auto connection = RedisConnection::Connect(access, primary.host, primary.port, kQueryTimeout);
+      if (!connection.ok()) continue;  // the moves report a primary that does not answer
+      auto jobs = ListSlotMigrations(*connection);
+      if (!jobs.ok()) continue;
+      for (const auto& job : *jobs) {
+        if (JobField(job, "operation") == "EXPORT" &&
+            !SlotMigrationFinished(JobField(job, "state"))) {
+          running = "slots " + JobField(job, "slot_ranges") + " from " + connection->address() +
+                    ", " + JobField(job, "state");
+        }
+      }
+    }
+    if (running.empty()) return common::Ok();
+    if (std::chrono::steady_clock::now() > give_up) {
+      return Error("an atomic slot migration an earlier move started (" + running +
+                   ") has not ended in 10 minutes: wait for it, or cancel it with CLUSTER "
+                   "CANCELSLOTMIGRATIONS on its source");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+}  // namespace
+
 Result<std::vector<OpenSlot>> FinishInterruptedMoves(const Access& access, const Plan& plan) {
   auto primaries = ReadLivePrimaries(access, plan, kQueryTimeout);
   if (!primaries.ok()) return primaries.error();
+  if (auto ended = WaitForAtomicJobs(access, primaries->nodes); !ended.ok()) return ended.error();
   auto open = FindOpenSlots(access, primaries->nodes, kQueryTimeout);
   if (!open.ok() || open->empty()) return open;
   MoverOptions options{.access = access, .primaries = primaries->nodes};

@@ -1,9 +1,5 @@
 #include "launcher/ops/restart.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -15,6 +11,7 @@
 #include "launcher/ops/reload_tls.h"
 #include "launcher/ops/shard_snapshot.h"
 #include "launcher/ops/target.h"
+#include "launcher/state/data_lock.h"
 #include "launcher/supervisor/supervisor.h"
 
 namespace shardctl::launcher {
@@ -192,23 +189,6 @@ Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir
   return result;
 }
 
-common::Result<RestartLock> RestartLock::Take(const DeploymentDir& dir) {
-  const auto path = dir.root() / "restart.lock";
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return Error(path.string() + ": " + std::strerror(errno));
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    close(fd);
-    return Error(
-        "another shardctl restart of this deployment is running (wait for it, then run "
-        "this again)");
-  }
-  return RestartLock(fd);
-}
-
-RestartLock::~RestartLock() {
-  if (fd_ >= 0) close(fd_);
-}
-
 namespace {
 
 // What must hold before the first shard stops; every problem is the request's.
@@ -271,8 +251,8 @@ Outcome<RestartReport> Restart(const RestartRequest& request) {
   if (!engine.ok()) return engine.error();
   const RestartOptions options{
       .engine = *engine, .discard_data = request.discard_data, .interrupted = request.interrupted};
-  auto lock = RestartLock::Take(target->dir);
-  if (!lock.ok()) return lock.error();
+  auto lock = DataLock::Take(target->dir, "restart", DataLock::Kind::kRestarts);
+  if (!lock.ok()) return Classify(lock.error());
   const auto interrupted = [&request] {
     return request.interrupted != nullptr && request.interrupted->load();
   };

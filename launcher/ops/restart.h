@@ -61,23 +61,6 @@ struct RestartOptions {
   const std::atomic<bool>* interrupted = nullptr;
 };
 
-// The deployment's restart.lock, held while this object lives: one `restart` at a time, so two
-// never snapshot or stop the same shard at once.
-class RestartLock {
- public:
-  // Errors when another restart holds it (naming the fix), or the file cannot be opened.
-  static common::Result<RestartLock> Take(const DeploymentDir& dir);
-  RestartLock(RestartLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  RestartLock(const RestartLock&) = delete;
-  RestartLock& operator=(const RestartLock&) = delete;
-  RestartLock& operator=(RestartLock&&) = delete;
-  ~RestartLock();
-
- private:
-  explicit RestartLock(int fd) : fd_(fd) {}
-  int fd_ = -1;
-};
-
 // Restarts shard `index` of `deployment` through its supervisor, keeping its keys as the header
 // says. Errors say which step failed and whether the shard was left running as it was.
 common::Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir,

@@ -9,6 +9,7 @@
 #include "launcher/cluster/redis_client.h"
 #include "launcher/ops/restart.h"
 #include "launcher/ops/shard_snapshot.h"
+#include "launcher/state/data_lock.h"
 #include "launcher/supervisor/supervisor.h"
 
 namespace shardctl::launcher {
@@ -141,7 +142,7 @@ Outcome<PlacedRestore> RestoreByPlacing(const Target& target, const common::Slot
                                         const std::filesystem::path& from,
                                         const Placement& placement,
                                         const std::function<void(const std::string&)>& progress) {
-  auto lock = RestartLock::Take(target.dir);
+  auto lock = DataLock::Take(target.dir, "restore", DataLock::Kind::kRestarts);
   if (!lock.ok()) return lock.error();
   std::vector<int> shard_of_file;
   std::vector<NodeAddress> replicas;

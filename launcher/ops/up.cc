@@ -13,6 +13,7 @@
 #include "launcher/ops/up_steps.h"
 #include "launcher/os/files.h"
 #include "launcher/os/ports.h"
+#include "launcher/state/data_lock.h"
 #include "launcher/state/deployment_store.h"
 #include "launcher/supervisor/supervisor.h"
 
@@ -126,7 +127,12 @@ void Warn(const UpRequest& request, const std::string& warning) {
 // finished toward their target, so `up` of a running or resumed deployment leaves no slot
 // MIGRATING or IMPORTING. Returns how many slots were open; a failure is a warning, not a failed
 // `up`: the shards run, and status shows the open moves.
-size_t FinishOpenMoves(const Access& access, const Plan& plan, const UpRequest& request) {
+size_t FinishOpenMoves(const Access& access, const DeploymentDir& dir, const Plan& plan,
+                       const UpRequest& request) {
+  // Moves open because another command (a rebalance, a scale) is making them now are its own:
+  // finished from here too, both would race on the same slots.
+  auto lock = DataLock::Take(dir, "up");
+  if (!lock.ok()) return 0;
   auto finished = FinishInterruptedMoves(access, plan);
   if (!finished.ok()) {
     const std::string hint = StateDirHint(request.spec);
@@ -180,7 +186,7 @@ Outcome<UpReport> AlreadyRunning(const Existing& existing, UpReport report,
   report.running_shards = existing.shards;
   const Plan& plan = report.deployment.plan;
   report.ready["finished_open_slots"] =
-      request.dry_run ? 0 : FinishOpenMoves(access, plan, request);
+      request.dry_run ? 0 : FinishOpenMoves(access, report.dir, plan, request);
   if (!request.dry_run) {
     if (auto shared = TakeShareOfSlots(access, plan, request, report.ready); !shared.ok()) {
       return shared.error();
@@ -269,7 +275,8 @@ Outcome<UpReport> RunInBackground(UpReport report, const Existing& existing,
   report.ready = std::move(ready).value();
   // Resumed from data or adopted: a move the previous run left open is finished now.
   if (report.ready.value("resumed", false) || report.ready.value("adopted", 0) > 0) {
-    report.ready["finished_open_slots"] = FinishOpenMoves(access, deployment.plan, request);
+    report.ready["finished_open_slots"] =
+        FinishOpenMoves(access, report.dir, deployment.plan, request);
   }
   if (auto shared = TakeShareOfSlots(access, deployment.plan, request, report.ready);
       !shared.ok()) {

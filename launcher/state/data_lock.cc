@@ -42,7 +42,9 @@ std::string ReadHolder(int fd) {
 
 common::Result<DataLock> DataLock::Take(const DeploymentDir& dir, std::string_view command,
                                         Kind kind) {
-  const auto file = dir.root() / (kind == Kind::kData ? "data.lock" : "snapshot.lock");
+  const auto file = dir.root() / (kind == Kind::kData        ? "data.lock"
+                                  : kind == Kind::kSnapshots ? "snapshot.lock"
+                                                             : "restart.lock");
   const int fd = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Error(file.string() + ": " + std::strerror(errno));
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -52,7 +54,9 @@ common::Result<DataLock> DataLock::Take(const DeploymentDir& dir, std::string_vi
     const std::string end = who.find("import --live") != std::string::npos
                                 ? "finish it (shardctl import --cutover) or stop it"
                                 : "wait for it to end, or stop it";
-    return Error("usage: another shardctl command is using this deployment's data (" +
+    const std::string doing = kind == Kind::kRestarts ? "restarting this deployment's shards"
+                                                      : "using this deployment's data";
+    return Error("usage: another shardctl command is " + doing + " (" +
                  (who.empty() ? std::string("its pid unknown") : who) + "): " + end +
                  ", then run this again");
   }

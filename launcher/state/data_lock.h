@@ -3,12 +3,15 @@
 // that each checked the deployment was empty, move slots under a copy that routes by them, or cut
 // a backup of a half-copied or half-moved keyspace (files whose keys are not of their slots).
 // Snapshots have a lock of their own (backup, save: kSnapshots): a save during a backup counted
-// the backup's forks as its own, but a save may run during a long live import.
+// the backup's forks as its own, but a save may run during a long live import. Restarting shards
+// has one too (restart, a restore placing files: kRestarts), so two never snapshot or stop the
+// same shard at once.
 //
-// The lock is flock() on <deployment>/data.lock (snapshot.lock), held for the command's life: the
-// kernel drops it when the process ends, however it ends (kill -9 included), so it never outlives
-// its holder. The file names the holder (pid and command) for the second command's refusal. The
-// descriptor is close-on-exec: the scratch servers a restore starts never hold it.
+// The lock is flock() on <deployment>/data.lock (snapshot.lock, restart.lock), held for the
+// command's life: the kernel drops it when the process ends, however it ends (kill -9 included), so
+// it never outlives its holder. The file names the holder (pid and command) for the second
+// command's refusal. The descriptor is close-on-exec: the scratch servers a restore starts never
+// hold it.
 #pragma once
 
 #include <string_view>
@@ -21,7 +24,7 @@ namespace shardctl::launcher {
 
 class DataLock {
  public:
-  enum class Kind { kData, kSnapshots };
+  enum class Kind { kData, kSnapshots, kRestarts };
   // Takes the lock for `command` ("restore", "import", ...), or says who holds it.
   static common::Result<DataLock> Take(const DeploymentDir& dir, std::string_view command,
                                        Kind kind = Kind::kData);

@@ -498,6 +498,26 @@ TEST_F(ReshardTest, CtrlCStopsBetweenBatchesAndTheNextRunContinues) {
   EXPECT_EQ(TotalKeys(3), keys);
 }
 
+// `up` while a move-slots runs takes the slots it has open for its own and leaves them to it
+// (before: it finished them too, racing the move, and said "an interrupted scale or rebalance
+// left" them open).
+TEST_F(ReshardTest, UpLeavesTheOpenSlotsOfARunningMoveToIt) {
+  ASSERT_EQ(Up(3).exit_code, 0);
+  Populate(60000);
+  const long long keys = TotalKeys(3);
+  auto move =
+      StartOnDeployment("move-slots", {"0-5460", "--to", "2", "--migration", "migrate"}, "move");
+  ASSERT_TRUE(WaitUntil([&] { return OwnedSlots(2) > 5461; }, 60s, 5ms));
+  auto up = Up(3);
+  EXPECT_EQ(up.exit_code, 0) << up.Describe();
+  EXPECT_EQ(up.out.find("finished the move"), std::string::npos) << up.Describe();
+  EXPECT_EQ(move->WaitForExit(120s), std::optional<int>(0))
+      << ReadFileText(scratch_dir() / "move.err");
+  EXPECT_EQ(OwnedSlots(2), 5461 + 5461);
+  EXPECT_FALSE(AgreedSlotMap(3).empty()) << "no slot left open";
+  EXPECT_EQ(TotalKeys(3), keys);
+}
+
 // Ctrl-C during an atomic move cancels the migration on the source (Valkey 9.1 refuses the
 // "CANCELSLOTMIGRATIONS ALL" its help shows, and the refusal went unseen: the move went on and
 // finished after shardctl had said it stopped). The slot stays with its source, every key there.
@@ -546,6 +566,31 @@ TEST_F(ReshardTest, CtrlCAfterAnAtomicJobSucceededCountsTheMove) {
   // Valkey refuses the cancel of a job that has ended ("No migrations ongoing"): not a failure.
   EXPECT_EQ(err.find("could not be cancelled"), std::string::npos) << err;
   EXPECT_EQ(SplitLines(err).size(), 1u) << err;
+  EXPECT_EQ(KeysInSlot(base_port() + 1 - setup.source_shard, setup.slot), 40);
+  EXPECT_EQ(TotalKeys(2), 40);
+  EXPECT_FALSE(AgreedSlotMap(2).empty()) << "no slot left open";
+}
+
+// move-slots killed (kill -9) while its atomic migration runs: the job runs on in Valkey and
+// ends by itself. The move run again waits for it, then finishes (before: exit 1 with the
+// server's "I am already migrating slot N", or a plan made from the slot map it was changing).
+TEST_F(ReshardTest, AMoveRunAgainAfterAKillWaitsForTheAtomicJobItLeft) {
+  AtomicMoveSetup setup;
+  ASSERT_NO_FATAL_FAILURE(PrepareAtomicMove(setup));
+  auto states = [&] { return SlotMigrationStates(setup.source); };
+  ASSERT_TRUE(QueryRedis(setup.source, {"CONFIG", "SET", "rdb-key-save-delay", "100000"}));
+  auto move = StartAtomicMove(setup, {});
+  ASSERT_TRUE(WaitUntil([&] { return states().size() == 1; }, 30s, 5ms));
+  ASSERT_EQ(kill(move->pid(), SIGKILL), 0);
+  move->WaitForExit(10s);
+  // 100 ms a key: the job left runs ~4 s more, through the start of the run again.
+  ASSERT_NE(states(), std::vector<std::string>{"success"}) << "the job ended before the rerun";
+
+  const std::string slot = std::to_string(setup.slot);
+  auto again = OnDeployment("move-slots",
+                            {slot + "-" + slot, "--to", std::to_string(1 - setup.source_shard)});
+  ASSERT_EQ(again.exit_code, 0) << again.Describe();
+  ASSERT_TRUE(QueryRedis(setup.source, {"CONFIG", "SET", "rdb-key-save-delay", "0"}));
   EXPECT_EQ(KeysInSlot(base_port() + 1 - setup.source_shard, setup.slot), 40);
   EXPECT_EQ(TotalKeys(2), 40);
   EXPECT_FALSE(AgreedSlotMap(2).empty()) << "no slot left open";

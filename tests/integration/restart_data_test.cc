@@ -125,8 +125,12 @@ TEST_F(RestartDataTest, RollingRestartUnderWritesLosesNoAcknowledgedWrite) {
   // One restart at a time: a second one is refused, not run against the same shards.
   ASSERT_TRUE(WaitUntil([&] { return fs::exists(deployment_dir() / "restart.lock"); }, 10s));
   auto second = OnDeployment("restart", {"0"});
-  EXPECT_EQ(second.exit_code, 1) << second.Describe();
-  EXPECT_NE(second.err.find("another shardctl restart"), std::string::npos) << second.Describe();
+  EXPECT_EQ(second.exit_code, 2) << second.Describe();
+  EXPECT_NE(
+      second.err.find("another shardctl command is restarting this deployment's shards (pid "),
+      std::string::npos)
+      << second.Describe();
+  EXPECT_NE(second.err.find(", shardctl restart)"), std::string::npos) << second.Describe();
   EXPECT_EQ(rolling->WaitForExit(180s), std::optional<int>(0))
       << ReadFileText(scratch_dir() / "rolling.err");
   json verdict = StopAckedWriter(writer);
