@@ -164,22 +164,16 @@ Result<LivePrimaries> ReadLivePrimaries(const Access& access, const Plan& plan,
   return primaries;
 }
 
-namespace {
-
-// How long a Valkey atomic slot migration a killed move left is waited for before the next move
-// gives up on it.
+// How long a Valkey atomic slot migration a killed move left is waited for.
 constexpr std::chrono::minutes kAtomicJobWait{10};
 
-// Valkey's atomic slot migrations (CLUSTER MIGRATESLOTS) run on in the server after the move
-// that started them is killed, and end by themselves; a move planned meanwhile is refused ("I am
-// already migrating slot 0") or plans from a slot map about to change. So the next move waits for
-// them to end first.
-common::Status WaitForAtomicJobs(const Access& access, const std::vector<MoveNode>& primaries) {
+common::Status WaitForAtomicMoves(const Access& access, const Plan& plan,
+                                  const std::atomic<bool>* stop) {
   const auto give_up = std::chrono::steady_clock::now() + kAtomicJobWait;
   while (true) {
     std::string running;
-    for (const auto& primary : primaries) {
-      auto connection = RedisConnection::Connect(access, primary.host, primary.port, kQueryTimeout);
+    for (const auto& shard : plan.shards) {
+      auto connection = RedisConnection::Connect(access, plan.bind, shard.port, kQueryTimeout);
       if (!connection.ok()) continue;  // the moves report a primary that does not answer
       auto jobs = ListSlotMigrations(*connection);
       if (!jobs.ok()) continue;
@@ -192,6 +186,7 @@ common::Status WaitForAtomicJobs(const Access& access, const std::vector<MoveNod
       }
     }
     if (running.empty()) return common::Ok();
+    if (stop != nullptr && stop->load()) return Error("stopped");
     if (std::chrono::steady_clock::now() > give_up) {
       return Error("an atomic slot migration an earlier move started (" + running +
                    ") has not ended in 10 minutes: wait for it, or cancel it with CLUSTER "
@@ -201,12 +196,9 @@ common::Status WaitForAtomicJobs(const Access& access, const std::vector<MoveNod
   }
 }
 
-}  // namespace
-
 Result<std::vector<OpenSlot>> FinishInterruptedMoves(const Access& access, const Plan& plan) {
   auto primaries = ReadLivePrimaries(access, plan, kQueryTimeout);
   if (!primaries.ok()) return primaries.error();
-  if (auto ended = WaitForAtomicJobs(access, primaries->nodes); !ended.ok()) return ended.error();
   auto open = FindOpenSlots(access, primaries->nodes, kQueryTimeout);
   if (!open.ok() || open->empty()) return open;
   MoverOptions options{.access = access, .primaries = primaries->nodes};
@@ -234,6 +226,9 @@ Result<ReshardResult> Reshard(const Access& access, const Plan& plan,
     auto finished = FinishInterruptedMoves(access, plan);
     if (!finished.ok()) return finished.error();
     result.open_slots = *finished;
+    if (auto ended = WaitForAtomicMoves(access, plan, request.stop); !ended.ok()) {
+      return ended.error();
+    }
   }
   auto primaries = ReadLivePrimaries(access, plan, kQueryTimeout);
   if (!primaries.ok()) return primaries.error();

@@ -104,6 +104,13 @@ common::Result<ReshardResult> Reshard(const Access& access, const Plan& plan,
 common::Result<ReshardResult> TakeShare(const Access& access, const Plan& plan,
                                         const std::function<void(const MoveProgress&)>& progress);
 
+// Valkey's atomic slot migrations (CLUSTER MIGRATESLOTS) run on in the server after the move that
+// started them is killed, and end by themselves; a move planned meanwhile is refused ("I am
+// already migrating slot 0") or plans from a slot map about to change. So a move waits (at most
+// 10 minutes; "stopped" when `stop` is set) until none that a primary of `plan` exports runs.
+common::Status WaitForAtomicMoves(const Access& access, const Plan& plan,
+                                  const std::atomic<bool>* stop);
+
 // Finishes moves an interrupted run left open (no-op when none), for `up` and `scale`.
 common::Result<std::vector<OpenSlot>> FinishInterruptedMoves(const Access& access,
                                                              const Plan& plan);

@@ -226,6 +226,14 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
   report.method = placement.ok() ? "placed" : "copied";
   report.why_copied = placement.why_not;
   if (request.dry_run) return report;
+  // A placed load restarts the primaries: not while `restart` does (taken before the marker, so
+  // the refusal changes nothing).
+  std::optional<DataLock> restarts;
+  if (placement.ok()) {
+    auto taken = DataLock::Take(target->dir, "restore", DataLock::Kind::kRestarts);
+    if (!taken.ok()) return Classify(taken.error());
+    restarts.emplace(std::move(taken).value());
+  }
   if (auto marked = marker.Write(); !marked.ok()) {
     return marked.error();
   }

@@ -9,7 +9,6 @@
 #include "launcher/cluster/redis_client.h"
 #include "launcher/ops/restart.h"
 #include "launcher/ops/shard_snapshot.h"
-#include "launcher/state/data_lock.h"
 #include "launcher/supervisor/supervisor.h"
 
 namespace shardctl::launcher {
@@ -142,8 +141,6 @@ Outcome<PlacedRestore> RestoreByPlacing(const Target& target, const common::Slot
                                         const std::filesystem::path& from,
                                         const Placement& placement,
                                         const std::function<void(const std::string&)>& progress) {
-  auto lock = DataLock::Take(target.dir, "restore", DataLock::Kind::kRestarts);
-  if (!lock.ok()) return lock.error();
   std::vector<int> shard_of_file;
   std::vector<NodeAddress> replicas;
   for (size_t primary : placement.primary_of_file) {

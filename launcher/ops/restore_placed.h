@@ -40,7 +40,8 @@ struct PlacedRestore {
 };
 
 // Loads file k of `manifest` (in `from`) on primaries[placement.primary_of_file[k]]. Errors say
-// which shard failed and where its file is; the replicas' setting is put back either way.
+// which shard failed and where its file is; the replicas' setting is put back either way. The
+// caller holds the deployment's restart lock (DataLock::Kind::kRestarts).
 Outcome<PlacedRestore> RestoreByPlacing(const Target& target, const common::SlotTable& table,
                                         const std::vector<int>& shard_of_primary,
                                         const BackupManifest& manifest,

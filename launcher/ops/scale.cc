@@ -193,11 +193,22 @@ Result<std::vector<int>> UnjoinedShards(const Access& access, const Plan& plan) 
     if (!lines.ok()) return lines.error().Context(connection->address() + ": CLUSTER NODES");
     const common::NodeLine* myself = common::FindMyself(*lines);
     const bool alone = lines->size() == 1;
+    const auto keys = alone ? connection->Run({"DBSIZE"}) : Result<std::string>("0");
+    if (alone && (myself == nullptr || myself->HasSlots() || !keys.ok() || *keys != "0")) {
+      // Not a shard a scale started (those start empty): one that lost its nodes.conf but kept
+      // its data. Met as it is, it would lose its slots to their owner by epoch, and the engine
+      // would delete its keys.
+      return Error("shard " + std::to_string(shard.index) + " (" + connection->address() +
+                   ") is not part of the cluster but holds slots or keys: it was not joined; "
+                   "check its nodes.conf and data before running scale again");
+    }
     // A replica promoted by a failover holds slots: that one is not touched.
     const bool not_following = shard.role == Role::kReplica && myself != nullptr &&
                                myself->IsPrimary() && !myself->HasSlots();
     if (alone || not_following) unjoined.push_back(shard.index);
   }
+  // None of them a cluster yet (a first formation cut short) is not a scale's to finish.
+  if (unjoined.size() == plan.shards.size()) unjoined.clear();
   return unjoined;
 }
 
@@ -206,12 +217,14 @@ common::Status FinishInterruptedScale(const Access& access, const DeploymentDir&
   if (auto record = ReadWholeFile(ForgetRecord(dir)); record.ok()) {
     const auto parsed = nlohmann::json::parse(*record, nullptr, false);
     std::vector<std::string> ids;
+    bool still_planned = false;  // a stop not carried out yet: the record is kept for it
     if (parsed.is_object() && parsed.contains("nodes") && parsed["nodes"].is_array()) {
       for (const auto& node : parsed["nodes"]) {
         const int port = node.value("port", 0);
         const bool planned =
             std::any_of(running.shards.begin(), running.shards.end(),
                         [&](const ShardPlan& shard) { return shard.port == port; });
+        if (planned) still_planned = true;
         if (!planned) ids.push_back(node.value("id", ""));
       }
     }
@@ -224,8 +237,9 @@ common::Status FinishInterruptedScale(const Access& access, const DeploymentDir&
         return forgot.error().Context("forget the shards an interrupted scale stopped");
       }
     }
+    // Forgetting an id again is harmless (node ids are random, never reused).
     std::error_code ignored;
-    std::filesystem::remove(ForgetRecord(dir), ignored);
+    if (!still_planned) std::filesystem::remove(ForgetRecord(dir), ignored);
   }
   auto unjoined = UnjoinedShards(access, running);
   if (!unjoined.ok()) return unjoined.error();

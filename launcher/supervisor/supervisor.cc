@@ -477,7 +477,9 @@ void Supervisor::RestartChecks() {
   std::map<int, SteadyClock::time_point> heard;
   if (health_) {
     health_->Stop();
-    for (auto& slot : slots_) heard[slot->index] = health_->LastAnswer(slot->position);
+    for (auto& slot : slots_) {
+      if (slot->checked) heard[slot->index] = health_->LastAnswer(slot->position);
+    }
   }
   if (forks_) forks_->Stop();
   std::vector<int> ports;
@@ -486,6 +488,7 @@ void Supervisor::RestartChecks() {
     for (size_t i = 0; i < deployment_.plan.shards.size(); ++i) {
       if (deployment_.plan.shards[i].index == slot->index) slot->position = static_cast<int>(i);
     }
+    slot->checked = true;
   }
   health_ = std::make_unique<HealthChecker>(
       access_, deployment_.plan.bind, ports,

@@ -31,8 +31,9 @@ class Supervisor;
 // the health checks and the operator's restarts have made of it.
 struct ShardSlot {
   ShardSlot(Supervisor& supervisor, uv_loop_t* loop, int shard_index);
-  int index = 0;     // the shard's name: its port, data directory and log follow from it
-  int position = 0;  // its place in the plan's shard list and the health checker's port list
+  int index = 0;         // the shard's name: its port, data directory and log follow from it
+  int position = 0;      // its place in the plan's shard list and the health checker's port list
+  bool checked = false;  // the health checker has its position (false for a shard just added)
   ProcessWatcher watcher;
   std::string state = "starting";  // starting, ok, unresponsive, restarting, disk-full, stopped
   bool restart_requested = false;  // an operator's restart: respawn at once when it exits

@@ -313,6 +313,20 @@ TEST_F(BackupRestoreTest, APlacedRestoreKilledMidwayFinishesWhenRunAgain) {
   restore.WaitForExit(10s);
   EXPECT_TRUE(fs::exists(state_root() / "same" / "restore.json"));
 
+  // While a restart holds the shards (here: this test, as `restart` would), the run again is
+  // refused naming it, and keeps its resume marker: the run after it still resumes.
+  {
+    const launcher::DeploymentDir same(state_root(), "same");
+    auto held = launcher::DataLock::Take(same, "restart", launcher::DataLock::Kind::kRestarts);
+    ASSERT_TRUE(held.ok()) << held.error().message();
+    auto refused = OnOther("same", {"restore", "--from", dir.string()});
+    EXPECT_EQ(refused.exit_code, 2) << refused.Describe();
+    EXPECT_NE(refused.err.find("restarting this deployment's shards"), std::string::npos)
+        << refused.Describe();
+    EXPECT_NE(refused.err.find("shardctl restart)"), std::string::npos) << refused.Describe();
+    EXPECT_TRUE(fs::exists(state_root() / "same" / "restore.json")) << "the marker went";
+  }
+
   auto again = OnOther("same", {"restore", "--from", dir.string(), "--json"});
   ASSERT_EQ(again.exit_code, 0) << again.Describe();
   const json report = Json(again);
