@@ -133,14 +133,9 @@ size_t FinishOpenMoves(const Access& access, const DeploymentDir& dir, const Pla
   // finished from here too, both would race on the same slots.
   auto lock = DataLock::Take(dir, "up");
   if (!lock.ok()) {
-    // "... using this deployment's data (pid 42, shardctl rebalance): ...": the holder.
-    const std::string said = lock.error().message();
-    const size_t open = said.find('(');
-    const size_t close = said.find(')', open);
-    const std::string holder = open != std::string::npos && close != std::string::npos
-                                   ? said.substr(open + 1, close - open - 1)
-                                   : "another shardctl command";
-    Warn(request, "open slot moves, if any, are left to the command making them (" + holder + ")");
+    const std::string holder = DataLock::HolderOf(dir);
+    Warn(request, "open slot moves, if any, are left to the command making them (" +
+                      (holder.empty() ? "another shardctl command" : holder) + ")");
     return 0;
   }
   auto finished = FinishInterruptedMoves(access, plan);

@@ -38,13 +38,26 @@ std::string ReadHolder(int fd) {
   return "";
 }
 
+std::filesystem::path LockFile(const DeploymentDir& dir, DataLock::Kind kind) {
+  using Kind = DataLock::Kind;
+  return dir.root() / (kind == Kind::kData        ? "data.lock"
+                       : kind == Kind::kSnapshots ? "snapshot.lock"
+                                                  : "restart.lock");
+}
+
 }  // namespace
+
+std::string DataLock::HolderOf(const DeploymentDir& dir, Kind kind) {
+  const int fd = open(LockFile(dir, kind).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string who = ReadHolder(fd);
+  close(fd);
+  return who;
+}
 
 common::Result<DataLock> DataLock::Take(const DeploymentDir& dir, std::string_view command,
                                         Kind kind) {
-  const auto file = dir.root() / (kind == Kind::kData        ? "data.lock"
-                                  : kind == Kind::kSnapshots ? "snapshot.lock"
-                                                             : "restart.lock");
+  const auto file = LockFile(dir, kind);
   const int fd = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Error(file.string() + ": " + std::strerror(errno));
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
