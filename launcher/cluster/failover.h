@@ -1,6 +1,6 @@
 // Moving the primary role between a shard and its replicas.
 //
-// The supervisor never restarts a dead primary that has a live replica as a primary: with
+// The supervisor never restarts a dead primary that has a live, synced replica as a primary: with
 // persistence none it would come back empty and its replica would resync that emptiness; with
 // rdb it would come back with an older snapshot. It promotes the replica first (TAKEOVER: the old
 // primary is known dead, its process is gone, so no agreement is needed), then restarts the dead
@@ -32,8 +32,17 @@ std::vector<common::Endpoint> ReplicaEndpoints(const std::vector<common::NodeLin
 
 enum class FailoverMode { kGraceful, kTakeover };
 
+// Why a replica answering INFO replication with `replication_info` must not take its dead
+// primary's place, or nullopt when it may. A replica still in a full sync, or one that has not
+// finished a sync since it started (it holds only what it loaded from its own disk), would serve
+// older data as the newest; the primary it replicates, restarted from its own files, would then
+// resync from it and lose every write it had acknowledged since.
+std::optional<std::string> WhyNotPromotable(const std::string& replication_info);
+
 // Makes the replica at host:port a primary (CLUSTER FAILOVER [TAKEOVER]) and waits until it
-// reports role:master, at most `timeout`.
+// reports role:master, at most `timeout`. A TAKEOVER (no agreement with the primary, so no
+// catching up first) is refused, before anything is asked of the cluster, when WhyNotPromotable
+// names a reason.
 common::Status PromoteReplica(const Access& access, const std::string& host, int port,
                               FailoverMode mode, std::chrono::milliseconds timeout);
 

@@ -140,7 +140,8 @@ std::optional<PeerView> Supervisor::AskPeersAbout(const ShardSlot& slot) const {
 bool Supervisor::HandOverPrimary(const ShardSlot& slot, FailoverMode mode) {
   auto view = AskPeersAbout(slot);
   if (!view || !view->me.IsPrimary() || !view->me.HasSlots()) return false;
-  for (const auto& replica : ReplicaEndpoints(view->nodes, view->me.id, deployment_.plan.bind)) {
+  const auto replicas = ReplicaEndpoints(view->nodes, view->me.id, deployment_.plan.bind);
+  for (const auto& replica : replicas) {
     auto timeout = std::chrono::seconds(mode == FailoverMode::kTakeover ? 2 : 5);
     auto promoted = PromoteReplica(*access_.Current(), replica.host, replica.port, mode, timeout);
     if (promoted.ok()) {
@@ -149,6 +150,12 @@ bool Supervisor::HandOverPrimary(const ShardSlot& slot, FailoverMode mode) {
       return true;
     }
     log_->warn("promoting the replica at {}: {}", replica.ToString(), promoted.error().message());
+  }
+  if (!replicas.empty() && mode == FailoverMode::kTakeover) {
+    log_->warn(
+        "shard {}: no replica took its slots; it keeps them and comes back with the data "
+        "of its own files",
+        slot.index);
   }
   return false;
 }

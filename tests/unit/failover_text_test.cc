@@ -340,5 +340,35 @@ TEST(ReplicaPortsTest, AReplicaOnAnotherHostKeepsItsHostOneWithoutAHostGetsTheLo
             (std::vector<common::Endpoint>{{"10.0.0.2", 7000}, {"10.0.0.1", 7003}}));
 }
 
+// INFO replication of a replica as the engines print it (captured from redis-server 7.0 and
+// valkey-server 9.1 in each state), with the fields that differ between the states passed in.
+std::string ReplicaInfo(const std::string& link, const std::string& sync_in_progress,
+                        const std::string& down_since) {
+  std::string info = "# Replication\r\nrole:slave\r\nmaster_host:127.0.0.1\r\n";
+  info += "master_port:7000\r\nmaster_link_status:" + link + "\r\n";
+  info += "master_last_io_seconds_ago:-1\r\nmaster_sync_in_progress:" + sync_in_progress + "\r\n";
+  info += "slave_read_repl_offset:14\r\nslave_repl_offset:14\r\n";
+  if (!down_since.empty()) info += "master_link_down_since_seconds:" + down_since + "\r\n";
+  return info + "slave_priority:100\r\nslave_read_only:1\r\nconnected_slaves:0\r\n";
+}
+
+TEST(WhyNotPromotableTest, AReplicaThatFinishedASyncMayTakeItsDeadPrimarysPlace) {
+  EXPECT_EQ(WhyNotPromotable(ReplicaInfo("up", "0", "")), std::nullopt);     // not noticed yet
+  EXPECT_EQ(WhyNotPromotable(ReplicaInfo("down", "0", "0")), std::nullopt);  // noticed just now
+  EXPECT_EQ(WhyNotPromotable(ReplicaInfo("down", "0", "1")), std::nullopt);
+  EXPECT_EQ(WhyNotPromotable("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n"),
+            std::nullopt);  // promoted already
+}
+
+TEST(WhyNotPromotableTest, AReplicaMidSyncOrNeverSyncedSinceItStartedMayNot) {
+  auto mid_sync = WhyNotPromotable(ReplicaInfo("down", "1", "-1"));
+  ASSERT_TRUE(mid_sync.has_value());
+  EXPECT_NE(mid_sync->find("full sync is in progress"), std::string::npos) << *mid_sync;
+  // Redis 7.0 while its primary waits out repl-diskless-sync-delay: not yet "in progress".
+  auto never = WhyNotPromotable(ReplicaInfo("down", "0", "-1"));
+  ASSERT_TRUE(never.has_value());
+  EXPECT_NE(never->find("not finished a sync"), std::string::npos) << *never;
+}
+
 }  // namespace
 }  // namespace shardctl::launcher
