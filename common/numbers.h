@@ -5,6 +5,7 @@
 #pragma once
 
 #include <charconv>
+#include <cmath>
 #include <concepts>
 #include <cstdint>
 #include <optional>
@@ -53,13 +54,15 @@ inline std::optional<int64_t> ParseRedisInteger(std::string_view text) {
   return negative ? static_cast<int64_t>(~magnitude + 1) : static_cast<int64_t>(magnitude);
 }
 
-// All of `text` as a decimal number ("1.5", "2", "1e3"), or nullopt.
+// All of `text` as a finite decimal number ("1.5", "2", "1e3"), or nullopt. from_chars also
+// reads "nan" and "inf", which no flag or setting means: every comparison with NaN is false, so
+// a range check would let it through.
 inline std::optional<double> ParseDecimal(std::string_view text) {
   if (text.empty()) return std::nullopt;
   double value = 0;
   const char* end = text.data() + text.size();
   auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (error != std::errc() || stop != end) return std::nullopt;
+  if (error != std::errc() || stop != end || !std::isfinite(value)) return std::nullopt;
   return value;
 }
 

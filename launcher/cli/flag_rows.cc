@@ -411,6 +411,8 @@ common::Status ApplyValueFlag(const std::string& flag, const std::string& value,
   } else if (flag == "by") {
     invocation.balance_by = value;
   } else if (flag == "threshold") {
+    // An empty value would read as "not given" (the default band) and run a rebalance.
+    if (value.empty()) return Error("--threshold needs a percentage such as 2% (0-100)");
     invocation.threshold = value;
   } else if (flag == "window") {
     auto window = common::ParseDuration(value);

@@ -102,6 +102,17 @@ TEST_F(RebalanceLoadTest, RedisWithoutSlotCountersSaysSoAndMovesNothing) {
   auto bad = OnDeployment("rebalance", {"--by", "load", "--window", "0s"});
   EXPECT_EQ(bad.exit_code, 2) << bad.Describe();
   EXPECT_NE(bad.err.find("--window"), std::string::npos) << bad.Describe();
+  // Not a percentage: refused, not read as "balanced" (NaN) or as the default band (empty).
+  for (const auto& flags : std::vector<std::vector<std::string>>{{"--threshold", "nan%"},
+                                                                 {"--threshold", "NaN"},
+                                                                 {"--threshold", "-inf%"},
+                                                                 {"--threshold="},
+                                                                 {"--threshold", ""}}) {
+    auto refused = OnDeployment("rebalance", flags);
+    EXPECT_EQ(refused.exit_code, 2) << refused.Describe();
+    EXPECT_NE(refused.err.find("--threshold"), std::string::npos) << refused.Describe();
+  }
+  EXPECT_EQ(TotalKeys(KeysOnPrimaries()), keys);
 }
 
 // With replicas and a proxy, the report names the hot keys that are nearly all reads (from the

@@ -37,6 +37,18 @@ TEST(ParseIntegerTest, InRange) {
   EXPECT_EQ(ParseIntegerIn("65536", 1, 65535), std::nullopt);
 }
 
+// NaN passes every range check (each comparison with it is false): "--threshold nan%" once said
+// "balanced: nothing to move".
+TEST(ParseDecimalTest, FiniteNumbersOnly) {
+  EXPECT_EQ(ParseDecimal("1.5"), 1.5);
+  EXPECT_EQ(ParseDecimal("2"), 2.0);
+  EXPECT_EQ(ParseDecimal("1e3"), 1000.0);
+  EXPECT_EQ(ParseDecimal("-0.25"), -0.25);
+  for (const char* text : {"", "nan", "NaN", "-nan", "inf", "-inf", "infinity", "1e400", "1.5x"}) {
+    EXPECT_EQ(ParseDecimal(text), std::nullopt) << text;
+  }
+}
+
 TEST(ParseRedisIntegerTest, FollowsString2ll) {
   EXPECT_EQ(ParseRedisInteger("0"), 0);
   EXPECT_EQ(ParseRedisInteger("-12"), -12);
