@@ -7,6 +7,7 @@
 #include "common/cluster_text.h"
 #include "common/endpoint.h"
 #include "launcher/cluster/load_balance.h"
+#include "launcher/cluster/move_room.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/cluster/slot_migrations.h"
 #include "launcher/cluster/slot_stats.h"
@@ -239,6 +240,11 @@ Result<ReshardResult> Reshard(const Access& access, const Plan& plan,
   }
   auto moves = PlanMoves(access, plan, *primaries, request, result);
   if (!moves.ok()) return moves.error();
+  // A dry run says it too: it is what the run would refuse.
+  if (auto room = CheckRoomForMoves(access, primaries->owners, primaries->nodes, *moves);
+      !room.ok()) {
+    return room.error();
+  }
   std::vector<MoveTask> tasks;
   for (const auto& move : *moves) {
     const auto& source = primaries->owners[move.source];

@@ -101,6 +101,15 @@ void WaitForClientsToLeave(std::vector<RedisConnection>& emptied) {
   }
 }
 
+// A failed slot move, in the scale's words; a refusal of the request ("usage: ", exit 2: the
+// moves do not fit the shards' memory) keeps its marker in front.
+common::Error MoveSlotsFailed(const common::Error& error) {
+  constexpr std::string_view kUsage = "usage: ";
+  const std::string& message = error.message();
+  if (!message.starts_with(kUsage)) return error.Context("move slots");
+  return common::Error(std::string(kUsage) + "move slots: " + message.substr(kUsage.size()));
+}
+
 // The slot moves of a scale: a rebalance to `threshold`, draining `drain`.
 ReshardRequest MovesFor(const ScaleRequest& request, double threshold, std::set<int> drain) {
   return {.threshold = threshold,
@@ -311,7 +320,7 @@ Result<ScaleResult> ScaleOut(const Access& access, const DeploymentDir& dir,
   }
   Step(request, "moving slots onto the new primaries");
   auto reshard = Reshard(access, next, MovesFor(request, 0, {}));
-  if (!reshard.ok()) return reshard.error().Context("move slots");
+  if (!reshard.ok()) return MoveSlotsFailed(reshard.error());
   result.reshard = *reshard;
   return result;
 }
@@ -324,7 +333,7 @@ Result<ScaleResult> ScaleIn(const Access& access, const DeploymentDir& dir,
   Step(request, "moving the slots of shard(s) being removed onto the rest");
   auto reshard = Reshard(access, deployment.plan,
                          MovesFor(request, 0, {shrunk.removed.begin(), shrunk.removed.end()}));
-  if (!reshard.ok()) return reshard.error().Context("move slots");
+  if (!reshard.ok()) return MoveSlotsFailed(reshard.error());
   result.reshard = *reshard;
   if (request.dry_run) return result;
   std::vector<std::string> ids;
@@ -395,7 +404,7 @@ Result<ScaleResult> ScaleLoaded(const Access& access, const DeploymentDir& dir,
     // continue that (a no-op when balanced within 2%).
     result.plan = running;
     auto reshard = Reshard(access, running, MovesFor(request, 0.02, {}));
-    if (!reshard.ok()) return reshard.error().Context("move slots");
+    if (!reshard.ok()) return MoveSlotsFailed(reshard.error());
     result.reshard = *reshard;
     return result;
   }

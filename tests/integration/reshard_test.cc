@@ -119,12 +119,13 @@ class ReshardTest : public ShardctlTest {
     EXPECT_EQ(count->integer, 20) << "slot " << slot;
   }
 
-  // `count` keys of 100 bytes spread over every slot, written by shardctl bench run (pipelined).
-  void Populate(int count) {
-    auto filled = Shardctl({"bench", "run", "--cluster", "127.0.0.1:" + std::to_string(base_port()),
-                            "--keyspace", std::to_string(count), "--ratio", "0:1", "--value-size",
-                            "100", "--populate", "--requests", "1", "--pipeline", "64", "--json"},
-                           120s);
+  // `count` keys of `size` bytes spread over every slot, written by shardctl bench run (pipelined).
+  void Populate(int count, int size = 100) {
+    auto filled = Shardctl(
+        {"bench", "run", "--cluster", "127.0.0.1:" + std::to_string(base_port()), "--keyspace",
+         std::to_string(count), "--ratio", "0:1", "--value-size", std::to_string(size),
+         "--populate", "--requests", "1", "--pipeline", "64", "--json"},
+        120s);
     ASSERT_EQ(filled.exit_code, 0) << filled.Describe();
   }
 
@@ -420,6 +421,33 @@ TEST_F(ReshardTest, DryRunAndBadInputChangeNothing) {
   auto balanced = OnDeployment("rebalance");
   EXPECT_EQ(balanced.exit_code, 0) << balanced.Describe();
   EXPECT_NE(balanced.out.find("nothing to move"), std::string::npos) << balanced.out;
+}
+
+// Three shards of 8 MB hold 12,000 keys of 500 B; one could not. A scale to one shard used to
+// run out of memory part way through a slot (OOM from MIGRATE), leave it open on both sides, and
+// fail the same way when run again. It is refused before anything moves, dry run or not; a scale
+// to two, which fits, moves every key.
+TEST_F(ReshardTest, AScaleIntoTooLittleMemoryIsRefusedBeforeAnythingMoves) {
+  ASSERT_EQ(Up(3, {"--shard-memory", "8mb"}).exit_code, 0);
+  Populate(12000, 500);
+  ASSERT_EQ(TotalKeys(3), 12000);
+  const std::string before = AgreedSlotMap(3);
+  ASSERT_FALSE(before.empty());
+
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--shards", "1", "--dry-run"}, {"--shards", "1"}}) {
+    auto refused = OnDeployment("scale", flags, 60s);
+    EXPECT_EQ(refused.exit_code, 2) << refused.Describe();
+    EXPECT_NE(refused.err.find("shard 0 would use about"), std::string::npos) << refused.Describe();
+    EXPECT_NE(refused.err.find("maxmemory 8mb"), std::string::npos) << refused.Describe();
+    EXPECT_EQ(SplitLines(refused.err).size(), 1u) << refused.Describe();
+  }
+  EXPECT_EQ(AgreedSlotMap(3), before) << "slots moved or were left open";
+  EXPECT_EQ(TotalKeys(3), 12000);
+
+  auto fits = OnDeployment("scale", {"--shards", "2"}, 120s);
+  ASSERT_EQ(fits.exit_code, 0) << fits.Describe();
+  EXPECT_EQ(TotalKeys(2), 12000);
 }
 
 TEST_F(ReshardTest, TheNextRunFinishesAMoveAnInterruptedRunLeftOpen) {

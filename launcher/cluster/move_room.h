@@ -1,0 +1,51 @@
+// Whether slot moves fit in the memory of the primaries they go to, judged before anything moves.
+// A MIGRATE into a primary at its maxmemory fails with OOM part way through a slot, which is left
+// MIGRATING on one side and IMPORTING on the other, and running the command again fails the same
+// way; a refusal up front moves nothing.
+//
+//   INFO memory + DBSIZE per primary ─┐
+//   COUNTKEYSINSLOT per moved slot ────┼─▶ WhyMovesDoNotFit() ── the first primary out of room
+//   the planned moves ────────────────┘
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "launcher/cluster/access.h"
+#include "launcher/cluster/slot_balance.h"
+#include "launcher/cluster/slot_mover.h"
+
+namespace shardctl::launcher {
+
+// A primary's memory as INFO memory and DBSIZE report it.
+struct PrimaryMemory {
+  std::string name;            // "shard 0", or host:port for a primary that is not ours
+  uint64_t used = 0;           // used_memory
+  uint64_t maxmemory = 0;      // 0: no cap, anything fits
+  uint64_t bytes_per_key = 0;  // used_memory_dataset / DBSIZE: what an average key costs it
+};
+
+// The share of a target's maxmemory its projected use may reach: the per-key cost is an average
+// and a MIGRATE batch is held in the target's buffers while it is restored.
+inline constexpr double kMoveMemoryBudget = 0.9;
+
+// Why the moves do not fit, naming the first primary that would pass kMoveMemoryBudget of its
+// maxmemory once every move into it has landed (what it holds now plus each incoming key at its
+// source's bytes per key; what it gives away is not subtracted, since moves may land first), or
+// nullopt. `memory` is in owner order (SlotMove::source / target index it); keys_moved[i] is the
+// number of keys moves[i] carries.
+std::optional<std::string> WhyMovesDoNotFit(const std::vector<PrimaryMemory>& memory,
+                                            const std::vector<SlotMove>& moves,
+                                            const std::vector<uint64_t>& keys_moved);
+
+// Asks each primary in `nodes` (owner order) for its memory and each move's source for the keys
+// of the moved slots, then WhyMovesDoNotFit. The error is "usage: <why>" (the request does not
+// fit the deployment), or the node that could not be asked.
+common::Status CheckRoomForMoves(const Access& access, const std::vector<SlotOwner>& owners,
+                                 const std::vector<MoveNode>& nodes,
+                                 const std::vector<SlotMove>& moves);
+
+}  // namespace shardctl::launcher
