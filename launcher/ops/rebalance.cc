@@ -117,9 +117,18 @@ Result<std::vector<SlotMove>> PlanMoves(const Access& access, const Plan& plan,
     if (candidate.index == request.to_shard) shard = &candidate;
   }
   if (shard == nullptr) return Error("no shard " + std::to_string(request.to_shard));
+  // A replica is a target the request got wrong (exit 2); a primary that did not answer is the
+  // cluster's state (exit 1).
+  auto connection = RedisConnection::Connect(access, plan.bind, shard->port, kQueryTimeout);
+  auto role = connection.ok() ? connection->Run({"ROLE"}) : Result<std::string>(connection.error());
+  if (role.ok() && role->rfind("slave", 0) == 0) {
+    return Error("usage: shard " + std::to_string(request.to_shard) +
+                 " is a replica now; slots can only move to a primary (shardctl status shows "
+                 "each shard's role)");
+  }
   return Error("shard " + std::to_string(request.to_shard) +
-               " is not a live primary now: a replica, or a primary that did not answer (move "
-               "slots to a primary that answers; shardctl status shows roles and health)");
+               " is not a live primary now: it did not answer or the cluster marks it failing "
+               "(move slots to a primary that answers; shardctl status shows roles and health)");
 }
 
 }  // namespace

@@ -87,6 +87,21 @@ TEST_F(DurabilityTest, ReplicasArePlacedApartAndLinkedToTheirPrimaries) {
     EXPECT_EQ(Info(port, "replication", "master_link_status"), "up");
     EXPECT_EQ(Info(port, "replication", "master_port"), std::to_string(primary["port"].get<int>()));
   }
+  // A replica is no target for slots: the request is wrong (exit 2), nothing moves.
+  auto own_slots = [&] {  // the slots shard 0 says it owns: the end of its "myself" line
+    auto nodes = QueryRedis(base_port(), {"CLUSTER", "NODES"});
+    for (const auto& line : SplitLines(nodes ? nodes->text : "")) {
+      if (line.find("myself") != std::string::npos) return line.substr(line.rfind(' ') + 1);
+    }
+    return std::string();
+  };
+  const std::string slots_before = own_slots();
+  auto to_replica = OnDeployment("move-slots", {"0-10", "--to", "3"});
+  EXPECT_EQ(to_replica.exit_code, 2) << to_replica.Describe();
+  EXPECT_NE(to_replica.err.find("shard 3 is a replica"), std::string::npos)
+      << to_replica.Describe();
+  EXPECT_EQ(slots_before, "0-5460");
+  EXPECT_EQ(own_slots(), slots_before);
 }
 
 TEST_F(DurabilityTest, DeadPrimaryIsReplacedByItsReplicaAndRejoinsAsReplica) {
