@@ -48,6 +48,14 @@ Result<pid_t> WaitForNewProcess(const DeploymentDir& dir, int index, const json&
         shard->value("state", "") == "ok") {
       return (*shard)["pid"].get<pid_t>();
     }
+    // The restart reset the shard's crash count: a loop now is this start's (an engine that
+    // exits at once), not to be waited out.
+    if (shard->value("state", "") == "crashloop") {
+      const json& last_exit = (*shard)["last_exit"];
+      return Error("shard " + std::to_string(index) + " exits at start (" +
+                   (last_exit.is_string() ? last_exit.get<std::string>() : "see its log") +
+                   "; shardctl logs " + std::to_string(index) + ")");
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return Error("shard " + std::to_string(index) + " did not come back within " +
@@ -100,6 +108,33 @@ Result<std::string> ChooseDataPath(const Access& access, const DeploymentDir& di
   result.keys_before = state->keys;
   if (state->connected_replicas > 0) return std::string("handed-over");
   return std::string(deployment.durability.persistence == Persistence::kAof ? "aof" : "saved");
+}
+
+// A shard that did not come back on the engine it was switched to is started again on the one it
+// ran (its keys are where the restart kept them: a replica that took over, its AOF, or the
+// snapshot taken for it). The error says which engine it runs now.
+Error RollBackEngine(const Access& access, const DeploymentDir& dir, const Deployment& deployment,
+                     int index, const RestartOptions& options, const Error& failure) {
+  const std::string tried = options.engine->Name() + " " + options.engine->version;
+  const std::string kept = deployment.engine.Name() + " " + deployment.engine.version;
+  RestartOptions back{.engine = deployment.engine};
+  auto reply = AskForRestart(dir, SupervisorRestartRequest(index, back, false));
+  if (reply.ok() && reply->value("refused", false)) {
+    reply = Error(reply->value("error", "restart refused"));
+  }
+  auto pid = reply.ok() ? WaitForNewProcess(dir, index, (*reply)["old_pid"])
+                        : Result<pid_t>(reply.error());
+  common::Status back_in = pid.ok() ? common::Ok() : common::Status(pid.error());
+  if (back_in.ok()) {
+    back_in = WaitUntilHealthy(access, RunningNodesOf(deployment.plan),
+                               Clock::now() + kShardBackTimeout, [] { return common::Ok(); });
+  }
+  if (!back_in.ok()) {
+    return Error(failure.message() + "; starting it again on " + kept +
+                 " failed too: " + back_in.error().message());
+  }
+  return Error("shard " + std::to_string(index) + " did not start on " + tried + " (" +
+               failure.message() + "): it runs " + kept + " again, with its keys");
 }
 
 }  // namespace
@@ -161,6 +196,9 @@ Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir
     kept = " (it loads " + snapshot.string() + ", the backup's file, when it starts)";
   }
   auto new_pid = WaitForNewProcess(dir, index, old_pid);
+  const bool switched = options.engine && options.engine->path != deployment.engine.path;
+  if (!new_pid.ok() && switched)
+    return RollBackEngine(access, dir, deployment, index, options, new_pid.error());
   if (!new_pid.ok()) return Error(new_pid.error().message() + kept);
   auto serving = WaitUntilServing(access, host, port);
   if (!serving.ok()) {

@@ -4,6 +4,7 @@
 // stops in every direction it cannot (a newer RDB format than the target reads). Keys are counted
 // on every primary before and after each step.
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -111,6 +112,38 @@ TEST_F(RestartDataTest, WithoutPersistenceOrReplicasEveryKeyIsKeptUpToRedis8) {
   EXPECT_EQ(after.at(base_port()), 0);
   EXPECT_EQ(after.at(base_port() + 1), before.at(base_port() + 1));
   EXPECT_EQ(after.at(base_port() + 2), before.at(base_port() + 2));
+}
+
+// An engine that passes every check made before a shard stops (it answers --version as Redis 7.0
+// does) but exits at start: the first shard is started again on the engine it ran, with its keys,
+// and no later shard is touched. It was left crash-looping.
+TEST_F(RestartDataTest, AnEngineThatExitsAtStartIsRolledBackOnTheFirstShard) {
+  UpHealthy(2);
+  ASSERT_FALSE(HasFailure());
+  WriteKeys(300);
+  const auto before = KeysOnPrimaries();
+  ASSERT_EQ(TotalKeys(before), 301);
+  const auto pids = Pids();
+  const std::string engine_before = Status()["engine_path"].get<std::string>();
+  const auto broken = scratch_dir() / "broken-server";
+  std::ofstream(broken) << "#!/bin/sh\n"
+                        << "[ \"$1\" = --version ] && exec /usr/bin/redis-server --version\n"
+                        << "echo 'refusing to start' >&2; exit 1\n";
+  std::filesystem::permissions(broken, std::filesystem::perms::owner_all);
+
+  auto rolling = OnDeployment("restart", {"--rolling", "--engine", broken.string()}, 180s);
+  EXPECT_EQ(rolling.exit_code, 1) << rolling.Describe();
+  EXPECT_NE(rolling.err.find("shard 0 did not start on redis 7.0"), std::string::npos)
+      << rolling.Describe();
+  EXPECT_NE(rolling.err.find("exits at start"), std::string::npos) << rolling.Describe();
+  EXPECT_NE(rolling.err.find("again, with its keys"), std::string::npos) << rolling.Describe();
+  int code = -1;
+  json status = Status(&code);
+  EXPECT_EQ(code, 0) << status.dump(2);
+  EXPECT_EQ(status["engine_path"], engine_before) << status.dump(2);
+  EXPECT_NE(Pids()[0], pids[0]);
+  EXPECT_EQ(Pids()[1], pids[1]) << "a shard after the failed one was restarted";
+  EXPECT_EQ(KeysOnPrimaries(), before);
 }
 
 // The chaos writers' check: every write the cluster acknowledged during a rolling restart of
