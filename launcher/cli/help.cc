@@ -190,7 +190,8 @@ Ctrl-C stops after the slots in hand, leaving none half-moved; a crash can leave
 `status` lists them (and exits 1), and the next rebalance, move-slots, scale or up finishes them
 first.
 
-Exit codes: 0 balanced (or moved), 1 a node failed, 2 bad flags, 130 stopped by Ctrl-C/SIGTERM.
+Exit codes: 0 balanced (or moved), 1 a node failed, 2 bad flags or moves that would take a shard
+past 90% of its maxmemory (nothing moves), 130 stopped by Ctrl-C/SIGTERM.
 )";
 
 constexpr const char* kScale =
@@ -219,7 +220,8 @@ shape differs instead of changing it back.
 {options}
 {options deployment}
 
-Exit codes: 0 done (or nothing to do), 1 a step failed (named), 2 the count does not fit the host,
+Exit codes: 0 done (or nothing to do), 1 a step failed (named), 2 the count does not fit the host
+or the keys would not fit the shards that stay (past 90% of their maxmemory: nothing moves),
 130 stopped by Ctrl-C/SIGTERM.
 )";
 
@@ -240,7 +242,8 @@ Ctrl-C stops after the slots in hand (exit 130); run the same command again to c
 {options}
 {options deployment}
 
-Exit codes: 0 moved (or nothing to move), 1 a node failed, 2 bad input, 130 stopped by Ctrl-C.
+Exit codes: 0 moved (or nothing to move), 1 a node failed, 2 bad input (a target that is a replica,
+or one the keys would take past 90% of its maxmemory: nothing moves), 130 stopped by Ctrl-C.
 )";
 
 constexpr const char* kSave =
