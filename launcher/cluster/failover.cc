@@ -36,8 +36,8 @@ std::optional<std::string> WhyNotPromotable(const std::string& replication_info)
   if (InfoField(replication_info, "master_sync_in_progress") == "1") {
     return "it is still copying its primary's data (a full sync is in progress)";
   }
-  // The three engines say -1 until a sync with the current primary first completes; once one has,
-  // they count the seconds since the link went down.
+  // The three engines say -1 while no sync has completed since the process started (measured on
+  // Redis 7.0, Redis 8.2 and Valkey 9.1); once one has, the seconds since the link went down.
   if (InfoField(replication_info, "master_link_down_since_seconds") == "-1") {
     return "it has not finished a sync with its primary since it started, so it holds only the "
            "older data it loaded from its own disk";
@@ -49,13 +49,6 @@ common::Status PromoteReplica(const Access& access, const std::string& host, int
                               FailoverMode mode, std::chrono::milliseconds timeout) {
   auto connection = RedisConnection::Connect(access, host, port, timeout);
   if (!connection.ok()) return connection.error();
-  if (mode == FailoverMode::kTakeover) {
-    auto info = connection->Run({"INFO", "replication"});
-    if (!info.ok()) return info.error();
-    if (auto reason = WhyNotPromotable(*info)) {
-      return Error("not promoted: " + *reason);
-    }
-  }
   Command failover = {"CLUSTER", "FAILOVER"};
   if (mode == FailoverMode::kTakeover) failover.push_back("TAKEOVER");
   auto deadline = std::chrono::steady_clock::now() + timeout;

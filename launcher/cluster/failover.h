@@ -35,14 +35,12 @@ enum class FailoverMode { kGraceful, kTakeover };
 // Why a replica answering INFO replication with `replication_info` must not take its dead
 // primary's place, or nullopt when it may. A replica still in a full sync, or one that has not
 // finished a sync since it started (it holds only what it loaded from its own disk), would serve
-// older data as the newest; the primary it replicates, restarted from its own files, would then
-// resync from it and lose every write it had acknowledged since.
+// older data as the newest: with an AOF the dead primary's own files hold every acknowledged
+// write, and the primary, restarted from them, would resync from the replica and lose them.
 std::optional<std::string> WhyNotPromotable(const std::string& replication_info);
 
 // Makes the replica at host:port a primary (CLUSTER FAILOVER [TAKEOVER]) and waits until it
-// reports role:master, at most `timeout`. A TAKEOVER (no agreement with the primary, so no
-// catching up first) is refused, before anything is asked of the cluster, when WhyNotPromotable
-// names a reason.
+// reports role:master, at most `timeout`.
 common::Status PromoteReplica(const Access& access, const std::string& host, int port,
                               FailoverMode mode, std::chrono::milliseconds timeout);
 

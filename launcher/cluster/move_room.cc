@@ -19,10 +19,16 @@ common::Result<PrimaryMemory> AskMemory(const Access& access, const SlotOwner& o
   if (!info.ok() || !keys.ok()) return Error(connection->address() + ": INFO memory/DBSIZE failed");
   const uint64_t count = common::ParseInteger<uint64_t>(*keys).value_or(0);
   const uint64_t dataset = InfoNumber<uint64_t>(*info, "used_memory_dataset");
+  // What the engine compares with maxmemory: replica output and AOF buffers do not count.
+  const uint64_t used = InfoNumber<uint64_t>(*info, "used_memory");
+  const uint64_t not_counted = InfoNumber<uint64_t>(*info, "mem_not_counted_for_evict");
+  // An allkeys-* policy evicts to make room instead of refusing with OOM: a cache near its cap
+  // is normal, and a move into it costs what any write does.
+  const bool evicts_any_key = InfoField(*info, "maxmemory_policy").starts_with("allkeys-");
   return PrimaryMemory{
       .name = owner.shard >= 0 ? "shard " + std::to_string(owner.shard) : connection->address(),
-      .used = InfoNumber<uint64_t>(*info, "used_memory"),
-      .maxmemory = InfoNumber<uint64_t>(*info, "maxmemory"),
+      .used = used > not_counted ? used - not_counted : 0,
+      .maxmemory = evicts_any_key ? 0 : InfoNumber<uint64_t>(*info, "maxmemory"),
       .bytes_per_key = count == 0 ? 0 : dataset / count};
 }
 
@@ -80,16 +86,24 @@ common::Status CheckRoomForMoves(const Access& access, const std::vector<SlotOwn
                                  const std::vector<MoveNode>& nodes,
                                  const std::vector<SlotMove>& moves) {
   if (moves.empty()) return common::Ok();
-  std::vector<PrimaryMemory> memory;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    auto asked = AskMemory(access, owners[i], nodes[i]);
-    if (!asked.ok()) return asked.error();
-    memory.push_back(*asked);
+  // Only the primaries a move touches are asked: one elsewhere that does not answer is no
+  // reason to refuse these moves.
+  std::vector<PrimaryMemory> memory(nodes.size());
+  std::vector<bool> asked(nodes.size(), false);
+  for (const auto& move : moves) {
+    for (const int i : {move.source, move.target}) {
+      const auto at = static_cast<size_t>(i);
+      if (asked[at]) continue;
+      auto answer = AskMemory(access, owners[at], nodes[at]);
+      if (!answer.ok()) return answer.error().Context("checking the room for the moves");
+      memory[at] = *answer;
+      asked[at] = true;
+    }
   }
   std::vector<uint64_t> keys_moved;
   for (const auto& move : moves) {
     auto keys = KeysMoved(access, nodes[static_cast<size_t>(move.source)], move);
-    if (!keys.ok()) return keys.error();
+    if (!keys.ok()) return keys.error().Context("checking the room for the moves");
     keys_moved.push_back(*keys);
   }
   if (auto why = WhyMovesDoNotFit(memory, moves, keys_moved)) return Error("usage: " + *why);

@@ -23,8 +23,8 @@ namespace shardctl::launcher {
 // A primary's memory as INFO memory and DBSIZE report it.
 struct PrimaryMemory {
   std::string name;            // "shard 0", or host:port for a primary that is not ours
-  uint64_t used = 0;           // used_memory
-  uint64_t maxmemory = 0;      // 0: no cap, anything fits
+  uint64_t used = 0;           // used_memory less mem_not_counted_for_evict, as the engine counts
+  uint64_t maxmemory = 0;      // 0: no cap, or an allkeys-* policy (it evicts): anything fits
   uint64_t bytes_per_key = 0;  // used_memory_dataset / DBSIZE: what an average key costs it
 };
 
@@ -41,9 +41,9 @@ std::optional<std::string> WhyMovesDoNotFit(const std::vector<PrimaryMemory>& me
                                             const std::vector<SlotMove>& moves,
                                             const std::vector<uint64_t>& keys_moved);
 
-// Asks each primary in `nodes` (owner order) for its memory and each move's source for the keys
-// of the moved slots, then WhyMovesDoNotFit. The error is "usage: <why>" (the request does not
-// fit the deployment), or the node that could not be asked.
+// Asks the sources and targets of `moves` (`nodes` and `owners` in owner order) for their memory
+// and each source for the keys of its moved slots, then WhyMovesDoNotFit. The error is "usage:
+// <why>" (the request does not fit the deployment), or the node that could not be asked.
 common::Status CheckRoomForMoves(const Access& access, const std::vector<SlotOwner>& owners,
                                  const std::vector<MoveNode>& nodes,
                                  const std::vector<SlotMove>& moves);

@@ -38,19 +38,29 @@ Result<json> SupervisedShard(const DeploymentDir& dir, int index) {
   return json::object();
 }
 
-// Waits until the supervisor reports shard `index` running as a new process that answers.
-Result<pid_t> WaitForNewProcess(const DeploymentDir& dir, int index, const json& old_pid) {
+int64_t UnixMsNow() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Waits until the supervisor reports shard `index` running as a new process that answers. Sets
+// `crash_looped` when, instead, the shard is in a crash loop of exits since `asked_unix_ms` (the
+// restart reset its count, so these are the new process's: an engine that exits at start), which
+// is not waited out.
+Result<pid_t> WaitForNewProcess(const DeploymentDir& dir, int index, const json& old_pid,
+                                int64_t asked_unix_ms, bool* crash_looped = nullptr) {
   auto deadline = Clock::now() + kShardBackTimeout;
   while (Clock::now() < deadline) {
     auto shard = SupervisedShard(dir, index);
     if (!shard.ok()) return shard.error();
-    if (shard->contains("pid") && (*shard)["pid"].is_number() && (*shard)["pid"] != old_pid &&
-        shard->value("state", "") == "ok") {
+    const bool running = shard->contains("pid") && (*shard)["pid"].is_number();
+    if (running && (*shard)["pid"] != old_pid && shard->value("state", "") == "ok") {
       return (*shard)["pid"].get<pid_t>();
     }
-    // The restart reset the shard's crash count: a loop now is this start's (an engine that
-    // exits at once), not to be waited out.
-    if (shard->value("state", "") == "crashloop") {
+    if (!running && shard->value("state", "") == "crashloop" &&
+        shard->value("last_exit_unix_ms", int64_t{0}) >= asked_unix_ms) {
+      if (crash_looped != nullptr) *crash_looped = true;
       const json& last_exit = (*shard)["last_exit"];
       return Error("shard " + std::to_string(index) + " exits at start (" +
                    (last_exit.is_string() ? last_exit.get<std::string>() : "see its log") +
@@ -110,31 +120,21 @@ Result<std::string> ChooseDataPath(const Access& access, const DeploymentDir& di
   return std::string(deployment.durability.persistence == Persistence::kAof ? "aof" : "saved");
 }
 
-// A shard that did not come back on the engine it was switched to is started again on the one it
-// ran (its keys are where the restart kept them: a replica that took over, its AOF, or the
-// snapshot taken for it). The error says which engine it runs now.
-Error RollBackEngine(const Access& access, const DeploymentDir& dir, const Deployment& deployment,
-                     int index, const RestartOptions& options, const Error& failure) {
-  const std::string tried = options.engine->Name() + " " + options.engine->version;
-  const std::string kept = deployment.engine.Name() + " " + deployment.engine.version;
+std::string EngineName(const Engine& engine) {
+  return engine.Name() + " " + engine.version + " (" + engine.path.string() + ")";
+}
+
+// A shard that crash-loops on the engine it was just switched to is started again on the one it
+// ran. Its keys are where the restart kept them (a replica that took over, its AOF, or the
+// snapshot taken for it): the caller checks them as after any restart.
+Result<pid_t> StartOnTheEngineItRan(const DeploymentDir& dir, const Deployment& deployment,
+                                    int index) {
   RestartOptions back{.engine = deployment.engine};
+  const int64_t asked = UnixMsNow();
   auto reply = AskForRestart(dir, SupervisorRestartRequest(index, back, false));
-  if (reply.ok() && reply->value("refused", false)) {
-    reply = Error(reply->value("error", "restart refused"));
-  }
-  auto pid = reply.ok() ? WaitForNewProcess(dir, index, (*reply)["old_pid"])
-                        : Result<pid_t>(reply.error());
-  common::Status back_in = pid.ok() ? common::Ok() : common::Status(pid.error());
-  if (back_in.ok()) {
-    back_in = WaitUntilHealthy(access, RunningNodesOf(deployment.plan),
-                               Clock::now() + kShardBackTimeout, [] { return common::Ok(); });
-  }
-  if (!back_in.ok()) {
-    return Error(failure.message() + "; starting it again on " + kept +
-                 " failed too: " + back_in.error().message());
-  }
-  return Error("shard " + std::to_string(index) + " did not start on " + tried + " (" +
-               failure.message() + "): it runs " + kept + " again, with its keys");
+  if (!reply.ok()) return reply.error();
+  if (reply->value("refused", false)) return Error(reply->value("error", "restart refused"));
+  return WaitForNewProcess(dir, index, (*reply)["old_pid"], asked);
 }
 
 }  // namespace
@@ -152,6 +152,7 @@ Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir
   const int port = planned->port;
   const bool aof = deployment.durability.persistence == Persistence::kAof;
   ShardRestart result{.shard = index};
+  const int64_t asked_unix_ms = UnixMsNow();
   auto path = ChooseDataPath(access, dir, deployment, index, port, options, result);
   if (!path.ok()) return path.error();
   result.data = *path;
@@ -195,10 +196,23 @@ Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir
   } else if (result.data == "placed") {
     kept = " (it loads " + snapshot.string() + ", the backup's file, when it starts)";
   }
-  auto new_pid = WaitForNewProcess(dir, index, old_pid);
-  const bool switched = options.engine && options.engine->path != deployment.engine.path;
-  if (!new_pid.ok() && switched)
-    return RollBackEngine(access, dir, deployment, index, options, new_pid.error());
+  bool crash_looped = false;
+  auto new_pid = WaitForNewProcess(dir, index, old_pid, asked_unix_ms, &crash_looped);
+  // Only while no other shard runs the new engine: the supervisor records one engine for all.
+  std::optional<std::string> rolled_back;
+  if (!new_pid.ok() && crash_looped && options.roll_back_engine && options.engine &&
+      options.engine->path != deployment.engine.path) {
+    auto again = StartOnTheEngineItRan(dir, deployment, index);
+    if (!again.ok()) {
+      return Error(new_pid.error().message() + "; starting it again on " +
+                   EngineName(deployment.engine) + " failed too: " + again.error().message() +
+                   kept);
+    }
+    rolled_back = "shard " + std::to_string(index) + " did not start on " +
+                  EngineName(*options.engine) + ": " + new_pid.error().message() + "; it runs " +
+                  EngineName(deployment.engine) + " again";
+    new_pid = again;
+  }
   if (!new_pid.ok()) return Error(new_pid.error().message() + kept);
   auto serving = WaitUntilServing(access, host, port);
   if (!serving.ok()) {
@@ -221,6 +235,13 @@ Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir
   auto healthy = WaitUntilHealthy(access, RunningNodesOf(deployment.plan),
                                   Clock::now() + kShardBackTimeout, [] { return common::Ok(); });
   if (!healthy.ok()) return healthy.error().Context("the cluster did not become healthy");
+  if (rolled_back) {
+    if (result.keys_before && result.keys_after) {
+      *rolled_back += ", with " + std::to_string(*result.keys_after) + " keys (it had " +
+                      std::to_string(*result.keys_before) + ")";
+    }
+    return Error(*rolled_back + "; no later shard was touched");
+  }
   result.old_pid = old_pid.is_number() ? std::optional<pid_t>(old_pid.get<pid_t>()) : std::nullopt;
   result.new_pid = *new_pid;
   result.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
@@ -299,7 +320,9 @@ Outcome<RestartReport> Restart(const RestartRequest& request) {
     const int index = planned.index;
     if (request.shard && index != *request.shard) continue;
     if (interrupted()) return Interrupted(report, index, "");
-    auto restart = RestartShard(target->access, target->dir, *target->deployment, index, options);
+    RestartOptions for_shard = options;
+    for_shard.roll_back_engine = report.restarted.empty();
+    auto restart = RestartShard(target->access, target->dir, *target->deployment, index, for_shard);
     const std::string where = "shard " + std::to_string(index);
     if (!restart.ok() && interrupted()) {
       return Interrupted(report, std::nullopt, where + ": " + restart.error().message());

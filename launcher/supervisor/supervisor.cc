@@ -141,7 +141,17 @@ bool Supervisor::HandOverPrimary(const ShardSlot& slot, FailoverMode mode) {
   auto view = AskPeersAbout(slot);
   if (!view || !view->me.IsPrimary() || !view->me.HasSlots()) return false;
   const auto replicas = ReplicaEndpoints(view->nodes, view->me.id, deployment_.plan.bind);
+  // With an AOF the dead primary's files hold every acknowledged write: only a replica that has
+  // finished a sync with it may take its place (failover.h). Without one, a restarted primary
+  // comes back empty or with its last snapshot, so any replica's copy is worth as much.
+  const bool files_hold_everything = deployment_.durability.persistence == Persistence::kAof;
   for (const auto& replica : replicas) {
+    if (mode == FailoverMode::kTakeover && files_hold_everything) {
+      if (auto why = WhyNotPromotableAt(replica)) {
+        log_->warn("the replica at {} is not promoted: {}", replica.ToString(), *why);
+        continue;
+      }
+    }
     auto timeout = std::chrono::seconds(mode == FailoverMode::kTakeover ? 2 : 5);
     auto promoted = PromoteReplica(*access_.Current(), replica.host, replica.port, mode, timeout);
     if (promoted.ok()) {
@@ -153,8 +163,8 @@ bool Supervisor::HandOverPrimary(const ShardSlot& slot, FailoverMode mode) {
   }
   if (!replicas.empty() && mode == FailoverMode::kTakeover) {
     log_->warn(
-        "shard {}: no replica took its slots; it keeps them and comes back with the data "
-        "of its own files",
+        "shard {}: no replica took its slots; it keeps them and restarts with what its own "
+        "files hold",
         slot.index);
   }
   return false;
@@ -170,13 +180,16 @@ void Supervisor::KillIfFailedWhileSilent(ShardSlot& slot, SteadyClock::time_poin
   slot.next_fail_check = now + kHealthInterval;
   auto view = AskPeersAbout(slot);
   if (!view || !view->me.HasFlag("fail")) return;
-  if (!Replaceable(*view)) {
-    // No replica takes its slots: resumed, it keeps them and loses nothing; killed now, it would
-    // come back with its last snapshot or empty. Only its hang grace (--hang-grace) ends it.
+  const bool owns_slots = view->me.IsPrimary() && view->me.HasSlots();
+  if (!Replaceable(*view) || (owns_slots && !HasPromotableReplica(*view))) {
+    // No replica takes its slots (none, or none that has finished a sync with it): resumed, it
+    // keeps them and loses nothing; killed now, it would come back with its last snapshot or
+    // empty. Only its hang grace (--hang-grace) ends it.
     if (!slot.unreplaceable_said) {
       log_->warn(
           "shard {} (pid {}) is silent and the cluster marked it failed, but no replica can take "
-          "its slots: left running, since killing it would lose its keys",
+          "its slots (none, or none that has finished a sync with it): left running, since "
+          "killing it would lose its keys",
           slot.index, slot.watcher.process().pid);
     }
     slot.unreplaceable_said = true;
@@ -196,6 +209,22 @@ bool Supervisor::Replaceable(const PeerView& view) {
   if (!view.me.IsPrimary() || !view.me.HasSlots()) return true;  // nothing of its own to lose
   return std::any_of(view.nodes.begin(), view.nodes.end(), [&](const common::NodeLine& node) {
     return node.master_id == view.me.id && !node.Failing();
+  });
+}
+
+std::optional<std::string> Supervisor::WhyNotPromotableAt(const common::Endpoint& replica) const {
+  auto connection = RedisConnection::Connect(*access_.Current(), replica.host, replica.port,
+                                             std::chrono::milliseconds(300));
+  auto info = connection.ok() ? connection->Run({"INFO", "replication"})
+                              : Result<std::string>(connection.error());
+  if (!info.ok()) return "it did not answer INFO replication: " + info.error().message();
+  return WhyNotPromotable(*info);
+}
+
+bool Supervisor::HasPromotableReplica(const PeerView& view) const {
+  const auto replicas = ReplicaEndpoints(view.nodes, view.me.id, deployment_.plan.bind);
+  return std::any_of(replicas.begin(), replicas.end(), [&](const common::Endpoint& replica) {
+    return !WhyNotPromotableAt(replica).has_value();
   });
 }
 

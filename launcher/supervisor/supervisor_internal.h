@@ -78,6 +78,11 @@ class Supervisor {
   // Pure: whether a replica can take over what the shard in `view` serves (a replica, or a
   // primary without slots, has nothing of its own to lose).
   static bool Replaceable(const PeerView& view);
+  // Why the replica at `replica` may not take its primary's place (WhyNotPromotable, or that it
+  // did not answer INFO), or nullopt when it may.
+  std::optional<std::string> WhyNotPromotableAt(const common::Endpoint& replica) const;
+  // Whether one of the replicas of the primary in `view` may take its place.
+  bool HasPromotableReplica(const PeerView& view) const;
 
   // True (and the slot set to "disk-full", said once in the log) when the shard's data directory
   // has no room: it is then restarted by RetryDiskFull once space is freed, not by its backoff.

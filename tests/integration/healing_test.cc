@@ -181,6 +181,60 @@ TEST_F(HealingTest, AStoppedPrimaryNoReplicaCanReplaceIsNotKilledWhenMarkedFaile
   EXPECT_EQ(KeysOnPrimaries(), before) << "keys were lost";
 }
 
+// The same with a replica that cannot replace it: restarted, it is still waiting for its first
+// full sync (held back by repl-diskless-sync-delay on the primary), so it holds none of the keys.
+TEST_F(HealingTest, AStoppedPrimaryWhoseReplicaHasNotSyncedIsNotKilledWhenMarkedFailed) {
+  UpHealthy(3, {"--replicas", "1", "--health-timeout", "1s", "--hang-grace", "60s",
+                "--cluster-node-timeout", "1s"});
+  ASSERT_FALSE(HasFailure());
+  WriteKeys(300);
+  const auto before = KeysOnPrimaries();
+  const int replica_port = Status()["shards"][3]["port"].get<int>();  // shard 3 replicates 0
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"repl-diskless-sync", "yes"}, {"repl-diskless-sync-delay", "60"}}) {
+    auto set = QueryRedis(base_port(), {"CONFIG", "SET", name, value});
+    ASSERT_TRUE(set && set->text == "OK") << name;
+  }
+  // Without the snapshot its last full sync left, the restarted replica cannot resync partially.
+  std::filesystem::remove(deployment_dir() / "shards" / "3" / "dump.rdb");
+  const pid_t replica = PidOf(3);
+  ASSERT_EQ(kill(replica, SIGKILL), 0);
+  auto replication = [&](const std::string& field) {
+    auto info = QueryRedis(replica_port, {"INFO", "replication"});
+    const std::string text = info ? info->text : "";
+    const size_t at = text.find(field + ":");
+    if (at == std::string::npos) return std::string();
+    const size_t from = at + field.size() + 1;
+    return text.substr(from, text.find('\r', from) - from);
+  };
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return PidOf(3) != replica && replication("master_port") == std::to_string(base_port()) &&
+               replication("master_link_down_since_seconds") == "-1";
+      },
+      20s))
+      << replication("master_port") << " " << replication("master_link_down_since_seconds");
+
+  pid_t stopped = PidOf(0);
+  ASSERT_EQ(kill(stopped, SIGSTOP), 0);
+  const bool marked = WaitUntil(
+      [&] {
+        auto nodes = QueryRedis(base_port() + 1, {"CLUSTER", "NODES"});
+        return nodes && nodes->text.find("master,fail ") != std::string::npos;
+      },
+      10s, 50ms);
+  std::this_thread::sleep_for(4s);  // the fail check runs every health tick once silent
+  const bool alive = IsAlive(stopped);
+  kill(stopped, SIGCONT);
+  ASSERT_TRUE(marked) << "no peer marked the stopped primary failed";
+  EXPECT_TRUE(alive) << "the supervisor killed a primary whose replica holds none of its keys";
+  EXPECT_TRUE(WaitUntil([&] { return EveryNodeOk(6); }, 20s));
+  EXPECT_EQ(PidOf(0), stopped);
+  EXPECT_EQ(KeysOnPrimaries(), before) << "keys were lost";
+  const std::string log = ReadFileText(deployment_dir() / "supervisor.log");
+  EXPECT_NE(log.find("none that has finished a sync with it"), std::string::npos) << log;
+}
+
 TEST_F(HealingTest, SupervisorCrashLeavesShardsServingAndUpAdoptsThem) {
   json before = UpHealthy(3);
   ASSERT_FALSE(HasFailure());

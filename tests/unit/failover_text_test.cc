@@ -340,8 +340,8 @@ TEST(ReplicaPortsTest, AReplicaOnAnotherHostKeepsItsHostOneWithoutAHostGetsTheLo
             (std::vector<common::Endpoint>{{"10.0.0.2", 7000}, {"10.0.0.1", 7003}}));
 }
 
-// INFO replication of a replica as the engines print it (captured from redis-server 7.0 and
-// valkey-server 9.1 in each state), with the fields that differ between the states passed in.
+// INFO replication of a replica, laid out as redis-server 7.0 and valkey-server 9.1 print it,
+// with the fields that tell the states apart (as measured on both) passed in.
 std::string ReplicaInfo(const std::string& link, const std::string& sync_in_progress,
                         const std::string& down_since) {
   std::string info = "# Replication\r\nrole:slave\r\nmaster_host:127.0.0.1\r\n";
