@@ -34,6 +34,28 @@ class HealingTest : public ShardctlTest {
 
   json Shard(int index) { return Status()["shards"][index]; }
 
+  // SIGSTOPs shard 0 (a primary) until a peer marks it failed and the supervisor's fail check
+  // has had its ticks, then SIGCONTs it: it must have been left alive and resume with `before`.
+  void ExpectAStoppedPrimaryKeptAlive(int nodes, const std::map<int, long long>& before,
+                                      const std::string& which) {
+    const pid_t stopped = PidOf(0);
+    ASSERT_EQ(kill(stopped, SIGSTOP), 0);
+    const bool marked = WaitUntil(
+        [&] {
+          auto listing = QueryRedis(base_port() + 1, {"CLUSTER", "NODES"});
+          return listing && listing->text.find("master,fail ") != std::string::npos;
+        },
+        10s, 50ms);
+    std::this_thread::sleep_for(4s);  // the fail check runs every health tick once silent
+    const bool alive = IsAlive(stopped);
+    kill(stopped, SIGCONT);
+    ASSERT_TRUE(marked) << "no peer marked the stopped primary failed";
+    EXPECT_TRUE(alive) << "the supervisor killed a primary " << which;
+    EXPECT_TRUE(WaitUntil([&] { return EveryNodeOk(nodes); }, 20s));
+    EXPECT_EQ(PidOf(0), stopped);
+    EXPECT_EQ(KeysOnPrimaries(), before) << "keys were lost";
+  }
+
   pid_t PidOf(int index) {
     json pid = Shard(index)["pid"];
     return pid.is_number_integer() ? pid.get<pid_t>() : 0;
@@ -163,22 +185,7 @@ TEST_F(HealingTest, AStoppedPrimaryNoReplicaCanReplaceIsNotKilledWhenMarkedFaile
   ASSERT_FALSE(HasFailure());
   WriteKeys(300);
   const auto before = KeysOnPrimaries();
-  pid_t stopped = PidOf(0);
-  ASSERT_EQ(kill(stopped, SIGSTOP), 0);
-  const bool marked = WaitUntil(
-      [&] {
-        auto nodes = QueryRedis(base_port() + 1, {"CLUSTER", "NODES"});
-        return nodes && nodes->text.find("master,fail ") != std::string::npos;
-      },
-      10s, 50ms);
-  std::this_thread::sleep_for(4s);  // the fail check runs every health tick once silent
-  const bool alive = IsAlive(stopped);
-  kill(stopped, SIGCONT);
-  ASSERT_TRUE(marked) << "no peer marked the stopped primary failed";
-  EXPECT_TRUE(alive) << "the supervisor killed a primary no replica could replace";
-  EXPECT_TRUE(WaitUntil([&] { return EveryNodeOk(3); }, 20s));
-  EXPECT_EQ(PidOf(0), stopped);
-  EXPECT_EQ(KeysOnPrimaries(), before) << "keys were lost";
+  ExpectAStoppedPrimaryKeptAlive(3, before, "no replica could replace");
 }
 
 // The same with a replica that cannot replace it: restarted, it is still waiting for its first
@@ -215,22 +222,7 @@ TEST_F(HealingTest, AStoppedPrimaryWhoseReplicaHasNotSyncedIsNotKilledWhenMarked
       20s))
       << replication("master_port") << " " << replication("master_link_down_since_seconds");
 
-  pid_t stopped = PidOf(0);
-  ASSERT_EQ(kill(stopped, SIGSTOP), 0);
-  const bool marked = WaitUntil(
-      [&] {
-        auto nodes = QueryRedis(base_port() + 1, {"CLUSTER", "NODES"});
-        return nodes && nodes->text.find("master,fail ") != std::string::npos;
-      },
-      10s, 50ms);
-  std::this_thread::sleep_for(4s);  // the fail check runs every health tick once silent
-  const bool alive = IsAlive(stopped);
-  kill(stopped, SIGCONT);
-  ASSERT_TRUE(marked) << "no peer marked the stopped primary failed";
-  EXPECT_TRUE(alive) << "the supervisor killed a primary whose replica holds none of its keys";
-  EXPECT_TRUE(WaitUntil([&] { return EveryNodeOk(6); }, 20s));
-  EXPECT_EQ(PidOf(0), stopped);
-  EXPECT_EQ(KeysOnPrimaries(), before) << "keys were lost";
+  ExpectAStoppedPrimaryKeptAlive(6, before, "whose replica holds none of its keys");
   const std::string log = ReadFileText(deployment_dir() / "supervisor.log");
   EXPECT_NE(log.find("none that has finished a sync with it"), std::string::npos) << log;
 }
