@@ -44,12 +44,14 @@ int64_t UnixMsNow() {
       .count();
 }
 
-// Waits until the supervisor reports shard `index` running as a new process that answers. Sets
-// `crash_looped` when, instead, the shard is in a crash loop of exits since `asked_unix_ms` (the
-// restart reset its count, so these are the new process's: an engine that exits at start), which
-// is not waited out.
+// Waits until the supervisor reports shard `index` running as a new process that answers (any
+// reply counts, -LOADING too: a shard reading a large AOF is not waited out here). Sets
+// `never_answered` when it fails: the shard is in a crash loop of exits since `asked_unix_ms`
+// (the restart reset its count, so these are the new process's: an engine that exits at start;
+// not waited out), or no process of it answered anything within kShardBackTimeout (one that
+// hangs at start).
 Result<pid_t> WaitForNewProcess(const DeploymentDir& dir, int index, const json& old_pid,
-                                int64_t asked_unix_ms, bool* crash_looped = nullptr) {
+                                int64_t asked_unix_ms, bool* never_answered = nullptr) {
   auto deadline = Clock::now() + kShardBackTimeout;
   while (Clock::now() < deadline) {
     auto shard = SupervisedShard(dir, index);
@@ -60,7 +62,7 @@ Result<pid_t> WaitForNewProcess(const DeploymentDir& dir, int index, const json&
     }
     if (!running && shard->value("state", "") == "crashloop" &&
         shard->value("last_exit_unix_ms", int64_t{0}) >= asked_unix_ms) {
-      if (crash_looped != nullptr) *crash_looped = true;
+      if (never_answered != nullptr) *never_answered = true;
       const json& last_exit = (*shard)["last_exit"];
       return Error("shard " + std::to_string(index) + " exits at start (" +
                    (last_exit.is_string() ? last_exit.get<std::string>() : "see its log") +
@@ -68,8 +70,9 @@ Result<pid_t> WaitForNewProcess(const DeploymentDir& dir, int index, const json&
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  return Error("shard " + std::to_string(index) + " did not come back within " +
-               std::to_string(kShardBackTimeout.count()) + " s (see shardctl logs " +
+  if (never_answered != nullptr) *never_answered = true;
+  return Error("shard " + std::to_string(index) + " did not answer within " +
+               std::to_string(kShardBackTimeout.count()) + " s of its restart (see shardctl logs " +
                std::to_string(index) + ")");
 }
 
@@ -124,8 +127,8 @@ std::string EngineName(const Engine& engine) {
   return engine.Name() + " " + engine.version + " (" + engine.path.string() + ")";
 }
 
-// A shard that crash-loops on the engine it was just switched to is started again on the one it
-// ran. Its keys are where the restart kept them (a replica that took over, its AOF, or the
+// A shard that crash-loops or hangs on the engine it was just switched to is started again on the
+// one it ran. Its keys are where the restart kept them (a replica that took over, its AOF, or the
 // snapshot taken for it): the caller checks them as after any restart.
 Result<pid_t> StartOnTheEngineItRan(const DeploymentDir& dir, const Deployment& deployment,
                                     int index) {
@@ -196,11 +199,11 @@ Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir
   } else if (result.data == "placed") {
     kept = " (it loads " + snapshot.string() + ", the backup's file, when it starts)";
   }
-  bool crash_looped = false;
-  auto new_pid = WaitForNewProcess(dir, index, old_pid, asked_unix_ms, &crash_looped);
+  bool never_answered = false;
+  auto new_pid = WaitForNewProcess(dir, index, old_pid, asked_unix_ms, &never_answered);
   // Only while no other shard runs the new engine: the supervisor records one engine for all.
   std::optional<std::string> rolled_back;
-  if (!new_pid.ok() && crash_looped && options.roll_back_engine && options.engine &&
+  if (!new_pid.ok() && never_answered && options.roll_back_engine && options.engine &&
       options.engine->path != deployment.engine.path) {
     auto again = StartOnTheEngineItRan(dir, deployment, index);
     if (!again.ok()) {

@@ -59,7 +59,7 @@ struct RestartOptions {
   // Set by a signal handler (Ctrl-C): a shard not stopped yet is left running, its writes
   // resumed; one already stopped is seen through.
   const std::atomic<bool>* interrupted = nullptr;
-  // A shard that crash-loops on `engine` is started again on the deployment's recorded engine
+  // A shard that crash-loops or hangs on `engine` is started again on the deployment's engine
   // (the first shard a command switches: no other shard runs `engine` yet).
   bool roll_back_engine = false;
 };
