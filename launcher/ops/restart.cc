@@ -60,8 +60,9 @@ Result<pid_t> WaitForNewProcess(const DeploymentDir& dir, int index, const json&
     if (running && (*shard)["pid"] != old_pid && shard->value("state", "") == "ok") {
       return (*shard)["pid"].get<pid_t>();
     }
-    if (!running && shard->value("state", "") == "crashloop" &&
-        shard->value("last_exit_unix_ms", int64_t{0}) >= asked_unix_ms) {
+    const json& exited_at = (*shard)["last_exit_unix_ms"];
+    if (!running && shard->value("state", "") == "crashloop" && exited_at.is_number() &&
+        exited_at.get<int64_t>() >= asked_unix_ms) {
       if (never_answered != nullptr) *never_answered = true;
       const json& last_exit = (*shard)["last_exit"];
       return Error("shard " + std::to_string(index) + " exits at start (" +
