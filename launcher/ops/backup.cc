@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/slots.h"
+#include "common/wall_clock.h"
 #include "launcher/cluster/rdb_snapshot.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/ops/backup_cut.h"
@@ -316,9 +317,7 @@ class BackupPass {
     manifest.deployment = request_.spec.name;
     manifest.engine = deployment_.engine.Name();
     manifest.engine_version = deployment_.engine.version;
-    manifest.created_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count();
+    manifest.created_unix_ms = common::UnixMsNow();
     manifest.write_pause_ms = cut.pause.count();
     manifest.moving_slots = SlotListText(cut.moving);
     for (size_t k = 0; k < primaries_.size(); ++k) {

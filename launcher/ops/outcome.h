@@ -4,6 +4,7 @@
 //   cli/<command>.cc ──request──▶ ops::<Command>() ──Outcome<Report>──▶ print, exit code
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -45,10 +46,17 @@ class Failure {
 // An error from below whose message starts with "usage: " (the slot mover refusing --migration
 // atomic, a plan that cannot grow) is the user's fault, without that marker; any other is the
 // environment's.
-inline Failure Classify(const common::Error& error) {
-  constexpr std::string_view kMarker = "usage: ";
+inline constexpr std::string_view kUsageMarker = "usage: ";
+
+// The message of such an error without its marker, or nullopt for the environment's.
+inline std::optional<std::string> UsageRefusal(const common::Error& error) {
   const std::string& message = error.message();
-  if (message.starts_with(kMarker)) return Failure::Usage(message.substr(kMarker.size()));
+  if (!message.starts_with(kUsageMarker)) return std::nullopt;
+  return message.substr(kUsageMarker.size());
+}
+
+inline Failure Classify(const common::Error& error) {
+  if (auto refusal = UsageRefusal(error)) return Failure::Usage(*refusal);
   return error;
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/wall_clock.h"
 #include "launcher/cluster/formation.h"
 #include "launcher/engine/engine.h"
 #include "launcher/ops/reload_tls.h"
@@ -36,12 +37,6 @@ Result<json> SupervisedShard(const DeploymentDir& dir, int index) {
     if (listed.value("index", -1) == index) return listed;
   }
   return json::object();
-}
-
-int64_t UnixMsNow() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 // Waits until the supervisor reports shard `index` running as a new process that answers (any
@@ -134,7 +129,7 @@ std::string EngineName(const Engine& engine) {
 Result<pid_t> StartOnTheEngineItRan(const DeploymentDir& dir, const Deployment& deployment,
                                     int index) {
   RestartOptions back{.engine = deployment.engine};
-  const int64_t asked = UnixMsNow();
+  const int64_t asked = common::UnixMsNow();
   auto reply = AskForRestart(dir, SupervisorRestartRequest(index, back, false));
   if (!reply.ok()) return reply.error();
   if (reply->value("refused", false)) return Error(reply->value("error", "restart refused"));
@@ -156,7 +151,7 @@ Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir
   const int port = planned->port;
   const bool aof = deployment.durability.persistence == Persistence::kAof;
   ShardRestart result{.shard = index};
-  const int64_t asked_unix_ms = UnixMsNow();
+  const int64_t asked_unix_ms = common::UnixMsNow();
   auto path = ChooseDataPath(access, dir, deployment, index, port, options, result);
   if (!path.ok()) return path.error();
   result.data = *path;

@@ -104,10 +104,9 @@ void WaitForClientsToLeave(std::vector<RedisConnection>& emptied) {
 // A failed slot move, in the scale's words; a refusal of the request ("usage: ", exit 2: the
 // moves do not fit the shards' memory) keeps its marker in front.
 common::Error MoveSlotsFailed(const common::Error& error) {
-  constexpr std::string_view kUsage = "usage: ";
-  const std::string& message = error.message();
-  if (!message.starts_with(kUsage)) return error.Context("move slots");
-  return common::Error(std::string(kUsage) + "move slots: " + message.substr(kUsage.size()));
+  auto refusal = UsageRefusal(error);
+  if (!refusal) return error.Context("move slots");
+  return common::Error(std::string(kUsageMarker) + "move slots: " + *refusal);
 }
 
 // The slot moves of a scale: a rebalance to `threshold`, draining `drain`.

@@ -166,13 +166,11 @@ common::Status TakeShareOfSlots(const Access& access, const Plan& plan, const Up
   if (!share.ok()) {
     // A refusal of the moves themselves (they would not fit the shards' memory) is not continued
     // by a rebalance, which would refuse them the same way.
-    constexpr std::string_view kUsage = "usage: ";
-    const std::string& why = share.error().message();
-    if (why.starts_with(kUsage)) {
+    if (auto refusal = UsageRefusal(share.error())) {
       return common::Error("join: the shards run and are part of the cluster, but took no slots: " +
-                           why.substr(kUsage.size()));
+                           *refusal);
     }
-    return common::Error("join: taking this host's share of the slots: " + why +
+    return common::Error("join: taking this host's share of the slots: " + share.error().message() +
                          " (the shards run and are part of the cluster; shardctl rebalance" +
                          StateDirHint(request.spec) + " continues the moves)");
   }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "common/wall_clock.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
 
@@ -13,12 +14,6 @@ namespace shardctl::launcher {
 namespace {
 
 using nlohmann::json;
-
-int64_t UnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 json ProgressJson(const LiveImportProgress& progress) {
   return {{"source", progress.source},
@@ -75,7 +70,7 @@ std::optional<LiveImportProgress> ReadLiveImport(const DeploymentDir& dir) {
     progress->phase = "stopped";
     return progress;
   }
-  const int64_t age_ms = UnixMs() - progress->updated_unix_ms;
+  const int64_t age_ms = common::UnixMsNow() - progress->updated_unix_ms;
   if (!running && age_ms >= 60000) return std::nullopt;
   if (running && progress->phase == "following" && age_ms > kStalledAfterMs) {
     // The importer writes this every second while it follows; silent this long, it is stuck on a
@@ -89,7 +84,7 @@ std::optional<LiveImportProgress> ReadLiveImport(const DeploymentDir& dir) {
 }
 
 common::Status WriteLiveImport(const DeploymentDir& dir, LiveImportProgress& progress) {
-  progress.updated_unix_ms = UnixMs();
+  progress.updated_unix_ms = common::UnixMsNow();
   return WriteFileAtomically(LiveImportDir(dir) / "progress.json",
                              ProgressJson(progress).dump() + "\n");
 }

@@ -6,15 +6,10 @@
 #include <unistd.h>
 
 #include "common/uv/handle.h"
+#include "common/wall_clock.h"
 
 namespace shardctl::launcher {
 namespace {
-
-int64_t UnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Reaps our exited child and says how it ended.
 std::string ReapChild(pid_t pid) {
@@ -110,7 +105,7 @@ void ProcessWatcher::Ended(std::string how) {
   }
   process_ = {};
   last_exit_ = how;
-  last_exit_unix_ms_ = UnixMs();
+  last_exit_unix_ms_ = common::UnixMsNow();
   on_exit_(Exit{std::move(how), uptime});
 }
 
