@@ -186,12 +186,13 @@ primary now and as predicted after the moves. Redis 7.0 has no per-slot counters
 Moves between disjoint pairs of primaries run in parallel; each one pipelines many keys per MIGRATE
 and several MIGRATEs at once. A progress line shows slots, keys, MB/s and ETA on a terminal; with
 --json every second brings a {"event":"progress"} line and the last line is {"event":"done"}.
-Ctrl-C stops after the slots in hand, leaving none half-moved; a crash can leave some open:
-`status` lists them (and exits 1), and the next rebalance, move-slots, scale or up finishes them
-first.
+Ctrl-C stops after the slots in hand, leaving none half-moved; a crash, or a target that runs out
+of memory during the move, can leave some open: `status` lists them (and exits 1), and the next
+rebalance, move-slots, scale or up finishes them first, if their keys fit in the target's maxmemory.
 
-Exit codes: 0 balanced (or moved), 1 a node failed, 2 bad flags or moves that would take a shard
-past 90% of its maxmemory (nothing moves), 130 stopped by Ctrl-C/SIGTERM.
+Exit codes: 0 balanced (or moved), 1 a node failed, 2 bad flags, moves that would take a shard
+past 90% of its maxmemory, or a slot left open whose keys do not fit in its target (nothing
+moves), 130 stopped by Ctrl-C/SIGTERM.
 )";
 
 constexpr const char* kScale =

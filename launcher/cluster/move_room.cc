@@ -1,5 +1,7 @@
 #include "launcher/cluster/move_room.h"
 
+#include <map>
+
 #include "common/size.h"
 #include "launcher/cluster/redis_client.h"
 
@@ -53,11 +55,54 @@ common::Result<uint64_t> KeysMoved(const Access& access, const MoveNode& source,
   return keys;
 }
 
+// "shard 0 would use about 9.1mb after the move (it uses 4.2mb and would receive 7992 keys, about
+// 4.8mb), over 90% of its maxmemory 8mb".
+std::string Describe(const std::vector<PrimaryMemory>& memory, const OutOfRoom& out,
+                     const std::string& after, const std::string& limit) {
+  const PrimaryMemory& primary = memory[out.primary];
+  return primary.name + " would use about " + common::FormatSize(out.projected) + " " + after +
+         " (it uses " + common::FormatSize(primary.used) + " and would receive " +
+         std::to_string(out.incoming_keys) + " keys, about " +
+         common::FormatSize(out.incoming_bytes) + "), " + limit + " " +
+         common::FormatSize(primary.maxmemory);
+}
+
+struct RoomFacts {
+  std::vector<PrimaryMemory> memory;
+  std::vector<uint64_t> keys_moved;
+};
+
+// Memory of the primaries `moves` touch (only those: one elsewhere that does not answer is no
+// reason to refuse these moves), and the keys each move carries.
+common::Result<RoomFacts> AskRoomFacts(const Access& access, const std::vector<SlotOwner>& owners,
+                                       const std::vector<MoveNode>& nodes,
+                                       const std::vector<SlotMove>& moves) {
+  RoomFacts facts;
+  facts.memory.resize(nodes.size());
+  std::vector<bool> asked(nodes.size(), false);
+  for (const auto& move : moves) {
+    for (const int i : {move.source, move.target}) {
+      const auto at = static_cast<size_t>(i);
+      if (asked[at]) continue;
+      auto answer = AskMemory(access, owners[at], nodes[at]);
+      if (!answer.ok()) return answer.error().Context("checking the room for the moves");
+      facts.memory[at] = *answer;
+      asked[at] = true;
+    }
+  }
+  for (const auto& move : moves) {
+    auto keys = KeysMoved(access, nodes[static_cast<size_t>(move.source)], move);
+    if (!keys.ok()) return keys.error().Context("checking the room for the moves");
+    facts.keys_moved.push_back(*keys);
+  }
+  return facts;
+}
+
 }  // namespace
 
-std::optional<std::string> WhyMovesDoNotFit(const std::vector<PrimaryMemory>& memory,
-                                            const std::vector<SlotMove>& moves,
-                                            const std::vector<uint64_t>& keys_moved) {
+std::optional<OutOfRoom> FirstOutOfRoom(const std::vector<PrimaryMemory>& memory,
+                                        const std::vector<SlotMove>& moves,
+                                        const std::vector<uint64_t>& keys_moved, double budget) {
   std::vector<uint64_t> incoming_keys(memory.size(), 0);
   std::vector<uint64_t> incoming_bytes(memory.size(), 0);
   for (size_t i = 0; i < moves.size(); ++i) {
@@ -70,43 +115,84 @@ std::optional<std::string> WhyMovesDoNotFit(const std::vector<PrimaryMemory>& me
     const PrimaryMemory& primary = memory[i];
     if (primary.maxmemory == 0 || incoming_keys[i] == 0) continue;
     const uint64_t projected = primary.used + incoming_bytes[i];
-    if (projected <= primary.maxmemory * kMoveMemoryBudget) continue;
-    return primary.name + " would use about " + common::FormatSize(projected) +
-           " after the move (it uses " + common::FormatSize(primary.used) + " and would receive " +
-           std::to_string(incoming_keys[i]) + " keys, about " +
-           common::FormatSize(incoming_bytes[i]) + "), over 90% of its maxmemory " +
-           common::FormatSize(primary.maxmemory) +
-           ": nothing was moved (keep more shards, or move fewer slots onto it; shardctl top "
-           "shows each shard's memory)";
+    if (projected <= primary.maxmemory * budget) continue;
+    return OutOfRoom{.primary = i,
+                     .projected = projected,
+                     .incoming_keys = incoming_keys[i],
+                     .incoming_bytes = incoming_bytes[i]};
   }
   return std::nullopt;
+}
+
+std::optional<std::string> WhyMovesDoNotFit(const std::vector<PrimaryMemory>& memory,
+                                            const std::vector<SlotMove>& moves,
+                                            const std::vector<uint64_t>& keys_moved) {
+  auto out = FirstOutOfRoom(memory, moves, keys_moved, kMoveMemoryBudget);
+  if (!out) return std::nullopt;
+  return Describe(memory, *out, "after the move", "over 90% of its maxmemory") +
+         ": nothing was moved (keep more shards, or move fewer slots onto it; shardctl top "
+         "shows each shard's memory)";
+}
+
+std::optional<std::string> WhyOpenMovesCannotFinish(const std::vector<PrimaryMemory>& memory,
+                                                    const std::vector<SlotMove>& moves,
+                                                    const std::vector<uint64_t>& keys_moved) {
+  auto out = FirstOutOfRoom(memory, moves, keys_moved, kFinishMemoryBudget);
+  if (!out) return std::nullopt;
+  std::vector<common::SlotRange> slots;
+  std::string sources;
+  for (const auto& move : moves) {
+    if (static_cast<size_t>(move.target) != out->primary) continue;
+    for (const auto& range : move.ranges) {
+      for (int slot = range.first; slot <= range.last; ++slot) common::AppendSlot(slots, slot);
+    }
+    const std::string& source = memory[static_cast<size_t>(move.source)].name;
+    if (sources.find(source) == std::string::npos) {
+      sources += (sources.empty() ? "" : ", ") + source;
+    }
+  }
+  const std::string& target = memory[out->primary].name;
+  const bool one = slots.size() == 1 && slots.front().first == slots.front().last;
+  return "the move of " + std::string(one ? "slot " : "slots ") + common::FormatSlotRanges(slots) +
+         " from " + sources + " into " + target +
+         " was left half done (a move ran out of memory, or was stopped), and " +
+         Describe(memory, *out, "after finishing it", "more than its maxmemory") +
+         ": nothing was moved; free memory on " + target +
+         " (delete keys there, or raise its maxmemory) and run again (meanwhile every "
+         "key of those slots is served from the side that holds it)";
 }
 
 common::Status CheckRoomForMoves(const Access& access, const std::vector<SlotOwner>& owners,
                                  const std::vector<MoveNode>& nodes,
                                  const std::vector<SlotMove>& moves) {
   if (moves.empty()) return common::Ok();
-  // Only the primaries a move touches are asked: one elsewhere that does not answer is no
-  // reason to refuse these moves.
-  std::vector<PrimaryMemory> memory(nodes.size());
-  std::vector<bool> asked(nodes.size(), false);
-  for (const auto& move : moves) {
-    for (const int i : {move.source, move.target}) {
-      const auto at = static_cast<size_t>(i);
-      if (asked[at]) continue;
-      auto answer = AskMemory(access, owners[at], nodes[at]);
-      if (!answer.ok()) return answer.error().Context("checking the room for the moves");
-      memory[at] = *answer;
-      asked[at] = true;
-    }
+  auto facts = AskRoomFacts(access, owners, nodes, moves);
+  if (!facts.ok()) return facts.error();
+  if (auto why = WhyMovesDoNotFit(facts->memory, moves, facts->keys_moved)) {
+    return Error("usage: " + *why);
   }
-  std::vector<uint64_t> keys_moved;
-  for (const auto& move : moves) {
-    auto keys = KeysMoved(access, nodes[static_cast<size_t>(move.source)], move);
-    if (!keys.ok()) return keys.error().Context("checking the room for the moves");
-    keys_moved.push_back(*keys);
+  return common::Ok();
+}
+
+common::Status CheckRoomToFinish(const Access& access, const std::vector<SlotOwner>& owners,
+                                 const std::vector<MoveNode>& nodes,
+                                 const std::vector<OpenSlot>& open) {
+  std::map<std::string, int> index_of;
+  for (size_t i = 0; i < nodes.size(); ++i) index_of[nodes[i].id] = static_cast<int>(i);
+  std::vector<SlotMove> moves;
+  for (const auto& slot : open) {
+    auto source = index_of.find(slot.source.id);
+    auto target = index_of.find(slot.target.id);
+    if (source == index_of.end() || target == index_of.end()) continue;
+    moves.push_back(
+        {.source = source->second, .target = target->second, .ranges = {{slot.slot, slot.slot}}});
   }
-  if (auto why = WhyMovesDoNotFit(memory, moves, keys_moved)) return Error("usage: " + *why);
+  if (moves.empty()) return common::Ok();
+  auto facts = AskRoomFacts(access, owners, nodes, moves);
+  if (!facts.ok()) return facts.error();
+  if (auto why = WhyOpenMovesCannotFinish(facts->memory, moves, facts->keys_moved)) {
+    return Error("usage: " + *why);
+  }
   return common::Ok();
 }
 

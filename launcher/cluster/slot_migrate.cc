@@ -145,7 +145,18 @@ Result<uint64_t> SlotMigration::MigrateKeys(const std::vector<std::vector<std::s
       }
       const std::string& why = (*replies)[i].error().message();
       if (why.find("BUSYKEY") != std::string::npos || keys.size() == 1) {
-        return Error(source_.address() + ": MIGRATE to " + NodeName(task_.target) + ": " + why);
+        std::string advice;
+        // What to do differs from any other failure: running again fails the same way until
+        // the target has room (the next run says so before moving anything).
+        if (why.find("OOM") != std::string::npos) {
+          advice =
+              ": the target is out of memory, and the slot is left half-moved (every key "
+              "in it is still served, from the side that holds it); free memory on " +
+              NodeName(task_.target) + ", then run the command again to finish the move";
+        }
+        const bool stop = !advice.empty() && why.ends_with('.');  // no ".:" before the advice
+        return Error(source_.address() + ": MIGRATE to " + NodeName(task_.target) + ": " +
+                     (stop ? why.substr(0, why.size() - 1) : why) + advice);
       }
       std::vector<std::vector<std::string>> singles;
       for (const auto& key : keys) singles.push_back({key});

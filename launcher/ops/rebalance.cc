@@ -211,6 +211,12 @@ Result<std::vector<OpenSlot>> FinishInterruptedMoves(const Access& access, const
   if (!primaries.ok()) return primaries.error();
   auto open = FindOpenSlots(access, primaries->nodes, kQueryTimeout);
   if (!open.ok() || open->empty()) return open;
+  // Refused before any key moves: a finish that runs out of memory part way fails again the
+  // same way, and the dry run says the same (Reshard).
+  if (auto room = CheckRoomToFinish(access, primaries->owners, primaries->nodes, *open);
+      !room.ok()) {
+    return room.error();
+  }
   MoverOptions options{.access = access, .primaries = primaries->nodes};
   if (auto finished = FinishOpenSlots(*open, options); !finished.ok()) {
     return Error("finishing an interrupted slot move: " + finished.error().message());
@@ -245,6 +251,10 @@ Result<ReshardResult> Reshard(const Access& access, const Plan& plan,
   if (request.dry_run) {
     auto open = FindOpenSlots(access, primaries->nodes, kQueryTimeout);
     if (!open.ok()) return open.error();
+    if (auto room = CheckRoomToFinish(access, primaries->owners, primaries->nodes, *open);
+        !room.ok()) {
+      return room.error();
+    }
     result.open_slots = *open;
   }
   auto moves = PlanMoves(access, plan, *primaries, request, result);

@@ -391,7 +391,10 @@ Result<ScaleResult> ScaleLoaded(const Access& access, const DeploymentDir& dir,
       return finished.error();
     }
     auto finished = FinishInterruptedMoves(access, running);
-    if (!finished.ok()) return finished.error().Context("finish interrupted moves");
+    if (!finished.ok()) {
+      if (UsageRefusal(finished.error())) return finished.error();  // exit 2, as the dry run
+      return finished.error().Context("finish interrupted moves");
+    }
   }
   if (request.primaries > result.from_primaries) {
     auto next = ExtendPlan(topology, spec, running, request.primaries);

@@ -87,13 +87,15 @@ class ReshardTest : public ShardctlTest {
     return agreed;
   }
 
-  // Keys in `slot` (on shard 0), then the state a run killed mid-slot leaves: shard 1 IMPORTING,
-  // shard 0 MIGRATING, one of its 20 keys already moved.
-  void OpenSlot(int slot) {
+  // Keys in `slot` (on shard 0; each its own name as value, or `value_size` bytes), then the
+  // state a run killed mid-slot leaves: shard 1 IMPORTING, shard 0 MIGRATING, one of its 20 keys
+  // already moved.
+  void OpenSlot(int slot, size_t value_size = 0) {
     const std::string tag = std::string(common::TagForSlot(slot));
     for (int i = 0; i < 20; ++i) {
       const std::string key = "{" + tag + "}:" + std::to_string(i);
-      ASSERT_TRUE(QueryRedis(base_port(), {"SET", key, key}));
+      ASSERT_TRUE(QueryRedis(base_port(),
+                             {"SET", key, value_size == 0 ? key : std::string(value_size, 'k')}));
     }
     auto id0 = QueryRedis(base_port(), {"CLUSTER", "MYID"});
     auto id1 = QueryRedis(base_port() + 1, {"CLUSTER", "MYID"});
@@ -352,7 +354,9 @@ TEST_F(ReshardTest, TheNextScaleForgetsAShardAnInterruptedScaleStopped) {
   bool left_one = false;
   // The kill must land between the stop and the forget (a few hundred ms): tried up to 3 times.
   for (int attempt = 0; attempt < 3 && !left_one; ++attempt) {
-    if (attempt > 0) ASSERT_EQ(OnDeployment("scale", {"--shards", "4"}).exit_code, 0);
+    if (attempt > 0) {
+      ASSERT_EQ(OnDeployment("scale", {"--shards", "4"}).exit_code, 0);
+    }
     auto in = StartOnDeployment("scale", {"--shards", "3", "--json"}, "in");
     ASSERT_TRUE(WaitUntil(
         [&] {
@@ -448,6 +452,62 @@ TEST_F(ReshardTest, AScaleIntoTooLittleMemoryIsRefusedBeforeAnythingMoves) {
   auto fits = OnDeployment("scale", {"--shards", "2"}, 120s);
   ASSERT_EQ(fits.exit_code, 0) << fits.Describe();
   EXPECT_EQ(TotalKeys(2), 12000);
+}
+
+// A move that runs out of memory part way (clients filled its target meanwhile) leaves its slot
+// open. The next rebalance used to try to finish it into the full shard and fail the same way
+// (exit 1, OOM from MIGRATE, a few more keys moved), while its dry run said "would finish 1 slot
+// moves". Both now refuse before any key moves, exit 2, naming the shard to free; once it has
+// room the move finishes with every key.
+TEST_F(ReshardTest, AnOpenMoveIntoAFullShardIsRefusedUntilItHasRoom) {
+  ASSERT_EQ(Up(3, {"--shard-memory", "8mb"}).exit_code, 0);
+  // Shard 0 -> shard 1, 19 of its 20 keys of 100 KB (1.9 MB) still on shard 0.
+  OpenSlot(100, 100 * 1024);
+  // Shard 1 filled past 80% of its 8 MB by values in a slot it owns (shard 1 of 3: 5461-10922).
+  const std::string tag = std::string(common::TagForSlot(6000));
+  const std::string value(64 * 1024, 'v');
+  int fillers = 0;
+  auto used_share = [&] {
+    auto info = QueryRedis(base_port() + 1, {"INFO", "memory"});
+    if (!info) return 0.0;
+    auto field = [&](const std::string& name) {
+      const auto at = info->text.find("\n" + name + ":");
+      return at == std::string::npos ? 0.0 : std::atof(info->text.c_str() + at + name.size() + 2);
+    };
+    return (field("used_memory") - field("mem_not_counted_for_evict")) / field("maxmemory");
+  };
+  while (used_share() < 0.8 && fillers < 200) {
+    auto set = QueryRedis(base_port() + 1,
+                          {"SET", "{" + tag + "}:fill:" + std::to_string(fillers), value});
+    ASSERT_TRUE(set && set->text == "OK") << "shard 1 refused a write at " << used_share();
+    ++fillers;
+  }
+  ASSERT_GE(used_share(), 0.8);
+  const long long keys = TotalKeys(3);
+
+  for (const std::vector<std::string>& flags : {std::vector<std::string>{"--dry-run"}, {}}) {
+    auto refused = OnDeployment("rebalance", flags, 60s);
+    EXPECT_EQ(refused.exit_code, 2) << refused.Describe();
+    EXPECT_NE(refused.err.find("the move of slot 100 from shard 0 into shard 1 was left half"),
+              std::string::npos)
+        << refused.Describe();
+    EXPECT_NE(refused.err.find("free memory on shard 1"), std::string::npos) << refused.Describe();
+    EXPECT_EQ(SplitLines(refused.err).size(), 1u) << refused.Describe();
+  }
+  EXPECT_TRUE(AgreedSlotMap(3).empty()) << "slot 100 is still open, as it was";
+  auto on_source = QueryRedis(base_port(), {"CLUSTER", "COUNTKEYSINSLOT", "100"});
+  ASSERT_TRUE(on_source);
+  EXPECT_EQ(on_source->integer, 19) << "no key of slot 100 moved";
+  EXPECT_EQ(TotalKeys(3), keys);
+
+  for (int i = 0; i < fillers; ++i) {
+    ASSERT_TRUE(QueryRedis(base_port() + 1, {"DEL", "{" + tag + "}:fill:" + std::to_string(i)}));
+  }
+  auto finished = OnDeployment("rebalance", {"--json"}, 60s);
+  ASSERT_EQ(finished.exit_code, 0) << finished.Describe();
+  EXPECT_EQ(DoneEvent(finished)["finished_open_slots"], 1) << finished.out;
+  ExpectMovedToShard1(100);
+  EXPECT_EQ(TotalKeys(3), keys - fillers);
 }
 
 TEST_F(ReshardTest, TheNextRunFinishesAMoveAnInterruptedRunLeftOpen) {

@@ -57,5 +57,31 @@ TEST(MoveRoomTest, NoCapOrNoIncomingKeysAlwaysFits) {
   EXPECT_EQ(WhyMovesDoNotFit(memory, {}, {}), std::nullopt);
 }
 
+SlotMove OpenSlot(int slot, int source, int target) {
+  return {.source = source, .target = target, .ranges = {{slot, slot}}};
+}
+
+TEST(MoveRoomTest, FinishingAnOpenMoveMayFillItsTargetUpToItsMaxmemoryNotPast) {
+  // Shard 1 uses 7 MB of 8 MB; shard 0 still holds the slot's keys of 100 KB each.
+  const std::vector<PrimaryMemory> memory = {Shard(0, 3 * kMb, 8 * kMb, 100 * 1024),
+                                             Shard(1, 7 * kMb, 8 * kMb, 600)};
+  // 9 keys: 7.9 MB, past 90% but not past the maxmemory: finished.
+  EXPECT_EQ(WhyOpenMovesCannotFinish(memory, {OpenSlot(100, 0, 1)}, {9}), std::nullopt);
+  EXPECT_TRUE(WhyMovesDoNotFit(memory, {OpenSlot(100, 0, 1)}, {9}).has_value())
+      << "a planned move keeps the 10% margin";
+  auto why = WhyOpenMovesCannotFinish(memory, {OpenSlot(100, 0, 1), OpenSlot(101, 0, 1)}, {6, 6});
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->rfind("the move of slots 100-101 from shard 0 into shard 1 was left half done", 0),
+            0u)
+      << *why;
+  EXPECT_NE(why->find("shard 1 would use about 8.2mb after finishing it"), std::string::npos)
+      << *why;
+  EXPECT_NE(why->find("more than its maxmemory 8mb"), std::string::npos) << *why;
+  EXPECT_NE(why->find("free memory on shard 1"), std::string::npos) << *why;
+  why = WhyOpenMovesCannotFinish(memory, {OpenSlot(100, 0, 1)}, {12});
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->rfind("the move of slot 100 from", 0), 0u) << *why;
+}
+
 }  // namespace
 }  // namespace shardctl::launcher
