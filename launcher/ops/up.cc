@@ -141,8 +141,10 @@ size_t FinishOpenMoves(const Access& access, const DeploymentDir& dir, const Pla
   auto finished = FinishInterruptedMoves(access, plan);
   if (!finished.ok()) {
     const std::string hint = StateDirHint(request.spec);
-    Warn(request, finished.error().message() + " (shardctl status" + hint +
-                      " lists the open moves; shardctl rebalance" + hint + " finishes them)");
+    // A refusal to finish into a full shard reads as the refusal, without its marker.
+    const std::string why = UsageRefusal(finished.error()).value_or(finished.error().message());
+    Warn(request, why + " (shardctl status" + hint + " lists the open moves; shardctl rebalance" +
+                      hint + " finishes them)");
     return 0;
   }
   return finished->size();

@@ -494,6 +494,12 @@ TEST_F(ReshardTest, AnOpenMoveIntoAFullShardIsRefusedUntilItHasRoom) {
     EXPECT_NE(refused.err.find("free memory on shard 1"), std::string::npos) << refused.Describe();
     EXPECT_EQ(SplitLines(refused.err).size(), 1u) << refused.Describe();
   }
+  // `up` of the running deployment warns the same way and still succeeds: the shards run.
+  auto up = Up(3, {"--shard-memory", "8mb"});
+  EXPECT_EQ(up.exit_code, 0) << up.Describe();
+  EXPECT_NE(up.err.find("the move of slot 100 from shard 0 into shard 1"), std::string::npos)
+      << up.Describe();
+  EXPECT_EQ(up.err.find("usage:"), std::string::npos) << up.Describe();
   EXPECT_TRUE(AgreedSlotMap(3).empty()) << "slot 100 is still open, as it was";
   auto on_source = QueryRedis(base_port(), {"CLUSTER", "COUNTKEYSINSLOT", "100"});
   ASSERT_TRUE(on_source);
