@@ -90,10 +90,10 @@ const std::vector<Row> kSpecRows = {
      "CPUs kept free, e.g. for NIC interrupts (default: none); auto: the CPUs the physical "
      "NICs' interrupts are pinned to (shown by plan)"},
     {"memory", FlagType::kSize, "SIZE",
-     "total maxmemory, divided evenly among shards (default: half of the used NUMA nodes' "
-     "memory, split)"},
+     "total maxmemory, divided evenly among shards, at least 8mb each (default: half of the "
+     "used NUMA nodes' memory, split)"},
     {"shard-memory", FlagType::kSize, "SIZE",
-     "maxmemory of each shard (instead of --memory; same default)"},
+     "maxmemory of each shard, at least 8mb (instead of --memory; same default)"},
     {"max-shard-memory", FlagType::kSize, "SIZE",
      "refuse plans with bigger shards (default: 25gb; small shards keep fork for snapshots "
      "cheap)"},

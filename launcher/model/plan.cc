@@ -256,9 +256,13 @@ common::Status AssignMemory(const Spec& spec, const Topology& topology,
   int count = static_cast<int>(plan.shards.size());
   auto per = PerShardMemory(spec, nodes, count, topology.total_memory_bytes);
   if (!per.ok()) return per.error();
-  if (*per < kMinShardMemory) {
+  const bool given = spec.shard_memory.has_value() || spec.memory.has_value();
+  const uint64_t least = given ? kMinGivenShardMemory : kMinShardMemory;
+  if (*per < least) {
     return Error("memory: each shard would get " + FormatSize(*per) + ", below the " +
-                 FormatSize(kMinShardMemory) + " minimum (give more memory or fewer shards)");
+                 FormatSize(least) +
+                 " minimum (an empty shard uses 1.6-2.6mb of it; give more memory or fewer "
+                 "shards)");
   }
   for (const auto& node : nodes) {
     uint64_t need = *per * node.shard_count;

@@ -104,6 +104,7 @@ const BadSpec kBadSpecs[] = {
      {"--bind 192.0.2.1", "not an address of this host"}},
     {"MemoryBeyondTheHost", {"--memory", "100tb"}, {"--memory", "100tb"}},
     {"ShardMemoryAboveTheCap", {"--shard-memory", "30gb"}, {"--shard-memory", "30gb", "25gb"}},
+    {"ShardMemoryBelowAnEmptyShard", {"--shard-memory", "1mb"}, {"minimum", "8mb"}},
     {"MemoryAndShardMemory", {"--memory", "1gb", "--shard-memory", "1gb"}, {"conflicts"}},
     {"EngineMissing", {"--engine", "/nonexistent"}, {"--engine", "/nonexistent"}},
     {"EngineNotAnEngine", {"--engine", "mysql"}, {"--engine", "mysql"}},

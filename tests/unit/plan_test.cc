@@ -550,7 +550,7 @@ INSTANTIATE_TEST_SUITE_P(
         MemoryCase{"single-node-64vcpu", {{"shards", "8"}, {"memory", "16gb"}}, 2 * kGiB},
         MemoryCase{"single-node-64vcpu", {{"shards", "3"}, {"memory", "3000mb"}}, 1000 * kMiB},
         // Uneven totals round down.
-        MemoryCase{"single-node-64vcpu", {{"shards", "3"}, {"memory", "10mb"}}, 10 * kMiB / 3},
+        MemoryCase{"single-node-64vcpu", {{"shards", "3"}, {"memory", "31mb"}}, 31 * kMiB / 3},
         // Exactly at the cap is fine.
         MemoryCase{"single-node-64vcpu", {{"shards", "8"}, {"memory", "200gb"}}, 25 * kGiB},
         MemoryCase{"single-node-64vcpu", {{"shards", "4"}, {"shard-memory", "25gb"}}, 25 * kGiB},
@@ -652,15 +652,15 @@ INSTANTIATE_TEST_SUITE_P(
                         &Host("two-socket-smt"),
                         {{"shards", "3"}, {"memory", "380gb"}, {"max-shard-memory", "200gb"}},
                         {"NUMA node 0"}},
-        MemoryErrorCase{"under 1mb per shard (memory)",
+        MemoryErrorCase{"under 8mb per shard (memory)",
                         &Host("laptop-2cpu"),
                         {{"shards", "2"}, {"memory", "1mb"}},
-                        {"minimum", "1mb"}},
-        MemoryErrorCase{"under 1mb per shard (shard-memory)",
+                        {"minimum", "8mb", "an empty shard uses"}},
+        MemoryErrorCase{"under 8mb per shard (shard-memory)",
                         &Host("laptop-2cpu"),
-                        {{"shards", "2"}, {"shard-memory", "1000kb"}},
-                        {"minimum"}},
-        MemoryErrorCase{"under 1mb per shard (many shards)",
+                        {{"shards", "2"}, {"shard-memory", "7mb"}},
+                        {"minimum", "8mb"}},
+        MemoryErrorCase{"under 8mb per shard (many shards)",
                         &Host("laptop-2cpu"),
                         {{"shards", "1000"}, {"memory", "512mb"}},
                         {"minimum"}}),
@@ -676,9 +676,13 @@ TEST(PlanMemoryTest, FollowingTheSuggestedShardCountWorks) {
   EXPECT_FALSE(fewer.ok());
 }
 
-TEST(PlanMemoryTest, ExactlyOneMebibytePerShardIsEnough) {
-  Plan plan = MustPlan("laptop-2cpu", {{"shards", "2"}, {"memory", "2mb"}});
-  for (const auto& shard : plan.shards) EXPECT_EQ(shard.maxmemory, kMinShardMemory);
+// Given by --memory or --shard-memory, a shard gets at least 8 MB (an empty one uses 1.6-2.6 MB);
+// the default, half the host's memory, only 1 MB (the fixture hosts have a few MB).
+TEST(PlanMemoryTest, ExactlyTheMinimumPerShardIsEnough) {
+  Plan plan = MustPlan("laptop-2cpu", {{"shards", "2"}, {"memory", "16mb"}});
+  for (const auto& shard : plan.shards) EXPECT_EQ(shard.maxmemory, kMinGivenShardMemory);
+  plan = MustPlan("laptop-2cpu", {{"shards", "2"}, {"shard-memory", "8mb"}});
+  for (const auto& shard : plan.shards) EXPECT_EQ(shard.maxmemory, kMinGivenShardMemory);
 }
 
 // ---------------------------------------------------------------------------------------------
