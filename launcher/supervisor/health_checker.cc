@@ -21,8 +21,9 @@ HealthChecker::HealthChecker(const SharedAccess& access, std::string host, std::
       ports_(std::move(ports)),
       interval_(interval),
       timeout_(timeout),
-      last_answer_(new std::atomic<Clock::rep>[ports_.size()]) {
-  for (size_t i = 0; i < ports_.size(); ++i) last_answer_[i] = 0;
+      last_answer_(new std::atomic<Clock::rep>[ports_.size()]),
+      last_served_(new std::atomic<Clock::rep>[ports_.size()]) {
+  for (size_t i = 0; i < ports_.size(); ++i) last_answer_[i] = last_served_[i] = 0;
 }
 
 HealthChecker::~HealthChecker() { Stop(); }
@@ -42,6 +43,10 @@ void HealthChecker::Stop() {
 
 HealthChecker::Clock::time_point HealthChecker::LastAnswer(int index) const {
   return Clock::time_point(Clock::duration(last_answer_[index].load()));
+}
+
+HealthChecker::Clock::time_point HealthChecker::LastServed(int index) const {
+  return Clock::time_point(Clock::duration(last_served_[index].load()));
 }
 
 void HealthChecker::MarkFresh(int index, Clock::time_point when) {
@@ -66,8 +71,12 @@ void HealthChecker::Loop() {
     }
     for (size_t i = 0; i < ports_.size(); ++i) {
       // Any reply counts, errors too: "-LOADING" comes from a live shard reading its data.
-      if (sent[i] && connections[i]->Receive(1).ok()) {
-        last_answer_[i] = Clock::now().time_since_epoch().count();
+      auto reply = sent[i] ? connections[i]->Receive(1)
+                           : decltype(connections[i]->Receive(1))(common::Error("not sent"));
+      if (reply.ok()) {
+        const auto now = Clock::now().time_since_epoch().count();
+        last_answer_[i] = now;
+        if (reply->front().ok()) last_served_[i] = now;
       } else {
         connections[i].reset();  // reconnect next round: the process may have been replaced
       }

@@ -44,6 +44,8 @@ class HealthChecker {
 
   // When shard `index` last answered PING; Clock::time_point{} if it has not since MarkFresh.
   Clock::time_point LastAnswer(int index) const;
+  // When it last answered PING with PONG (not an error such as -LOADING): it serves its data.
+  Clock::time_point LastServed(int index) const;
   // Counts the shard as having answered at `when` (e.g. its start), so "unresponsive" is measured
   // from then and not from a previous life.
   void MarkFresh(int index, Clock::time_point when);
@@ -57,6 +59,7 @@ class HealthChecker {
   std::chrono::milliseconds interval_;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<std::atomic<Clock::rep>[]> last_answer_;  // Clock ticks since its epoch
+  std::unique_ptr<std::atomic<Clock::rep>[]> last_served_;  // the same, PONG only
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

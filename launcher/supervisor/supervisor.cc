@@ -106,6 +106,11 @@ void Supervisor::OnShardExit(ShardSlot& slot, const ProcessWatcher::Exit& exit) 
     // Before the dead primary comes back (empty, or with an older snapshot), its replica takes
     // its place; the restarted process then rejoins as a replica.
     HandOverPrimary(slot, FailoverMode::kTakeover);
+    // A process that never served (an engine that exits at start) took no write: a snapshot
+    // a restart carried to it is still the shard's data, for the restart to roll back with.
+    if (health_->LastServed(slot.position) > slot.watcher.started()) {
+      DiscardStaleSnapshot(slot.index, /*always=*/true);
+    }
     if (HoldForDiskSpace(slot, exit.how)) return;
     delay = policy.OnExit(exit.uptime);
     log_->warn("shard {} {} after {}; restarting in {}{}", slot.index, exit.how, Ms(exit.uptime),
@@ -234,6 +239,24 @@ void Supervisor::DiscardShardData(int index) {
   std::filesystem::remove(shard_dir / "dump.rdb", ignored);
   std::filesystem::remove_all(shard_dir / "appendonlydir", ignored);
   log_->warn("shard {}: its snapshot and AOF were deleted as asked (--discard-data)", index);
+}
+
+void Supervisor::DiscardStaleSnapshot(int index, bool always) {
+  if (deployment_.durability.persistence != Persistence::kNone) return;
+  const auto snapshot = dir_.ShardDir(index) / "dump.rdb";
+  std::error_code error;
+  const auto written = std::filesystem::last_write_time(snapshot, error);
+  if (error) return;  // none: the usual case
+  if (!always) {
+    const auto started = std::filesystem::last_write_time(dir_.ShardPidFile(index), error);
+    if (error || written >= started) return;
+  }
+  std::filesystem::remove(snapshot, error);
+  log_->warn(
+      "shard {}: deleted {}, a snapshot a restart or restore carried that is older than the "
+      "shard's writes (without persistence a shard starts empty after a crash; loading it would "
+      "bring back old values and deleted keys)",
+      index, snapshot.string());
 }
 
 bool Supervisor::LoadPlacedSnapshot(int index) {
@@ -458,6 +481,9 @@ Result<json> Supervisor::Adopt() {
     }
   }
   for (ShardSlot* slot : missing) {
+    // Whether it stopped with a restart's snapshot beside it (kept) or crashed cannot be told
+    // here, except for a snapshot its last process already loaded.
+    DiscardStaleSnapshot(slot->index, /*always=*/false);
     auto process = SpawnShard(deployment_, dir_, deployment_.plan.shards[slot->position], false);
     if (!process.ok()) return process.error().Context("shard " + std::to_string(slot->index));
     slot->watcher.Watch(*process, /*is_child=*/true, /*restarted=*/false);
