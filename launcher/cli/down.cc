@@ -3,6 +3,7 @@
 // deployment that is already down, or was never there, succeeds and says nothing was running.
 #include "launcher/ops/down.h"
 
+#include <filesystem>
 #include <iostream>
 
 #include "launcher/cli/commands.h"
@@ -39,6 +40,9 @@ int RunDown(const Invocation& invocation) {
     PrintError(spec.error().message());
     return kExitUsage;
   }
+  // Idempotent either way, but a mistyped --name or --state-dir should not read as a stop.
+  const auto root = DirOf(*spec).root();
+  const bool found = std::filesystem::exists(root);
   ProgressDisplay progress(ProgressAllowed(invocation.json));
   auto down = Down({.spec = *spec,
                     .leave = invocation.leave,
@@ -53,7 +57,8 @@ int RunDown(const Invocation& invocation) {
   if (!down.ok()) return Fail(down.error());
   const auto& [report, purged, left] = *down;
   if (invocation.json) {
-    nlohmann::json out = {{"name", spec->name}, {"stopped", report.stopped}, {"purged", purged}};
+    nlohmann::json out = {
+        {"name", spec->name}, {"found", found}, {"stopped", report.stopped}, {"purged", purged}};
     if (left) {
       out["left"] = true;
       out["failed_over"] = left->failed_over;
@@ -67,6 +72,12 @@ int RunDown(const Invocation& invocation) {
                 << " primary(ies) handed over to replicas on other hosts, " << MovedSlots(*left)
                 << " slot(s) moved to other hosts' primaries, " << left->replicas_rehomed
                 << " replica(s) re-homed\n";
+    }
+    if (!found && report.by == StopReport::By::kNothing) {
+      std::cout << "deployment \"" << spec->name << "\": there is none in " << root.string()
+                << ", nothing to stop (check --name and --state-dir; shardctl status lists "
+                   "what runs)\n";
+      return kExitOk;
     }
     std::cout << "deployment \"" << spec->name << "\": " << Describe(report)
               << (purged ? "; state and data deleted" : "") << "\n";

@@ -96,6 +96,15 @@ TEST_F(LifecycleTest, UpIsIdempotentAndRefusesADifferentSpec) {
   auto unknown = OnDeployment("status");
   EXPECT_EQ(unknown.exit_code, 3) << unknown.Describe();
   EXPECT_NE(unknown.err.find("no deployment"), std::string::npos) << unknown.Describe();
+  // `down` of what is not there succeeds (scripts rerun it) but says so: a mistyped --name or
+  // --state-dir used to read "nothing was running".
+  auto none = OnDeployment("down", {"--purge"});
+  EXPECT_EQ(none.exit_code, 0) << none.Describe();
+  EXPECT_NE(none.out.find("there is none in " + deployment_dir().string()), std::string::npos)
+      << none.Describe();
+  auto none_json = OnDeployment("down", {"--json"});
+  EXPECT_EQ(json::parse(none_json.out, nullptr, false).value("found", true), false)
+      << none_json.Describe();
   ExpectNothingRunning("after down --purge");
 }
 
