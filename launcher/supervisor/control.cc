@@ -272,7 +272,10 @@ Result<json> AskSupervisor(const DeploymentDir& dir, const json& request,
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
     close(fd);
-    return Error("no supervisor answers on " + path);
+    // Mostly seen when the supervisor died while a command ran: say how to go on.
+    return Error("no supervisor answers on " + path +
+                 " (shardctl up of this deployment starts it again, adopting the running shards; "
+                 "then run the command again)");
   }
   std::string line = request.dump() + "\n";
   std::string reply;
