@@ -1,6 +1,7 @@
 // `shardctl down`: stops the deployment (ops/down.h: through the supervisor when one answers,
 // else from the pid files) and, with --purge, deletes its state and data. Idempotent: `down` of a
-// deployment that is already down, or was never there, succeeds and says nothing was running.
+// deployment that is already down succeeds and says nothing was running; of one that was never
+// there (no record in the state dir), succeeds and says there is none.
 #include "launcher/ops/down.h"
 
 #include <filesystem>
@@ -41,8 +42,9 @@ int RunDown(const Invocation& invocation) {
     return kExitUsage;
   }
   // Idempotent either way, but a mistyped --name or --state-dir should not read as a stop.
-  const auto root = DirOf(*spec).root();
-  const bool found = std::filesystem::exists(root);
+  const DeploymentDir dir = DirOf(*spec);
+  const auto root = dir.root();
+  const bool found = std::filesystem::exists(dir.DeploymentFile());
   ProgressDisplay progress(ProgressAllowed(invocation.json));
   auto down = Down({.spec = *spec,
                     .leave = invocation.leave,

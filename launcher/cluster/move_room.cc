@@ -1,5 +1,6 @@
 #include "launcher/cluster/move_room.h"
 
+#include <algorithm>
 #include <map>
 
 #include "common/size.h"
@@ -140,23 +141,25 @@ std::optional<std::string> WhyOpenMovesCannotFinish(const std::vector<PrimaryMem
   auto out = FirstOutOfRoom(memory, moves, keys_moved, kFinishMemoryBudget);
   if (!out) return std::nullopt;
   std::vector<common::SlotRange> slots;
-  std::string sources;
+  std::vector<std::string> sources;
   for (const auto& move : moves) {
     if (static_cast<size_t>(move.target) != out->primary) continue;
     for (const auto& range : move.ranges) {
       for (int slot = range.first; slot <= range.last; ++slot) common::AppendSlot(slots, slot);
     }
     const std::string& source = memory[static_cast<size_t>(move.source)].name;
-    if (sources.find(source) == std::string::npos) {
-      sources += (sources.empty() ? "" : ", ") + source;
+    if (std::find(sources.begin(), sources.end(), source) == sources.end()) {
+      sources.push_back(source);
     }
   }
+  std::string from;
+  for (const auto& source : sources) from += (from.empty() ? "" : ", ") + source;
   const std::string& target = memory[out->primary].name;
   const bool one = slots.size() == 1 && slots.front().first == slots.front().last;
   return "the move of " + std::string(one ? "slot " : "slots ") + common::FormatSlotRanges(slots) +
-         " from " + sources + " into " + target +
+         " from " + from + " into " + target +
          " was left half done (a move ran out of memory, or was stopped), and " +
-         Describe(memory, *out, "after finishing it", "more than its maxmemory") +
+         Describe(memory, *out, "after finishing it", "over 95% of its maxmemory") +
          ": nothing was moved; free memory on " + target +
          " (delete keys there, or raise its maxmemory) and run again (meanwhile every "
          "key of those slots is served from the side that holds it)";

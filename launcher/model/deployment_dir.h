@@ -47,6 +47,12 @@ class DeploymentDir {
   std::filesystem::path ShardConfig(int index) const { return ShardDir(index) / "redis.conf"; }
   std::filesystem::path ShardLog(int index) const { return ShardDir(index) / "server.log"; }
   std::filesystem::path ShardPidFile(int index) const { return ShardDir(index) / "pid"; }
+  // Written by `restart` while the snapshot it saved in the shard's dump.rdb carries the shard's
+  // keys across its restart (the restart's process id): the supervisor keeps that file while the
+  // process lives, and deletes it as stale after a crash otherwise (persistence none).
+  std::filesystem::path ShardRestartMarker(int index) const {
+    return ShardDir(index) / "restart.pid";
+  }
   // A backup's file put beside the shard by `restore` (same shape): the supervisor makes it the
   // shard's dump.rdb when the shard next starts.
   std::filesystem::path ShardPlacedSnapshot(int index) const {

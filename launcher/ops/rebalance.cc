@@ -206,6 +206,18 @@ common::Status WaitForAtomicMoves(const Access& access, const Plan& plan,
   }
 }
 
+Result<std::vector<OpenSlot>> SeeInterruptedMoves(const Access& access, const Plan& plan) {
+  auto primaries = ReadLivePrimaries(access, plan, kQueryTimeout);
+  if (!primaries.ok()) return primaries.error();
+  auto open = FindOpenSlots(access, primaries->nodes, kQueryTimeout);
+  if (!open.ok()) return open.error();
+  if (auto room = CheckRoomToFinish(access, primaries->owners, primaries->nodes, *open);
+      !room.ok()) {
+    return room.error();
+  }
+  return open;
+}
+
 Result<std::vector<OpenSlot>> FinishInterruptedMoves(const Access& access, const Plan& plan) {
   auto primaries = ReadLivePrimaries(access, plan, kQueryTimeout);
   if (!primaries.ok()) return primaries.error();
@@ -249,12 +261,8 @@ Result<ReshardResult> Reshard(const Access& access, const Plan& plan,
   auto primaries = ReadLivePrimaries(access, plan, kQueryTimeout);
   if (!primaries.ok()) return primaries.error();
   if (request.dry_run) {
-    auto open = FindOpenSlots(access, primaries->nodes, kQueryTimeout);
+    auto open = SeeInterruptedMoves(access, plan);
     if (!open.ok()) return open.error();
-    if (auto room = CheckRoomToFinish(access, primaries->owners, primaries->nodes, *open);
-        !room.ok()) {
-      return room.error();
-    }
     result.open_slots = *open;
   }
   auto moves = PlanMoves(access, plan, *primaries, request, result);

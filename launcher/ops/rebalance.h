@@ -111,6 +111,10 @@ common::Result<ReshardResult> TakeShare(const Access& access, const Plan& plan,
 common::Status WaitForAtomicMoves(const Access& access, const Plan& plan,
                                   const std::atomic<bool>* stop);
 
+// The moves an interrupted run left open, and whether they can be finished (CheckRoomToFinish:
+// a "usage: " error when one does not fit in its target): what a dry run says of them.
+common::Result<std::vector<OpenSlot>> SeeInterruptedMoves(const Access& access, const Plan& plan);
+
 // Finishes moves an interrupted run left open (no-op when none), for `up` and `scale`.
 common::Result<std::vector<OpenSlot>> FinishInterruptedMoves(const Access& access,
                                                              const Plan& plan);

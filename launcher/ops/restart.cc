@@ -1,9 +1,13 @@
 #include "launcher/ops/restart.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "common/wall_clock.h"
@@ -12,6 +16,8 @@
 #include "launcher/ops/reload_tls.h"
 #include "launcher/ops/shard_snapshot.h"
 #include "launcher/ops/target.h"
+#include "launcher/os/files.h"
+#include "launcher/os/process.h"
 #include "launcher/state/data_lock.h"
 #include "launcher/supervisor/supervisor.h"
 
@@ -138,6 +144,27 @@ Result<pid_t> StartOnTheEngineItRan(const DeploymentDir& dir, const Deployment& 
 
 }  // namespace
 
+namespace {
+
+// DeploymentDir::ShardRestartMarker, naming this process, for as long as it lives.
+class RestartMarker {
+ public:
+  explicit RestartMarker(std::filesystem::path path) : path_(std::move(path)) {
+    if (auto self = IdentifyProcess(getpid())) (void)WriteProcessId(path_, *self);
+  }
+  ~RestartMarker() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  RestartMarker(const RestartMarker&) = delete;
+  RestartMarker& operator=(const RestartMarker&) = delete;
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace
+
 Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir,
                                   const Deployment& deployment, int index,
                                   const RestartOptions& options) {
@@ -166,6 +193,10 @@ Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir
     result.data = aof ? "aof" : "saved";
     if (aof) reply = AskForRestart(dir, SupervisorRestartRequest(index, options, false));
   }
+  // While this runs, the snapshot it saves is the shard's data: the supervisor deletes a stale
+  // dump.rdb at a crash (persistence none), but not one a live restart marked as its own.
+  std::optional<RestartMarker> marker;
+  if (result.data == "saved") marker.emplace(dir.ShardRestartMarker(index));
   if (result.data == "saved") {
     const auto paused = Clock::now();
     auto saved = PauseAndSnapshot(access, host, port, index, options.interrupted);

@@ -386,7 +386,12 @@ Result<ScaleResult> ScaleLoaded(const Access& access, const DeploymentDir& dir,
   ScaleResult result;
   result.from_primaries = static_cast<int>(PlannedPrimaries(running).size());
   result.to_primaries = request.primaries;
-  if (!request.dry_run) {
+  if (request.dry_run) {
+    // What the run would refuse before anything else (the moves a scale plans say the rest).
+    if (auto open = SeeInterruptedMoves(access, running); !open.ok()) {
+      if (UsageRefusal(open.error())) return open.error();
+    }
+  } else {
     if (auto finished = FinishInterruptedScale(access, dir, running, request); !finished.ok()) {
       return finished.error();
     }

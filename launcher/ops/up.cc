@@ -141,10 +141,14 @@ size_t FinishOpenMoves(const Access& access, const DeploymentDir& dir, const Pla
   auto finished = FinishInterruptedMoves(access, plan);
   if (!finished.ok()) {
     const std::string hint = StateDirHint(request.spec);
-    // A refusal to finish into a full shard reads as the refusal, without its marker.
-    const std::string why = UsageRefusal(finished.error()).value_or(finished.error().message());
-    Warn(request, why + " (shardctl status" + hint + " lists the open moves; shardctl rebalance" +
-                      hint + " finishes them)");
+    // A refusal to finish into a full shard says what to do itself (a rebalance would refuse
+    // the same way until memory is freed).
+    if (auto refusal = UsageRefusal(finished.error())) {
+      Warn(request, *refusal);
+      return 0;
+    }
+    Warn(request, finished.error().message() + " (shardctl status" + hint +
+                      " lists the open moves; shardctl rebalance" + hint + " finishes them)");
     return 0;
   }
   return finished->size();

@@ -49,6 +49,10 @@ HealthChecker::Clock::time_point HealthChecker::LastServed(int index) const {
   return Clock::time_point(Clock::duration(last_served_[index].load()));
 }
 
+void HealthChecker::MarkServed(int index, Clock::time_point when) {
+  last_served_[index] = when.time_since_epoch().count();
+}
+
 void HealthChecker::MarkFresh(int index, Clock::time_point when) {
   last_answer_[index] = when.time_since_epoch().count();
 }
@@ -59,6 +63,7 @@ void HealthChecker::Loop() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     lock.unlock();
+    const auto round_began = Clock::now().time_since_epoch().count();
     // Every PING goes out first, then every reply is read: by then most are waiting, so a round
     // costs a write and a read per shard but no sleep and wake-up per shard (at 40 shards four
     // times a second, that wake-up was most of the supervisor's idle CPU).
@@ -76,7 +81,7 @@ void HealthChecker::Loop() {
       if (reply.ok()) {
         const auto now = Clock::now().time_since_epoch().count();
         last_answer_[i] = now;
-        if (reply->front().ok()) last_served_[i] = now;
+        if (reply->front().ok()) last_served_[i] = round_began;
       } else {
         connections[i].reset();  // reconnect next round: the process may have been replaced
       }

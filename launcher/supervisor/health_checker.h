@@ -44,8 +44,12 @@ class HealthChecker {
 
   // When shard `index` last answered PING; Clock::time_point{} if it has not since MarkFresh.
   Clock::time_point LastAnswer(int index) const;
-  // When it last answered PING with PONG (not an error such as -LOADING): it serves its data.
+  // When the round of PINGs it last answered with PONG (not an error such as -LOADING) began:
+  // it serves its data. A round's start, not the reply's arrival: a PONG the previous process
+  // sent must not count for a process started while the reply was read.
   Clock::time_point LastServed(int index) const;
+  // Carries LastServed over from a previous checker.
+  void MarkServed(int index, Clock::time_point when);
   // Counts the shard as having answered at `when` (e.g. its start), so "unresponsive" is measured
   // from then and not from a previous life.
   void MarkFresh(int index, Clock::time_point when);

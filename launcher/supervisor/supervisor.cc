@@ -108,7 +108,7 @@ void Supervisor::OnShardExit(ShardSlot& slot, const ProcessWatcher::Exit& exit) 
     HandOverPrimary(slot, FailoverMode::kTakeover);
     // A process that never served (an engine that exits at start) took no write: a snapshot
     // a restart carried to it is still the shard's data, for the restart to roll back with.
-    if (health_->LastServed(slot.position) > slot.watcher.started()) {
+    if (health_ && health_->LastServed(slot.position) > slot.watcher.started()) {
       DiscardStaleSnapshot(slot.index, /*always=*/true);
     }
     if (HoldForDiskSpace(slot, exit.how)) return;
@@ -247,15 +247,24 @@ void Supervisor::DiscardStaleSnapshot(int index, bool always) {
   std::error_code error;
   const auto written = std::filesystem::last_write_time(snapshot, error);
   if (error) return;  // none: the usual case
+  // A restart still running carries the shard's keys in it (and may roll back with it).
+  const auto marker = dir_.ShardRestartMarker(index);
+  if (auto restart = ReadProcessId(marker); restart && IsRunning(*restart)) return;
   if (!always) {
     const auto started = std::filesystem::last_write_time(dir_.ShardPidFile(index), error);
     if (error || written >= started) return;
   }
   std::filesystem::remove(snapshot, error);
+  if (error) {
+    log_->error("shard {}: {} is stale but could not be deleted ({}): the shard loads it", index,
+                snapshot.string(), error.message());
+    return;
+  }
+  std::filesystem::remove(marker, error);
   log_->warn(
-      "shard {}: deleted {}, a snapshot a restart or restore carried that is older than the "
-      "shard's writes (without persistence a shard starts empty after a crash; loading it would "
-      "bring back old values and deleted keys)",
+      "shard {}: deleted {}, a snapshot older than the shard's last writes (a restart's that the "
+      "restart left behind, or a replica's full sync): without persistence a shard starts "
+      "empty after a crash, and loading it would bring back old values and deleted keys",
       index, snapshot.string());
 }
 
@@ -537,10 +546,13 @@ void Supervisor::RestartChecks() {
   // tick runs before the new checker's first PING is answered) and was killed, losing the keys
   // a primary without persistence held.
   std::map<int, SteadyClock::time_point> heard;
+  std::map<int, SteadyClock::time_point> served;
   if (health_) {
     health_->Stop();
     for (auto& slot : slots_) {
-      if (slot->checked) heard[slot->index] = health_->LastAnswer(slot->position);
+      if (!slot->checked) continue;
+      heard[slot->index] = health_->LastAnswer(slot->position);
+      served[slot->index] = health_->LastServed(slot->position);
     }
   }
   if (forks_) forks_->Stop();
@@ -560,6 +572,9 @@ void Supervisor::RestartChecks() {
     health_->MarkFresh(slot->position, before != heard.end()
                                            ? std::max(before->second, slot->watcher.started())
                                            : slot->watcher.started());
+    if (auto was = served.find(slot->index); was != served.end()) {
+      health_->MarkServed(slot->position, was->second);
+    }
   }
   health_->Start();
   if (deployment_.durability.persistence != Persistence::kNone) {

@@ -72,12 +72,12 @@ class Supervisor {
   void OnRestartDue(ShardSlot& slot);
   // --discard-data: the shard's snapshot and AOF go before it starts again (empty).
   void DiscardShardData(int index);
-  // Without persistence, the snapshot a `restart` (or a placed restore) carried into the shard's
-  // directory, when it is stale: nothing else writes one there, and a shard that crashes starts
-  // empty. One left because the command carrying it died midway would otherwise be loaded at the
-  // next crash, bringing back old values and deleted keys. `always`: at the crash of a process
-  // that served (the file is then older than the writes it took); else only one older than the
-  // shard's pid file (it was there when the last process started, which loaded it).
+  // Without persistence, the shard's dump.rdb when it is stale: a crashed shard starts empty by
+  // contract, and a file there is the snapshot a `restart` carried (left behind when the command
+  // died midway) or a replica's full sync; loaded at the next crash it would bring back old
+  // values and deleted keys. Kept while the restart that wrote it runs (ShardRestartMarker).
+  // `always`: at the crash of a process that served (the file is then older than the writes it
+  // took); else only one older than the shard's pid file (its last process started with it).
   void DiscardStaleSnapshot(int index, bool always);
   // Deletes the shard's snapshot and AOF and makes the file `restore` placed its dump.rdb, so the
   // next process loads the backup. Logs and returns false when there is no such file.

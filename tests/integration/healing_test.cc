@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "common/slots.h"
+#include "launcher/os/files.h"
+#include "launcher/os/process.h"
 #include "tests/integration/harness.h"
 
 namespace shardctl::integration {
@@ -258,6 +260,21 @@ TEST_F(HealingTest, ACrashDoesNotLoadASnapshotARestartLeftBehind) {
   EXPECT_EQ(run({"DBSIZE"})->integer, 0) << "without persistence a crash starts it empty";
   EXPECT_FALSE(fs::exists(snapshot));
   EXPECT_EQ(QueryRedis(base_port() + 1, {"DBSIZE"})->integer, other->integer);
+
+  // While the restart that saved it runs (its marker names a live process, here this test), the
+  // snapshot is the shard's data and is loaded (a restart whose new engine crashes rolls back
+  // with it).
+  const auto marker = deployment_dir() / "shards" / "0" / "restart.pid";
+  ASSERT_TRUE(launcher::WriteProcessId(marker, *launcher::IdentifyProcess(getpid())).ok());
+  ASSERT_TRUE(run({"SET", tag + "carried", "yes"}));
+  ASSERT_EQ(run({"SAVE"})->text, "OK");
+  old_pid = PidOf(0);
+  ASSERT_EQ(kill(old_pid, SIGKILL), 0);
+  WaitForRecovery(0, old_pid, 2, Clock::now());
+  EXPECT_EQ(run({"GET", tag + "carried"})->text, "yes") << "the carried snapshot was not loaded";
+  fs::remove(marker);
+  ASSERT_EQ(run({"FLUSHALL"})->text, "OK");
+  fs::remove(snapshot);
 
   // The supervisor gone too: a snapshot older than the shard's last start is not loaded by `up`.
   ASSERT_TRUE(run({"SET", tag + "deleted", "old"}));

@@ -61,13 +61,13 @@ SlotMove OpenSlot(int slot, int source, int target) {
   return {.source = source, .target = target, .ranges = {{slot, slot}}};
 }
 
-TEST(MoveRoomTest, FinishingAnOpenMoveMayFillItsTargetUpToItsMaxmemoryNotPast) {
+TEST(MoveRoomTest, FinishingAnOpenMoveMayFillItsTargetUpTo95Percent) {
   // Shard 1 uses 7 MB of 8 MB; shard 0 still holds the slot's keys of 100 KB each.
   const std::vector<PrimaryMemory> memory = {Shard(0, 3 * kMb, 8 * kMb, 100 * 1024),
                                              Shard(1, 7 * kMb, 8 * kMb, 600)};
-  // 9 keys: 7.9 MB, past 90% but not past the maxmemory: finished.
-  EXPECT_EQ(WhyOpenMovesCannotFinish(memory, {OpenSlot(100, 0, 1)}, {9}), std::nullopt);
-  EXPECT_TRUE(WhyMovesDoNotFit(memory, {OpenSlot(100, 0, 1)}, {9}).has_value())
+  // 6 keys: 7.6 MB (95% is 7.6 MB): past 90%, not past 95%: finished.
+  EXPECT_EQ(WhyOpenMovesCannotFinish(memory, {OpenSlot(100, 0, 1)}, {6}), std::nullopt);
+  EXPECT_TRUE(WhyMovesDoNotFit(memory, {OpenSlot(100, 0, 1)}, {6}).has_value())
       << "a planned move keeps the 10% margin";
   auto why = WhyOpenMovesCannotFinish(memory, {OpenSlot(100, 0, 1), OpenSlot(101, 0, 1)}, {6, 6});
   ASSERT_TRUE(why.has_value());
@@ -76,11 +76,20 @@ TEST(MoveRoomTest, FinishingAnOpenMoveMayFillItsTargetUpToItsMaxmemoryNotPast) {
       << *why;
   EXPECT_NE(why->find("shard 1 would use about 8.2mb after finishing it"), std::string::npos)
       << *why;
-  EXPECT_NE(why->find("more than its maxmemory 8mb"), std::string::npos) << *why;
+  EXPECT_NE(why->find("over 95% of its maxmemory 8mb"), std::string::npos) << *why;
   EXPECT_NE(why->find("free memory on shard 1"), std::string::npos) << *why;
   why = WhyOpenMovesCannotFinish(memory, {OpenSlot(100, 0, 1)}, {12});
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->rfind("the move of slot 100 from", 0), 0u) << *why;
+}
+
+TEST(MoveRoomTest, EverySourceOfAFullTargetIsNamedOnce) {
+  std::vector<PrimaryMemory> memory;
+  for (int i = 0; i <= 10; ++i) memory.push_back(Shard(i, 7 * kMb, 8 * kMb, 100 * 1024));
+  auto why = WhyOpenMovesCannotFinish(
+      memory, {OpenSlot(5, 1, 0), OpenSlot(6, 10, 0), OpenSlot(7, 1, 0)}, {10, 10, 10});
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("slots 5-7 from shard 1, shard 10 into shard 0"), std::string::npos) << *why;
 }
 
 }  // namespace
