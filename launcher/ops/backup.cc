@@ -345,19 +345,7 @@ class BackupPass {
   bool created_ = false;  // DIR is ours to remove on failure
   // This process's pid while the backup runs: the supervisor leaves the snapshot children it
   // holds stopped. Declared before the gate, so it outlives it (the gate continues them).
-  struct PidFile {
-    explicit PidFile(std::filesystem::path path) : file(std::move(path)) {
-      if (auto self = IdentifyProcess(::getpid())) (void)WriteProcessId(file, *self);
-    }
-    ~PidFile() {
-      std::error_code ignored;
-      std::filesystem::remove(file, ignored);
-    }
-    PidFile(const PidFile&) = delete;
-    PidFile& operator=(const PidFile&) = delete;
-    std::filesystem::path file;
-  };
-  std::optional<PidFile> pid_file_;
+  std::optional<OwnPidFile> pid_file_;
   std::optional<SnapshotGate> gate_;
   bool met_a_migration_ = false;
 };

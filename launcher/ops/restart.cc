@@ -144,27 +144,6 @@ Result<pid_t> StartOnTheEngineItRan(const DeploymentDir& dir, const Deployment& 
 
 }  // namespace
 
-namespace {
-
-// DeploymentDir::ShardRestartMarker, naming this process, for as long as it lives.
-class RestartMarker {
- public:
-  explicit RestartMarker(std::filesystem::path path) : path_(std::move(path)) {
-    if (auto self = IdentifyProcess(getpid())) (void)WriteProcessId(path_, *self);
-  }
-  ~RestartMarker() {
-    std::error_code ignored;
-    std::filesystem::remove(path_, ignored);
-  }
-  RestartMarker(const RestartMarker&) = delete;
-  RestartMarker& operator=(const RestartMarker&) = delete;
-
- private:
-  std::filesystem::path path_;
-};
-
-}  // namespace
-
 Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir,
                                   const Deployment& deployment, int index,
                                   const RestartOptions& options) {

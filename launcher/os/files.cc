@@ -82,6 +82,20 @@ std::optional<ProcessId> ReadProcessId(const std::filesystem::path& path) {
   return process;
 }
 
+bool NamesARunningProcess(const std::filesystem::path& path) {
+  auto process = ReadProcessId(path);
+  return process && IsRunning(*process);
+}
+
+OwnPidFile::OwnPidFile(std::filesystem::path path) : path_(std::move(path)) {
+  if (auto self = IdentifyProcess(::getpid())) (void)WriteProcessId(path_, *self);
+}
+
+OwnPidFile::~OwnPidFile() {
+  std::error_code ignored;
+  std::filesystem::remove(path_, ignored);
+}
+
 std::string TailOfFile(const std::filesystem::path& path, int lines) {
   std::ifstream in(path);
   std::deque<std::string> tail;

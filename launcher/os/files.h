@@ -33,4 +33,23 @@ common::Status WriteProcessId(const std::filesystem::path& path, const ProcessId
 // nullopt when the file is missing or unreadable.
 std::optional<ProcessId> ReadProcessId(const std::filesystem::path& path);
 
+// True while the identity file at `path` names a live process (the same pid and start time, so a
+// recycled pid does not count).
+bool NamesARunningProcess(const std::filesystem::path& path);
+
+// An identity file naming this process for as long as the object lives: how a command tells the
+// supervisor "I hold this" (a backup's stopped snapshot children, a restart's carried snapshot).
+// A command killed before its destructor runs leaves a file naming a dead process, which
+// NamesARunningProcess reads as nobody.
+class OwnPidFile {
+ public:
+  explicit OwnPidFile(std::filesystem::path path);
+  ~OwnPidFile();
+  OwnPidFile(const OwnPidFile&) = delete;
+  OwnPidFile& operator=(const OwnPidFile&) = delete;
+
+ private:
+  std::filesystem::path path_;
+};
+
 }  // namespace shardctl::launcher

@@ -249,7 +249,7 @@ void Supervisor::DiscardStaleSnapshot(int index, bool always) {
   if (error) return;  // none: the usual case
   // A restart still running carries the shard's keys in it (and may roll back with it).
   const auto marker = dir_.ShardRestartMarker(index);
-  if (auto restart = ReadProcessId(marker); restart && IsRunning(*restart)) return;
+  if (NamesARunningProcess(marker)) return;
   if (!always) {
     const auto started = std::filesystem::last_write_time(dir_.ShardPidFile(index), error);
     if (error || written >= started) return;
@@ -381,7 +381,7 @@ void Supervisor::OnHealthTick() {
 // a primary with a stopped child cannot save again: once no backup runs, continue them (their
 // primary then ends them, as nobody reads their snapshot).
 void Supervisor::ContinueHeldSnapshots() {
-  if (auto backup = ReadProcessId(dir_.BackupPidFile()); backup && IsRunning(*backup)) return;
+  if (NamesARunningProcess(dir_.BackupPidFile())) return;
   std::vector<ProcessId> shards;
   for (const auto& slot : slots_) {
     if (slot->watcher.running()) shards.push_back(slot->watcher.process());
