@@ -136,12 +136,13 @@ how many keys the shard had before and after.
 {options deployment}
 
 Needs a running supervisor (start one with shardctl up, which adopts running shards); one restart
-of a deployment runs at a time, and none while a restore loads files into its primaries (the
-refusal names the pid and command). Ctrl-C sees the shard under way through (or, while it is being
-saved, leaves it running with its writes resumed) and touches no further shard; a second Ctrl-C
-stops at once. Exit codes: 0 restarted, 1 a restart failed (the error says whether the shard still
+of a deployment runs at a time, and none while another command uses its data (restore, import
+--live until its cutover, scale, rebalance, move-slots, backup: a shard stopped under them fails
+them midway); the refusal names the pid and command. Ctrl-C sees the shard under way through
+(or, while it is being saved, leaves it running with its writes resumed) and touches no further
+shard; a second Ctrl-C stops at once. Exit codes: 0 restarted, 1 a restart failed (the error says whether the shard still
 runs as it was), 2 bad input, a refused engine change, TLS files no peer would accept, or another
-restart under way, 130 interrupted.
+restart or data command under way, 130 interrupted.
 )";
 
 constexpr const char* kLogs =

@@ -174,7 +174,7 @@ Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir
   }
   // While this runs, the snapshot it saves is the shard's data: the supervisor deletes a stale
   // dump.rdb at a crash (persistence none), but not one a live restart marked as its own.
-  std::optional<RestartMarker> marker;
+  std::optional<OwnPidFile> marker;
   if (result.data == "saved") marker.emplace(dir.ShardRestartMarker(index));
   if (result.data == "saved") {
     const auto paused = Clock::now();
@@ -321,6 +321,12 @@ Outcome<RestartReport> Restart(const RestartRequest& request) {
       .engine = *engine, .discard_data = request.discard_data, .interrupted = request.interrupted};
   auto lock = DataLock::Take(target->dir, "restart", DataLock::Kind::kRestarts);
   if (!lock.ok()) return Classify(lock.error());
+  // The data too: a shard stopped under an import, a scale, a move or a backup fails that command
+  // midway (a live import had to be run again), and one of those started during a rolling restart
+  // met shards going down (CLUSTERDOWN from MIGRATE). Taken after the restart lock, so a second
+  // restart is told a restart runs.
+  auto data_lock = DataLock::Take(target->dir, "restart");
+  if (!data_lock.ok()) return Classify(data_lock.error());
   const auto interrupted = [&request] {
     return request.interrupted != nullptr && request.interrupted->load();
   };

@@ -412,11 +412,20 @@ TEST_F(ImportTest, ALiveImportHoldsTheDataAndResumesAfterAKill) {
   auto live = StartLiveImport();
   ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
   EXPECT_EQ(ClusterKeys(), written);
+  const auto shard_pids = [&] {
+    std::vector<long long> pids;
+    const json status = Status();
+    for (const auto& shard : status["shards"]) pids.push_back(shard.value("pid", 0LL));
+    return pids;
+  };
+  const auto pids = shard_pids();
 
   for (const auto& [command, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
            {"import", {"--from", "127.0.0.1:" + std::to_string(source_port())}},
            {"scale", {"--shards", "4"}},
-           {"rebalance", {}}}) {
+           {"rebalance", {}},
+           {"restart", {"0"}},
+           {"restart", {"--rolling"}}}) {
     auto refused = OnDeployment(command, args, 60s);
     EXPECT_EQ(refused.exit_code, 2) << command << ": " << refused.Describe();
     EXPECT_NE(refused.err.find("shardctl import --live"), std::string::npos)
@@ -425,6 +434,7 @@ TEST_F(ImportTest, ALiveImportHoldsTheDataAndResumesAfterAKill) {
   }
   EXPECT_EQ(ClusterKeys(), written);
   EXPECT_EQ(Status()["shards"].size(), 3u) << "scale ran beside the live import";
+  EXPECT_EQ(shard_pids(), pids) << "a shard was restarted under the live import";
 
   ::kill(live->pid(), SIGKILL);
   live->WaitForExit(10s);

@@ -169,6 +169,10 @@ TEST_F(RestartDataTest, RollingRestartUnderWritesLosesNoAcknowledgedWrite) {
       std::string::npos)
       << second.Describe();
   EXPECT_NE(second.err.find(", shardctl restart)"), std::string::npos) << second.Describe();
+  // Nor does a command that moves slots or writes keys run under it (it met shards going down).
+  auto scale = OnDeployment("scale", {"--shards", "4"});
+  EXPECT_EQ(scale.exit_code, 2) << scale.Describe();
+  EXPECT_NE(scale.err.find(", shardctl restart)"), std::string::npos) << scale.Describe();
   EXPECT_EQ(rolling->WaitForExit(180s), std::optional<int>(0))
       << ReadFileText(scratch_dir() / "rolling.err");
   json verdict = StopAckedWriter(writer);
