@@ -475,6 +475,9 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
                                    ImportReport report) {
   const auto started = Clock::now();
   const auto dir = LiveImportDir(target.dir);
+  // A live import killed while it copied left its scratch server running, holding the source's
+  // whole snapshot in memory; its pid file is in `dir`, so it is stopped before `dir` goes.
+  RemoveScratchDir(LiveImportScratchDir(target.dir));
   std::error_code error;
   std::filesystem::remove_all(dir, error);
   std::filesystem::create_directories(dir, error);

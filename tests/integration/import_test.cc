@@ -454,6 +454,39 @@ TEST_F(ImportTest, ALiveImportHoldsTheDataAndResumesAfterAKill) {
   EXPECT_EQ(ClusterKeys(), written + 2);
 }
 
+// A live import killed (kill -9) while its scratch server holds the source's snapshot: the run
+// again stops that server (it held the whole dataset in memory, and nothing named it any more)
+// and finishes with every key.
+TEST_F(ImportTest, ALiveImportKilledWhileCopyingLeavesNoScratchServerRunning) {
+  auto source = StartSource("redis-server", /*password=*/false);
+  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 3000);
+  ASSERT_EQ(KeysAt({source_port()}), written);
+  ASSERT_EQ(Up(3).exit_code, 0);
+  const fs::path scratch_pid = deployment_dir() / "import-live" / "scratch" / "pid";
+  std::optional<RecordedProcess> scratch;
+  {
+    auto killed = StartLiveImport();
+    ASSERT_TRUE(WaitUntil([&] { return (scratch = ReadPidFile(scratch_pid)).has_value(); }, 60s,
+                          std::chrono::milliseconds(2)))
+        << "the live import never started its scratch server: "
+        << ReadFileText(scratch_dir() / "live.err");
+    ::kill(killed->pid(), SIGKILL);
+    killed->WaitForExit(10s);
+  }
+  ASSERT_TRUE(IsAlive(scratch->pid, scratch->start_time))
+      << "the scratch server did not outlive the killed import";
+
+  auto again = StartLiveImport();
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  EXPECT_TRUE(WaitUntil([&] { return !IsAlive(scratch->pid, scratch->start_time); }, 10s, 50ms))
+      << "the killed import's scratch server (pid " << scratch->pid << ") still runs";
+  auto done = OnDeployment("import", {"--cutover"}, 120s);
+  ASSERT_EQ(done.exit_code, 0) << done.Describe() << ReadFileText(scratch_dir() / "live.err");
+  EXPECT_EQ(again->WaitForExit(60s), std::optional<int>(0));
+  EXPECT_EQ(ClusterKeys(), written);
+  ExpectSameKeyspace(ReadKeyspace({source_port()}), ReadKeyspace(ClusterPorts()));
+}
+
 TEST_F(ImportTest, AnImportKilledMidwayFinishesWhenRunAgain) {
   auto source = StartSource("redis-server", /*password=*/false);
   const std::string from = "127.0.0.1:" + std::to_string(source_port());
