@@ -273,19 +273,21 @@ engine and version, slot ranges, keys, size and SHA-256 of each file, and the pa
 The pause is printed and in --json (write_pause_ms). Slots that were moving between primaries at
 the cut are named in the manifest and --json (moving_slots): a restore copies such a backup key by
 key. A failed or interrupted backup removes what it wrote. While restore, import, scale,
-rebalance, move-slots, save or another backup runs on the deployment, a backup is refused before
-DIR is touched (a cut of half-copied keys or half-moved slots would not restore as it was); so
-is it while a Valkey atomic slot migration (CLUSTER MIGRATESLOTS) runs, whose target holds a
-hidden copy of the slots' keys that its snapshot would add a second time.
+rebalance, move-slots, restart, save or another backup runs on the deployment, or a restore or
+import into it was cut short and not run again, a backup is refused before DIR is touched (a cut
+of half-copied keys or half-moved slots would not restore as it was); so is it while a Valkey
+atomic slot migration (CLUSTER MIGRATESLOTS) runs, whose target holds a hidden copy of the slots'
+keys that its snapshot would add a second time. DIR may not be inside the state directory (down
+--purge would delete it); an existing empty DIR keeps its mode, the files are the owner's (0600).
 With --wait DURATION it waits for any of these to end instead (checking every second, the
 progress line saying what it waits for), for a backup from cron that meets a rebalance.
 
 {options}
 {options deployment}
 
-Exit codes: 0 written, 1 a primary failed or the cluster is not ok, 2 DIR not empty or not
-writable, another command holds the deployment's data, or an atomic slot migration runs, 130
-stopped by Ctrl-C.
+Exit codes: 0 written, 1 a primary failed or the cluster is not ok, 2 DIR not empty, not
+writable or inside the state directory, another command holds the deployment's data, a copy into
+it was cut short, or an atomic slot migration runs, 130 stopped by Ctrl-C.
 )";
 
 constexpr const char* kRestore =

@@ -58,6 +58,10 @@ class DeploymentDir {
   std::filesystem::path ShardPlacedSnapshot(int index) const {
     return ShardDir(index) / "restore.rdb";
   }
+  // Resume markers (ops/resume_marker.h): a restore or an import into this deployment was cut
+  // short while these exist, and its keys are partly copied.
+  std::filesystem::path RestoreMarkerFile() const { return root_ / "restore.json"; }
+  std::filesystem::path ImportMarkerFile() const { return root_ / "import.json"; }
   std::filesystem::path ProxyPidFile() const { return root_ / "proxy.pid"; }
   std::filesystem::path ProxyLog() const { return root_ / "proxy.log"; }
   std::filesystem::path PasswordFile() const { return root_ / "password"; }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -66,6 +67,42 @@ Outcome<bool> ClaimDir(const std::filesystem::path& dir) {
   return Failure::Usage("--to " + dir.string() + ": " + std::strerror(errno));
 }
 
+// True when `dir` is `root` or inside it (both made absolute and normal, symlinks followed as
+// far as they exist).
+bool IsInside(const std::filesystem::path& dir, const std::filesystem::path& root) {
+  std::error_code error;
+  const auto inner = std::filesystem::weakly_canonical(std::filesystem::absolute(dir), error);
+  const auto outer = std::filesystem::weakly_canonical(std::filesystem::absolute(root), error);
+  auto [end, rest] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
+  return end == outer.end();
+}
+
+// DIR may not be inside the state directory: `down --purge` of a deployment deletes everything
+// under its directory, and a backup there went with it (back up, purge, up with another shape,
+// restore: nothing left to restore).
+Outcome<bool> CheckOutsideState(const std::filesystem::path& dir, const DeploymentDir& deployment) {
+  const auto state_root = deployment.root().parent_path();
+  if (!IsInside(dir, state_root)) return true;
+  return Failure::Usage(
+      "--to " + dir.string() + ": inside the state directory " + state_root.string() +
+      ", where down --purge would delete it; back up into a directory outside it");
+}
+
+// A restore or an import cut short has copied part of its keys: a backup now would be taken, and
+// later restored, as if it were the data.
+Outcome<bool> CheckNoCopyCutShort(const DeploymentDir& dir) {
+  std::error_code error;
+  for (const auto& [marker, command] : {std::pair{dir.RestoreMarkerFile(), "restore"},
+                                        std::pair{dir.ImportMarkerFile(), "import"}}) {
+    if (!std::filesystem::exists(marker, error)) continue;
+    return Failure::Usage(std::string("a ") + command +
+                          " into this deployment was cut short and holds only part of its keys (" +
+                          marker.string() + "): run the same " + command +
+                          " again to finish it, then back up");
+  }
+  return true;
+}
+
 Outcome<bool> PrepareDir(const std::filesystem::path& dir) {
   std::error_code error;
   if (std::filesystem::exists(dir, error)) {
@@ -76,8 +113,11 @@ Outcome<bool> PrepareDir(const std::filesystem::path& dir) {
       return Failure::Usage("--to " + dir.string() +
                             ": not empty; back up into a new or empty directory");
     }
-    if (auto writable = EnsureWritableDir(dir); !writable.ok()) {
-      return Failure::Usage("--to " + writable.error().message());
+    // The operator's directory keeps its mode (a shared mount point stays shared); the files
+    // written into it are the owner's alone (0600).
+    if (access(dir.c_str(), W_OK | X_OK) != 0) {
+      return Failure::Usage("--to " + dir.string() + ": " + std::strerror(errno) +
+                            "; back up into a directory you can write to");
     }
     return false;
   }
@@ -184,6 +224,10 @@ class BackupPass {
         local_(LocalPrimaries()) {}
 
   Outcome<BackupReport> Run() {
+    if (auto outside = CheckOutsideState(request_.to, target_.dir); !outside.ok()) {
+      return outside.error();
+    }
+    if (auto whole = CheckNoCopyCutShort(target_.dir); !whole.ok()) return whole.error();
     auto created = PrepareDir(request_.to);
     if (!created.ok()) return created.error();
     created_ = *created;

@@ -210,7 +210,7 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
   }
   auto held = TotalKeys(target->access, serving->primaries);
   if (!held.ok()) return held.error();
-  const ResumeMarker marker(target->dir.root() / "import.json",
+  const ResumeMarker marker(target->dir.ImportMarkerFile(),
                             nlohmann::json{{"from", from->ToString()}}.dump());
   report.resumed = marker.LeftBefore();
   if (*held > 0 && !report.resumed) {

@@ -34,7 +34,7 @@ constexpr std::chrono::milliseconds kResumePatience = 30s;  // a killed run's sh
 // The restore of this backup, as its resume marker names it.
 ResumeMarker MarkerOf(const DeploymentDir& dir, const std::filesystem::path& from,
                       const BackupManifest& manifest) {
-  return ResumeMarker(dir.root() / "restore.json",
+  return ResumeMarker(dir.RestoreMarkerFile(),
                       nlohmann::json{{"from", std::filesystem::absolute(from).string()},
                                      {"created_unix_ms", manifest.created_unix_ms}}
                           .dump());

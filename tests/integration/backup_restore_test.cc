@@ -349,6 +349,21 @@ TEST_F(BackupRestoreTest, RefusesWithoutChangingAnything) {
   auto again = OnDeployment("backup", {"--to", dir.string()});
   EXPECT_EQ(again.exit_code, 2) << again.Describe();
   EXPECT_NE(again.err.find("not empty"), std::string::npos) << again.Describe();
+  // Into the state directory, which `down --purge` empties: refused, nothing created.
+  for (const fs::path& inside : {deployment_dir() / "backup", state_root() / "backups" / "b1"}) {
+    auto refused = OnDeployment("backup", {"--to", inside.string()});
+    EXPECT_EQ(refused.exit_code, 2) << refused.Describe();
+    EXPECT_NE(refused.err.find("inside the state directory"), std::string::npos)
+        << refused.Describe();
+    EXPECT_FALSE(fs::exists(inside)) << inside;
+  }
+  // An empty directory of the operator's keeps its mode (a shared mount point stays shared).
+  const fs::path mount_point = scratch_dir() / "mount-point";
+  fs::create_directories(mount_point);
+  fs::permissions(mount_point, fs::perms::all | fs::perms::sticky_bit);
+  auto into_it = OnDeployment("backup", {"--to", mount_point.string()});
+  EXPECT_EQ(into_it.exit_code, 0) << into_it.Describe();
+  EXPECT_EQ(fs::status(mount_point).permissions(), fs::perms::all | fs::perms::sticky_bit);
   // While another command holds the deployment's data (here: this test, as a restore would), a
   // backup is refused naming it, and DIR is not even created; while a backup forks its snapshots
   // (the test again), a save is refused the same way.
@@ -510,6 +525,17 @@ TEST_F(BackupRestoreTest, ARestoreKilledMidwayFinishesWhenRunAgain) {
   ::kill(midway.restore->pid(), SIGKILL);
   midway.restore->WaitForExit(10s);
   EXPECT_TRUE(fs::exists(state_root() / "target" / "restore.json"));
+  // Half restored, the deployment is no backup's source: refused until the restore is finished
+  // (before: "backed up" with the keys copied so far, and nothing said they were partial).
+  const long long partial = KeysAt(Ports(base_port() + 20, 3));
+  const fs::path half = scratch_dir() / "half";
+  auto refused = OnOther("target", {"backup", "--to", half.string()});
+  EXPECT_EQ(refused.exit_code, 2) << refused.Describe();
+  EXPECT_NE(refused.err.find("restore into this deployment was cut short"), std::string::npos)
+      << refused.Describe();
+  EXPECT_EQ(SplitLines(refused.err).size(), 1u) << refused.Describe();
+  EXPECT_FALSE(fs::exists(half));
+  EXPECT_EQ(KeysAt(Ports(base_port() + 20, 3)), partial);
   ExpectTheRunAgainFinishes(midway);
 }
 
