@@ -165,6 +165,7 @@ int RunImport(const Invocation& invocation) {
                       {"dry_run", invocation.dry_run},
                       {"problems", done->problems},
                       {"resumed", done->resumed},
+                      {"cleared", done->cleared},
                       {"keys", done->keys},
                       {"bytes", done->bytes},
                       {"vanished", done->vanished},
@@ -191,6 +192,11 @@ int RunImport(const Invocation& invocation) {
     for (const auto& problem : done->problems) std::cout << "problem: " << problem << "\n";
     if (done->problems.empty()) std::cout << "no problems: import would copy every key\n";
   } else {
+    if (done->cleared > 0) {
+      std::cout << "resumed: removed the " << done->cleared
+                << " keys the cut-short run had copied (the source may have deleted some since), "
+                   "then copied again\n";
+    }
     std::cout << "imported " << done->keys << " keys (" << done->bytes << " bytes) from "
               << done->source << " in " << done->took.count() << " ms"
               << KeysPerSecond(done->keys, done->took) << "; the deployment holds "

@@ -229,6 +229,16 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
   if (auto marked = marker.Write(); !marked.ok()) {
     return marked.error();
   }
+  if (report.resumed && *held > 0) {
+    // Copying again over the cut-short run's keys (RESTORE REPLACE) would keep every key the
+    // source has deleted since (a source restarted empty or from an older snapshot, a DEL, a
+    // FLUSHALL that stopped a live import): the deployment starts empty again, as the first run
+    // found it. Nothing else wrote here: the data lock is held, and the marker says whose keys
+    // these are.
+    auto cleared = ClearPrimaries(target->access, serving->primaries);
+    if (!cleared.ok()) return cleared.error().Context("emptying the deployment to import again");
+    report.cleared = *held;
+  }
   if (request.live) {
     auto followed =
         FollowSource(request, *source_access, facts->primaries, *target, *serving, report);

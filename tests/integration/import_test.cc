@@ -444,6 +444,10 @@ TEST_F(ImportTest, ALiveImportHoldsTheDataAndResumesAfterAKill) {
   EXPECT_NE(cutover.err.find("run the same import --live again"), std::string::npos)
       << cutover.Describe();
 
+  // Before the run again, the source loses a key the cluster holds (as when it restarts from an
+  // older snapshot): the run again must not keep it.
+  const std::string gone = ReadKeyspace(ClusterPorts()).begin()->first;
+  ASSERT_EQ(RunOnSource("DEL " + gone + "\n").exit_code, 0);
   auto again = StartLiveImport();
   ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
   ASSERT_EQ(RunOnSource("SET after:kill 1\nINCR after:counter\n").exit_code, 0);
@@ -451,7 +455,7 @@ TEST_F(ImportTest, ALiveImportHoldsTheDataAndResumesAfterAKill) {
   ASSERT_EQ(done.exit_code, 0) << done.Describe() << ReadFileText(scratch_dir() / "live.err");
   EXPECT_EQ(again->WaitForExit(60s), std::optional<int>(0));
   ExpectSameKeyspace(ReadKeyspace({source_port()}), ReadKeyspace(ClusterPorts()));
-  EXPECT_EQ(ClusterKeys(), written + 2);
+  EXPECT_EQ(ClusterKeys(), written + 2 - 1);
 }
 
 // A live import killed (kill -9) while its scratch server holds the source's snapshot: the run
@@ -507,12 +511,25 @@ TEST_F(ImportTest, AnImportKilledMidwayFinishesWhenRunAgain) {
     import.WaitForExit(10s);
   }
   EXPECT_TRUE(fs::exists(deployment_dir() / "import.json"));
+  // Meanwhile the source deletes keys the killed run had copied: the run again must not keep them.
+  const long long left = ClusterKeys();
+  std::string deletes;
+  int deleted = 0;
+  for (const auto& [key, value] : ReadKeyspace(ClusterPorts())) {
+    if (deleted == 20) break;
+    deletes += "DEL " + key + "\n";
+    ++deleted;
+  }
+  ASSERT_GT(deleted, 0);
+  ASSERT_EQ(RunOnSource(deletes).exit_code, 0);
+  ASSERT_EQ(KeysAt({source_port()}), written - deleted);
   auto again = OnDeployment("import", {"--from", from, "--json"}, 180s);
   ASSERT_EQ(again.exit_code, 0) << again.Describe();
   const json report = json::parse(again.out, nullptr, false);
   EXPECT_TRUE(report.value("resumed", false)) << again.Describe();
   EXPECT_TRUE(report.value("source_unchanged", false)) << again.Describe();
-  EXPECT_EQ(ClusterKeys(), written);
+  EXPECT_EQ(report.value("cleared", -1LL), left) << again.Describe();
+  EXPECT_EQ(ClusterKeys(), written - deleted);
   ExpectSameKeyspace(ReadKeyspace({source_port()}), ReadKeyspace(ClusterPorts()));
   EXPECT_FALSE(fs::exists(deployment_dir() / "import.json"));
 }
