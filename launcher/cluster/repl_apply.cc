@@ -2,6 +2,8 @@
 
 #include <type_traits>
 
+#include "common/repl_commands.h"
+
 namespace shardctl::launcher {
 
 using common::Error;
@@ -62,10 +64,7 @@ Status ReplApplier::Apply(const common::ReplPlan& plan) {
             for (const auto& command : step.commands) (void)Queue(primary, command);
             return Queue(primary, {"EXEC"});
           } else if constexpr (std::is_same_v<Step, common::FanOut>) {
-            for (size_t i = 0; i < table_.primaries().size(); ++i) {
-              (void)Queue(static_cast<int>(i), step.command);
-            }
-            return common::Ok();
+            return FanOut(step.command);
           } else if constexpr (std::is_same_v<Step, common::CrossSlot>) {
             return CoLocate(step);
           } else {
@@ -75,6 +74,24 @@ Status ReplApplier::Apply(const common::ReplPlan& plan) {
         action);
     if (!queued.ok()) return queued;
   }
+  return common::Ok();
+}
+
+Status ReplApplier::FanOut(common::ReplArgs command) {
+  if (one_of_several_) {
+    const std::string name = common::UpperCase(command.front());
+    if (name == "FLUSHALL" || name == "FLUSHDB") {
+      return Error(name +
+                   ": it emptied one primary of the source cluster, whose keys are those of its "
+                   "slots only; the other primaries' streams are applied in no common order, so "
+                   "the cluster cannot follow it (run the same import again: it copies afresh)");
+    }
+    const bool load = name == "FUNCTION" && command.size() > 2 &&
+                      common::UpperCase(command[1]) == "LOAD" &&
+                      common::UpperCase(command[2]) != "REPLACE";
+    if (load) command.insert(command.begin() + 2, "REPLACE");
+  }
+  for (size_t i = 0; i < table_.primaries().size(); ++i) (void)Queue(static_cast<int>(i), command);
   return common::Ok();
 }
 

@@ -40,6 +40,13 @@ class ReplApplier {
   // mirrors the source, and names the command and the node.
   common::Status Flush();
 
+  // This stream is one of a source cluster's primaries', each applied by its own applier in no
+  // common order. A FLUSHALL or FLUSHDB there emptied that primary's slots only: sent to every
+  // primary here it would delete the other source primaries' keys too, so it is refused (the
+  // import stops; run again, it copies afresh). FUNCTION LOAD, which an operator runs on each
+  // primary, replaces the library (each stream loads the same one).
+  void OneOfSeveralStreams() { one_of_several_ = true; }
+
   size_t queued() const { return queued_count_; }
   uint64_t applied() const { return applied_; }  // commands the cluster answered without error
   uint64_t co_located() const { return co_located_; }  // CrossSlot commands applied
@@ -49,6 +56,8 @@ class ReplApplier {
   common::Status Queue(int primary, Command command);
   // Runs `cross` on one primary with temporary keys (repl_colocate.cc).
   common::Status CoLocate(const common::CrossSlot& cross);
+  // Queues `command` for every primary (FLUSHALL, FUNCTION LOAD, ...), as OneOfSeveralStreams says.
+  common::Status FanOut(common::ReplArgs command);
   // Sends `commands` to `primary` in one write and reads every reply; an error reply is an error
   // naming the command and the node, as Flush() gives it.
   common::Result<std::vector<std::string>> RunAll(int primary,
@@ -62,6 +71,7 @@ class ReplApplier {
   size_t queued_count_ = 0;
   uint64_t applied_ = 0;
   uint64_t co_located_ = 0;
+  bool one_of_several_ = false;
 };
 
 }  // namespace shardctl::launcher

@@ -508,9 +508,10 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   for (auto& source : followed) {
     if (auto copied = CopySnapshot(request, target, serving, *source, report); !copied.ok())
       return fail(copied.error());
-    source->applier = std::make_unique<StreamApplier>(
-        *source->spool, source->start_offset,
-        ReplApplier(serving.table, target.access, std::chrono::seconds(30)));
+    ReplApplier applier(serving.table, target.access, std::chrono::seconds(30));
+    if (followed.size() > 1) applier.OneOfSeveralStreams();
+    source->applier =
+        std::make_unique<StreamApplier>(*source->spool, source->start_offset, std::move(applier));
   }
   progress.progress().keys = report.keys;
 

@@ -294,6 +294,63 @@ TEST_F(ImportTest, LiveImportFromASourceClusterFollowsEveryPrimary) {
   ExpectSameKeyspace(ReadKeyspace(source_ports), ReadKeyspace(ClusterPorts()));
 }
 
+// A source cluster's primaries each stream their own writes. A library loaded on each primary
+// (as an operator does) is loaded once per stream: the second replaces the first rather than
+// stopping the import. A FLUSHALL on one primary emptied only its slots: sent to every target
+// primary it deleted the other primaries' keys too (before), so it stops the import instead, and
+// the run again copies afresh.
+TEST_F(ImportTest, ASourceClusterPrimarysFlushallDoesNotEmptyTheOthersSlots) {
+  const int source_base = base_port() + 30;
+  const std::string from = "127.0.0.1:" + std::to_string(source_base);
+  auto up_source = Shardctl({"up", "--shards", "3", "--base-port", std::to_string(source_base),
+                             "--name", "src", "--state-dir", state_root().string()},
+                            120s);
+  ASSERT_EQ(up_source.exit_code, 0) << up_source.Describe();
+  const std::vector<int> source_ports = {source_base, source_base + 1, source_base + 2};
+  const int written = WriteEveryType({"-c", "-p", std::to_string(source_base)}, 20);
+  ASSERT_EQ(Up(3).exit_code, 0);
+
+  auto first = StartOnDeployment("import", {"--from", from, "--live"}, "first");
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "first.err");
+  const std::string library =
+      "#!lua name=shardctltest\nredis.register_function('one', "
+      "function() return 1 end)";
+  for (int port : source_ports) {
+    auto loaded = QueryRedis(port, {"FUNCTION", "LOAD", library});
+    ASSERT_TRUE(loaded && loaded->text == "shardctltest") << (loaded ? loaded->text : "");
+  }
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (int port : ClusterPorts()) {
+          auto listed = QueryRedis(port, {"FUNCTION", "LIST"});
+          if (!listed || listed->elements.empty()) return false;
+        }
+        return true;
+      },
+      30s, 100ms))
+      << "the library did not reach every primary: " << ReadFileText(scratch_dir() / "first.err");
+  EXPECT_EQ(LivePhase(), "following") << ReadFileText(scratch_dir() / "first.err");
+
+  const long long flushed = QueryRedis(source_base + 1, {"DBSIZE"})->integer;
+  ASSERT_GT(flushed, 0);
+  auto flush = QueryRedis(source_base + 1, {"FLUSHALL"});
+  ASSERT_TRUE(flush && flush->text == "OK");
+  EXPECT_EQ(first->WaitForExit(60s), std::optional<int>(1));
+  const std::string err = ReadFileText(scratch_dir() / "first.err");
+  EXPECT_NE(err.find("FLUSHALL: it emptied one primary of the source cluster"), std::string::npos)
+      << err;
+  EXPECT_EQ(ClusterKeys(), written) << "the FLUSHALL was applied to the cluster";
+
+  auto again = StartOnDeployment("import", {"--from", from, "--live"}, "again");
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "again.err");
+  auto cutover = OnDeployment("import", {"--cutover"}, 120s);
+  ASSERT_EQ(cutover.exit_code, 0) << cutover.Describe();
+  ASSERT_EQ(again->WaitForExit(60s), std::optional<int>(0))
+      << ReadFileText(scratch_dir() / "again.err");
+  EXPECT_EQ(ClusterKeys(), written - flushed);
+  ExpectSameKeyspace(ReadKeyspace(source_ports), ReadKeyspace(ClusterPorts()));
+}
+
 TEST_F(ImportTest, LiveImportStopsAtAWriteTheClusterCannotFollow) {
   auto source = StartSource("redis-server", /*password=*/false);
   const std::string cli_port = std::to_string(source_port());
