@@ -76,6 +76,16 @@ class ImportTest : public ShardctlTest {
          "redis-cli -p " + std::to_string(source_port()) + " < " + file.string() + " > /dev/null"},
         20s);
   }
+  // A 3-primary source cluster "src" on `source_base` holding every type (`written` keys), and
+  // this test's empty 3-primary deployment.
+  void UpSourceClusterAndDeployment(int source_base, int& written) {
+    auto up_source = Shardctl({"up", "--shards", "3", "--base-port", std::to_string(source_base),
+                               "--name", "src", "--state-dir", state_root().string()},
+                              120s);
+    ASSERT_EQ(up_source.exit_code, 0) << up_source.Describe();
+    written = WriteEveryType({"-c", "-p", std::to_string(source_base)}, 20);
+    ASSERT_EQ(Up(3).exit_code, 0);
+  }
   CommandResult Import(const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"--from", "127.0.0.1:" + std::to_string(source_port())};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -244,13 +254,9 @@ TEST_F(ImportTest, LiveImportFollowsWritesUntilCutoverAndLosesNone) {
 TEST_F(ImportTest, LiveImportFromASourceClusterFollowsEveryPrimary) {
   const int source_base = base_port() + 30;
   const std::string from = "127.0.0.1:" + std::to_string(source_base);
-  auto up_source = Shardctl({"up", "--shards", "3", "--base-port", std::to_string(source_base),
-                             "--name", "src", "--state-dir", state_root().string()},
-                            120s);
-  ASSERT_EQ(up_source.exit_code, 0) << up_source.Describe();
   const std::vector<int> source_ports = {source_base, source_base + 1, source_base + 2};
-  const int written = WriteEveryType({"-c", "-p", std::to_string(source_base)}, 20);
-  ASSERT_EQ(Up(3).exit_code, 0);
+  int written = 0;
+  ASSERT_NO_FATAL_FAILURE(UpSourceClusterAndDeployment(source_base, written));
 
   auto first = StartOnDeployment("import", {"--from", from, "--live"}, "first");
   ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "first.err");
@@ -302,13 +308,9 @@ TEST_F(ImportTest, LiveImportFromASourceClusterFollowsEveryPrimary) {
 TEST_F(ImportTest, ASourceClusterPrimarysFlushallDoesNotEmptyTheOthersSlots) {
   const int source_base = base_port() + 30;
   const std::string from = "127.0.0.1:" + std::to_string(source_base);
-  auto up_source = Shardctl({"up", "--shards", "3", "--base-port", std::to_string(source_base),
-                             "--name", "src", "--state-dir", state_root().string()},
-                            120s);
-  ASSERT_EQ(up_source.exit_code, 0) << up_source.Describe();
   const std::vector<int> source_ports = {source_base, source_base + 1, source_base + 2};
-  const int written = WriteEveryType({"-c", "-p", std::to_string(source_base)}, 20);
-  ASSERT_EQ(Up(3).exit_code, 0);
+  int written = 0;
+  ASSERT_NO_FATAL_FAILURE(UpSourceClusterAndDeployment(source_base, written));
 
   auto first = StartOnDeployment("import", {"--from", from, "--live"}, "first");
   ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "first.err");
