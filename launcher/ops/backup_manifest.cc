@@ -4,6 +4,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <type_traits>
 
 #include "common/slots.h"
 
@@ -76,6 +77,12 @@ namespace {
 template <typename T>
 common::Result<T> Field(const json& object, const char* name, const std::string& where) {
   if (!object.contains(name)) return Error("manifest.json: " + where + name + " missing");
+  // A count or size below zero would read as a huge unsigned number.
+  if constexpr (std::is_unsigned_v<T>) {
+    if (object.at(name).is_number_integer() && !object.at(name).is_number_unsigned()) {
+      return Error("manifest.json: " + where + name + " is below zero");
+    }
+  }
   try {
     return object.at(name).get<T>();
   } catch (const json::exception&) {
@@ -92,6 +99,52 @@ std::optional<Error> FirstError(const R&... fields) {
   };
   (note(fields), ...);
   return first;
+}
+
+// What the fields must say together: an engine shardctl runs, each file once, no slot in two
+// files, the files' keys adding up to the total, as many files as shards. A manifest edited by
+// hand that breaks one would restore wrongly (a file listed twice was copied twice and another
+// never, then blamed on "keys lost while it ran").
+common::Status CheckConsistent(const BackupManifest& manifest, const json& root) {
+  if (manifest.engine != "redis" && manifest.engine != "valkey") {
+    return Error("manifest.json: engine \"" + manifest.engine + "\" is neither redis nor valkey");
+  }
+  if (root.contains("shards")) {
+    auto shards = Field<uint64_t>(root, "shards", "");
+    if (!shards.ok()) return shards.error();
+    if (*shards != manifest.files.size()) {
+      return Error("manifest.json: shards is " + std::to_string(*shards) + " but files lists " +
+                   std::to_string(manifest.files.size()));
+    }
+  }
+  std::set<std::string> names;
+  std::vector<int> owner(common::kSlotCount, -1);
+  uint64_t keys = 0;
+  for (size_t i = 0; i < manifest.files.size(); ++i) {
+    const BackupFile& file = manifest.files[i];
+    const std::string where = "manifest.json: files[" + std::to_string(i) + "]";
+    if (!names.insert(file.file).second) {
+      return Error(where + " lists " + file.file + " a second time");
+    }
+    keys += file.keys;
+    if (file.slots.empty()) continue;  // a primary that served no slot (a scale cut short)
+    auto ranges = common::ParseSlotRanges(file.slots);
+    if (!ranges.ok()) return Error(where + ".slots \"" + file.slots + "\" is not a list of slots");
+    for (const auto& range : *ranges) {
+      for (int slot = range.first; slot <= range.last; ++slot) {
+        if (owner[static_cast<size_t>(slot)] >= 0) {
+          return Error(where + ".slots: slot " + std::to_string(slot) + " is also in files[" +
+                       std::to_string(owner[static_cast<size_t>(slot)]) + "]");
+        }
+        owner[static_cast<size_t>(slot)] = static_cast<int>(i);
+      }
+    }
+  }
+  if (keys != manifest.keys) {
+    return Error("manifest.json: keys is " + std::to_string(manifest.keys) +
+                 " but the files' keys add up to " + std::to_string(keys));
+  }
+  return common::Ok();
 }
 
 }  // namespace
@@ -143,6 +196,9 @@ common::Result<BackupManifest> ParseManifest(const std::string& text) {
                    "\" is not a file name in the backup directory");
     }
     manifest.files.push_back({*name, *slots, *node, *file_keys, *bytes, *sha, *rdb});
+  }
+  if (auto consistent = CheckConsistent(manifest, root); !consistent.ok()) {
+    return consistent.error();
   }
   return manifest;
 }

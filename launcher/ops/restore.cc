@@ -61,6 +61,15 @@ Outcome<bool> CheckFormats(const BackupManifest& manifest, const Engine& engine)
 }  // namespace
 
 Outcome<BackupManifest> ReadCheckedBackup(const std::filesystem::path& dir) {
+  std::error_code error;
+  if (!std::filesystem::exists(dir, error)) {
+    return Failure::Usage("--from " + dir.string() +
+                          ": no such directory (give the DIR a backup --to wrote)");
+  }
+  if (!std::filesystem::is_directory(dir, error)) {
+    return Failure::Usage("--from " + dir.string() +
+                          ": not a directory (give the DIR a backup --to wrote, not a file in it)");
+  }
   auto text = ReadWholeFile(dir / "manifest.json");
   if (!text.ok()) {
     return Failure::Usage("--from " + dir.string() +
@@ -70,7 +79,6 @@ Outcome<BackupManifest> ReadCheckedBackup(const std::filesystem::path& dir) {
   if (!manifest.ok()) return Failure::Usage(manifest.error().Context(dir.string()));
   for (const auto& file : manifest->files) {
     const auto path = dir / file.file;
-    std::error_code error;
     const auto size = std::filesystem::file_size(path, error);
     if (error) return Failure::Usage(path.string() + ": missing (" + error.message() + ")");
     if (size != file.bytes) {

@@ -480,6 +480,13 @@ TEST_F(BackupRestoreTest, RefusesWithoutChangingAnything) {
   auto foreign = OnOther("empty", {"restore", "--from", scratch_dir().string()});
   EXPECT_EQ(foreign.exit_code, 2) << foreign.Describe();
   EXPECT_NE(foreign.err.find("no manifest.json"), std::string::npos) << foreign.Describe();
+  // A mistyped DIR, and a file of the backup given instead of its directory, say so.
+  auto missing = OnOther("empty", {"restore", "--from", (scratch_dir() / "no-such").string()});
+  EXPECT_EQ(missing.exit_code, 2) << missing.Describe();
+  EXPECT_NE(missing.err.find("no such directory"), std::string::npos) << missing.Describe();
+  auto a_file = OnOther("empty", {"restore", "--from", (dir / "manifest.json").string()});
+  EXPECT_EQ(a_file.exit_code, 2) << a_file.Describe();
+  EXPECT_NE(a_file.err.find("not a directory"), std::string::npos) << a_file.Describe();
   EXPECT_EQ(KeysAt(Ports(base_port() + 20, 2)), 0);
   DownOther("empty");
 }

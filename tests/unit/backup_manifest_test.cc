@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <set>
 
 #include "launcher/engine/engine.h"
@@ -57,6 +58,43 @@ TEST(BackupManifestTest, NamesWhatIsWrong) {
   std::string wrong_type = text;
   wrong_type.replace(wrong_type.find("\"keys\": 30"), 10, "\"keys\": \"x\"");
   EXPECT_EQ(ParseManifest(wrong_type).error().message(), "manifest.json: keys has the wrong type");
+}
+
+// A manifest edited by hand whose fields disagree is refused, naming what disagrees (before: a
+// file listed twice restored one file twice and another never, then blamed lost keys).
+TEST(BackupManifestTest, RefusesFieldsThatDisagree) {
+  auto refusal = [](const std::function<void(nlohmann::json&)>& edit) {
+    auto json = nlohmann::json::parse(ManifestJson(TwoFiles()));
+    edit(json);
+    auto read = ParseManifest(json.dump());
+    return read.ok() ? std::string("accepted") : read.error().message();
+  };
+  EXPECT_EQ(refusal([](auto& j) { j["files"][1]["file"] = "shard-0.rdb"; }),
+            "manifest.json: files[1] lists shard-0.rdb a second time");
+  EXPECT_EQ(refusal([](auto& j) { j["files"][1]["slots"] = "8000-16383"; }),
+            "manifest.json: files[1].slots: slot 8000 is also in files[0]");
+  EXPECT_EQ(refusal([](auto& j) { j["files"][1]["slots"] = "x"; }),
+            "manifest.json: files[1].slots \"x\" is not a list of slots");
+  EXPECT_EQ(refusal([](auto& j) { j["keys"] = 31; }),
+            "manifest.json: keys is 31 but the files' keys add up to 30");
+  EXPECT_EQ(refusal([](auto& j) { j["keys"] = -5; }), "manifest.json: keys is below zero");
+  EXPECT_EQ(refusal([](auto& j) { j["files"][0]["bytes"] = -1; }),
+            "manifest.json: files[0].bytes is below zero");
+  EXPECT_EQ(refusal([](auto& j) { j["shards"] = 3; }),
+            "manifest.json: shards is 3 but files lists 2");
+  EXPECT_EQ(refusal([](auto& j) { j["engine"] = "memcached"; }),
+            "manifest.json: engine \"memcached\" is neither redis nor valkey");
+  // A primary that served no slot at the cut has a file with none; older manifests have no
+  // "shards".
+  EXPECT_EQ(refusal([](auto& j) {
+              j["files"].push_back(j["files"][1]);
+              j["files"][2]["file"] = "shard-2.rdb";
+              j["files"][2]["slots"] = "";
+              j["files"][2]["keys"] = 0;
+              j["shards"] = 3;
+            }),
+            "accepted");
+  EXPECT_EQ(refusal([](auto& j) { j.erase("shards"); }), "accepted");
 }
 
 // Slots moving at the cut are kept; a manifest written before they were recorded has none; a
