@@ -243,10 +243,12 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
     auto followed =
         FollowSource(request, *source_access, facts->primaries, *target, *serving, report);
     if (!followed.ok() && followed.error().fault() == Fault::kRuntime) {
-      // As for a plain import: how far it got, and that the same command resumes it.
+      // As for a plain import: how far it got, and that the same command resumes it. A Ctrl-C
+      // that stopped the snapshot's copy is one (while following, Ctrl-C is the cutover).
+      const bool interrupted = request.interrupted != nullptr && request.interrupted->load();
       return marker
-          .End(Error(followed.error().message()), false, "import", "run the same command again",
-               target->access, serving->primaries)
+          .End(Error(followed.error().message()), interrupted, "import",
+               "run the same command again", target->access, serving->primaries)
           .error();
     }
     if (!followed.ok()) return followed.error();

@@ -484,7 +484,8 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   if (error) return Error(dir.string() + ": " + error.message());
   ProgressFile progress(target.dir, report.source);
   auto fail = [&](const Failure& failure) {
-    progress.progress().phase = "failed";
+    const bool interrupted = request.interrupted != nullptr && request.interrupted->load();
+    progress.progress().phase = interrupted ? "stopped" : "failed";
     progress.progress().error = failure.message();
     progress.Write();
     return failure;

@@ -550,6 +550,38 @@ TEST_F(ImportTest, ALiveImportKilledWhileCopyingLeavesNoScratchServerRunning) {
   ExpectSameKeyspace(ReadKeyspace({source_port()}), ReadKeyspace(ClusterPorts()));
 }
 
+// Ctrl-C while a live import copies its snapshot stops it as Ctrl-C stops a plain import: exit
+// 130, how many keys are in, status "stopped" (before: exit 1 and "failed"); the run again
+// finishes.
+TEST_F(ImportTest, ALiveImportStoppedByCtrlCWhileCopyingSaysSo) {
+  auto source = StartSource("redis-server", /*password=*/false);
+  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 3000);
+  ASSERT_EQ(Up(3).exit_code, 0);
+  {
+    auto stopped = StartLiveImport();
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          const long long keys = ClusterKeys();
+          return keys > 0 && keys < written;
+        },
+        60s, std::chrono::milliseconds(2)))
+        << "the live import never was midway: " << ReadFileText(scratch_dir() / "live.err");
+    ::kill(stopped->pid(), SIGINT);
+    EXPECT_EQ(stopped->WaitForExit(30s), std::optional<int>(130));
+    const std::string err = ReadFileText(scratch_dir() / "live.err");
+    EXPECT_NE(err.find("import stopped (Ctrl-C)"), std::string::npos) << err;
+    EXPECT_NE(err.find("keys are in the deployment so far"), std::string::npos) << err;
+    EXPECT_EQ(LivePhase(), "stopped");
+  }
+  auto again = StartLiveImport();
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  auto done = OnDeployment("import", {"--cutover"}, 120s);
+  ASSERT_EQ(done.exit_code, 0) << done.Describe() << ReadFileText(scratch_dir() / "live.err");
+  EXPECT_EQ(again->WaitForExit(60s), std::optional<int>(0));
+  EXPECT_EQ(ClusterKeys(), written);
+  ExpectSameKeyspace(ReadKeyspace({source_port()}), ReadKeyspace(ClusterPorts()));
+}
+
 TEST_F(ImportTest, AnImportKilledMidwayFinishesWhenRunAgain) {
   auto source = StartSource("redis-server", /*password=*/false);
   const std::string from = "127.0.0.1:" + std::to_string(source_port());
