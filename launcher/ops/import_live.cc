@@ -170,6 +170,14 @@ class StreamSpool {
   std::deque<std::pair<int64_t, Clock::time_point>> samples_;
 };
 
+// The first action of `plan` that cannot be mirrored, if any.
+const common::Problem* FirstProblem(const common::ReplPlan& plan) {
+  for (const auto& action : plan.actions) {
+    if (const auto* problem = std::get_if<common::Problem>(&action)) return problem;
+  }
+  return nullptr;
+}
+
 // Applies the spooled stream to the cluster, command by command, in order.
 class StreamApplier {
  public:
@@ -192,6 +200,12 @@ class StreamApplier {
       if (!next->has_value()) break;
       common::ReplCommand command = std::move(**next);
       auto plan = planner_.Plan(std::move(command.args));
+      if (const auto* problem = FirstProblem(plan)) {
+        // The import stops at this command, none of it applied; what came before it is the
+        // source's too (dropping it with the queue lost writes acknowledged before this one).
+        if (auto flushed = Flush(safe); !flushed.ok()) return flushed.error();
+        return Error(problem->reason);
+      }
       if (auto applied = applier_.Apply(plan); !applied.ok()) return applied.error();
       // Inside a transaction nothing is applied before EXEC: the offset stays before MULTI.
       if (!planner_.in_transaction()) safe = command.offset;

@@ -367,14 +367,17 @@ TEST_F(ImportTest, LiveImportStopsAtAWriteTheClusterCannotFollow) {
   ASSERT_EQ(ClusterKeys(), 0);
   auto live = StartLiveImport();
   ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
-  // MOVE to another db: a cluster has only db 0, and the write is not skipped.
-  auto move = RunCommand({"redis-cli", "-p", cli_port, "MOVE", "string:1", "1"}, 10s);
-  ASSERT_EQ(move.exit_code, 0) << move.Describe();
+  // MOVE to another db: a cluster has only db 0, and the write is not skipped. The writes just
+  // before it (in the same stretch of the stream) are applied, none after it.
+  ASSERT_EQ(RunOnSource("SET before:move 1\nMOVE string:1 1\nSET after:move 1\n").exit_code, 0);
   EXPECT_EQ(live->WaitForExit(60s), std::optional<int>(1));
   const std::string err = ReadFileText(scratch_dir() / "live.err");
   EXPECT_NE(err.find("MOVE: moves a key to another db"), std::string::npos) << err;
   EXPECT_EQ(SplitLines(err).size(), 1u) << err;
-  EXPECT_EQ(ClusterKeys(), written) << "the snapshot's keys stay; nothing after the MOVE";
+  auto before =
+      RunCommand({"redis-cli", "-c", "-p", std::to_string(base_port()), "GET", "before:move"}, 10s);
+  EXPECT_EQ(before.out, "1\n") << "a write before the MOVE was dropped";
+  EXPECT_EQ(ClusterKeys(), written + 1) << "the snapshot's keys and the write before the MOVE";
 }
 
 // The primary (of 3, slots split as `up` splits them) that holds `key`.
