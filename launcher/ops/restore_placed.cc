@@ -135,6 +135,32 @@ common::Result<uint64_t> KeysOutsideOwnSlots(const Access& access, const common:
   return counts[0] > counts[1] ? counts[0] - counts[1] : 0;
 }
 
+// What a primary that has just loaded a placed file says of it: keys the file held whose TTL had
+// run out (skipped at the load), and keys evicted since (its counters start with the process,
+// which the load started; a primary over its maxmemory evicts on its next commands under a
+// policy that allows it, DBSIZE included).
+struct LoadOutcome {
+  uint64_t expired_at_load = 0;
+  uint64_t evicted = 0;
+};
+
+common::Result<LoadOutcome> ReadLoadOutcome(const Access& access, const common::SlotTable& table,
+                                            size_t primary) {
+  const NodeAddress& address = table.primaries()[primary];
+  auto connection = RedisConnection::Connect(access, address.host, address.port, kQueryTimeout);
+  if (!connection.ok()) return connection.error();
+  auto replies = connection->Pipeline({{"INFO", "persistence"}, {"INFO", "stats"}});
+  if (!replies.ok()) return replies.error().Context(address.ToString());
+  for (const auto& reply : *replies) {
+    if (!reply.ok()) return reply.error().Context(address.ToString() + ": INFO");
+  }
+  auto number = [](const std::string& info, const std::string& field) {
+    return common::ParseInteger<uint64_t>(InfoField(info, field)).value_or(0);
+  };
+  return LoadOutcome{.expired_at_load = number(*(*replies)[0], "rdb_last_load_keys_expired"),
+                     .evicted = number(*(*replies)[1], "evicted_keys")};
+}
+
 Outcome<PlacedRestore> RestoreByPlacing(const Target& target, const common::SlotTable& table,
                                         const std::vector<int>& shard_of_primary,
                                         const BackupManifest& manifest,
@@ -175,11 +201,25 @@ Outcome<PlacedRestore> RestoreByPlacing(const Target& target, const common::Slot
       continue;
     }
     const uint64_t loaded = static_cast<uint64_t>(restart->keys_after.value_or(0));
-    if (loaded == 0 && manifest.files[k].keys > 0 && !failure) {
-      failure =
-          Error("shard " + std::to_string(shard_of_file[k]) + " loaded no keys from " +
-                manifest.files[k].file + ", which holds " + std::to_string(manifest.files[k].keys) +
-                " (see shardctl logs " + std::to_string(shard_of_file[k]) + ")");
+    auto outcome = ReadLoadOutcome(target.access, table, placement.primary_of_file[k]);
+    if (!outcome.ok()) {
+      if (!failure) failure = outcome.error().Context("checking " + manifest.files[k].file);
+      continue;
+    }
+    const std::string shard = "shard " + std::to_string(shard_of_file[k]);
+    // Every key of a file whose TTLs had all run out (a cache) is skipped at the load: not a
+    // failure, and a run again could not change it.
+    if (loaded == 0 && manifest.files[k].keys > outcome->expired_at_load && !failure) {
+      failure = Error(shard + " loaded no keys from " + manifest.files[k].file + ", which holds " +
+                      std::to_string(manifest.files[k].keys) + " (see shardctl logs " +
+                      std::to_string(shard_of_file[k]) + ")");
+    }
+    if (outcome->evicted > 0 && !failure) {
+      // Final: the same files would not fit the next time either.
+      failure = Error("usage: " + shard + " evicted " + std::to_string(outcome->evicted) +
+                      " keys after loading " + manifest.files[k].file +
+                      " (its maxmemory is below what the file holds, and its policy evicts): "
+                      "restore into a deployment with a larger --memory or --shard-memory");
     }
     restored.keys += loaded;
   }

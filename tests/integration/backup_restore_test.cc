@@ -296,6 +296,53 @@ TEST_F(BackupRestoreTest, ABackupCutWhileASlotMovesIsRestoredByKey) {
 
 // Killed while the replicas are held from failing over: the run again loads every file again,
 // and puts the replicas' setting back.
+// A backup placed onto primaries whose maxmemory is below what each file holds, under a policy
+// that evicts: the keys evicted after the load fail the restore in one line (before: counted as
+// "expired" and the restore said "restored").
+TEST_F(BackupRestoreTest, APlacedRestoreThatDoesNotFitFailsInsteadOfCallingEvictionsExpiry) {
+  ASSERT_EQ(Up(2).exit_code, 0);
+  std::string commands;
+  const int keys = 2400;  // 10 KB each: about 12 MB a primary
+  for (int i = 0; i < keys; ++i) commands += "SETRANGE big:" + std::to_string(i) + " 10000 x\n";
+  ASSERT_NO_FATAL_FAILURE(SendThroughCluster(commands));
+  ASSERT_EQ(KeysAt(Ports(base_port(), 2)), keys);
+  const fs::path dir = scratch_dir() / "backup";
+  ASSERT_EQ(OnDeployment("backup", {"--to", dir.string()}).exit_code, 0);
+
+  auto up = UpOther("small", 2, {"--shard-memory", "8mb", "--maxmemory-policy", "allkeys-lru"});
+  ASSERT_EQ(up.exit_code, 0) << up.Describe();
+  auto restore = OnOther("small", {"restore", "--from", dir.string(), "--json"});
+  EXPECT_EQ(restore.exit_code, 2) << restore.Describe();
+  EXPECT_NE(restore.err.find("keys after loading shard-"), std::string::npos) << restore.Describe();
+  EXPECT_NE(restore.err.find("larger --memory or --shard-memory"), std::string::npos)
+      << restore.Describe();
+  EXPECT_EQ(SplitLines(restore.err).size(), 1u) << restore.Describe();
+  EXPECT_EQ(KeysAt(Ports(base_port(), 2)), keys) << "the backed-up deployment changed";
+  DownOther("small");
+}
+
+// A cache whose every key's TTL has run out by the time its backup is placed: each primary
+// loads nothing, which is the backup's content now, not a failure (before: "shard 0 loaded no
+// keys ... ", exit 1, and a run again failed the same way).
+TEST_F(BackupRestoreTest, APlacedBackupWhoseKeysHaveAllExpiredRestoresEmpty) {
+  ASSERT_EQ(Up(2).exit_code, 0);
+  std::string commands;
+  for (int i = 0; i < 200; ++i) commands += "SET cache:" + std::to_string(i) + " v PX 1500\n";
+  ASSERT_NO_FATAL_FAILURE(SendThroughCluster(commands));
+  const fs::path dir = scratch_dir() / "backup";
+  auto backup = OnDeployment("backup", {"--to", dir.string(), "--json"});
+  ASSERT_EQ(backup.exit_code, 0) << backup.Describe();
+  ASSERT_EQ(Json(backup).value("keys", 0), 200) << backup.Describe();
+  std::this_thread::sleep_for(2s);  // every TTL has run out
+  ASSERT_EQ(UpOther("later", 2).exit_code, 0);
+  auto restore = OnOther("later", {"restore", "--from", dir.string(), "--json"});
+  ASSERT_EQ(restore.exit_code, 0) << restore.Describe();
+  EXPECT_EQ(Json(restore).value("method", ""), "placed") << restore.Describe();
+  EXPECT_EQ(Json(restore).value("expired", 0), 200) << restore.Describe();
+  EXPECT_EQ(KeysAt(Ports(base_port() + 20, 2)), 0);
+  DownOther("later");
+}
+
 TEST_F(BackupRestoreTest, APlacedRestoreKilledMidwayFinishesWhenRunAgain) {
   std::map<std::string, KeyValue> before;
   const fs::path dir = BackupOfEveryType(before);

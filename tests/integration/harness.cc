@@ -683,17 +683,22 @@ json ShardctlTest::Status(int* exit_code) {
 }
 
 void ShardctlTest::WriteKeys(int count) {
-  const auto file = scratch_dir() / "keys.txt";
-  {
-    std::ofstream script(file);
-    for (int i = 0; i < count; ++i) script << "SET key:" << i << " value-" << i << "\n";
-    script << "SET with-ttl kept EX 100000\n";
+  std::string script;
+  for (int i = 0; i < count; ++i) {
+    script += "SET key:" + std::to_string(i) + " value-" + std::to_string(i) + "\n";
   }
-  auto written = RunCommand(
+  script += "SET with-ttl kept EX 100000\n";
+  SendThroughCluster(script);
+}
+
+void ShardctlTest::SendThroughCluster(const std::string& commands) {
+  const auto file = scratch_dir() / "commands.txt";
+  std::ofstream(file) << commands;
+  auto sent = RunCommand(
       {"sh", "-c",
        "redis-cli -c -p " + std::to_string(base_port()) + " < " + file.string() + " > /dev/null"},
-      60s);
-  ASSERT_EQ(written.exit_code, 0) << written.Describe();
+      120s);
+  ASSERT_EQ(sent.exit_code, 0) << sent.Describe();
 }
 
 std::map<int, long long> ShardctlTest::KeysOnPrimaries() {

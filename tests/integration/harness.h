@@ -191,6 +191,9 @@ class ShardctlTest : public ::testing::Test {
   // Data is counted, not assumed: writes `count` keys "key:I" (and "with-ttl", EX 100000)
   // through the cluster with one `redis-cli -c` process, failing the test if it fails.
   void WriteKeys(int count);
+  // `commands`, one a line, through one `redis-cli -c` to this test's deployment (base_port()),
+  // failing the test if it fails.
+  void SendThroughCluster(const std::string& commands);
   // DBSIZE of every primary status lists, by port (-1 where it did not answer).
   std::map<int, long long> KeysOnPrimaries();
   // Their sum.
