@@ -52,13 +52,7 @@ class DurabilityTest : public ShardctlTest {
     for (int i = first; i < first + count; ++i) {
       script += "SET key:" + std::to_string(i) + " value-" + std::to_string(i) + "\n";
     }
-    auto file = scratch_dir() / "keys.txt";
-    std::ofstream(file) << script;
-    auto result = RunCommand(
-        {"sh", "-c",
-         "redis-cli -c -p " + std::to_string(base_port()) + " < " + file.string() + " > /dev/null"},
-        60s);
-    ASSERT_EQ(result.exit_code, 0) << result.Describe();
+    SendThroughCluster(script);
   }
 
   void KillAPrimaryThenItsPromotedReplica(std::vector<std::string> spec);
