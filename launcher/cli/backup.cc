@@ -38,6 +38,7 @@ int RunBackup(const Invocation& invocation) {
   progress.Clear();
   if (!done.ok()) return Fail(done.error());
   const BackupManifest& manifest = done->manifest;
+  if (!done->warning.empty()) std::cerr << "warning: " << done->warning << "\n";
   uint64_t bytes = 0;
   for (const auto& file : manifest.files) bytes += file.bytes;
   if (invocation.json) {
@@ -165,7 +166,6 @@ int RunImport(const Invocation& invocation) {
                       {"dry_run", invocation.dry_run},
                       {"problems", done->problems},
                       {"resumed", done->resumed},
-                      {"cleared", done->cleared},
                       {"keys", done->keys},
                       {"bytes", done->bytes},
                       {"vanished", done->vanished},
@@ -192,11 +192,6 @@ int RunImport(const Invocation& invocation) {
     for (const auto& problem : done->problems) std::cout << "problem: " << problem << "\n";
     if (done->problems.empty()) std::cout << "no problems: import would copy every key\n";
   } else {
-    if (done->cleared > 0) {
-      std::cout << "resumed: removed the " << done->cleared
-                << " keys the cut-short run had copied (the source may have deleted some since), "
-                   "then copied again\n";
-    }
     std::cout << "imported " << done->keys << " keys (" << done->bytes << " bytes) from "
               << done->source << " in " << done->took.count() << " ms"
               << KeysPerSecond(done->keys, done->took) << "; the deployment holds "

@@ -280,9 +280,8 @@ const std::vector<CommandRow> kCommandRows = {
      {"json", FlagType::kSwitch, "",
       "{\"name\", \"from\", \"source_engine\", \"source_keys\", \"problems\", \"keys\", "
       "\"bytes\", \"vanished\", \"keys_after\", \"source_unchanged\", \"resumed\", "
-      "\"cleared\", \"ms\"}: source_unchanged when nothing wrote to the source during the "
-      "copy, so keys_after was checked against its key count (fewer: exit 1, run it again); "
-      "cleared: keys a cut-short run had copied, removed before a resumed run copies again"}},
+      "\"ms\"}: source_unchanged when nothing wrote to the source during the copy, so "
+      "keys_after was checked against its key count (fewer: exit 1, run it again)"}},
     {"down",
      {"leave", FlagType::kSwitch, "",
       "this host leaves a cluster that spans hosts (up --join): first each primary with "

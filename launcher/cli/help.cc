@@ -136,13 +136,13 @@ how many keys the shard had before and after.
 {options deployment}
 
 Needs a running supervisor (start one with shardctl up, which adopts running shards); one restart
-of a deployment runs at a time, and none while another command uses its data (restore, import
---live until its cutover, scale, rebalance, move-slots, backup: a shard stopped under them fails
-them midway); the refusal names the pid and command. Ctrl-C sees the shard under way through
-(or, while it is being saved, leaves it running with its writes resumed) and touches no further
-shard; a second Ctrl-C stops at once. Exit codes: 0 restarted, 1 a restart failed (the error says whether the shard still
-runs as it was), 2 bad input, a refused engine change, TLS files no peer would accept, or another
-restart or data command under way, 130 interrupted.
+of a deployment runs at a time, and none while another command uses its data (restore, import,
+with --live until its cutover, scale, rebalance, move-slots, backup: a shard stopped under them
+fails them midway); the refusal names the pid and command. Ctrl-C sees the shard under way
+through (or, while it is being saved, leaves it running with its writes resumed) and touches no
+further shard; a second Ctrl-C stops at once. Exit codes: 0 restarted, 1 a restart failed (the
+error says whether the shard still runs as it was), 2 bad input, a refused engine change, TLS
+files no peer would accept, or another restart or data command under way, 130 interrupted.
 )";
 
 constexpr const char* kLogs =
@@ -273,12 +273,14 @@ engine and version, slot ranges, keys, size and SHA-256 of each file, and the pa
 The pause is printed and in --json (write_pause_ms). Slots that were moving between primaries at
 the cut are named in the manifest and --json (moving_slots): a restore copies such a backup key by
 key. A failed or interrupted backup removes what it wrote. While restore, import, scale,
-rebalance, move-slots, restart, save or another backup runs on the deployment, or a restore or
-import into it was cut short and not run again, a backup is refused before DIR is touched (a cut
-of half-copied keys or half-moved slots would not restore as it was); so is it while a Valkey
-atomic slot migration (CLUSTER MIGRATESLOTS) runs, whose target holds a hidden copy of the slots'
-keys that its snapshot would add a second time. DIR may not be inside the state directory (down
---purge would delete it); an existing empty DIR keeps its mode, the files are the owner's (0600).
+rebalance, move-slots, restart, save or another backup runs on the deployment, or a restore into
+it was cut short and not run again, a backup is refused before DIR is touched (a cut of
+half-copied keys or half-moved slots would not restore as it was); so is it while a Valkey atomic
+slot migration (CLUSTER MIGRATESLOTS) runs, whose target holds a hidden copy of the slots' keys
+that its snapshot would add a second time. A deployment whose import was cut short is backed up
+with a warning (it may hold the only copy of keys its source lost). DIR may not be inside the
+state directory (down --purge would delete it); an existing empty DIR keeps its mode, the files
+are the owner's (0600).
 With --wait DURATION it waits for any of these to end instead (checking every second, the
 progress line saying what it waits for), for a backup from cron that meets a rebalance.
 
@@ -286,8 +288,8 @@ progress line saying what it waits for), for a backup from cron that meets a reb
 {options deployment}
 
 Exit codes: 0 written, 1 a primary failed or the cluster is not ok, 2 DIR not empty, not
-writable or inside the state directory, another command holds the deployment's data, a copy into
-it was cut short, or an atomic slot migration runs, 130 stopped by Ctrl-C.
+writable or inside the state directory, another command holds the deployment's data, a restore
+into it was cut short, or an atomic slot migration runs, 130 stopped by Ctrl-C.
 )";
 
 constexpr const char* kRestore =

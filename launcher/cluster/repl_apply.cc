@@ -77,15 +77,25 @@ Status ReplApplier::Apply(const common::ReplPlan& plan) {
   return common::Ok();
 }
 
+std::optional<std::string> ReplApplier::Refusal(const common::ReplPlan& plan) const {
+  for (const auto& action : plan.actions) {
+    if (const auto* problem = std::get_if<common::Problem>(&action)) return problem->reason;
+    const auto* fan_out = std::get_if<common::FanOut>(&action);
+    if (!one_of_several_ || fan_out == nullptr) continue;
+    const std::string name = common::UpperCase(fan_out->command.front());
+    if (name == "FLUSHALL" || name == "FLUSHDB") {
+      return name +
+             ": it emptied one primary of the source cluster, whose keys are those of its slots "
+             "only; the other primaries' streams are applied in no common order, so the cluster "
+             "cannot follow it (import into an empty deployment again)";
+    }
+  }
+  return std::nullopt;
+}
+
 Status ReplApplier::FanOut(common::ReplArgs command) {
   if (one_of_several_) {
     const std::string name = common::UpperCase(command.front());
-    if (name == "FLUSHALL" || name == "FLUSHDB") {
-      return Error(name +
-                   ": it emptied one primary of the source cluster, whose keys are those of its "
-                   "slots only; the other primaries' streams are applied in no common order, so "
-                   "the cluster cannot follow it (run the same import again: it copies afresh)");
-    }
     const bool load = name == "FUNCTION" && command.size() > 2 &&
                       common::UpperCase(command[1]) == "LOAD" &&
                       common::UpperCase(command[2]) != "REPLACE";

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,9 +44,12 @@ class ReplApplier {
   // This stream is one of a source cluster's primaries', each applied by its own applier in no
   // common order. A FLUSHALL or FLUSHDB there emptied that primary's slots only: sent to every
   // primary here it would delete the other source primaries' keys too, so it is refused (the
-  // import stops; run again, it copies afresh). FUNCTION LOAD, which an operator runs on each
-  // primary, replaces the library (each stream loads the same one).
+  // import stops). FUNCTION LOAD, which an operator runs on each primary, replaces the library
+  // (each stream loads the same one).
   void OneOfSeveralStreams() { one_of_several_ = true; }
+  // Why `plan` cannot be applied (a Problem, or a FLUSHALL refused as above), before any of it
+  // is queued: the caller applies what came before it, then stops.
+  std::optional<std::string> Refusal(const common::ReplPlan& plan) const;
 
   size_t queued() const { return queued_count_; }
   uint64_t applied() const { return applied_; }  // commands the cluster answered without error

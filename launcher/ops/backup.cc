@@ -72,7 +72,9 @@ Outcome<bool> ClaimDir(const std::filesystem::path& dir) {
 bool IsInside(const std::filesystem::path& dir, const std::filesystem::path& root) {
   std::error_code error;
   const auto inner = std::filesystem::weakly_canonical(std::filesystem::absolute(dir), error);
+  if (error) return false;
   const auto outer = std::filesystem::weakly_canonical(std::filesystem::absolute(root), error);
+  if (error || outer.empty()) return false;
   auto [end, rest] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
   return end == outer.end();
 }
@@ -88,19 +90,25 @@ Outcome<bool> CheckOutsideState(const std::filesystem::path& dir, const Deployme
       ", where down --purge would delete it; back up into a directory outside it");
 }
 
-// A restore or an import cut short has copied part of its keys: a backup now would be taken, and
-// later restored, as if it were the data.
-Outcome<bool> CheckNoCopyCutShort(const DeploymentDir& dir) {
+// A restore cut short has copied part of a backup that exists elsewhere: a backup now would be
+// taken, and later restored, as if it were the data.
+Outcome<bool> CheckNoRestoreCutShort(const DeploymentDir& dir) {
   std::error_code error;
-  for (const auto& [marker, command] : {std::pair{dir.RestoreMarkerFile(), "restore"},
-                                        std::pair{dir.ImportMarkerFile(), "import"}}) {
-    if (!std::filesystem::exists(marker, error)) continue;
-    return Failure::Usage(std::string("a ") + command +
-                          " into this deployment was cut short and holds only part of its keys (" +
-                          marker.string() + "): run the same " + command +
-                          " again to finish it, then back up");
-  }
-  return true;
+  if (!std::filesystem::exists(dir.RestoreMarkerFile(), error)) return true;
+  return Failure::Usage(
+      "a restore into this deployment was cut short and holds only part of its "
+      "keys (" +
+      dir.RestoreMarkerFile().string() +
+      "): run the same restore again to finish it, then back up");
+}
+
+// An import cut short is backed up (the deployment may hold the only copy of keys its source has
+// lost since), and the report says what the backup holds.
+std::string ImportCutShortWarning(const DeploymentDir& dir) {
+  std::error_code error;
+  if (!std::filesystem::exists(dir.ImportMarkerFile(), error)) return "";
+  return "an import into this deployment was cut short (" + dir.ImportMarkerFile().string() +
+         "): this backup holds the keys it had copied, not the whole source";
 }
 
 Outcome<bool> PrepareDir(const std::filesystem::path& dir) {
@@ -227,7 +235,7 @@ class BackupPass {
     if (auto outside = CheckOutsideState(request_.to, target_.dir); !outside.ok()) {
       return outside.error();
     }
-    if (auto whole = CheckNoCopyCutShort(target_.dir); !whole.ok()) return whole.error();
+    if (auto whole = CheckNoRestoreCutShort(target_.dir); !whole.ok()) return whole.error();
     auto created = PrepareDir(request_.to);
     if (!created.ok()) return created.error();
     created_ = *created;
@@ -242,6 +250,7 @@ class BackupPass {
     pid_file_.emplace(target_.dir.BackupPidFile());
 
     BackupReport report{.dir = request_.to, .manifest = {}, .attempts = 0, .took = {}};
+    report.warning = ImportCutShortWarning(target_.dir);
     auto cut = CutWithRetries(report.attempts);
     if (!cut.ok()) {
       RemoveWritten(request_.to, 0, created_);

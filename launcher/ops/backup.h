@@ -42,6 +42,7 @@ struct BackupReport {
   int most_copying = 0;               // the most of this host's snapshot children that ran at once
   std::chrono::milliseconds took{0};  // from start to end, the wait included
   std::chrono::milliseconds waited{0};  // of that, waiting with --wait for another command
+  std::string warning;  // what the operator should know of what was backed up ("" for nothing)
 };
 
 Outcome<BackupReport> Backup(const BackupRequest& request);

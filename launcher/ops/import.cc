@@ -7,6 +7,7 @@
 #include "common/endpoint.h"
 #include "common/numbers.h"
 #include "common/secrets.h"
+#include "launcher/cluster/function_copy.h"
 #include "launcher/cluster/key_copy.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/engine/engine.h"
@@ -34,6 +35,9 @@ struct SourceFacts {
   std::vector<common::Endpoint> primaries;  // the nodes to scan: itself, or a cluster's primaries
   uint64_t keys = 0;                        // db 0
   std::vector<std::string> problems;
+  // Each primary's run_id (INFO server), joined: a source restarted since an import was cut
+  // short has other ones, and may no longer hold what was copied.
+  std::string run_ids;
 };
 
 Engine EngineOfInfo(const std::string& info) {
@@ -84,6 +88,7 @@ Result<SourceFacts> Probe(const Access& access, const common::Endpoint& from,
   }
   SourceFacts facts;
   facts.engine = EngineOfInfo(*(*info)[0]);
+  facts.run_ids = InfoField(*(*info)[0], "run_id");
   facts.cluster = InfoField(*(*info)[2], "cluster_enabled") == "1";
   if (std::string problem = DataFormatProblem(facts.engine, target_engine); !problem.empty()) {
     facts.problems.push_back(problem + ": import into a deployment of an engine at least as new");
@@ -105,13 +110,18 @@ Result<SourceFacts> Probe(const Access& access, const common::Endpoint& from,
   if (!nodes.ok()) return nodes.error().Context("source " + connection->address());
   auto table = common::SlotTable::FromClusterNodes(*nodes);
   if (!table.ok()) return table.error().Context("source " + connection->address());
+  facts.run_ids.clear();
   for (const auto& primary : table->primaries()) {
     facts.primaries.push_back(primary);
     auto node = RedisConnection::Connect(access, primary.host, primary.port, 5s);
     if (!node.ok()) return node.error().Context("source");
-    auto size = node->Run({"DBSIZE"});
-    if (!size.ok()) return size.error().Context("source " + node->address());
-    facts.keys += common::ParseInteger<uint64_t>(*size).value_or(0);
+    auto replies = node->Pipeline({{"DBSIZE"}, {"INFO", "server"}});
+    if (!replies.ok()) return replies.error().Context("source " + node->address());
+    for (const auto& reply : *replies) {
+      if (!reply.ok()) return reply.error().Context("source " + node->address());
+    }
+    facts.keys += common::ParseInteger<uint64_t>(*(*replies)[0]).value_or(0);
+    facts.run_ids += (facts.run_ids.empty() ? "" : ",") + InfoField(*(*replies)[1], "run_id");
   }
   return facts;
 }
@@ -170,6 +180,24 @@ Result<Access> SourceAccess(const ImportRequest& request) {
   return access;
 }
 
+// The marker a cut-short import left (ResumeMarker): its source, and that source's run ids then
+// ("" in a marker written before they were recorded).
+struct LeftMarker {
+  std::string from;
+  std::string run_ids;
+};
+
+std::optional<LeftMarker> ReadLeftMarker(const DeploymentDir& dir) {
+  auto text = ReadWholeFile(dir.ImportMarkerFile());
+  if (!text.ok()) return std::nullopt;
+  const auto marker = nlohmann::json::parse(*text, nullptr, false);
+  if (!marker.is_object() || !marker.contains("from") || !marker["from"].is_string()) {
+    return std::nullopt;
+  }
+  return LeftMarker{.from = marker["from"].get<std::string>(),
+                    .run_ids = marker.value("source_run_ids", "")};
+}
+
 }  // namespace
 
 Outcome<ImportReport> Import(const ImportRequest& request) {
@@ -210,10 +238,24 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
   }
   auto held = TotalKeys(target->access, serving->primaries);
   if (!held.ok()) return held.error();
-  const ResumeMarker marker(target->dir.ImportMarkerFile(),
-                            nlohmann::json{{"from", from->ToString()}}.dump());
-  report.resumed = marker.LeftBefore();
-  if (*held > 0 && !report.resumed) {
+  const ResumeMarker marker(
+      target->dir.ImportMarkerFile(),
+      nlohmann::json{{"from", from->ToString()}, {"source_run_ids", facts->run_ids}}.dump());
+  const auto left = ReadLeftMarker(target->dir);
+  report.resumed = left && left->from == from->ToString() &&
+                   (left->run_ids.empty() || left->run_ids == facts->run_ids);
+  if (*held > 0 && left && left->from == from->ToString() && !report.resumed) {
+    // Copying over what it left would keep keys the source no longer has, and emptying the
+    // deployment first could delete the only copy of them: the operator decides.
+    report.problems.push_back(
+        "an import from " + left->from +
+        " into this deployment was cut short, and the source "
+        "has restarted or failed over since (its run_id changed): the deployment's " +
+        std::to_string(*held) +
+        " keys may include some the source no longer has, perhaps their only copy; back them up "
+        "(shardctl backup --to DIR) if they matter, then start over: shardctl down --purge, up, "
+        "import");
+  } else if (*held > 0 && !report.resumed) {
     report.problems.push_back("the deployment holds " + std::to_string(*held) +
                               " keys; import goes only into an empty deployment (import into a "
                               "new one with another --name)");
@@ -229,23 +271,14 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
   if (auto marked = marker.Write(); !marked.ok()) {
     return marked.error();
   }
-  if (report.resumed && *held > 0) {
-    // Copying again over the cut-short run's keys (RESTORE REPLACE) would keep every key the
-    // source has deleted since (a source restarted empty or from an older snapshot, a DEL, a
-    // FLUSHALL that stopped a live import): the deployment starts empty again, as the first run
-    // found it. Nothing else wrote here: the data lock is held, and the marker says whose keys
-    // these are.
-    auto cleared = ClearPrimaries(target->access, serving->primaries);
-    if (!cleared.ok()) return cleared.error().Context("emptying the deployment to import again");
-    report.cleared = *held;
-  }
   if (request.live) {
     auto followed =
         FollowSource(request, *source_access, facts->primaries, *target, *serving, report);
-    if (!followed.ok() && followed.error().fault() == Fault::kRuntime) {
-      // As for a plain import: how far it got, and that the same command resumes it. A Ctrl-C
-      // that stopped the snapshot's copy is one (while following, Ctrl-C is the cutover).
-      const bool interrupted = request.interrupted != nullptr && request.interrupted->load();
+    const Fault fault = followed.ok() ? Fault::kRuntime : followed.error().fault();
+    if (!followed.ok() && (fault == Fault::kRuntime || fault == Fault::kInterrupted)) {
+      // As for a plain import: how far it got, and that the same command resumes it (a Ctrl-C
+      // that stopped the snapshot's copy included; while following, Ctrl-C is the cutover).
+      const bool interrupted = fault == Fault::kInterrupted;
       return marker
           .End(Error(followed.error().message()), interrupted, "import",
                "run the same command again", target->access, serving->primaries)
@@ -258,6 +291,15 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
     if (!after.ok()) return after.error();
     report.keys_after = *after;
     return report;
+  }
+  // The libraries first: an import that cannot read them stops before any key moves.
+  if (auto functions =
+          CopyFunctions(facts->primaries.front(), *source_access, serving->table, target->access);
+      !functions.ok()) {
+    return marker
+        .End(functions.error(), false, "import", "run the same command again", target->access,
+             serving->primaries)
+        .error();
   }
   // Read before the copy, for the count at its end (CopiedKeys). A source that does not say
   // (INFO or DBSIZE refused to this user) is copied without the count.

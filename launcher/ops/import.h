@@ -8,8 +8,9 @@
 //     cannot load, the deployment not empty, the source being the deployment itself
 //   copy: one scan per source primary (key_copy.h), several DUMP/RESTORE connections each
 //
-// An import interrupted (Ctrl-C, kill -9) leaves <deployment>/import.json naming the source: the
-// same command again copies every key again (REPLACE: none twice) and finishes.
+// An import interrupted (Ctrl-C, kill -9) leaves <deployment>/import.json naming the source and
+// its run ids: the same command again copies every key again (REPLACE: none twice) and finishes,
+// unless the source has restarted since (then it is refused: the keys left may be the only copy).
 #pragma once
 
 #include <atomic>
@@ -47,9 +48,6 @@ struct ImportReport {
   uint64_t source_keys = 0;  // DBSIZE of db 0 (summed over a cluster's primaries) before the copy
   std::vector<std::string> problems;  // what makes the import impossible (dry-run lists them)
   bool resumed = false;
-  // Resumed: the keys the cut-short run had copied, removed before copying again (the source may
-  // have deleted some of them since, and the deployment is to hold the source's keys, no more).
-  uint64_t cleared = 0;
   uint64_t keys = 0;      // keys copied
   uint64_t bytes = 0;     // their DUMP payloads' bytes
   uint64_t vanished = 0;  // keys deleted or expired on the source between the scan and their copy

@@ -12,6 +12,7 @@
 #include "common/numbers.h"
 #include "common/repl_plan.h"
 #include "common/repl_stream.h"
+#include "launcher/cluster/function_copy.h"
 #include "launcher/cluster/key_copy.h"
 #include "launcher/cluster/rdb_snapshot.h"
 #include "launcher/cluster/redis_client.h"
@@ -170,14 +171,6 @@ class StreamSpool {
   std::deque<std::pair<int64_t, Clock::time_point>> samples_;
 };
 
-// The first action of `plan` that cannot be mirrored, if any.
-const common::Problem* FirstProblem(const common::ReplPlan& plan) {
-  for (const auto& action : plan.actions) {
-    if (const auto* problem = std::get_if<common::Problem>(&action)) return problem;
-  }
-  return nullptr;
-}
-
 // Applies the spooled stream to the cluster, command by command, in order.
 class StreamApplier {
  public:
@@ -200,11 +193,11 @@ class StreamApplier {
       if (!next->has_value()) break;
       common::ReplCommand command = std::move(**next);
       auto plan = planner_.Plan(std::move(command.args));
-      if (const auto* problem = FirstProblem(plan)) {
+      if (auto refusal = applier_.Refusal(plan)) {
         // The import stops at this command, none of it applied; what came before it is the
         // source's too (dropping it with the queue lost writes acknowledged before this one).
         if (auto flushed = Flush(safe); !flushed.ok()) return flushed.error();
-        return Error(problem->reason);
+        return Error(*refusal);
       }
       if (auto applied = applier_.Apply(plan); !applied.ok()) return applied.error();
       // Inside a transaction nothing is applied before EXEC: the offset stays before MULTI.
@@ -300,6 +293,10 @@ Status CopySnapshot(const ImportRequest& request, const Target& target,
     auto server = ScratchServer::Start(target.deployment->engine, followed.snapshot,
                                        LiveImportScratchDir(target.dir), 30min);
     if (!server.ok()) return server.error().Context("source snapshot");
+    if (auto functions = CopyFunctions(server->endpoint(), {}, serving.table, target.access);
+        !functions.ok()) {
+      return functions.error().Context("source snapshot");
+    }
     KeyCopyOptions options{.source_access = {}, .target_access = target.access};
     options.stop = request.interrupted;
     options.on_progress = [&](uint64_t keys, uint64_t) {
@@ -498,8 +495,7 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   if (error) return Error(dir.string() + ": " + error.message());
   ProgressFile progress(target.dir, report.source);
   auto fail = [&](const Failure& failure) {
-    const bool interrupted = request.interrupted != nullptr && request.interrupted->load();
-    progress.progress().phase = interrupted ? "stopped" : "failed";
+    progress.progress().phase = failure.fault() == Fault::kInterrupted ? "stopped" : "failed";
     progress.progress().error = failure.message();
     progress.Write();
     return failure;
@@ -521,8 +517,12 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   progress.progress().phase = "copying";
   progress.Write();
   for (auto& source : followed) {
-    if (auto copied = CopySnapshot(request, target, serving, *source, report); !copied.ok())
-      return fail(copied.error());
+    if (auto copied = CopySnapshot(request, target, serving, *source, report); !copied.ok()) {
+      // Ctrl-C here stops the copy (while following, it is the cutover).
+      const bool interrupted = request.interrupted != nullptr && request.interrupted->load();
+      return fail(interrupted ? Failure(Fault::kInterrupted, copied.error().message())
+                              : Failure(copied.error()));
+    }
     ReplApplier applier(serving.table, target.access, std::chrono::seconds(30));
     if (followed.size() > 1) applier.OneOfSeveralStreams();
     source->applier =

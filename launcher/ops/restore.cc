@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "launcher/cluster/function_copy.h"
 #include "launcher/cluster/key_copy.h"
 #include "launcher/cluster/rdb_snapshot.h"
 #include "launcher/engine/engine.h"
@@ -132,6 +133,10 @@ std::optional<Error> CopyFromScratchServers(const RestoreRequest& request, const
             ScratchServer::Start(target.deployment->engine, request.from / file.file,
                                  RestoreScratchRoot(target.dir) / std::to_string(k), kLoadTimeout);
         if (!server.ok()) return server.error();
+        if (auto functions = CopyFunctions(server->endpoint(), {}, serving.table, target.access);
+            !functions.ok()) {
+          return functions.error();
+        }
         KeyCopyOptions options{.source_access = {}, .target_access = target.access};
         options.stop = request.interrupted;
         return CopyKeys(server->endpoint(), serving.table, options);
@@ -234,8 +239,9 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
   report.method = placement.ok() ? "placed" : "copied";
   report.why_copied = placement.why_not;
   if (request.dry_run) return report;
-  // A placed load restarts the primaries: not while `restart` does (taken before the marker, so
-  // the refusal changes nothing).
+  // A placed load restarts the primaries: not while `restart` does (restart also takes the data
+  // lock this restore holds, so it is refused anyway; taken before the marker, so a refusal
+  // changes nothing).
   std::optional<DataLock> restarts;
   if (placement.ok()) {
     auto taken = DataLock::Take(target->dir, "restore", DataLock::Kind::kRestarts);

@@ -1,8 +1,7 @@
 // A copy into a deployment that a crash may cut short (restore, import) writes a marker naming
 // what it copies before the first key and removes it after the last. The same command run again
-// finds its marker: a restore copies into the keys it left (every key again, RESTORE REPLACE:
-// none twice), an import empties the deployment first (its source may have deleted keys since);
-// any other copy into a deployment that holds keys is refused.
+// finds its marker and may copy into the keys it left (every key again, RESTORE REPLACE: none
+// twice); any other copy into a deployment that holds keys is refused.
 #pragma once
 
 #include <cstdint>

@@ -86,17 +86,6 @@ Result<std::vector<uint64_t>> CountKeys(const Access& access,
   return counts;
 }
 
-common::Status ClearPrimaries(const Access& access,
-                              const std::vector<common::NodeLine>& primaries) {
-  auto connections = ConnectPrimaries(access, primaries);
-  if (!connections.ok()) return connections.error();
-  for (auto& connection : *connections) {
-    auto flushed = connection.Run({"FLUSHALL"});
-    if (!flushed.ok()) return flushed.error().Context(connection.address() + ": FLUSHALL");
-  }
-  return common::Ok();
-}
-
 Result<uint64_t> TotalKeys(const Access& access, const std::vector<common::NodeLine>& primaries) {
   auto counts = CountKeys(access, primaries);
   if (!counts.ok()) return counts.error();

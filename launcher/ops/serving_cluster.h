@@ -36,9 +36,6 @@ common::Result<std::vector<RedisConnection>> ConnectPrimaries(
 common::Result<std::vector<uint64_t>> CountKeys(const Access& access,
                                                 const std::vector<common::NodeLine>& primaries);
 
-// FLUSHALL on each primary (its replicas follow): the deployment holds no key afterwards.
-common::Status ClearPrimaries(const Access& access, const std::vector<common::NodeLine>& primaries);
-
 // Sum of CountKeys.
 common::Result<uint64_t> TotalKeys(const Access& access,
                                    const std::vector<common::NodeLine>& primaries);

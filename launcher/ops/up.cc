@@ -134,8 +134,12 @@ size_t FinishOpenMoves(const Access& access, const DeploymentDir& dir, const Pla
   auto lock = DataLock::Take(dir, "up");
   if (!lock.ok()) {
     const std::string holder = DataLock::HolderOf(dir);
-    Warn(request, "open slot moves, if any, are left to the command making them (" +
-                      (holder.empty() ? "another shardctl command" : holder) + ")");
+    Warn(request,
+         "open slot moves, if any, are not finished now: another command holds the "
+         "deployment's data (" +
+             (holder.empty() ? "another shardctl command" : holder) +
+             "); a move it makes it finishes itself, any other is finished by the next "
+             "shardctl up or rebalance");
     return 0;
   }
   auto finished = FinishInterruptedMoves(access, plan);

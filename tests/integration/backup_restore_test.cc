@@ -120,6 +120,8 @@ class BackupRestoreTest : public ShardctlTest {
     EXPECT_EQ(up.exit_code, 0) << up.Describe();
     const int written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, 100);
     EXPECT_EQ(KeysAt(Ports(base_port(), 3)), written);
+    // A function library on every primary, as an operator loads one.
+    for (int port : Ports(base_port(), 3)) LoadTestLibrary({"-p", std::to_string(port)});
     keyspace = ReadKeyspace(Ports(base_port(), 3));
     const fs::path dir = scratch_dir() / "backup";
     auto backup = OnDeployment("backup", {"--to", dir.string(), "--json"}, 120s);
@@ -153,6 +155,8 @@ TEST_F(BackupRestoreTest, RestoresOntoFewerAndAsManyPrimariesKeyByKey) {
     // The same slot split loads each file in place; another one copies key by key.
     EXPECT_EQ(report.value("method", ""), shards == 3 ? "placed" : "copied") << report.dump(2);
     ExpectSameKeyspace(before, ReadKeyspace(Ports(base_port() + 20, shards)));
+    // The libraries too, though they are not keys (before: not copied by key).
+    EXPECT_TRUE(TestLibraryAnswersOn(Ports(base_port() + 20, shards))) << report.dump(2);
     EXPECT_FALSE(fs::exists(state_root() / other / "restore.json"));
     DownOther(other);
   }
@@ -327,13 +331,13 @@ TEST_F(BackupRestoreTest, APlacedRestoreThatDoesNotFitFailsInsteadOfCallingEvict
 TEST_F(BackupRestoreTest, APlacedBackupWhoseKeysHaveAllExpiredRestoresEmpty) {
   ASSERT_EQ(Up(2).exit_code, 0);
   std::string commands;
-  for (int i = 0; i < 200; ++i) commands += "SET cache:" + std::to_string(i) + " v PX 1500\n";
+  for (int i = 0; i < 200; ++i) commands += "SET cache:" + std::to_string(i) + " v PX 5000\n";
   ASSERT_NO_FATAL_FAILURE(SendThroughCluster(commands));
   const fs::path dir = scratch_dir() / "backup";
   auto backup = OnDeployment("backup", {"--to", dir.string(), "--json"});
   ASSERT_EQ(backup.exit_code, 0) << backup.Describe();
   ASSERT_EQ(Json(backup).value("keys", 0), 200) << backup.Describe();
-  std::this_thread::sleep_for(2s);  // every TTL has run out
+  std::this_thread::sleep_for(6s);  // every TTL has run out
   ASSERT_EQ(UpOther("later", 2).exit_code, 0);
   auto restore = OnOther("later", {"restore", "--from", dir.string(), "--json"});
   ASSERT_EQ(restore.exit_code, 0) << restore.Describe();

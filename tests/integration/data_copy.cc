@@ -129,6 +129,25 @@ int WriteEveryType(const std::vector<std::string>& cli_args, int per_type) {
   return keys;
 }
 
+void LoadTestLibrary(const std::vector<std::string>& cli_args) {
+  std::vector<std::string> argv = {"redis-cli"};
+  argv.insert(argv.end(), cli_args.begin(), cli_args.end());
+  argv.insert(argv.end(), {"FUNCTION", "LOAD", "REPLACE",
+                           "#!lua name=shardctltest\n"
+                           "redis.register_function('answer', function() return 42 end)"});
+  auto loaded = RunCommand(argv, 10s);
+  ASSERT_EQ(loaded.exit_code, 0) << loaded.Describe();
+  ASSERT_EQ(loaded.out, "shardctltest\n") << loaded.Describe();
+}
+
+bool TestLibraryAnswersOn(const std::vector<int>& ports) {
+  for (int port : ports) {
+    auto answer = QueryRedis(port, {"FCALL", "answer", "0"});
+    if (!answer || answer->integer != 42) return false;
+  }
+  return true;
+}
+
 long long KeysAt(const std::vector<int>& ports) {
   long long total = 0;
   for (int port : ports) {

@@ -14,6 +14,12 @@ namespace shardctl::integration {
 // "7000"} for a cluster). Returns the number of keys written; fails the test on an error.
 int WriteEveryType(const std::vector<std::string>& cli_args, int per_type);
 
+// Redis Functions, which are not keys: loads the library "shardctltest" (FCALL answer 0 returns
+// 42) with `redis-cli <cli_args>` on one node, failing the test on an error; and whether every
+// node at `ports` answers FCALL answer 0 with 42.
+void LoadTestLibrary(const std::vector<std::string>& cli_args);
+bool TestLibraryAnswersOn(const std::vector<int>& ports);
+
 // DBSIZE of the nodes at `ports`, summed; a node that does not answer counts -1000000, so a
 // comparison with the expected count fails.
 long long KeysAt(const std::vector<int>& ports);
