@@ -86,6 +86,23 @@ class ImportTest : public ShardctlTest {
     written = WriteEveryType({"-c", "-p", std::to_string(source_base)}, 20);
     ASSERT_EQ(Up(3).exit_code, 0);
   }
+  // A plain import from the source killed (kill -9) once the deployment holds some of the
+  // source's `written` keys and not all.
+  void KillAnImportMidway(int written) {
+    BackgroundCommand import(
+        {ShardctlBinary(), "import", "--from", "127.0.0.1:" + std::to_string(source_port()),
+         "--name", name(), "--state-dir", state_root().string()},
+        scratch_dir() / "killed.out", scratch_dir() / "killed.err");
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          const long long keys = ClusterKeys();
+          return keys > 0 && keys < written;
+        },
+        60s, std::chrono::milliseconds(5)))
+        << "the import never was midway";
+    ::kill(import.pid(), SIGKILL);
+    import.WaitForExit(10s);
+  }
   CommandResult Import(const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"--from", "127.0.0.1:" + std::to_string(source_port())};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -581,20 +598,7 @@ TEST_F(ImportTest, AnImportKilledMidwayFinishesWhenRunAgain) {
   const std::string from = "127.0.0.1:" + std::to_string(source_port());
   const int written = WriteEveryType({"-p", std::to_string(source_port())}, 1500);
   ASSERT_EQ(Up(3).exit_code, 0);
-  {
-    BackgroundCommand import({ShardctlBinary(), "import", "--from", from, "--name", name(),
-                              "--state-dir", state_root().string()},
-                             scratch_dir() / "killed.out", scratch_dir() / "killed.err");
-    ASSERT_TRUE(WaitUntil(
-        [&] {
-          const long long keys = ClusterKeys();
-          return keys > 0 && keys < written;
-        },
-        60s, 5ms))
-        << "the import never was midway";
-    ::kill(import.pid(), SIGKILL);
-    import.WaitForExit(10s);
-  }
+  ASSERT_NO_FATAL_FAILURE(KillAnImportMidway(written));
   EXPECT_TRUE(fs::exists(deployment_dir() / "import.json"));
   auto again = OnDeployment("import", {"--from", from, "--json"}, 180s);
   ASSERT_EQ(again.exit_code, 0) << again.Describe();
@@ -615,20 +619,7 @@ TEST_F(ImportTest, AnImportCutShortIsNotResumedFromASourceThatRestarted) {
   const std::string from = "127.0.0.1:" + std::to_string(source_port());
   const int written = WriteEveryType({"-p", std::to_string(source_port())}, 1500);
   ASSERT_EQ(Up(3).exit_code, 0);
-  {
-    BackgroundCommand import({ShardctlBinary(), "import", "--from", from, "--name", name(),
-                              "--state-dir", state_root().string()},
-                             scratch_dir() / "killed.out", scratch_dir() / "killed.err");
-    ASSERT_TRUE(WaitUntil(
-        [&] {
-          const long long keys = ClusterKeys();
-          return keys > 0 && keys < written;
-        },
-        60s, std::chrono::milliseconds(5)))
-        << "the import never was midway";
-    ::kill(import.pid(), SIGKILL);
-    import.WaitForExit(10s);
-  }
+  ASSERT_NO_FATAL_FAILURE(KillAnImportMidway(written));
   const long long left = ClusterKeys();
   source.reset();  // stopped; started again empty
   ASSERT_TRUE(WaitUntil([&] { return PortBindable(source_port()); }, 10s));
