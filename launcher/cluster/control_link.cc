@@ -127,7 +127,19 @@ Result<ControlLink> ControlLink::Open(const std::string& host, int port,
   }
   // The chain is checked against --tls-ca; names are not (shards are reached by address, and
   // their certificates need not list every address), as redis-cli --tls does.
+  errno = 0;
   if (SSL_connect(state->ssl) != 1) {
+    // A server that does not speak TLS on this port either stays silent (Redis reads the hello
+    // as the start of an inline command and waits for its end) or answers in plain text.
+    const unsigned long reason = ERR_GET_REASON(ERR_peek_error());
+    if (errno == EAGAIN || errno == EWOULDBLOCK || reason == SSL_R_WRONG_VERSION_NUMBER ||
+        reason == SSL_R_PACKET_LENGTH_TOO_LONG) {
+      ERR_clear_error();
+      return Error("TLS handshake: " + host + ":" + std::to_string(port) +
+                   " did not answer it within " + std::to_string(timeout.count()) +
+                   " ms, or answered in plain text: it does not serve TLS on this port (drop the "
+                   "TLS options for a plain server)");
+    }
     return Error("TLS handshake: " +
                  common::TlsErrorText(errno != 0 ? std::strerror(errno)
                                                  : "the server closed the connection"));

@@ -46,16 +46,23 @@ class ControlTlsTest : public ::testing::Test {
     MakeTestCertificate(dir_.path(), name, ca);
   }
 
-  // redis-server on 127.0.0.1 serving TLS only, on the first port of this test's block.
+  // redis-server on 127.0.0.1 serving TLS only, on the first port of this test's block (plain
+  // RESP only there when `auth_clients` is empty).
   void StartServer(const std::string& auth_clients) {
     const fs::path config = File("redis.conf");
-    std::ofstream(config) << "port 0\ntls-port " << port() << "\nbind 127.0.0.1\n"
-                          << "tls-cert-file " << File("server.crt").string() << "\n"
-                          << "tls-key-file " << File("server.key").string() << "\n"
-                          << "tls-ca-cert-file " << File("ca.crt").string() << "\n"
-                          << "tls-auth-clients " << auth_clients << "\n"
-                          << "save \"\"\nappendonly no\ndir " << dir_.path().string() << "\n"
-                          << "logfile " << File("server.log").string() << "\n";
+    std::ofstream out(config);
+    if (auth_clients.empty()) {
+      out << "port " << port() << "\n";
+    } else {
+      out << "port 0\ntls-port " << port() << "\n"
+          << "tls-cert-file " << File("server.crt").string() << "\n"
+          << "tls-key-file " << File("server.key").string() << "\n"
+          << "tls-ca-cert-file " << File("ca.crt").string() << "\n"
+          << "tls-auth-clients " << auth_clients << "\n";
+    }
+    out << "bind 127.0.0.1\nsave \"\"\nappendonly no\ndir " << dir_.path().string() << "\n"
+        << "logfile " << File("server.log").string() << "\n";
+    out.close();
     server_ = fork();
     if (server_ == 0) {
       execlp("redis-server", "redis-server", config.c_str(), nullptr);
@@ -101,6 +108,18 @@ TEST_F(ControlTlsTest, TrustingTheCaIsServedAnotherCaAndPlainRespAreNot) {
   auto again = RedisConnection::Connect(*trusting, "127.0.0.1", port(), 2000ms);
   ASSERT_TRUE(again.ok()) << again.error().message();
   EXPECT_EQ(TextOf(again->Run({"PING"})), "PONG");
+}
+
+// TLS options given for a server that serves plain RESP (an import's --tls-ca for a plain
+// source): one line saying so (before: "TLS handshake: Resource temporarily unavailable").
+TEST_F(ControlTlsTest, APlainServerIsSaidNotToServeTls) {
+  StartServer("");
+  auto trusting = launcher::MakeAccess("", launcher::ControlTls{.ca_file = File("ca.crt")});
+  ASSERT_TRUE(trusting.ok()) << trusting.error().message();
+  auto connection = RedisConnection::Connect(*trusting, "127.0.0.1", port(), 1000ms);
+  ASSERT_FALSE(connection.ok());
+  EXPECT_NE(connection.error().message().find("does not serve TLS on this port"), std::string::npos)
+      << connection.error().message();
 }
 
 TEST(SharedAccessTest, ReplacingItLeavesWhatWasTakenBeforeIntact) {
