@@ -158,27 +158,33 @@ int RunImport(const Invocation& invocation) {
   progress.Clear();
   if (!done.ok()) return Fail(done.error());
   if (invocation.json) {
-    std::cout << json{{"name", spec->name},
-                      {"from", done->source},
-                      {"source_engine", done->source_engine},
-                      {"source_is_cluster", done->source_is_cluster},
-                      {"source_keys", done->source_keys},
-                      {"dry_run", invocation.dry_run},
-                      {"problems", done->problems},
-                      {"resumed", done->resumed},
-                      {"keys", done->keys},
-                      {"bytes", done->bytes},
-                      {"vanished", done->vanished},
-                      {"keys_after", done->keys_after},
-                      {"source_unchanged", done->source_unchanged},
-                      {"ms", done->took.count()},
-                      {"live", done->live},
-                      {"commands_applied", done->commands_applied},
-                      {"co_located", done->commands_co_located},
-                      {"lag_bytes", done->final_lag_bytes},
-                      {"cutover_ms", done->cutover_ms}}
-                     .dump(2)
-              << "\n";
+    json report = {{"name", spec->name},
+                   {"from", done->source},
+                   {"source_engine", done->source_engine},
+                   {"source_is_cluster", done->source_is_cluster},
+                   {"source_keys", done->source_keys},
+                   {"dry_run", invocation.dry_run},
+                   {"problems", done->problems},
+                   {"resumed", done->resumed},
+                   {"keys", done->keys},
+                   {"bytes", done->bytes},
+                   {"vanished", done->vanished},
+                   {"keys_after", done->keys_after},
+                   {"source_unchanged", done->source_unchanged},
+                   {"ms", done->took.count()},
+                   {"live", done->live},
+                   {"commands_applied", done->commands_applied},
+                   {"co_located", done->commands_co_located},
+                   {"lag_bytes", done->final_lag_bytes},
+                   {"cutover_ms", done->cutover_ms}};
+    if (invocation.cutover) {
+      // Known only to the importing process, which prints them itself: null here, not 0.
+      for (const char* field : {"source_engine", "source_is_cluster", "source_keys", "resumed",
+                                "bytes", "vanished", "keys_after", "source_unchanged", "ms"}) {
+        report[field] = nullptr;
+      }
+    }
+    std::cout << report.dump(2) << "\n";
   } else if (invocation.cutover) {
     std::cout << "cutover: the import from " << done->source << " caught up (lag "
               << done->final_lag_bytes << " bytes) in " << done->cutover_ms << " ms and stopped; "
