@@ -24,11 +24,14 @@ Result<std::string> ReplyText(const redisReply* reply) {
     case REDIS_REPLY_NIL:
       return std::string();
     case REDIS_REPLY_ARRAY: {
+      // An error inside an array is EXEC's reply to a command of the transaction that failed:
+      // the transaction did not do all it was sent to do, so the reply is that error.
       std::string joined;
       for (size_t i = 0; i < reply->elements; ++i) {
         auto element = ReplyText(reply->element[i]);
+        if (!element.ok()) return element.error();
         if (i) joined += '\n';
-        joined += element.ok() ? *element : element.error().message();
+        joined += *element;
       }
       return joined;
     }

@@ -31,7 +31,8 @@ class RedisConnection {
 
   // Sends one command and returns its reply as text: status and bulk strings as they are,
   // integers in decimal, nil as "", arrays as their elements' text joined by '\n'. An error reply
-  // becomes an error carrying Redis' message.
+  // becomes an error carrying Redis' message, and so does an array holding one (EXEC's reply to a
+  // transaction one of whose commands failed).
   common::Result<std::string> Run(const Command& command);
 
   // Sends all commands in one write and reads every reply. The outer error means the connection

@@ -397,6 +397,27 @@ TEST_F(ImportTest, LiveImportStopsAtAWriteTheClusterCannotFollow) {
   EXPECT_EQ(ClusterKeys(), written + 1) << "the snapshot's keys and the write before the MOVE";
 }
 
+// A source transaction forwarded as one (its keys share a slot) whose command fails on the
+// cluster, which then no longer mirrors the source: the import stops naming it (before: EXEC's
+// reply held the error inside its array, which counted as applied).
+TEST_F(ImportTest, ATransactionThatFailsOnTheClusterStopsTheImport) {
+  auto source = StartSource("redis-server", /*password=*/false);
+  ASSERT_EQ(RunOnSource("SET {tx}:n 5\n").exit_code, 0);
+  ASSERT_EQ(Up(3).exit_code, 0);
+  auto live = StartLiveImport();
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  // The cluster's copy diverges behind the import's back.
+  auto diverged = RunCommand(
+      {"redis-cli", "-c", "-p", std::to_string(base_port()), "SET", "{tx}:n", "abc"}, 10s);
+  ASSERT_EQ(diverged.exit_code, 0) << diverged.Describe();
+  ASSERT_EQ(RunOnSource("MULTI\nINCR {tx}:n\nSET {tx}:m 1\nEXEC\n").exit_code, 0);
+  EXPECT_EQ(live->WaitForExit(60s), std::optional<int>(1));
+  const std::string err = ReadFileText(scratch_dir() / "live.err");
+  EXPECT_NE(err.find("not an integer"), std::string::npos) << err;
+  EXPECT_NE(err.find("the cluster no longer mirrors the source"), std::string::npos) << err;
+  EXPECT_EQ(SplitLines(err).size(), 1u) << err;
+}
+
 // The primary (of 3, slots split as `up` splits them) that holds `key`.
 int ShardOf(const std::string& key) {
   const auto ranges = common::SplitSlotsEvenly(3);
