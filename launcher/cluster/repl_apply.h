@@ -44,8 +44,8 @@ class ReplApplier {
   // This stream is one of a source cluster's primaries', each applied by its own applier in no
   // common order. A FLUSHALL or FLUSHDB there emptied that primary's slots only: sent to every
   // primary here it would delete the other source primaries' keys too, so it is refused (the
-  // import stops). FUNCTION LOAD, which an operator runs on each primary, replaces the library
-  // (each stream loads the same one).
+  // import stops). FUNCTION LOAD and RESTORE, which an operator runs on each primary, replace the
+  // library (each stream loads the same one); a FUNCTION DELETE that finds it gone is done.
   void OneOfSeveralStreams() { one_of_several_ = true; }
   // Why `plan` cannot be applied (a Problem, or a FLUSHALL refused as above), before any of it
   // is queued: the caller applies what came before it, then stops.
@@ -62,6 +62,9 @@ class ReplApplier {
   common::Status CoLocate(const common::CrossSlot& cross);
   // Queues `command` for every primary (FLUSHALL, FUNCTION LOAD, ...), as OneOfSeveralStreams says.
   common::Status FanOut(common::ReplArgs command);
+  // `error` answers a fanned-out command another stream of the same source cluster already
+  // applied (FUNCTION DELETE of a library the first stream deleted): not a divergence.
+  bool AlreadyDone(const Command& command, const common::Error& error) const;
   // Sends `commands` to `primary` in one write and reads every reply; an error reply is an error
   // naming the command and the node, as Flush() gives it.
   common::Result<std::vector<std::string>> RunAll(int primary,

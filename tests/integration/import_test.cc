@@ -358,6 +358,33 @@ TEST_F(ImportTest, ASourceClusterPrimarysFlushallDoesNotEmptyTheOthersSlots) {
       30s, 100ms))
       << "the library did not reach every primary: " << ReadFileText(scratch_dir() / "first.err");
   EXPECT_EQ(LivePhase(), "following") << ReadFileText(scratch_dir() / "first.err");
+  // Deleted on each source primary too: the second stream's DELETE finds it gone here.
+  for (int port : source_ports) {
+    auto deleted = QueryRedis(port, {"FUNCTION", "DELETE", "shardctltest"});
+    ASSERT_TRUE(deleted && deleted->text == "OK") << (deleted ? deleted->text : "");
+  }
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (int port : ClusterPorts()) {
+          auto listed = QueryRedis(port, {"FUNCTION", "LIST"});
+          if (!listed || !listed->elements.empty()) return false;
+        }
+        return true;
+      },
+      30s, 100ms))
+      << "the library was not deleted everywhere: " << ReadFileText(scratch_dir() / "first.err");
+  // Writes on every source primary after the deletes: once all are here, every stream has
+  // applied its DELETE, and the import still follows.
+  const int later = 30;  // spread over the slots, so every source primary gets some
+  for (int i = 0; i < later; ++i) {
+    auto set = RunCommand({"redis-cli", "-c", "-p", std::to_string(source_base), "SET",
+                           "after-delete:" + std::to_string(i), "1"},
+                          10s);
+    ASSERT_EQ(set.exit_code, 0) << set.Describe();
+  }
+  ASSERT_TRUE(WaitUntil([&] { return ClusterKeys() == written + later; }, 30s, 100ms))
+      << ReadFileText(scratch_dir() / "first.err");
+  EXPECT_EQ(LivePhase(), "following") << ReadFileText(scratch_dir() / "first.err");
 
   const long long flushed = QueryRedis(source_base + 1, {"DBSIZE"})->integer;
   ASSERT_GT(flushed, 0);
@@ -367,7 +394,7 @@ TEST_F(ImportTest, ASourceClusterPrimarysFlushallDoesNotEmptyTheOthersSlots) {
   const std::string err = ReadFileText(scratch_dir() / "first.err");
   EXPECT_NE(err.find("FLUSHALL: it emptied one primary of the source cluster"), std::string::npos)
       << err;
-  EXPECT_EQ(ClusterKeys(), written) << "the FLUSHALL was applied to the cluster";
+  EXPECT_EQ(ClusterKeys(), written + later) << "the FLUSHALL was applied to the cluster";
 }
 
 TEST_F(ImportTest, LiveImportStopsAtAWriteTheClusterCannotFollow) {
