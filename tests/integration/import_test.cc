@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 
 #include "common/slots.h"
 #include "tests/integration/data_copy.h"
@@ -86,6 +87,27 @@ class ImportTest : public ShardctlTest {
     written = WriteEveryType({"-c", "-p", std::to_string(source_base)}, 20);
     ASSERT_EQ(Up(3).exit_code, 0);
   }
+  // True once the deployment holds some of the source's `written` keys and not all (60 s at most).
+  bool WaitUntilMidway(int written) {
+    return WaitUntil(
+        [&] {
+          const long long keys = ClusterKeys();
+          return keys > 0 && keys < written;
+        },
+        60s, std::chrono::milliseconds(2));
+  }
+  // The same live import started again, `meanwhile` checked once it follows, then cut over:
+  // exit 0, the source's `written` keys in the deployment, equal by DUMP and TTL.
+  void RunTheLiveImportAgainToTheCutover(int written, const std::function<void()>& meanwhile = {}) {
+    auto again = StartLiveImport();
+    ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+    if (meanwhile) meanwhile();
+    auto done = OnDeployment("import", {"--cutover"}, 120s);
+    ASSERT_EQ(done.exit_code, 0) << done.Describe() << ReadFileText(scratch_dir() / "live.err");
+    EXPECT_EQ(again->WaitForExit(60s), std::optional<int>(0));
+    EXPECT_EQ(ClusterKeys(), written);
+    ExpectSameKeyspace(ReadKeyspace({source_port()}), ReadKeyspace(ClusterPorts()));
+  }
   // A plain import from the source killed (kill -9) once the deployment holds some of the
   // source's `written` keys and not all.
   void KillAnImportMidway(int written) {
@@ -93,13 +115,7 @@ class ImportTest : public ShardctlTest {
         {ShardctlBinary(), "import", "--from", "127.0.0.1:" + std::to_string(source_port()),
          "--name", name(), "--state-dir", state_root().string()},
         scratch_dir() / "killed.out", scratch_dir() / "killed.err");
-    ASSERT_TRUE(WaitUntil(
-        [&] {
-          const long long keys = ClusterKeys();
-          return keys > 0 && keys < written;
-        },
-        60s, std::chrono::milliseconds(5)))
-        << "the import never was midway";
+    ASSERT_TRUE(WaitUntilMidway(written)) << "the import never was midway";
     ::kill(import.pid(), SIGKILL);
     import.WaitForExit(10s);
   }
@@ -603,15 +619,10 @@ TEST_F(ImportTest, ALiveImportKilledWhileCopyingLeavesNoScratchServerRunning) {
   ASSERT_TRUE(IsAlive(scratch->pid, scratch->start_time))
       << "the scratch server did not outlive the killed import";
 
-  auto again = StartLiveImport();
-  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
-  EXPECT_TRUE(WaitUntil([&] { return !IsAlive(scratch->pid, scratch->start_time); }, 10s, 50ms))
-      << "the killed import's scratch server (pid " << scratch->pid << ") still runs";
-  auto done = OnDeployment("import", {"--cutover"}, 120s);
-  ASSERT_EQ(done.exit_code, 0) << done.Describe() << ReadFileText(scratch_dir() / "live.err");
-  EXPECT_EQ(again->WaitForExit(60s), std::optional<int>(0));
-  EXPECT_EQ(ClusterKeys(), written);
-  ExpectSameKeyspace(ReadKeyspace({source_port()}), ReadKeyspace(ClusterPorts()));
+  ASSERT_NO_FATAL_FAILURE(RunTheLiveImportAgainToTheCutover(written, [&] {
+    EXPECT_TRUE(WaitUntil([&] { return !IsAlive(scratch->pid, scratch->start_time); }, 10s, 50ms))
+        << "the killed import's scratch server (pid " << scratch->pid << ") still runs";
+  }));
 }
 
 // Ctrl-C while a live import copies its snapshot stops it as Ctrl-C stops a plain import: exit
@@ -623,12 +634,7 @@ TEST_F(ImportTest, ALiveImportStoppedByCtrlCWhileCopyingSaysSo) {
   ASSERT_EQ(Up(3).exit_code, 0);
   {
     auto stopped = StartLiveImport();
-    ASSERT_TRUE(WaitUntil(
-        [&] {
-          const long long keys = ClusterKeys();
-          return keys > 0 && keys < written;
-        },
-        60s, std::chrono::milliseconds(2)))
+    ASSERT_TRUE(WaitUntilMidway(written))
         << "the live import never was midway: " << ReadFileText(scratch_dir() / "live.err");
     ::kill(stopped->pid(), SIGINT);
     EXPECT_EQ(stopped->WaitForExit(30s), std::optional<int>(130));
@@ -637,13 +643,7 @@ TEST_F(ImportTest, ALiveImportStoppedByCtrlCWhileCopyingSaysSo) {
     EXPECT_NE(err.find("keys are in the deployment so far"), std::string::npos) << err;
     EXPECT_EQ(LivePhase(), "stopped");
   }
-  auto again = StartLiveImport();
-  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
-  auto done = OnDeployment("import", {"--cutover"}, 120s);
-  ASSERT_EQ(done.exit_code, 0) << done.Describe() << ReadFileText(scratch_dir() / "live.err");
-  EXPECT_EQ(again->WaitForExit(60s), std::optional<int>(0));
-  EXPECT_EQ(ClusterKeys(), written);
-  ExpectSameKeyspace(ReadKeyspace({source_port()}), ReadKeyspace(ClusterPorts()));
+  ASSERT_NO_FATAL_FAILURE(RunTheLiveImportAgainToTheCutover(written));
 }
 
 TEST_F(ImportTest, AnImportKilledMidwayFinishesWhenRunAgain) {
