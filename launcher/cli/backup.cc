@@ -154,6 +154,11 @@ int RunImport(const Invocation& invocation) {
               .on_progress = [&](uint64_t keys,
                                  uint64_t of) { progress.Show("importing: keys", keys, of); },
               .on_following = [&](const std::string& text) { progress.Show(text); },
+              .on_warning =
+                  [&](const std::string& text) {
+                    progress.Clear();
+                    std::cerr << "warning: " << text << "\n";
+                  },
               .interrupted = &InterruptRequested()});
   progress.Clear();
   if (!done.ok()) return Fail(done.error());
@@ -165,6 +170,8 @@ int RunImport(const Invocation& invocation) {
                    {"source_keys", done->source_keys},
                    {"dry_run", invocation.dry_run},
                    {"problems", done->problems},
+                   {"warnings", done->warnings},
+                   {"expiry_held", done->expiry_held},
                    {"resumed", done->resumed},
                    {"keys", done->keys},
                    {"bytes", done->bytes},
@@ -196,6 +203,7 @@ int RunImport(const Invocation& invocation) {
               << (done->source_is_cluster ? ", a cluster" : "") << "): " << done->source_keys
               << " keys in db 0\n";
     for (const auto& problem : done->problems) std::cout << "problem: " << problem << "\n";
+    for (const auto& warning : done->warnings) std::cout << "warning: " << warning << "\n";
     if (done->problems.empty()) std::cout << "no problems: import would copy every key\n";
   } else {
     std::cout << "imported " << done->keys << " keys (" << done->bytes << " bytes) from "

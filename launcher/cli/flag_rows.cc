@@ -266,7 +266,10 @@ const std::vector<CommandRow> kCommandRows = {
      {"live", FlagType::kSwitch, "",
       "after the copy keep applying the source's writes (it is followed as a replica: PSYNC) "
       "until import --cutover or Ctrl-C; then wait until the lag is 0 and report. Lag (bytes, "
-      "ms) in status and /metrics. A source cluster is followed by one stream per primary"}},
+      "ms) in status and /metrics. A source cluster is followed by one stream per primary. A "
+      "Valkey 8.1+ deployment expires nothing until the import ends (import-mode), so a key the "
+      "source extends meanwhile is never lost here first; on Redis that cannot be held, and a "
+      "source with TTLs gets a warning"}},
     {"import",
      {"cutover", FlagType::kSwitch, "",
       "end the live import of this deployment: it catches up (lag 0), stops, and this prints its "
@@ -278,7 +281,8 @@ const std::vector<CommandRow> kCommandRows = {
       "when there is one"}},
     {"import",
      {"json", FlagType::kSwitch, "",
-      "{\"name\", \"from\", \"source_engine\", \"source_keys\", \"problems\", \"keys\", "
+      "{\"name\", \"from\", \"source_engine\", \"source_keys\", \"problems\", "
+      "\"warnings\", \"expiry_held\", \"keys\", "
       "\"bytes\", \"vanished\", \"keys_after\", \"source_unchanged\", \"resumed\", "
       "\"ms\"}: source_unchanged when nothing wrote to the source during the copy, so "
       "keys_after was checked against its key count (fewer: exit 1, run it again)"}},

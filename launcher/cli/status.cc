@@ -132,6 +132,7 @@ json StatusJson(const Deployment& deployment, const DeploymentStatus& status) {
                      {"co_located", live->co_located},
                      {"lag_bytes", live->lag_bytes},
                      {"lag_ms", live->lag_ms},
+                     {"expiry_held", live->expiry_held},
                      {"error", live->error}};
   }
   if (deployment.metrics.enabled()) {
@@ -215,6 +216,7 @@ void PrintHuman(const Deployment& deployment, const DeploymentStatus& status,
     std::cout << "import from " << live->source << ": " << live->phase << ", " << live->keys
               << " keys copied, " << live->commands << " writes applied, lag " << live->lag_ms
               << " ms / " << live->lag_bytes << " bytes"
+              << (live->expiry_held ? ", expiry held" : "")
               << (live->error.empty() ? "" : " (" + live->error + ")") << "\n";
   }
   if (deployment.metrics.enabled()) {

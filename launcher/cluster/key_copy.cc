@@ -127,31 +127,56 @@ void AppendRead(std::string& out, std::string_view command, std::string_view key
   common::AppendCommand(out, args);
 }
 
-// SET key <value> [PX ttl]; `value` is the GET reply's frame, which is the argument's encoding.
-void AppendSet(std::string& out, std::string_view key, std::string_view value, int64_t ttl) {
-  common::AppendArrayHeader(out, ttl > 0 ? 5 : 3);
+// A key's TTL as read: PTTL's milliseconds left or, with expiry held, PEXPIRETIME's unix time in
+// milliseconds; -1 for none and -2 for a key that is gone in both.
+struct Ttl {
+  int64_t value = -1;
+  bool absolute = false;
+
+  bool some() const { return absolute ? value >= 0 : value > 0; }
+  // Gone since the scan saw it (a GET of a missing key is nil and PTTL -2), or expiring this
+  // millisecond (a TTL of 0 would mean none to SET and RESTORE).
+  bool vanished() const { return value == -2 || (!absolute && value == 0); }
+};
+
+// SET key <value> [PX ttl | PXAT time]; `value` is the GET reply's frame, which is the argument's
+// encoding.
+void AppendSet(std::string& out, std::string_view key, std::string_view value, Ttl ttl) {
+  common::AppendArrayHeader(out, ttl.some() ? 5 : 3);
   common::AppendBulk(out, "SET");
   common::AppendBulk(out, key);
   out += value;
-  if (ttl > 0) {
-    common::AppendBulk(out, "PX");
-    common::AppendBulk(out, std::to_string(ttl));
+  if (ttl.some()) {
+    common::AppendBulk(out, ttl.absolute ? "PXAT" : "PX");
+    common::AppendBulk(out, std::to_string(ttl.value));
   }
 }
 
-// RESTORE key ttl <payload> REPLACE; `payload` is the DUMP reply's frame.
-void AppendRestore(std::string& out, std::string_view key, std::string_view payload, int64_t ttl) {
-  common::AppendArrayHeader(out, 5);
+// RESTORE key ttl <payload> REPLACE [ABSTTL]; `payload` is the DUMP reply's frame.
+void AppendRestore(std::string& out, std::string_view key, std::string_view payload, Ttl ttl) {
+  const bool absolute = ttl.absolute && ttl.some();
+  common::AppendArrayHeader(out, absolute ? 6 : 5);
   common::AppendBulk(out, "RESTORE");
   common::AppendBulk(out, key);
-  common::AppendBulk(out, std::to_string(ttl < 0 ? 0 : ttl));
+  common::AppendBulk(out, std::to_string(ttl.some() ? ttl.value : 0));
   out += payload;
   common::AppendBulk(out, "REPLACE");
+  if (absolute) common::AppendBulk(out, "ABSTTL");
 }
 
-// Gone since the scan saw it (a GET of a missing key is nil and PTTL -2), or expiring this
-// millisecond (a TTL of 0 would mean none to SET and RESTORE).
-bool Vanished(int64_t ttl) { return ttl == -2 || ttl == 0; }
+// CLIENT IMPORT-SOURCE ON, answered: this connection reads and writes keys past their TTL.
+Status DeclareImportSource(FrameLink& link) {
+  std::string request;
+  const std::string_view args[] = {"CLIENT", "IMPORT-SOURCE", "ON"};
+  common::AppendCommand(request, args);
+  if (auto wrote = link.Write(request); !wrote.ok()) return wrote;
+  auto reply = link.Next();
+  if (!reply.ok()) return reply.error();
+  if (IsErrorFrame(*reply)) {
+    return Error(link.address() + ": CLIENT IMPORT-SOURCE ON: " + ErrorText(*reply));
+  }
+  return common::Ok();
+}
 
 // One worker's connections: the source, and each target primary once it is needed. Replies are
 // read as frames and values forwarded as the bytes they came in (frame_link.h).
@@ -166,6 +191,9 @@ class CopyWorker {
                                      source_address_.port, options.timeout);
     if (!source.ok()) return source.error();
     source_.emplace(std::move(source).value());
+    if (options.expiry_held) {
+      if (auto declared = DeclareImportSource(*source_); !declared.ok()) return declared;
+    }
     // One batch in flight on the primaries while the next one is read from the source.
     std::optional<InFlight> previous;
     while (auto keys = queue.Pop()) {
@@ -192,6 +220,9 @@ class CopyWorker {
     auto connection = FrameLink::Connect(state_.options.target_access, node.host, node.port,
                                          state_.options.timeout);
     if (!connection.ok()) return connection.error();
+    if (state_.options.expiry_held) {
+      if (auto declared = DeclareImportSource(*connection); !declared.ok()) return declared.error();
+    }
     owners_.push_back(std::move(connection).value());
     pending_.emplace_back();
     return owner_index_.emplace(primary, owners_.size() - 1).first->second;
@@ -207,7 +238,7 @@ class CopyWorker {
   };
 
   // Queues the write of keys[i] with `value` (a GET or DUMP reply frame) for its owner.
-  Status Queue(InFlight& batch, size_t i, std::string_view value, int64_t ttl, bool typed) {
+  Status Queue(InFlight& batch, size_t i, std::string_view value, Ttl ttl, bool typed) {
     const std::string& key = batch.keys[i];
     // Only a bulk string is a request argument as it stands (the connection speaks RESP2).
     if (!value.starts_with('$')) {
@@ -233,13 +264,14 @@ class CopyWorker {
   Result<InFlight> Send(std::vector<std::string> keys) {
     InFlight batch{.keys = std::move(keys)};
     std::string reads;
+    const std::string_view ttl_read = state_.options.expiry_held ? "PEXPIRETIME" : "PTTL";
     for (const auto& key : batch.keys) {
-      AppendRead(reads, "PTTL", key);
+      AppendRead(reads, ttl_read, key);
       AppendRead(reads, "GET", key);
     }
     if (auto wrote = source_->Write(reads); !wrote.ok()) return wrote.error();
     std::vector<size_t> typed;  // keys that are not strings, and their TTLs
-    std::vector<int64_t> typed_ttls;
+    std::vector<Ttl> typed_ttls;
     for (size_t i = 0; i < batch.keys.size(); ++i) {
       auto ttl = ReadTtl(batch.keys[i]);
       if (!ttl.ok()) return ttl.error();
@@ -250,7 +282,7 @@ class CopyWorker {
         typed_ttls.push_back(*ttl);
       } else if (IsErrorFrame(*value)) {
         return Error(source_->address() + ": GET " + batch.keys[i] + ": " + ErrorText(*value));
-      } else if (Vanished(*ttl) || IsNilFrame(*value)) {
+      } else if (ttl->vanished() || IsNilFrame(*value)) {
         ++batch.vanished;
       } else if (auto queued = Queue(batch, i, *value, *ttl, false); !queued.ok()) {
         return queued.error();
@@ -265,19 +297,19 @@ class CopyWorker {
     return batch;
   }
 
-  Result<int64_t> ReadTtl(const std::string& key) {
+  Result<Ttl> ReadTtl(const std::string& key) {
+    const bool absolute = state_.options.expiry_held;
+    const std::string what = source_->address() + (absolute ? ": PEXPIRETIME " : ": PTTL ") + key;
     auto frame = source_->Next();
     if (!frame.ok()) return frame.error();
-    if (IsErrorFrame(*frame)) {
-      return Error(source_->address() + ": PTTL " + key + ": " + ErrorText(*frame));
-    }
+    if (IsErrorFrame(*frame)) return Error(what + ": " + ErrorText(*frame));
     auto ttl = FrameInteger(*frame);
-    if (!ttl) return Error(source_->address() + ": PTTL " + key + ": not a number");
-    return *ttl;
+    if (!ttl) return Error(what + ": not a number");
+    return Ttl{.value = *ttl, .absolute = absolute};
   }
 
   // DUMPs the keys that are not strings and queues their RESTOREs.
-  Status Dump(InFlight& batch, const std::vector<size_t>& typed, const std::vector<int64_t>& ttls) {
+  Status Dump(InFlight& batch, const std::vector<size_t>& typed, const std::vector<Ttl>& ttls) {
     if (typed.empty()) return common::Ok();
     std::string dumps;
     for (size_t i : typed) AppendRead(dumps, "DUMP", batch.keys[i]);
@@ -289,7 +321,7 @@ class CopyWorker {
       if (IsErrorFrame(*payload)) {
         return Error(source_->address() + ": DUMP " + key + ": " + ErrorText(*payload));
       }
-      if (Vanished(ttls[j]) || IsNilFrame(*payload)) {
+      if (ttls[j].vanished() || IsNilFrame(*payload)) {
         ++batch.vanished;
       } else if (auto queued = Queue(batch, typed[j], *payload, ttls[j], true); !queued.ok()) {
         return queued;
@@ -345,6 +377,10 @@ Result<KeyCopyReport> CopyKeys(const common::Endpoint& source, const common::Slo
   auto scanner =
       RedisConnection::Connect(options.source_access, source.host, source.port, options.timeout);
   if (!scanner.ok()) return scanner.error();
+  if (options.expiry_held) {
+    if (auto declared = scanner->Run({"CLIENT", "IMPORT-SOURCE", "ON"}); !declared.ok())
+      return declared.error().Context(scanner->address() + ": CLIENT IMPORT-SOURCE ON");
+  }
   CopyState state{.options = options, .mutex = {}, .report = {}, .failure = {}};
   const int workers = std::max(1, options.workers);
   BatchQueue queue(static_cast<size_t>(workers) * 4);

@@ -42,6 +42,10 @@ struct KeyCopyOptions {
   // Totals so far, after every batch (called from the workers, serialized).
   std::function<void(uint64_t keys, uint64_t bytes)> on_progress;
   const std::atomic<bool>* stop = nullptr;  // set (Ctrl-C) to stop after the batches in hand
+  // The source and the primaries hold expiry (import-mode, cluster/expiry_hold.h): every
+  // connection says CLIENT IMPORT-SOURCE ON, and TTLs go as expire times (PEXPIRETIME, SET PXAT,
+  // RESTORE ABSTTL), a past one too: the key stays until a later write says otherwise.
+  bool expiry_held = false;
 };
 
 struct KeyCopyReport {

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "common/repl_commands.h"
+#include "launcher/cluster/expiry_hold.h"
 
 namespace shardctl::launcher {
 
@@ -26,6 +27,10 @@ Result<RedisConnection*> ReplApplier::Connection(int primary) {
   const auto& node = table_.primaries()[static_cast<size_t>(primary)];
   auto connection = RedisConnection::Connect(access_, node.host, node.port, timeout_);
   if (!connection.ok()) return connection.error();
+  if (expiry_held_) {
+    if (auto declared = connection->Run(kImportSourceOn); !declared.ok())
+      return declared.error().Context(connection->address() + ": CLIENT IMPORT-SOURCE ON");
+  }
   return &connections_.emplace(primary, std::move(connection).value()).first->second;
 }
 

@@ -6,11 +6,12 @@
 //
 // A CrossSlot (RENAME a b with a and b in different slots) is co-located (common/repl_colocate.h)
 // right away, in stream order: what is queued is flushed first, then the keys outside the home
-// slot are copied from their owners into temporary keys on the home slot's primary (DUMP + PTTL,
-// RESTORE REPLACE; DEL when the key does not exist), the command runs there on those names, each
-// temporary it may have written is copied back to its key (RESTORE REPLACE with its TTL, or DEL
-// when the command removed it), and the temporaries are deleted. A failure on the way stops the
-// import like any failed command; temporaries may then remain, named shardctl:import:tmp:{..}:n.
+// slot are copied from their owners into temporary keys on the home slot's primary (DUMP +
+// PEXPIRETIME, RESTORE REPLACE ABSTTL; DEL when the key does not exist), the command runs there on
+// those names, each temporary it may have written is copied back to its key (RESTORE REPLACE with
+// its TTL, or DEL when the command removed it), and the temporaries are deleted. A failure on the
+// way stops the import like any failed command; temporaries may then remain, named
+// shardctl:import:tmp:{..}:n.
 #pragma once
 
 #include <chrono>
@@ -50,6 +51,10 @@ class ReplApplier {
   // Why `plan` cannot be applied (a Problem, or a FLUSHALL refused as above), before any of it
   // is queued: the caller applies what came before it, then stops.
   std::optional<std::string> Refusal(const common::ReplPlan& plan) const;
+  // The primaries hold expiry (cluster/expiry_hold.h): each connection says CLIENT IMPORT-SOURCE
+  // ON, so the stream's writes find keys past their TTL as the source had them, as a replica
+  // applying its primary's stream does (the source's own expiry arrives as DEL).
+  void HoldExpiry() { expiry_held_ = true; }
 
   size_t queued() const { return queued_count_; }
   uint64_t applied() const { return applied_; }  // commands the cluster answered without error
@@ -79,6 +84,7 @@ class ReplApplier {
   uint64_t applied_ = 0;
   uint64_t co_located_ = 0;
   bool one_of_several_ = false;
+  bool expiry_held_ = false;
 };
 
 }  // namespace shardctl::launcher

@@ -16,27 +16,30 @@ using common::Error;
 using common::Result;
 using common::Status;
 
-// A key as RESTORE takes it back: its DUMP payload and its TTL in ms (0: none).
+// A key as RESTORE takes it back: its DUMP payload and its expire time (unix ms; -1: none). An
+// expire time rather than a TTL: with expiry held (ReplApplier::HoldExpiry) a key past its TTL is
+// still there, and a TTL of 0 would make it a key without one.
 struct KeyImage {
   std::string payload;
-  int64_t ttl_ms = 0;
+  int64_t expire_at_ms = -1;
 };
 
-// PTTL and DUMP replies of one key: nullopt when it does not exist, or expires this millisecond
-// (a TTL of 0 would mean none to RESTORE).
-Result<std::optional<KeyImage>> ImageOf(const std::string& key, const std::string& pttl,
+// PEXPIRETIME and DUMP replies of one key: nullopt when it does not exist.
+Result<std::optional<KeyImage>> ImageOf(const std::string& key, const std::string& expire_time,
                                         std::string dump) {
-  const std::optional<int64_t> ttl = common::ParseInteger<int64_t>(pttl);
-  if (!ttl) return Error("PTTL " + key + ": '" + pttl.substr(0, 32) + "' is not a TTL");
-  if (*ttl == -2 || *ttl == 0 || dump.empty()) return std::optional<KeyImage>();
-  return std::optional<KeyImage>(
-      KeyImage{.payload = std::move(dump), .ttl_ms = std::max<int64_t>(*ttl, 0)});
+  const std::optional<int64_t> at = common::ParseInteger<int64_t>(expire_time);
+  if (!at)
+    return Error("PEXPIRETIME " + key + ": '" + expire_time.substr(0, 32) + "' is not a time");
+  if (*at == -2 || dump.empty()) return std::optional<KeyImage>();
+  return std::optional<KeyImage>(KeyImage{.payload = std::move(dump), .expire_at_ms = *at});
 }
 
-// What makes `key` hold `image`: RESTORE REPLACE with its TTL, or DEL when the image is of none.
+// What makes `key` hold `image`: RESTORE REPLACE with its expire time, or DEL when the image is
+// of none.
 Command WriteImage(const std::string& key, const std::optional<KeyImage>& image) {
   if (!image) return {"DEL", key};
-  return {"RESTORE", key, std::to_string(image->ttl_ms), image->payload, "REPLACE"};
+  if (image->expire_at_ms < 0) return {"RESTORE", key, "0", image->payload, "REPLACE"};
+  return {"RESTORE", key, std::to_string(image->expire_at_ms), image->payload, "REPLACE", "ABSTTL"};
 }
 
 }  // namespace
@@ -53,7 +56,7 @@ Status ReplApplier::CoLocate(const common::CrossSlot& cross) {
   std::vector<Command> at_home;
   for (const common::ColocatedKey& moved : colocation->moved) {
     auto read = RunAll(table_.PrimaryFor(common::KeySlot(moved.key)),
-                       {{"PTTL", moved.key}, {"DUMP", moved.key}});
+                       {{"PEXPIRETIME", moved.key}, {"DUMP", moved.key}});
     if (!read.ok()) return read.error();
     auto image = ImageOf(moved.key, (*read)[0], std::move((*read)[1]));
     if (!image.ok()) return image.error();
@@ -62,7 +65,7 @@ Status ReplApplier::CoLocate(const common::CrossSlot& cross) {
   at_home.push_back(colocation->command);
   for (const common::ColocatedKey& moved : colocation->moved) {
     if (!moved.written) continue;
-    at_home.push_back({"PTTL", moved.temporary});
+    at_home.push_back({"PEXPIRETIME", moved.temporary});
     at_home.push_back({"DUMP", moved.temporary});
   }
   auto ran = RunAll(home, at_home);

@@ -7,6 +7,7 @@
 #include "common/endpoint.h"
 #include "common/numbers.h"
 #include "common/secrets.h"
+#include "launcher/cluster/expiry_hold.h"
 #include "launcher/cluster/function_copy.h"
 #include "launcher/cluster/key_copy.h"
 #include "launcher/cluster/redis_client.h"
@@ -34,6 +35,7 @@ struct SourceFacts {
   bool cluster = false;
   std::vector<common::Endpoint> primaries;  // the nodes to scan: itself, or a cluster's primaries
   uint64_t keys = 0;                        // db 0
+  uint64_t volatile_keys = 0;               // of them, with a TTL
   std::vector<std::string> problems;
   // Each primary's run_id (INFO server), joined: a source restarted since an import was cut
   // short has other ones, and may no longer hold what was copied.
@@ -49,9 +51,15 @@ Engine EngineOfInfo(const std::string& info) {
   return engine;
 }
 
-// "db3:keys=10,expires=0,avg_ttl=0" lines: keys per db.
-std::vector<std::pair<int, uint64_t>> KeysPerDb(const std::string& keyspace) {
-  std::vector<std::pair<int, uint64_t>> dbs;
+struct DbKeys {
+  int db = 0;
+  uint64_t keys = 0;
+  uint64_t expires = 0;  // keys with a TTL
+};
+
+// "db3:keys=10,expires=2,avg_ttl=0" lines: keys per db.
+std::vector<DbKeys> KeysPerDb(const std::string& keyspace) {
+  std::vector<DbKeys> dbs;
   size_t at = 0;
   while ((at = keyspace.find("db", at)) != std::string::npos) {
     const size_t colon = keyspace.find(':', at);
@@ -59,10 +67,24 @@ std::vector<std::pair<int, uint64_t>> KeysPerDb(const std::string& keyspace) {
     if (colon == std::string::npos || comma == std::string::npos) break;
     auto db = common::ParseInteger<int>(keyspace.substr(at + 2, colon - at - 2));
     auto keys = common::ParseInteger<uint64_t>(keyspace.substr(colon + 6, comma - colon - 6));
-    if (db && keys && keyspace.compare(colon + 1, 5, "keys=") == 0) dbs.emplace_back(*db, *keys);
+    const size_t end = std::min(keyspace.find_first_of(",\r\n", comma + 1), keyspace.size());
+    auto expires = keyspace.compare(comma + 1, 8, "expires=") == 0
+                       ? common::ParseInteger<uint64_t>(keyspace.substr(comma + 9, end - comma - 9))
+                       : std::nullopt;
+    if (db && keys && keyspace.compare(colon + 1, 5, "keys=") == 0) {
+      dbs.push_back({.db = *db, .keys = *keys, .expires = expires.value_or(0)});
+    }
     at = comma;
   }
   return dbs;
+}
+
+// Keys with a TTL in db 0, from INFO keyspace.
+uint64_t VolatileKeys(const std::string& keyspace) {
+  for (const DbKeys& db : KeysPerDb(keyspace)) {
+    if (db.db == 0) return db.expires;
+  }
+  return 0;
 }
 
 Result<SourceFacts> Probe(const Access& access, const common::Endpoint& from,
@@ -95,7 +117,8 @@ Result<SourceFacts> Probe(const Access& access, const common::Endpoint& from,
   }
   if (!facts.cluster) {
     facts.primaries.push_back(from);
-    for (const auto& [db, keys] : KeysPerDb(*(*info)[1])) {
+    facts.volatile_keys = VolatileKeys(*(*info)[1]);
+    for (const auto& [db, keys, expires] : KeysPerDb(*(*info)[1])) {
       if (db == 0) facts.keys = keys;
       if (db != 0 && keys > 0) {
         facts.problems.push_back("the source holds " + std::to_string(keys) + " keys in db " +
@@ -115,13 +138,14 @@ Result<SourceFacts> Probe(const Access& access, const common::Endpoint& from,
     facts.primaries.push_back(primary);
     auto node = RedisConnection::Connect(access, primary.host, primary.port, 5s);
     if (!node.ok()) return node.error().Context("source");
-    auto replies = node->Pipeline({{"DBSIZE"}, {"INFO", "server"}});
+    auto replies = node->Pipeline({{"DBSIZE"}, {"INFO", "server"}, {"INFO", "keyspace"}});
     if (!replies.ok()) return replies.error().Context("source " + node->address());
     for (const auto& reply : *replies) {
       if (!reply.ok()) return reply.error().Context("source " + node->address());
     }
     facts.keys += common::ParseInteger<uint64_t>(*(*replies)[0]).value_or(0);
     facts.run_ids += (facts.run_ids.empty() ? "" : ",") + InfoField(*(*replies)[1], "run_id");
+    facts.volatile_keys += VolatileKeys(*(*replies)[2]);
   }
   return facts;
 }
@@ -236,6 +260,19 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
       }
     }
   }
+  if (request.live) {
+    auto holds = CanHoldExpiry(target->access, serving->primaries.front().address);
+    if (!holds.ok()) return holds.error();
+    report.expiry_held = *holds;
+    if (!*holds && facts->volatile_keys > 0) {
+      report.warnings.push_back(
+          "the source holds " + std::to_string(facts->volatile_keys) + " keys with a TTL, and " +
+          deployment.engine.Name() + " " + deployment.engine.version +
+          " cannot hold expiry while the import catches up: a key whose TTL runs out here before "
+          "the source's write that extended it arrives is lost (an INCR on it starts from 1); a "
+          "deployment of Valkey 8.1 or newer holds them (import-mode)");
+    }
+  }
   auto held = TotalKeys(target->access, serving->primaries);
   if (!held.ok()) return held.error();
   const ResumeMarker marker(
@@ -272,6 +309,9 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
     return marked.error();
   }
   if (request.live) {
+    if (request.on_warning) {
+      for (const auto& warning : report.warnings) request.on_warning(warning);
+    }
     auto followed =
         FollowSource(request, *source_access, facts->primaries, *target, *serving, report);
     const Fault fault = followed.ok() ? Fault::kRuntime : followed.error().fault();

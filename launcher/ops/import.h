@@ -38,6 +38,8 @@ struct ImportRequest {
   std::function<void(uint64_t keys, uint64_t of)> on_progress;
   // --live, every second while following: "following: 1200 writes applied, lag 3 ms / 120 bytes".
   std::function<void(const std::string&)> on_following;
+  // What the import cannot keep exact but goes on without (said before the copy starts).
+  std::function<void(const std::string&)> on_warning;
   const std::atomic<bool>* interrupted = nullptr;
 };
 
@@ -47,6 +49,10 @@ struct ImportReport {
   bool source_is_cluster = false;
   uint64_t source_keys = 0;  // DBSIZE of db 0 (summed over a cluster's primaries) before the copy
   std::vector<std::string> problems;  // what makes the import impossible (dry-run lists them)
+  std::vector<std::string> warnings;  // what it cannot keep exact, but goes on without
+  // --live: the primaries expire nothing until the cutover (cluster/expiry_hold.h), so a key the
+  // source extends while the import catches up is never lost here first.
+  bool expiry_held = false;
   bool resumed = false;
   uint64_t keys = 0;      // keys copied
   uint64_t bytes = 0;     // their DUMP payloads' bytes

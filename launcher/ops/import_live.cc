@@ -12,6 +12,7 @@
 #include "common/numbers.h"
 #include "common/repl_plan.h"
 #include "common/repl_stream.h"
+#include "launcher/cluster/expiry_hold.h"
 #include "launcher/cluster/function_copy.h"
 #include "launcher/cluster/key_copy.h"
 #include "launcher/cluster/rdb_snapshot.h"
@@ -243,6 +244,45 @@ class ProgressFile {
   LiveImportProgress progress_;
 };
 
+// The primaries' expiry held (cluster/expiry_hold.h) for as long as the object lives. Its file
+// names this process and goes only once every primary let go: a live import killed before, or
+// one that could not reach a primary then, leaves it, and the supervisor or the next live import
+// sets import-mode back to no.
+class HeldExpiry {
+ public:
+  static Result<std::unique_ptr<HeldExpiry>> Start(const Access& access,
+                                                   std::vector<common::Endpoint> primaries,
+                                                   std::filesystem::path file) {
+    auto self = IdentifyProcess(::getpid());
+    if (!self) return Error("cannot read this process's start time from /proc");
+    if (auto written = WriteProcessId(file, *self); !written.ok()) return written.error();
+    std::unique_ptr<HeldExpiry> held(new HeldExpiry(access, std::move(primaries), std::move(file)));
+    if (auto set = SetExpiryHeld(access, held->primaries_, true); !set.ok()) return set.error();
+    return held;
+  }
+  ~HeldExpiry() { (void)Release(); }
+
+  // Lets the primaries expire again; an error leaves the file, naming those that did not answer.
+  Status Release() {
+    if (released_) return common::Ok();
+    if (auto set = SetExpiryHeld(access_, primaries_, false); !set.ok()) return set;
+    released_ = true;
+    std::error_code ignored;
+    std::filesystem::remove(file_, ignored);
+    return common::Ok();
+  }
+
+ private:
+  HeldExpiry(const Access& access, std::vector<common::Endpoint> primaries,
+             std::filesystem::path file)
+      : access_(access), primaries_(std::move(primaries)), file_(std::move(file)) {}
+
+  Access access_;
+  std::vector<common::Endpoint> primaries_;
+  std::filesystem::path file_;
+  bool released_ = false;
+};
+
 bool CutoverAsked(const DeploymentDir& dir) {
   return std::filesystem::exists(LiveImportDir(dir) / "cutover");
 }
@@ -290,8 +330,10 @@ Status CopySnapshot(const ImportRequest& request, const Target& target,
                     ImportReport& report) {
   const uint64_t before = report.keys;
   {
+    const bool held = report.expiry_held;
     auto server = ScratchServer::Start(target.deployment->engine, followed.snapshot,
-                                       LiveImportScratchDir(target.dir), 30min);
+                                       LiveImportScratchDir(target.dir), 30min,
+                                       held ? ScratchExpiry::kHeld : ScratchExpiry::kAsUsual);
     if (!server.ok()) return server.error().Context("source snapshot");
     if (auto functions = CopyFunctions(server->endpoint(), {}, serving.table, target.access);
         !functions.ok()) {
@@ -299,6 +341,7 @@ Status CopySnapshot(const ImportRequest& request, const Target& target,
     }
     KeyCopyOptions options{.source_access = {}, .target_access = target.access};
     options.stop = request.interrupted;
+    options.expiry_held = held;
     options.on_progress = [&](uint64_t keys, uint64_t) {
       if (request.on_progress) request.on_progress(before + keys, report.source_keys);
     };
@@ -486,6 +529,14 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
                                    ImportReport report) {
   const auto started = Clock::now();
   const auto dir = LiveImportDir(target.dir);
+  std::vector<common::Endpoint> primaries;
+  for (const auto& primary : serving.primaries) primaries.push_back(primary.address);
+  // A live import killed while it held the primaries' expiry left them so, and its file is in
+  // `dir`: they are let go before the file goes (held again below when this one holds it).
+  if (std::filesystem::exists(LiveImportExpiryHoldFile(target.dir))) {
+    if (auto released = SetExpiryHeld(target.access, primaries, false); !released.ok())
+      return released.error().Context("releasing what a killed live import held");
+  }
   // A live import killed while it copied left its scratch server running, holding the source's
   // whole snapshot in memory; its pid file is in `dir`, so it is stopped before `dir` goes.
   RemoveScratchDir(LiveImportScratchDir(target.dir));
@@ -500,6 +551,15 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
     progress.Write();
     return failure;
   };
+  // Held before the snapshot: a key copied from it must not expire here before the source's
+  // writes after it arrive.
+  std::unique_ptr<HeldExpiry> held_expiry;
+  if (report.expiry_held) {
+    auto held = HeldExpiry::Start(target.access, primaries, LiveImportExpiryHoldFile(target.dir));
+    if (!held.ok()) return fail(held.error());
+    held_expiry = std::move(held).value();
+    progress.progress().expiry_held = true;
+  }
   progress.progress().phase = "snapshot";
   progress.Write();
   std::optional<SourceSlotWatch> watch;
@@ -525,6 +585,7 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
     }
     ReplApplier applier(serving.table, target.access, std::chrono::seconds(30));
     if (followed.size() > 1) applier.OneOfSeveralStreams();
+    if (report.expiry_held) applier.HoldExpiry();
     source->applier =
         std::make_unique<StreamApplier>(*source->spool, source->start_offset, std::move(applier));
   }
@@ -544,8 +605,19 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   report.cutover_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - *cutover_at).count();
   report.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  bool still_held = false;
+  if (held_expiry) {
+    // Before "done": a cutover returns on it, and then the primaries expire as usual.
+    if (auto released = held_expiry->Release(); !released.ok()) {
+      still_held = true;
+      report.warnings.push_back(released.error().message() +
+                                " (the supervisor sets it back once they answer)");
+      if (request.on_warning) request.on_warning(report.warnings.back());
+    }
+  }
   auto& done = progress.progress();
   done.phase = "done";
+  done.expiry_held = still_held;
   done.commands = report.commands_applied;
   done.co_located = report.commands_co_located;
   done.applied_offset = totals.applied;

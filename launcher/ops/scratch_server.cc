@@ -36,7 +36,8 @@ std::string WhyItStopped(const std::filesystem::path& log) {
 Result<ScratchServer> ScratchServer::Start(const Engine& engine,
                                            const std::filesystem::path& rdb_file,
                                            const std::filesystem::path& work_dir,
-                                           std::chrono::milliseconds load_timeout) {
+                                           std::chrono::milliseconds load_timeout,
+                                           ScratchExpiry expiry) {
   RemoveScratchDir(work_dir);
   std::error_code error;
   std::filesystem::create_directories(work_dir, error);
@@ -47,14 +48,25 @@ Result<ScratchServer> ScratchServer::Start(const Engine& engine,
   auto port = UnusedLoopbackPort();
   if (!port.ok()) return port.error();
   const auto log = work_dir / "server.log";
-  auto spawned = SpawnPinned(SpawnOptions{
-      .argv = {engine.path.string(), "--port", std::to_string(*port), "--bind", "127.0.0.1",
-               "--dir", work_dir.string(), "--dbfilename", "dump.rdb", "--save", "", "--appendonly",
-               "no", "--maxmemory", "0", "--daemonize", "no", "--logfile", log.string(),
-               // DUMP compresses every string with LZF unless told not to, which is most of its
-               // cost; the payloads only cross loopback.
-               "--rdbcompression", "no"},
-      .output = work_dir / "server.out"});
+  std::optional<ClosedLoopbackPort> no_primary;
+  if (expiry == ScratchExpiry::kHeld) {
+    auto closed = ClosedLoopbackPort::Open();
+    if (!closed.ok()) return closed.error();
+    no_primary.emplace(std::move(closed).value());
+  }
+  std::vector<std::string> argv = {engine.path.string(), "--port", std::to_string(*port), "--bind",
+                                   "127.0.0.1", "--dir", work_dir.string(), "--dbfilename",
+                                   "dump.rdb", "--save", "", "--appendonly", "no", "--maxmemory",
+                                   "0", "--daemonize", "no", "--logfile", log.string(),
+                                   // DUMP compresses every string with LZF unless told not to,
+                                   // which is most of its cost; the payloads only cross loopback.
+                                   "--rdbcompression", "no"};
+  if (no_primary) {
+    argv.insert(argv.end(), {"--import-mode", "yes", "--replicaof",
+                             "127.0.0.1 " + std::to_string(no_primary->port())});
+  }
+  auto spawned =
+      SpawnPinned(SpawnOptions{.argv = std::move(argv), .output = work_dir / "server.out"});
   if (!spawned.ok()) return spawned.error().Context(engine.path.string());
   ScratchServer server(*spawned, *port, work_dir);
   (void)WriteProcessId(work_dir / "pid", *spawned);
@@ -69,7 +81,14 @@ Result<ScratchServer> ScratchServer::Start(const Engine& engine,
     auto connection = RedisConnection::Connect({}, "127.0.0.1", *port, 2s);
     if (connection.ok()) {
       auto info = connection->Run({"INFO", "persistence"});
-      if (info.ok() && InfoField(*info, "loading") == "0") return server;
+      if (info.ok() && InfoField(*info, "loading") == "0") {
+        if (!no_primary) return server;
+        // Loaded as a replica, so keys past their TTL were kept; a primary from here on, in
+        // import-mode, so none is expired.
+        auto primary = connection->Run({"REPLICAOF", "NO", "ONE"});
+        if (!primary.ok()) return primary.error().Context(what + "scratch server");
+        return server;
+      }
     }
     if (std::chrono::steady_clock::now() > deadline) {
       return Error(what + "not loaded after " + std::to_string(load_timeout.count() / 1000) + " s");

@@ -20,6 +20,16 @@
 
 namespace shardctl::launcher {
 
+// What a scratch server does with keys whose TTL runs out while it serves them.
+enum class ScratchExpiry {
+  kAsUsual,  // skipped when loaded, expired while it runs
+  // Kept, as a replica keeps them until its primary deletes them: loaded as a replica (of a port
+  // nobody listens on), then made a primary in the engine's import-mode (Valkey 8.1+), which
+  // expires nothing. A client that says CLIENT IMPORT-SOURCE ON reads them with their expire
+  // times, past ones too (import --live: the source may have extended them since its snapshot).
+  kHeld,
+};
+
 class ScratchServer {
  public:
   // Starts `engine` on a free loopback port with `rdb_file` as its data, no persistence and no
@@ -28,7 +38,8 @@ class ScratchServer {
   static common::Result<ScratchServer> Start(const Engine& engine,
                                              const std::filesystem::path& rdb_file,
                                              const std::filesystem::path& work_dir,
-                                             std::chrono::milliseconds load_timeout);
+                                             std::chrono::milliseconds load_timeout,
+                                             ScratchExpiry expiry = ScratchExpiry::kAsUsual);
   ScratchServer(ScratchServer&& other) noexcept
       : process_(other.process_),
         port_(other.port_),

@@ -39,6 +39,25 @@ int TryBind(const std::string& address, int port) {
   return error;
 }
 
+// A TCP socket bound to 127.0.0.1 on a port the kernel picks, and that port.
+common::Result<std::pair<int, int>> BindLoopbackPortZero() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return common::Error(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof address;
+  const bool picked = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+                      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  const int error = errno;
+  if (!picked) {
+    ::close(fd);
+    return common::Error(std::string("no free port on 127.0.0.1: ") + std::strerror(error));
+  }
+  return std::make_pair(fd, static_cast<int>(ntohs(address.sin_port)));
+}
+
 }  // namespace
 
 std::vector<int> TakenPorts(const std::string& address, const std::vector<int>& ports) {
@@ -74,20 +93,20 @@ common::Status RequirePortsFree(const std::string& address, const std::vector<in
 }
 
 common::Result<int> UnusedLoopbackPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return common::Error(std::string("socket: ") + std::strerror(errno));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof address;
-  const bool picked = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-  const int error = errno;
-  ::close(fd);
-  if (!picked)
-    return common::Error(std::string("no free port on 127.0.0.1: ") + std::strerror(error));
-  return static_cast<int>(ntohs(address.sin_port));
+  auto bound = BindLoopbackPortZero();
+  if (!bound.ok()) return bound.error();
+  ::close(bound->first);
+  return bound->second;
+}
+
+common::Result<ClosedLoopbackPort> ClosedLoopbackPort::Open() {
+  auto bound = BindLoopbackPortZero();
+  if (!bound.ok()) return bound.error();
+  return ClosedLoopbackPort(bound->first, bound->second);
+}
+
+ClosedLoopbackPort::~ClosedLoopbackPort() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace shardctl::launcher

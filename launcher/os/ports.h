@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -25,5 +26,24 @@ common::Status RequirePortsFree(const std::string& address, const std::vector<in
 // A TCP port on 127.0.0.1 that nothing listens on now (the kernel's pick), for a short-lived
 // server of our own; it may be taken by the time it is used, which the server then reports.
 common::Result<int> UnusedLoopbackPort();
+
+// A port on 127.0.0.1 bound by this process and never listened on, for as long as the object
+// lives: a connect to it is refused, and no other process can take it meanwhile. A scratch server
+// told to replicate from it stays a replica that never syncs (ops/scratch_server.h).
+class ClosedLoopbackPort {
+ public:
+  static common::Result<ClosedLoopbackPort> Open();
+  ClosedLoopbackPort(ClosedLoopbackPort&& other) noexcept
+      : fd_(std::exchange(other.fd_, -1)), port_(other.port_) {}
+  ClosedLoopbackPort& operator=(ClosedLoopbackPort&&) = delete;
+  ~ClosedLoopbackPort();
+
+  int port() const { return port_; }
+
+ private:
+  ClosedLoopbackPort(int fd, int port) : fd_(fd), port_(port) {}
+  int fd_ = -1;
+  int port_ = 0;
+};
 
 }  // namespace shardctl::launcher

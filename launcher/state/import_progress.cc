@@ -27,7 +27,8 @@ json ProgressJson(const LiveImportProgress& progress) {
           {"lag_bytes", progress.lag_bytes},
           {"lag_ms", progress.lag_ms},
           {"updated_unix_ms", progress.updated_unix_ms},
-          {"error", progress.error}};
+          {"error", progress.error},
+          {"expiry_held", progress.expiry_held}};
 }
 
 std::optional<LiveImportProgress> ProgressOf(const std::string& text) {
@@ -46,12 +47,17 @@ std::optional<LiveImportProgress> ProgressOf(const std::string& text) {
   progress.lag_ms = parsed.value("lag_ms", int64_t{0});
   progress.updated_unix_ms = parsed.value("updated_unix_ms", int64_t{0});
   progress.error = parsed.value("error", "");
+  progress.expiry_held = parsed.value("expiry_held", false);
   return progress;
 }
 
 }  // namespace
 
 std::filesystem::path LiveImportDir(const DeploymentDir& dir) { return dir.root() / "import-live"; }
+
+std::filesystem::path LiveImportExpiryHoldFile(const DeploymentDir& dir) {
+  return LiveImportDir(dir) / "expiry-held";
+}
 
 // Five missed rewrites.
 constexpr int64_t kStalledAfterMs = 5000;

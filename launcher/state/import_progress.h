@@ -28,9 +28,15 @@ struct LiveImportProgress {
   int64_t lag_ms = 0;
   int64_t updated_unix_ms = 0;
   std::string error;  // failed: why
+  // The primaries expire nothing until the import ends (cluster/expiry_hold.h, Valkey 8.1+).
+  bool expiry_held = false;
 };
 
 std::filesystem::path LiveImportDir(const DeploymentDir& dir);
+// Names the live import's process while the primaries hold expiry for it: one killed before it
+// let them go leaves the file naming a dead process, and whoever finds it so sets import-mode
+// back to no (the supervisor, or the next live import).
+std::filesystem::path LiveImportExpiryHoldFile(const DeploymentDir& dir);
 
 // The progress of a live import of this deployment whose process still runs, that ended in the
 // last minute, or whose process is gone before its cutover (phase "stopped"); a following import

@@ -16,9 +16,11 @@
 #include <utility>
 
 #include "common/duration.h"
+#include "launcher/cluster/expiry_hold.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/os/files.h"
 #include "launcher/state/deployment_store.h"
+#include "launcher/state/import_progress.h"
 #include "launcher/supervisor/shards.h"
 #include "launcher/supervisor/supervisor_internal.h"
 
@@ -374,6 +376,7 @@ void Supervisor::OnHealthTick() {
     RotateShardLogs();
     RetryDiskFull();
     ContinueHeldSnapshots();
+    ReleaseLeftExpiryHold();
   }
 }
 
@@ -387,6 +390,29 @@ void Supervisor::ContinueHeldSnapshots() {
     if (slot->watcher.running()) shards.push_back(slot->watcher.process());
   }
   ContinueStoppedChildren(shards);
+}
+
+// A live import killed while the primaries held expiry for it (cluster/expiry_hold.h) left them
+// expiring and evicting nothing: once its process is gone, they expire again. A shard that does
+// not answer now is asked again on a later tick (the file stays until every one took it).
+void Supervisor::ReleaseLeftExpiryHold() {
+  const auto file = LiveImportExpiryHoldFile(dir_);
+  std::error_code error;
+  if (!std::filesystem::exists(file, error) || NamesARunningProcess(file)) return;
+  std::vector<common::Endpoint> shards;
+  for (const auto& slot : slots_) {
+    if (!slot->watcher.running()) continue;  // one that restarts comes back without it
+    shards.push_back({deployment_.plan.bind, deployment_.plan.shards[slot->position].port});
+  }
+  if (auto released =
+          SetExpiryHeld(*access_.Current(), shards, false, std::chrono::milliseconds(300));
+      !released.ok()) {
+    log_->warn("a live import stopped while the shards held expiry for it: {}",
+               released.error().message());
+    return;
+  }
+  std::filesystem::remove(file, error);
+  log_->info("a live import stopped while the shards held expiry for it: import-mode is no again");
 }
 
 // Redis opens its logfile for every line it writes, so renaming the file is a complete rotation.

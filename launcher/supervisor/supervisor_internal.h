@@ -138,6 +138,7 @@ class Supervisor {
   void StopAll();
   void RotateShardLogs();
   void ContinueHeldSnapshots();
+  void ReleaseLeftExpiryHold();
   int Finish(int code);
 
   DeploymentDir dir_;

