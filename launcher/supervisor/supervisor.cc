@@ -19,6 +19,7 @@
 #include "launcher/cluster/expiry_hold.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/os/files.h"
+#include "launcher/state/data_lock.h"
 #include "launcher/state/deployment_store.h"
 #include "launcher/state/import_progress.h"
 #include "launcher/supervisor/shards.h"
@@ -399,6 +400,10 @@ void Supervisor::ReleaseLeftExpiryHold() {
   const auto file = LiveImportExpiryHoldFile(dir_);
   std::error_code error;
   if (!std::filesystem::exists(file, error) || NamesARunningProcess(file)) return;
+  // Taken for the few ms this lasts: a live import starting then (to hold expiry anew) is refused
+  // rather than have its new hold undone by this release; one running holds it, and this waits.
+  auto lock = DataLock::Take(dir_, "supervisor (releasing a killed live import's expiry hold)");
+  if (!lock.ok()) return;
   std::vector<common::Endpoint> shards;
   for (const auto& slot : slots_) {
     if (!slot->watcher.running()) continue;  // one that restarts comes back without it
