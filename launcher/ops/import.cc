@@ -388,6 +388,16 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
                           target->access, serving->primaries, counted);
   if (!after.ok()) return after.error();
   report.keys_after = *after;
+  if (report.resumed && report.source_unchanged && report.keys_after > counted.keys) {
+    // Copied by the cut-short run, deleted on the source since: the run again copies, it does
+    // not delete (the deployment may hold them only).
+    report.warnings.push_back(
+        "the deployment holds " + std::to_string(report.keys_after - counted.keys) +
+        " keys more than the source (" + std::to_string(counted.keys) +
+        "): keys the cut-short run copied and the source deleted since stay here; for an exact "
+        "copy start over (shardctl down --purge, up, import)");
+    if (request.on_warning) request.on_warning(report.warnings.back());
+  }
   report.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   return report;
 }

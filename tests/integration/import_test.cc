@@ -5,9 +5,11 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <regex>
 #include <thread>
 
 #include "common/slots.h"
@@ -782,6 +784,43 @@ TEST_F(ImportTest, AnImportKilledMidwayFinishesWhenRunAgain) {
   EXPECT_EQ(ClusterKeys(), written);
   ExpectSameKeyspace(ReadKeyspace({source_port()}), ReadKeyspace(ClusterPorts()));
   EXPECT_FALSE(fs::exists(deployment_dir() / "import.json"));
+  EXPECT_EQ(report.value("warnings", json::array()), json::array()) << again.Describe();
+}
+
+// Keys the cut-short run copied and the source deleted before the run again stay in the
+// deployment (a run again copies, it does not delete): said, with the count.
+TEST_F(ImportTest, AnImportRunAgainSaysWhichKeysTheSourceDeletedMeanwhileStay) {
+  auto source = StartSource("redis-server", /*password=*/false);
+  const std::string from = "127.0.0.1:" + std::to_string(source_port());
+  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 1500);
+  ASSERT_EQ(Up(3).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(KillAnImportMidway(written));
+  // Deleted on the source: those of them the killed run had copied stay here.
+  std::string deletes;
+  for (int i = 0; i < 1500; ++i) deletes += "DEL string:" + std::to_string(i) + "\n";
+  ASSERT_EQ(RunOnSource(deletes).exit_code, 0);
+  const fs::path exists = scratch_dir() / "exists.txt";
+  std::ofstream(exists) << std::regex_replace(deletes, std::regex("DEL "), "EXISTS ");
+  auto found = RunCommand(
+      {"sh", "-c", "redis-cli -c -p " + std::to_string(base_port()) + " < " + exists.string()},
+      30s);
+  ASSERT_EQ(found.exit_code, 0) << found.Describe();
+  auto answers = SplitLines(found.out);  // and "-> Redirected to slot ..." lines
+  std::erase_if(answers, [](const std::string& line) { return line != "0" && line != "1"; });
+  ASSERT_EQ(answers.size(), 1500u) << found.Describe();
+  const long long copied_then_deleted = std::count(answers.begin(), answers.end(), "1");
+  ASSERT_GT(copied_then_deleted, 0) << "the killed run copied none of the deleted keys";
+  auto again = OnDeployment("import", {"--from", from, "--json"}, 180s);
+  ASSERT_EQ(again.exit_code, 0) << again.Describe();
+  const json report = json::parse(again.out, nullptr, false);
+  EXPECT_EQ(ClusterKeys(), written - 1500 + copied_then_deleted);
+  EXPECT_NE(
+      report.value("warnings", json::array())
+          .dump()
+          .find("holds " + std::to_string(copied_then_deleted) + " keys more than the source"),
+      std::string::npos)
+      << again.Describe();
+  EXPECT_NE(again.err.find("warning: "), std::string::npos) << again.Describe();
 }
 
 // An import cut short, then its source restarted (here empty, as a source without persistence
