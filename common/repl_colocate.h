@@ -3,10 +3,10 @@
 // live elsewhere. Pure: the applier (launcher/cluster/repl_apply.h) does the I/O.
 //
 //   home slot: the destination's (RENAME a b: b's), so the key the command writes stays in place
-//   every other key not in the home slot ──DUMP+PEXPIRETIME, RESTORE──▶ a temporary key in the home
-//   slot the command, the temporaries' names in place of the keys ──▶ run on the home slot's
-//   primary each temporary the command may have written ──DUMP+PEXPIRETIME, RESTORE (or DEL)──▶ its
-//   original key then the temporaries are deleted
+//   each other key ──DUMP+PEXPIRETIME, RESTORE ABSTTL──▶ a temporary key in the home slot
+//   the command, the temporaries' names in place of the keys ──▶ run on the home slot's primary
+//   each temporary it may have written ──DUMP+PEXPIRETIME, RESTORE (or DEL)──▶ its original key
+//   then the temporaries are deleted
 //
 // Only the commands a primary really replicates across slots are co-located. Redis 7+ and Valkey
 // rewrite BLMOVE, BRPOPLPUSH, LMPOP and ZMPOP into one-key forms and scripts into their effects,

@@ -1,6 +1,7 @@
 #include "launcher/cluster/expiry_hold.h"
 
 #include <chrono>
+#include <set>
 
 namespace shardctl::launcher {
 
@@ -17,7 +18,9 @@ common::Result<bool> CanHoldExpiry(const Access& access, const common::Endpoint&
 common::Status SetExpiryHeld(const Access& access, const std::vector<common::Endpoint>& nodes,
                              bool held, std::chrono::milliseconds timeout) {
   std::string failed;
+  std::set<std::string> asked;  // a node listed twice is asked once
   for (const auto& node : nodes) {
+    if (!asked.insert(node.ToString()).second) continue;
     auto connection = RedisConnection::Connect(access, node.host, node.port, timeout);
     auto set = connection.ok()
                    ? connection->Run({"CONFIG", "SET", "import-mode", held ? "yes" : "no"})

@@ -13,6 +13,7 @@
 #include "common/numbers.h"
 #include "common/resp.h"
 #include "common/slots.h"
+#include "launcher/cluster/expiry_hold.h"
 #include "launcher/cluster/frame_link.h"
 #include "launcher/cluster/redis_client.h"
 
@@ -167,7 +168,7 @@ void AppendRestore(std::string& out, std::string_view key, std::string_view payl
 // CLIENT IMPORT-SOURCE ON, answered: this connection reads and writes keys past their TTL.
 Status DeclareImportSource(FrameLink& link) {
   std::string request;
-  const std::string_view args[] = {"CLIENT", "IMPORT-SOURCE", "ON"};
+  const std::vector<std::string_view> args(kImportSourceOn.begin(), kImportSourceOn.end());
   common::AppendCommand(request, args);
   if (auto wrote = link.Write(request); !wrote.ok()) return wrote;
   auto reply = link.Next();
@@ -378,7 +379,7 @@ Result<KeyCopyReport> CopyKeys(const common::Endpoint& source, const common::Slo
       RedisConnection::Connect(options.source_access, source.host, source.port, options.timeout);
   if (!scanner.ok()) return scanner.error();
   if (options.expiry_held) {
-    if (auto declared = scanner->Run({"CLIENT", "IMPORT-SOURCE", "ON"}); !declared.ok())
+    if (auto declared = scanner->Run(kImportSourceOn); !declared.ok())
       return declared.error().Context(scanner->address() + ": CLIENT IMPORT-SOURCE ON");
   }
   CopyState state{.options = options, .mutex = {}, .report = {}, .failure = {}};

@@ -244,19 +244,20 @@ class ProgressFile {
   LiveImportProgress progress_;
 };
 
-// The primaries' expiry held (cluster/expiry_hold.h) for as long as the object lives. Its file
-// names this process and goes only once every primary let go: a live import killed before, or
-// one that could not reach a primary then, leaves it, and the supervisor or the next live import
-// sets import-mode back to no.
+// The primaries' expiry held (cluster/expiry_hold.h) for as long as the object lives. Its record
+// (state/import_progress.h) names this process and the primaries, and goes only once every one
+// let go: a live import killed before, or one that could not reach a primary then, leaves it, and
+// the supervisor or the next live import sets import-mode back to no.
 class HeldExpiry {
  public:
   static Result<std::unique_ptr<HeldExpiry>> Start(const Access& access,
                                                    std::vector<common::Endpoint> primaries,
-                                                   std::filesystem::path file) {
+                                                   const DeploymentDir& dir) {
     auto self = IdentifyProcess(::getpid());
     if (!self) return Error("cannot read this process's start time from /proc");
-    if (auto written = WriteProcessId(file, *self); !written.ok()) return written.error();
-    std::unique_ptr<HeldExpiry> held(new HeldExpiry(access, std::move(primaries), std::move(file)));
+    if (auto written = WriteExpiryHold(dir, {.holder = *self, .nodes = primaries}); !written.ok())
+      return written.error();
+    std::unique_ptr<HeldExpiry> held(new HeldExpiry(access, std::move(primaries), dir));
     if (auto set = SetExpiryHeld(access, held->primaries_, true); !set.ok()) return set.error();
     return held;
   }
@@ -267,19 +268,18 @@ class HeldExpiry {
     if (released_) return common::Ok();
     if (auto set = SetExpiryHeld(access_, primaries_, false); !set.ok()) return set;
     released_ = true;
-    std::error_code ignored;
-    std::filesystem::remove(file_, ignored);
+    RemoveExpiryHold(dir_);
     return common::Ok();
   }
 
  private:
   HeldExpiry(const Access& access, std::vector<common::Endpoint> primaries,
-             std::filesystem::path file)
-      : access_(access), primaries_(std::move(primaries)), file_(std::move(file)) {}
+             const DeploymentDir& dir)
+      : access_(access), primaries_(std::move(primaries)), dir_(dir) {}
 
   Access access_;
   std::vector<common::Endpoint> primaries_;
-  std::filesystem::path file_;
+  const DeploymentDir& dir_;
   bool released_ = false;
 };
 
@@ -531,10 +531,11 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   const auto dir = LiveImportDir(target.dir);
   std::vector<common::Endpoint> primaries;
   for (const auto& primary : serving.primaries) primaries.push_back(primary.address);
-  // A live import killed while it held the primaries' expiry left them so, and its file is in
-  // `dir`: they are let go before the file goes (held again below when this one holds it).
-  if (std::filesystem::exists(LiveImportExpiryHoldFile(target.dir))) {
-    if (auto released = SetExpiryHeld(target.access, primaries, false); !released.ok())
+  // A live import killed while it held expiry left its nodes so, and its record is in `dir`:
+  // they are let go before the record goes (held again below when this one holds it).
+  if (auto left = ReadExpiryHold(target.dir)) {
+    left->nodes.insert(left->nodes.end(), primaries.begin(), primaries.end());
+    if (auto released = SetExpiryHeld(target.access, left->nodes, false); !released.ok())
       return released.error().Context("releasing what a killed live import held");
   }
   // A live import killed while it copied left its scratch server running, holding the source's
@@ -545,7 +546,10 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   std::filesystem::create_directories(dir, error);
   if (error) return Error(dir.string() + ": " + error.message());
   ProgressFile progress(target.dir, report.source);
+  std::unique_ptr<HeldExpiry> held_expiry;
   auto fail = [&](const Failure& failure) {
+    // Let go first: status then says so (a release that fails leaves the record, for later).
+    if (held_expiry) progress.progress().expiry_held = !held_expiry->Release().ok();
     progress.progress().phase = failure.fault() == Fault::kInterrupted ? "stopped" : "failed";
     progress.progress().error = failure.message();
     progress.Write();
@@ -553,9 +557,8 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   };
   // Held before the snapshot: a key copied from it must not expire here before the source's
   // writes after it arrive.
-  std::unique_ptr<HeldExpiry> held_expiry;
   if (report.expiry_held) {
-    auto held = HeldExpiry::Start(target.access, primaries, LiveImportExpiryHoldFile(target.dir));
+    auto held = HeldExpiry::Start(target.access, primaries, target.dir);
     if (!held.ok()) return fail(held.error());
     held_expiry = std::move(held).value();
     progress.progress().expiry_held = true;

@@ -55,8 +55,42 @@ std::optional<LiveImportProgress> ProgressOf(const std::string& text) {
 
 std::filesystem::path LiveImportDir(const DeploymentDir& dir) { return dir.root() / "import-live"; }
 
-std::filesystem::path LiveImportExpiryHoldFile(const DeploymentDir& dir) {
+namespace {
+
+std::filesystem::path ExpiryHoldFile(const DeploymentDir& dir) {
   return LiveImportDir(dir) / "expiry-held";
+}
+
+}  // namespace
+
+common::Status WriteExpiryHold(const DeploymentDir& dir, const ExpiryHold& hold) {
+  json nodes = json::array();
+  for (const auto& node : hold.nodes) nodes.push_back(node.ToString());
+  const json record = {{"pid", hold.holder.pid},
+                       {"start_time", hold.holder.start_time},
+                       {"nodes", nodes}};
+  return WriteFileAtomically(ExpiryHoldFile(dir), record.dump() + "\n");
+}
+
+std::optional<ExpiryHold> ReadExpiryHold(const DeploymentDir& dir) {
+  auto text = ReadWholeFile(ExpiryHoldFile(dir));
+  if (!text.ok()) return std::nullopt;
+  const json record = json::parse(*text, nullptr, false);
+  if (!record.is_object()) return std::nullopt;
+  ExpiryHold hold{.holder = {.pid = record.value("pid", 0),
+                             .start_time = record.value("start_time", uint64_t{0})},
+                  .nodes = {}};
+  for (const auto& node : record.value("nodes", json::array())) {
+    if (!node.is_string()) continue;
+    if (auto endpoint = common::ParseEndpoint(node.get<std::string>(), ""); endpoint.ok())
+      hold.nodes.push_back(*endpoint);
+  }
+  return hold;
+}
+
+void RemoveExpiryHold(const DeploymentDir& dir) {
+  std::error_code ignored;
+  std::filesystem::remove(ExpiryHoldFile(dir), ignored);
 }
 
 // Five missed rewrites.
@@ -74,6 +108,7 @@ std::optional<LiveImportProgress> ReadLiveImport(const DeploymentDir& dir) {
     progress->error = "its process (pid " + std::to_string(progress->pid) +
                       ") is gone: run the same import --live again to resume it";
     progress->phase = "stopped";
+    progress->expiry_held = ReadExpiryHold(dir).has_value();  // until someone lets it go
     return progress;
   }
   const int64_t age_ms = common::UnixMsNow() - progress->updated_unix_ms;

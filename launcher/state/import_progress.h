@@ -7,9 +7,12 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "common/endpoint.h"
 #include "common/result.h"
 #include "launcher/model/deployment_dir.h"
+#include "launcher/os/process.h"
 
 namespace shardctl::launcher {
 
@@ -33,10 +36,18 @@ struct LiveImportProgress {
 };
 
 std::filesystem::path LiveImportDir(const DeploymentDir& dir);
-// Names the live import's process while the primaries hold expiry for it: one killed before it
-// let them go leaves the file naming a dead process, and whoever finds it so sets import-mode
-// back to no (the supervisor, or the next live import).
-std::filesystem::path LiveImportExpiryHoldFile(const DeploymentDir& dir);
+// While the primaries hold expiry for a live import (cluster/expiry_hold.h),
+// <deployment>/import-live/expiry-held names its process and every node it set import-mode on
+// (a deployment that spans hosts: theirs too). One killed before it let them go leaves the file
+// naming a dead process, and whoever finds it so sets import-mode back to no on those nodes (the
+// supervisor, or the next live import), then removes it.
+struct ExpiryHold {
+  ProcessId holder;
+  std::vector<common::Endpoint> nodes;
+};
+common::Status WriteExpiryHold(const DeploymentDir& dir, const ExpiryHold& hold);
+std::optional<ExpiryHold> ReadExpiryHold(const DeploymentDir& dir);  // nullopt: none
+void RemoveExpiryHold(const DeploymentDir& dir);
 
 // The progress of a live import of this deployment whose process still runs, that ended in the
 // last minute, or whose process is gone before its cutover (phase "stopped"); a following import

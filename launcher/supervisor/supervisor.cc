@@ -394,29 +394,30 @@ void Supervisor::ContinueHeldSnapshots() {
 }
 
 // A live import killed while the primaries held expiry for it (cluster/expiry_hold.h) left them
-// expiring and evicting nothing: once its process is gone, they expire again. A shard that does
-// not answer now is asked again on a later tick (the file stays until every one took it).
+// expiring and evicting nothing: once its process is gone, they expire again. A node that does
+// not answer now is asked again on a later tick (the record stays until every one took it).
 void Supervisor::ReleaseLeftExpiryHold() {
-  const auto file = LiveImportExpiryHoldFile(dir_);
-  std::error_code error;
-  if (!std::filesystem::exists(file, error) || NamesARunningProcess(file)) return;
+  auto hold = ReadExpiryHold(dir_);
+  if (!hold || IsRunning(hold->holder)) return;
   // Taken for the few ms this lasts: a live import starting then (to hold expiry anew) is refused
   // rather than have its new hold undone by this release; one running holds it, and this waits.
   auto lock = DataLock::Take(dir_, "supervisor (releasing a killed live import's expiry hold)");
   if (!lock.ok()) return;
-  std::vector<common::Endpoint> shards;
+  // Its nodes (another host's too, in a deployment that spans hosts), and ours that run now (a
+  // primary then may be a replica since): one that restarts comes back without import-mode.
+  std::vector<common::Endpoint> nodes = hold->nodes;
   for (const auto& slot : slots_) {
-    if (!slot->watcher.running()) continue;  // one that restarts comes back without it
-    shards.push_back({deployment_.plan.bind, deployment_.plan.shards[slot->position].port});
+    if (!slot->watcher.running()) continue;
+    nodes.push_back({deployment_.plan.bind, deployment_.plan.shards[slot->position].port});
   }
   if (auto released =
-          SetExpiryHeld(*access_.Current(), shards, false, std::chrono::milliseconds(300));
+          SetExpiryHeld(*access_.Current(), nodes, false, std::chrono::milliseconds(300));
       !released.ok()) {
     log_->warn("a live import stopped while the shards held expiry for it: {}",
                released.error().message());
     return;
   }
-  std::filesystem::remove(file, error);
+  RemoveExpiryHold(dir_);
   log_->info("a live import stopped while the shards held expiry for it: import-mode is no again");
 }
 

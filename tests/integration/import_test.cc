@@ -129,6 +129,14 @@ class ImportTest : public ShardctlTest {
     std::erase_if(lines, [](const std::string& line) { return line.starts_with("warning: "); });
     return lines;
   }
+  // A source holding every type (`written` keys), a 3-primary deployment, and a plain import
+  // between them killed midway.
+  void StartSourceAndKillAnImportMidway(std::unique_ptr<BackgroundCommand>& source, int& written) {
+    source = StartSource("redis-server", /*password=*/false);
+    written = WriteEveryType({"-p", std::to_string(source_port())}, 1500);
+    ASSERT_EQ(Up(3).exit_code, 0);
+    ASSERT_NO_FATAL_FAILURE(KillAnImportMidway(written));
+  }
   CommandResult Import(const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"--from", "127.0.0.1:" + std::to_string(source_port())};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -632,26 +640,30 @@ TEST_F(ImportTest, ALiveImportIntoValkeyLosesNoKeyTheSourceKeepsExtending) {
   std::string extend;
   std::string keep;
   for (int i = 0; i < kSessions; ++i) {
+    // Strings and hashes: copied by SET ... PXAT and by RESTORE ... ABSTTL.
     const std::string key = "{s}:" + std::to_string(i);
-    extend += "INCR " + key + "\nPEXPIRE " + key + " 500\n";
+    extend +=
+        (i % 2 == 0 ? "INCR " + key : "HINCRBY " + key + " n 1") + "\nPEXPIRE " + key + " 500\n";
     keep += "EXPIRE " + key + " 600\n";
   }
   std::ofstream(scratch_dir() / "extend.txt") << extend;
   std::ofstream(scratch_dir() / "keep.txt") << keep;
   const std::string cli = "redis-cli -p " + std::to_string(source_port());
   const fs::path stop = scratch_dir() / "stop-extending";
-  // Rounds until told to stop (at most 4,000), then every session kept for 10 minutes.
+  // Rounds until told to stop (at most 3 minutes), then every session kept for 10 minutes.
   BackgroundCommand extender(
       {"sh", "-c",
-       "n=0; while [ ! -e " + stop.string() + " ] && [ $n -lt 4000 ]; do " + cli + " < " +
-           (scratch_dir() / "extend.txt").string() + " > /dev/null || exit 1; n=$((n+1)); done; " +
-           cli + " < " + (scratch_dir() / "keep.txt").string() + " > /dev/null"},
+       "end=$(($(date +%s) + 180)); while [ ! -e " + stop.string() +
+           " ] && [ $(date +%s) -lt $end ]; do " + cli + " < " +
+           (scratch_dir() / "extend.txt").string() + " > /dev/null || exit 1; done; " + cli +
+           " < " + (scratch_dir() / "keep.txt").string() + " > /dev/null"},
       scratch_dir() / "extender.out", scratch_dir() / "extender.err");
   ASSERT_TRUE(WaitUntil([&] { return KeysAt({source_port()}) == 300000 + kSessions; }, 20s));
 
   ASSERT_EQ(Up(3, {"--engine", valkey}).exit_code, 0);
   auto live = StartLiveImport();
   ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  ASSERT_EQ(extender.WaitForExit(0ms), std::nullopt) << "the sessions were kept before the import";
   auto following = TryStatus();
   ASSERT_TRUE(following && following->contains("import"));
   EXPECT_TRUE((*following)["import"].value("expiry_held", false)) << following->dump(2);
@@ -665,8 +677,10 @@ TEST_F(ImportTest, ALiveImportIntoValkeyLosesNoKeyTheSourceKeepsExtending) {
     auto read = RunCommand(
         {"redis-cli", "-c", "-p", std::to_string(port), "EVAL",
          "local out = {} for i = 0, " + std::to_string(kSessions - 1) +
-             " do local key = '{s}:' .. i out[#out + 1] = (redis.call('GET', key) or 'none') .. "
-             "' ' .. (redis.call('TTL', key) > 500 and 'kept' or 'not kept') end return out",
+             " do local key = '{s}:' .. i local count = redis.call('TYPE', key).ok == 'hash' and "
+             "redis.call('HGET', key, 'n') or redis.call('GET', key) out[#out + 1] = (count or "
+             "'none') .. ' ' .. (redis.call('TTL', key) > 500 and 'kept' or 'not kept') end "
+             "return out",
          "1", "{s}:0"},
         20s);
     EXPECT_EQ(read.exit_code, 0) << read.Describe();
@@ -715,6 +729,10 @@ TEST_F(ImportTest, AKilledLiveImportLeavesNoPrimaryHoldingExpiry) {
   ::kill(live->pid(), SIGKILL);
   live->WaitForExit(10s);
   EXPECT_TRUE(WaitUntil([&] { return import_modes() == released; }, 40s, 500ms)) << import_modes();
+  EXPECT_TRUE(
+      WaitUntil([&] { return !fs::exists(deployment_dir() / "import-live" / "expiry-held"); }, 10s))
+      << "the hold's record outlived the release";
+  EXPECT_FALSE(Status()["import"].value("expiry_held", true)) << Status().dump(2);
   EXPECT_EQ(ClusterKeys(), written);
   RunTheLiveImportAgainToTheCutover(written, [&] { EXPECT_EQ(import_modes(), held); });
   EXPECT_EQ(import_modes(), released);
@@ -770,11 +788,10 @@ TEST_F(ImportTest, ALiveImportStoppedByCtrlCWhileCopyingSaysSo) {
 }
 
 TEST_F(ImportTest, AnImportKilledMidwayFinishesWhenRunAgain) {
-  auto source = StartSource("redis-server", /*password=*/false);
+  std::unique_ptr<BackgroundCommand> source;
+  int written = 0;
+  ASSERT_NO_FATAL_FAILURE(StartSourceAndKillAnImportMidway(source, written));
   const std::string from = "127.0.0.1:" + std::to_string(source_port());
-  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 1500);
-  ASSERT_EQ(Up(3).exit_code, 0);
-  ASSERT_NO_FATAL_FAILURE(KillAnImportMidway(written));
   EXPECT_TRUE(fs::exists(deployment_dir() / "import.json"));
   auto again = OnDeployment("import", {"--from", from, "--json"}, 180s);
   ASSERT_EQ(again.exit_code, 0) << again.Describe();
@@ -790,11 +807,10 @@ TEST_F(ImportTest, AnImportKilledMidwayFinishesWhenRunAgain) {
 // Keys the cut-short run copied and the source deleted before the run again stay in the
 // deployment (a run again copies, it does not delete): said, with the count.
 TEST_F(ImportTest, AnImportRunAgainSaysWhichKeysTheSourceDeletedMeanwhileStay) {
-  auto source = StartSource("redis-server", /*password=*/false);
+  std::unique_ptr<BackgroundCommand> source;
+  int written = 0;
+  ASSERT_NO_FATAL_FAILURE(StartSourceAndKillAnImportMidway(source, written));
   const std::string from = "127.0.0.1:" + std::to_string(source_port());
-  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 1500);
-  ASSERT_EQ(Up(3).exit_code, 0);
-  ASSERT_NO_FATAL_FAILURE(KillAnImportMidway(written));
   // Deleted on the source: those of them the killed run had copied stay here.
   std::string deletes;
   for (int i = 0; i < 1500; ++i) deletes += "DEL string:" + std::to_string(i) + "\n";
@@ -828,11 +844,10 @@ TEST_F(ImportTest, AnImportRunAgainSaysWhichKeysTheSourceDeletedMeanwhileStay) {
 // would keep keys the source no longer has; emptying the deployment could delete their only
 // copy), and a backup of what is there is taken, with a warning that it is partial.
 TEST_F(ImportTest, AnImportCutShortIsNotResumedFromASourceThatRestarted) {
-  auto source = StartSource("redis-server", /*password=*/false);
+  std::unique_ptr<BackgroundCommand> source;
+  int written = 0;
+  ASSERT_NO_FATAL_FAILURE(StartSourceAndKillAnImportMidway(source, written));
   const std::string from = "127.0.0.1:" + std::to_string(source_port());
-  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 1500);
-  ASSERT_EQ(Up(3).exit_code, 0);
-  ASSERT_NO_FATAL_FAILURE(KillAnImportMidway(written));
   const long long left = ClusterKeys();
   source.reset();  // stopped; started again empty
   ASSERT_TRUE(WaitUntil([&] { return PortBindable(source_port()); }, 10s));
