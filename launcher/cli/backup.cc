@@ -176,6 +176,7 @@ int RunImport(const Invocation& invocation) {
                    {"keys", done->keys},
                    {"bytes", done->bytes},
                    {"vanished", done->vanished},
+                   {"stale_removed", done->stale_removed},
                    {"keys_after", done->keys_after},
                    {"source_unchanged", done->source_unchanged},
                    {"ms", done->took.count()},
@@ -186,8 +187,9 @@ int RunImport(const Invocation& invocation) {
                    {"cutover_ms", done->cutover_ms}};
     if (invocation.cutover) {
       // Known only to the importing process, which prints them itself: null here, not 0.
-      for (const char* field : {"source_engine", "source_is_cluster", "source_keys", "resumed",
-                                "bytes", "vanished", "keys_after", "source_unchanged", "ms"}) {
+      for (const char* field :
+           {"source_engine", "source_is_cluster", "source_keys", "resumed", "bytes", "vanished",
+            "stale_removed", "keys_after", "source_unchanged", "ms"}) {
         report[field] = nullptr;
       }
     }
@@ -210,6 +212,11 @@ int RunImport(const Invocation& invocation) {
               << done->source << " in " << done->took.count() << " ms"
               << KeysPerSecond(done->keys, done->took) << "; the deployment holds "
               << done->keys_after << " keys"
+              << (done->stale_removed > 0
+                      ? " (" + std::to_string(done->stale_removed) +
+                            " keys the cut-short run had copied and the source no longer has were "
+                            "deleted)"
+                      : "")
               << (done->live ? "; then followed " + std::to_string(done->commands_applied) +
                                    " writes (" + std::to_string(done->commands_co_located) +
                                    " co-located) until the cutover (lag " +

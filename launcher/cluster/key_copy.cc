@@ -359,6 +359,13 @@ class CopyWorker {
     if (message.starts_with("MOVED") || message.starts_with("ASK")) {
       return message + " (the cluster's slots moved during the copy: run the command again)";
     }
+    if (message.starts_with("OOM")) {
+      // Redis' sentence ends in a full stop, where ours goes on.
+      return message.substr(0, message.find_last_not_of('.') + 1) +
+             " (the data does not fit the deployment's memory: give it more shards with scale "
+             "--shards N, or import into a new deployment with more up --memory, then run the "
+             "command again)";
+    }
     return message;
   }
 

@@ -297,7 +297,10 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
                               " keys; import goes only into an empty deployment (import into a "
                               "new one with another --name)");
   }
-  if (request.dry_run) return report;
+  if (request.dry_run) {
+    report.live = request.live;  // would follow
+    return report;
+  }
   if (!report.problems.empty()) {
     std::string more = report.problems.size() > 1
                            ? " (and " + std::to_string(report.problems.size() - 1) +

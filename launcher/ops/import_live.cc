@@ -12,12 +12,15 @@
 #include "common/numbers.h"
 #include "common/repl_plan.h"
 #include "common/repl_stream.h"
+#include "common/slots.h"
 #include "launcher/cluster/expiry_hold.h"
 #include "launcher/cluster/function_copy.h"
 #include "launcher/cluster/key_copy.h"
 #include "launcher/cluster/rdb_snapshot.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/cluster/repl_apply.h"
+#include "launcher/cluster/stale_keys.h"
+#include "launcher/ops/node_watch.h"
 #include "launcher/ops/scratch_server.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
@@ -324,10 +327,11 @@ Result<std::unique_ptr<FollowedSource>> StartFollowing(const Access& access,
 }
 
 // The snapshot's keys, through a scratch server of the deployment's engine; the file is deleted
-// once copied.
+// once copied. A run again (report.resumed) then deletes the keys a cut-short run left that the
+// snapshot lacks (cluster/stale_keys.h): of those here, the ones `belongs` to this snapshot.
 Status CopySnapshot(const ImportRequest& request, const Target& target,
                     const ServingCluster& serving, const FollowedSource& followed,
-                    ImportReport& report) {
+                    const std::function<bool(std::string_view)>& belongs, ImportReport& report) {
   const uint64_t before = report.keys;
   {
     const bool held = report.expiry_held;
@@ -350,84 +354,31 @@ Status CopySnapshot(const ImportRequest& request, const Target& target,
     report.keys += copied->keys;
     report.bytes += copied->bytes;
     report.vanished += copied->vanished;
+    if (report.resumed) {
+      StaleKeyScan scan{.snapshot = server->endpoint(),
+                        .primaries = {},
+                        .target_access = target.access,
+                        .expiry_held = held,
+                        .belongs = belongs};
+      for (const auto& primary : serving.primaries) scan.primaries.push_back(primary.address);
+      auto deleted = DeleteKeysNotInSnapshot(scan);
+      if (!deleted.ok()) return deleted.error().Context("deleting what the cut-short run left");
+      report.stale_removed += *deleted;
+    }
   }
   std::error_code error;
   std::filesystem::remove(followed.snapshot, error);
   return common::Ok();
 }
 
-// A source cluster's slot layout as each primary states it (its own slots, with any
-// migrating/importing marks): keys moving between source primaries reach us on two streams in no
-// common order (RESTORE on one, DEL on the other), so a change stops the import instead.
-class SourceSlotWatch {
- public:
-  SourceSlotWatch(const Access& access, std::vector<common::Endpoint> primaries)
-      : access_(access), primaries_(std::move(primaries)) {}
-
-  // Takes the first reading; later Check()s compare against it.
-  Status Start() {
-    auto now = Read();
-    if (!now.ok()) return now.error();
-    first_ = std::move(now).value();
-    return common::Ok();
-  }
-  Status Check() {
-    auto now = Read();
-    if (!now.ok()) return now.error();
-    for (size_t i = 0; i < primaries_.size(); ++i) {
-      if ((*now)[i] != first_[i]) {
-        return Error("the source cluster moved slots or failed over at " +
-                     primaries_[i].ToString() +
-                     " during the live import (keys moving between source primaries cannot be "
-                     "followed in order); run the import again into an empty deployment once "
-                     "the source is stable");
-      }
-    }
-    return common::Ok();
-  }
-
- private:
-  // Each primary's "myself" line of CLUSTER NODES from its flags on: role, primary, slots.
-  Result<std::vector<std::string>> Read() {
-    std::vector<std::string> layout;
-    for (const auto& primary : primaries_) {
-      auto connection = RedisConnection::Connect(access_, primary.host, primary.port, 5s);
-      if (!connection.ok()) return connection.error().Context("source");
-      auto nodes = connection->Run({"CLUSTER", "NODES"});
-      if (!nodes.ok()) return nodes.error().Context("source " + primary.ToString());
-      layout.push_back(MyselfLayout(*nodes));
-    }
-    return layout;
-  }
-  static std::string MyselfLayout(const std::string& nodes) {
-    size_t line = 0;
-    while (line < nodes.size()) {
-      size_t end = std::min(nodes.find('\n', line), nodes.size());
-      const std::string text = nodes.substr(line, end - line);
-      if (text.find("myself") != std::string::npos) {
-        // id addr flags primary ping pong epoch link slots...: keep flags, primary and slots.
-        std::vector<std::string> words;
-        for (size_t at = 0; at < text.size();) {
-          size_t space = std::min(text.find(' ', at), text.size());
-          words.push_back(text.substr(at, space - at));
-          at = space + 1;
-        }
-        std::string kept;
-        for (size_t i = 2; i < words.size(); ++i) {
-          if (i >= 4 && i <= 7) continue;  // ping, pong, epoch, link: change on their own
-          kept += words[i] + " ";
-        }
-        return kept;
-      }
-      line = end + 1;
-    }
-    return "";
-  }
-
-  Access access_;
-  std::vector<common::Endpoint> primaries_;
-  std::vector<std::string> first_;
-};
+// A cluster's slot table as `node` states it (CLUSTER NODES).
+Result<common::SlotTable> ReadSlotTable(const Access& access, const common::Endpoint& node) {
+  auto connection = RedisConnection::Connect(access, node.host, node.port, 5s);
+  if (!connection.ok()) return connection.error();
+  auto nodes = connection->Run({"CLUSTER", "NODES"});
+  if (!nodes.ok()) return nodes.error().Context(connection->address());
+  return common::SlotTable::FromClusterNodes(*nodes);
+}
 
 // The lag over every source: bytes summed, the oldest wait.
 std::pair<int64_t, int64_t> TotalLag(const std::vector<std::unique_ptr<FollowedSource>>& sources) {
@@ -462,7 +413,8 @@ FollowTotals Totals(const std::vector<std::unique_ptr<FollowedSource>>& sources)
 // Returns when the cutover was asked.
 Result<Clock::time_point> FollowUntilCaughtUp(const ImportRequest& request, const Target& target,
                                               std::vector<std::unique_ptr<FollowedSource>>& sources,
-                                              SourceSlotWatch* watch, ProgressFile& progress) {
+                                              NodeWatch* watch, NodeWatch& restarts,
+                                              ProgressFile& progress) {
   progress.progress().phase = "following";
   std::optional<Clock::time_point> cutover_at;
   auto next_report = Clock::now();
@@ -491,7 +443,11 @@ Result<Clock::time_point> FollowUntilCaughtUp(const ImportRequest& request, cons
         caught_up = caught_up && source->cutover_target &&
                     source->applier->applied_offset() >= *source->cutover_target;
       }
-      if (caught_up) return *cutover_at;
+      if (caught_up) {
+        // Whatever went to a primary that restarted since the last look is not there.
+        if (auto same = restarts.Check(); !same.ok()) return same.error();
+        return *cutover_at;
+      }
       if (Clock::now() - *cutover_at > kCatchUpLimit) {
         return Error("cutover: still " + std::to_string(TotalLag(sources).first) +
                      " bytes behind the source after 5 minutes; stop writes to the source and "
@@ -503,6 +459,7 @@ Result<Clock::time_point> FollowUntilCaughtUp(const ImportRequest& request, cons
       if (watch != nullptr) {
         if (auto stable = watch->Check(); !stable.ok()) return stable.error();
       }
+      if (auto same = restarts.Check(); !same.ok()) return same.error();
       const FollowTotals totals = Totals(sources);
       auto& now = progress.progress();
       now.commands = totals.commands;
@@ -563,13 +520,31 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
     held_expiry = std::move(held).value();
     progress.progress().expiry_held = true;
   }
+  NodeWatch restarts = WatchForRestarts(target.access, primaries);
+  if (auto watching = restarts.Start(); !watching.ok()) return fail(watching.error());
   progress.progress().phase = "snapshot";
   progress.Write();
-  std::optional<SourceSlotWatch> watch;
+  std::optional<NodeWatch> watch;
   if (report.source_is_cluster) {
-    watch.emplace(source_access, sources);
+    watch.emplace(WatchSlotLayout(source_access, sources));
     if (auto watching = watch->Start(); !watching.ok()) return fail(watching.error());
   }
+  // Which keys each snapshot answers for: all, or a source cluster's primary its slots' keys.
+  std::optional<common::SlotTable> source_slots;
+  if (report.source_is_cluster && report.resumed) {
+    auto slots = ReadSlotTable(source_access, sources.front());
+    if (!slots.ok()) return fail(slots.error().Context("source"));
+    source_slots.emplace(std::move(slots).value());
+  }
+  const auto Belongs = [&](const FollowedSource& source) -> std::function<bool(std::string_view)> {
+    if (!source_slots) return {};
+    return [&, at = source.endpoint](std::string_view key) {
+      const int owner = source_slots->PrimaryFor(common::KeySlot(key));
+      return owner != common::SlotTable::kNoNode &&
+             static_cast<const common::Endpoint&>(
+                 source_slots->primaries()[static_cast<size_t>(owner)]) == at;
+    };
+  };
   // Every source's snapshot first, so each stream spools from its snapshot on while keys copy.
   std::vector<std::unique_ptr<FollowedSource>> followed;
   for (size_t i = 0; i < sources.size(); ++i) {
@@ -580,7 +555,8 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   progress.progress().phase = "copying";
   progress.Write();
   for (auto& source : followed) {
-    if (auto copied = CopySnapshot(request, target, serving, *source, report); !copied.ok()) {
+    if (auto copied = CopySnapshot(request, target, serving, *source, Belongs(*source), report);
+        !copied.ok()) {
       // Ctrl-C here stops the copy (while following, it is the cutover).
       const bool interrupted = request.interrupted != nullptr && request.interrupted->load();
       return fail(interrupted ? Failure(Fault::kInterrupted, copied.error().message())
@@ -595,7 +571,7 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   progress.progress().keys = report.keys;
 
   auto cutover_at =
-      FollowUntilCaughtUp(request, target, followed, watch ? &*watch : nullptr, progress);
+      FollowUntilCaughtUp(request, target, followed, watch ? &*watch : nullptr, restarts, progress);
   if (!cutover_at.ok()) return fail(Failure(Fault::kRuntime, cutover_at.error().message()));
   for (auto& source : followed) source->spool->Stop();
   const FollowTotals totals = Totals(followed);

@@ -137,6 +137,28 @@ class ImportTest : public ShardctlTest {
     ASSERT_EQ(Up(3).exit_code, 0);
     ASSERT_NO_FATAL_FAILURE(KillAnImportMidway(written));
   }
+  // Deletes string:0 .. string:<count - 1> on the source, and counts those of them the deployment
+  // holds (a cut-short import copied) in `copied`: at least one.
+  void DeleteStringsCopiedAlready(int count, long long& copied) {
+    std::string deletes;
+    std::string exists;
+    for (int i = 0; i < count; ++i) {
+      deletes += "DEL string:" + std::to_string(i) + "\n";
+      exists += "EXISTS string:" + std::to_string(i) + "\n";
+    }
+    ASSERT_EQ(RunOnSource(deletes).exit_code, 0);
+    std::ofstream(scratch_dir() / "exists.txt") << exists;
+    auto found = RunCommand({"sh", "-c",
+                             "redis-cli -c -p " + std::to_string(base_port()) + " < " +
+                                 (scratch_dir() / "exists.txt").string()},
+                            30s);
+    ASSERT_EQ(found.exit_code, 0) << found.Describe();
+    auto answers = SplitLines(found.out);  // and "-> Redirected to slot ..." lines
+    std::erase_if(answers, [](const std::string& line) { return line != "0" && line != "1"; });
+    ASSERT_EQ(answers.size(), static_cast<size_t>(count)) << found.Describe();
+    copied = std::count(answers.begin(), answers.end(), "1");
+    ASSERT_GT(copied, 0) << "the cut-short import copied none of the deleted keys";
+  }
   CommandResult Import(const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"--from", "127.0.0.1:" + std::to_string(source_port())};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -766,6 +788,50 @@ TEST_F(ImportTest, ALiveImportKilledWhileCopyingLeavesNoScratchServerRunning) {
   }));
 }
 
+// A live import killed (kill -9) midway, then keys deleted on the source, some of which it had
+// copied: the run again copies the new snapshot and deletes what the killed run left that the
+// snapshot lacks (they stayed, and the deployment held more keys than the source).
+TEST_F(ImportTest, ALiveImportRunAgainDeletesWhatTheSourceDeletedMeanwhile) {
+  auto source = StartSource("redis-server", /*password=*/false);
+  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 3000);
+  ASSERT_EQ(Up(3).exit_code, 0);
+  {
+    auto killed = StartLiveImport();
+    ASSERT_TRUE(WaitUntilMidway(written)) << ReadFileText(scratch_dir() / "live.err");
+    ::kill(killed->pid(), SIGKILL);
+    killed->WaitForExit(10s);
+  }
+  long long copied_then_deleted = 0;
+  ASSERT_NO_FATAL_FAILURE(DeleteStringsCopiedAlready(3000, copied_then_deleted));
+  ASSERT_NO_FATAL_FAILURE(RunTheLiveImportAgainToTheCutover(written - 3000));
+  EXPECT_NE(ReadFileText(scratch_dir() / "live.out")
+                .find("(" + std::to_string(copied_then_deleted) + " keys the cut-short run"),
+            std::string::npos)
+      << ReadFileText(scratch_dir() / "live.out");
+}
+
+// A primary of the deployment killed (kill -9) while a live import follows a source that writes
+// nothing: it comes back empty (no persistence), and the import stops naming it instead of
+// cutting over with its keys gone (a cutover said "caught up", exit 0); run again, every key.
+TEST_F(ImportTest, ALiveImportStopsWhenAPrimaryRestartsUnderIt) {
+  auto source = StartSource("redis-server", /*password=*/false);
+  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 100);
+  ASSERT_EQ(Up(3).exit_code, 0);
+  auto live = StartLiveImport();
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  ASSERT_EQ(ClusterKeys(), written);
+  const pid_t shard = std::atoi(ReadFileText(deployment_dir() / "shards" / "0" / "pid").c_str());
+  ASSERT_GT(shard, 0);
+  ASSERT_EQ(::kill(shard, SIGKILL), 0);
+  EXPECT_EQ(live->WaitForExit(60s), std::optional<int>(1));
+  const std::string err = ReadFileText(scratch_dir() / "live.err");
+  EXPECT_NE(err.find("restarted during the live import"), std::string::npos) << err;
+  EXPECT_EQ(ErrorLines(err).size(), 1u) << err;
+  ASSERT_TRUE(WaitUntil([&] { return Status().value("cluster_state", "") == "ok"; }, 60s));
+  EXPECT_LT(ClusterKeys(), written) << "the restarted primary kept its keys: nothing was tested";
+  ASSERT_NO_FATAL_FAILURE(RunTheLiveImportAgainToTheCutover(written));
+}
+
 // Ctrl-C while a live import copies its snapshot stops it as Ctrl-C stops a plain import: exit
 // 130, how many keys are in, status "stopped" (before: exit 1 and "failed"); the run again
 // finishes.
@@ -812,20 +878,8 @@ TEST_F(ImportTest, AnImportRunAgainSaysWhichKeysTheSourceDeletedMeanwhileStay) {
   ASSERT_NO_FATAL_FAILURE(StartSourceAndKillAnImportMidway(source, written));
   const std::string from = "127.0.0.1:" + std::to_string(source_port());
   // Deleted on the source: those of them the killed run had copied stay here.
-  std::string deletes;
-  for (int i = 0; i < 1500; ++i) deletes += "DEL string:" + std::to_string(i) + "\n";
-  ASSERT_EQ(RunOnSource(deletes).exit_code, 0);
-  const fs::path exists = scratch_dir() / "exists.txt";
-  std::ofstream(exists) << std::regex_replace(deletes, std::regex("DEL "), "EXISTS ");
-  auto found = RunCommand(
-      {"sh", "-c", "redis-cli -c -p " + std::to_string(base_port()) + " < " + exists.string()},
-      30s);
-  ASSERT_EQ(found.exit_code, 0) << found.Describe();
-  auto answers = SplitLines(found.out);  // and "-> Redirected to slot ..." lines
-  std::erase_if(answers, [](const std::string& line) { return line != "0" && line != "1"; });
-  ASSERT_EQ(answers.size(), 1500u) << found.Describe();
-  const long long copied_then_deleted = std::count(answers.begin(), answers.end(), "1");
-  ASSERT_GT(copied_then_deleted, 0) << "the killed run copied none of the deleted keys";
+  long long copied_then_deleted = 0;
+  ASSERT_NO_FATAL_FAILURE(DeleteStringsCopiedAlready(1500, copied_then_deleted));
   auto again = OnDeployment("import", {"--from", from, "--json"}, 180s);
   ASSERT_EQ(again.exit_code, 0) << again.Describe();
   const json report = json::parse(again.out, nullptr, false);
