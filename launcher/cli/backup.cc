@@ -214,8 +214,8 @@ int RunImport(const Invocation& invocation) {
               << done->keys_after << " keys"
               << (done->stale_removed > 0
                       ? " (" + std::to_string(done->stale_removed) +
-                            " keys the cut-short run had copied and the source no longer has were "
-                            "deleted)"
+                            " keys here that the source's snapshot lacks, left by the cut-short run, "
+                            "were deleted)"
                       : "")
               << (done->live ? "; then followed " + std::to_string(done->commands_applied) +
                                    " writes (" + std::to_string(done->commands_co_located) +

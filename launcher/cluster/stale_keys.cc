@@ -53,6 +53,9 @@ Result<uint64_t> DeleteKeysNotInSnapshot(const StaleKeyScan& scan) {
     if (!primary.ok()) return primary.error();
     std::string cursor = "0";
     do {
+      if (scan.stop != nullptr && scan.stop->load()) {
+        return Error("stopped (Ctrl-C) after deleting " + std::to_string(deleted) + " keys");
+      }
       auto replies = primary->PipelineLists({{"SCAN", cursor, "COUNT", kScanCount}});
       if (!replies.ok()) return replies.error();
       auto& reply = replies->front();
@@ -69,13 +72,14 @@ Result<uint64_t> DeleteKeysNotInSnapshot(const StaleKeyScan& scan) {
       auto missing = Missing(*snapshot, keys);
       if (!missing.ok()) return missing.error();
       if (missing->empty()) continue;
-      // One DEL per key: the keys of one SCAN page may hash to different slots.
+      // One UNLINK per key (a big one is freed in the background): the keys of one SCAN page may
+      // hash to different slots.
       std::vector<Command> deletes;
-      for (const auto& key : *missing) deletes.push_back({"DEL", key});
+      for (const auto& key : *missing) deletes.push_back({"UNLINK", key});
       auto done = primary->Pipeline(deletes);
       if (!done.ok()) return done.error();
       for (auto& one : *done) {
-        if (!one.ok()) return one.error().Context(primary->address() + ": DEL");
+        if (!one.ok()) return one.error().Context(primary->address() + ": UNLINK");
       }
       deleted += missing->size();
     } while (cursor != "0");

@@ -281,6 +281,8 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
   const auto left = ReadLeftMarker(target->dir);
   report.resumed = left && left->from == from->ToString() &&
                    (left->run_ids.empty() || left->run_ids == facts->run_ids);
+  // A marker from before run ids were recorded cannot say the source did not restart since.
+  report.resumed_same_source = report.resumed && !left->run_ids.empty();
   if (*held > 0 && left && left->from == from->ToString() && !report.resumed) {
     // Copying over what it left would keep keys the source no longer has, and emptying the
     // deployment first could delete the only copy of them: the operator decides.

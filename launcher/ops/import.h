@@ -57,8 +57,10 @@ struct ImportReport {
   uint64_t keys = 0;      // keys copied
   uint64_t bytes = 0;     // their DUMP payloads' bytes
   uint64_t vanished = 0;  // keys deleted or expired on the source between the scan and their copy
-  // --live run again: keys the cut-short run had copied that the new snapshot lacks, deleted.
+  // --live run again: keys the deployment held that the new snapshot lacks, deleted (left by the
+  // cut-short run); only when the marker names the same source processes (resumed_same_source).
   uint64_t stale_removed = 0;
+  bool resumed_same_source = false;
   uint64_t keys_after = 0;
   // The source did not change while it was copied (no write, deletion or expiry), so keys_after
   // was checked against its key count: fewer fails the import.

@@ -240,11 +240,20 @@ class ProgressFile {
     progress_.pid = static_cast<int>(::getpid());
   }
   LiveImportProgress& progress() { return progress_; }
-  void Write() { (void)WriteLiveImport(dir_, progress_); }
+  void Write() {
+    (void)WriteLiveImport(dir_, progress_);
+    written_ = Clock::now();
+  }
+  // Keys copied so far, written at most once a second (the copy calls this every batch).
+  void Copied(uint64_t keys) {
+    progress_.keys = keys;
+    if (Clock::now() - written_ >= kReportEvery) Write();
+  }
 
  private:
   const DeploymentDir& dir_;
   LiveImportProgress progress_;
+  Clock::time_point written_;
 };
 
 // The primaries' expiry held (cluster/expiry_hold.h) for as long as the object lives. Its record
@@ -266,7 +275,7 @@ class HeldExpiry {
   }
   ~HeldExpiry() { (void)Release(); }
 
-  // Lets the primaries expire again; an error leaves the file, naming those that did not answer.
+  // Lets the primaries expire again; an error (a primary that did not answer) leaves the record.
   Status Release() {
     if (released_) return common::Ok();
     if (auto set = SetExpiryHeld(access_, primaries_, false); !set.ok()) return set;
@@ -327,11 +336,16 @@ Result<std::unique_ptr<FollowedSource>> StartFollowing(const Access& access,
 }
 
 // The snapshot's keys, through a scratch server of the deployment's engine; the file is deleted
-// once copied. A run again (report.resumed) then deletes the keys a cut-short run left that the
-// snapshot lacks (cluster/stale_keys.h): of those here, the ones `belongs` to this snapshot.
+// once copied. A run again from the same source processes (report.resumed_same_source) then
+// deletes the keys here that the snapshot lacks, left by the cut-short run (cluster/stale_keys.h):
+// of those here, the ones `belongs` to this snapshot; `unchanged` says first that the source's
+// slots and the deployment's primaries are as they were (a slot moved since would be another
+// primary's keys, a primary restarted lost what it was given).
 Status CopySnapshot(const ImportRequest& request, const Target& target,
                     const ServingCluster& serving, const FollowedSource& followed,
-                    const std::function<bool(std::string_view)>& belongs, ImportReport& report) {
+                    const std::function<bool(std::string_view)>& belongs,
+                    const std::function<Status()>& unchanged, ProgressFile& progress,
+                    ImportReport& report) {
   const uint64_t before = report.keys;
   {
     const bool held = report.expiry_held;
@@ -347,6 +361,7 @@ Status CopySnapshot(const ImportRequest& request, const Target& target,
     options.stop = request.interrupted;
     options.expiry_held = held;
     options.on_progress = [&](uint64_t keys, uint64_t) {
+      progress.Copied(before + keys);
       if (request.on_progress) request.on_progress(before + keys, report.source_keys);
     };
     auto copied = CopyKeys(server->endpoint(), serving.table, options);
@@ -354,12 +369,14 @@ Status CopySnapshot(const ImportRequest& request, const Target& target,
     report.keys += copied->keys;
     report.bytes += copied->bytes;
     report.vanished += copied->vanished;
-    if (report.resumed) {
+    if (auto same = unchanged(); !same.ok()) return same;
+    if (report.resumed_same_source) {
       StaleKeyScan scan{.snapshot = server->endpoint(),
                         .primaries = {},
                         .target_access = target.access,
                         .expiry_held = held,
-                        .belongs = belongs};
+                        .belongs = belongs,
+                        .stop = request.interrupted};
       for (const auto& primary : serving.primaries) scan.primaries.push_back(primary.address);
       auto deleted = DeleteKeysNotInSnapshot(scan);
       if (!deleted.ok()) return deleted.error().Context("deleting what the cut-short run left");
@@ -512,6 +529,9 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
     progress.Write();
     return failure;
   };
+  // First: a primary that restarts after this (and so lost import-mode too) is seen.
+  NodeWatch restarts = WatchForRestarts(target.access, primaries);
+  if (auto watching = restarts.Start(); !watching.ok()) return fail(watching.error());
   // Held before the snapshot: a key copied from it must not expire here before the source's
   // writes after it arrive.
   if (report.expiry_held) {
@@ -520,8 +540,6 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
     held_expiry = std::move(held).value();
     progress.progress().expiry_held = true;
   }
-  NodeWatch restarts = WatchForRestarts(target.access, primaries);
-  if (auto watching = restarts.Start(); !watching.ok()) return fail(watching.error());
   progress.progress().phase = "snapshot";
   progress.Write();
   std::optional<NodeWatch> watch;
@@ -531,7 +549,7 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   }
   // Which keys each snapshot answers for: all, or a source cluster's primary its slots' keys.
   std::optional<common::SlotTable> source_slots;
-  if (report.source_is_cluster && report.resumed) {
+  if (report.source_is_cluster && report.resumed_same_source) {
     auto slots = ReadSlotTable(source_access, sources.front());
     if (!slots.ok()) return fail(slots.error().Context("source"));
     source_slots.emplace(std::move(slots).value());
@@ -554,8 +572,15 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   }
   progress.progress().phase = "copying";
   progress.Write();
+  const auto unchanged = [&]() -> Status {
+    if (watch) {
+      if (auto stable = watch->Check(); !stable.ok()) return stable;
+    }
+    return restarts.Check();
+  };
   for (auto& source : followed) {
-    if (auto copied = CopySnapshot(request, target, serving, *source, Belongs(*source), report);
+    if (auto copied = CopySnapshot(request, target, serving, *source, Belongs(*source), unchanged,
+                                   progress, report);
         !copied.ok()) {
       // Ctrl-C here stops the copy (while following, it is the cutover).
       const bool interrupted = request.interrupted != nullptr && request.interrupted->load();

@@ -9,8 +9,8 @@ using common::Error;
 using common::Result;
 using namespace std::chrono_literals;
 
-// The "myself" line of CLUSTER NODES from its flags on, less what changes on its own: role,
-// primary and slots.
+// The "myself" line of CLUSTER NODES from its flags on, less what changes on its own (ping, pong,
+// epoch, link): its role, primary and slots.
 std::string MyselfLayout(const std::string& nodes) {
   size_t line = 0;
   while (line < nodes.size()) {
@@ -65,7 +65,7 @@ Result<std::vector<std::string>> NodeWatch::Read() {
     for (int attempt = 0; attempt < 2; ++attempt) {
       if (!connection) {
         auto connected = RedisConnection::Connect(access_, node.host, node.port, 5s);
-        if (!connected.ok()) return connected.error().Context(what_);
+        if (!connected.ok()) return connected.error().Context(where);
         connection.emplace(std::move(connected).value());
       }
       reading = read_(*connection);

@@ -403,6 +403,8 @@ void Supervisor::ReleaseLeftExpiryHold() {
   // rather than have its new hold undone by this release; one running holds it, and this waits.
   auto lock = DataLock::Take(dir_, "supervisor (releasing a killed live import's expiry hold)");
   if (!lock.ok()) return;
+  hold = ReadExpiryHold(dir_);  // another import may have held and died since the first look
+  if (!hold || IsRunning(hold->holder)) return;
   // Its nodes (another host's too, in a deployment that spans hosts), and ours that run now (a
   // primary then may be a replica since): one that restarts comes back without import-mode.
   std::vector<common::Endpoint> nodes = hold->nodes;

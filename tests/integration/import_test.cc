@@ -805,7 +805,7 @@ TEST_F(ImportTest, ALiveImportRunAgainDeletesWhatTheSourceDeletedMeanwhile) {
   ASSERT_NO_FATAL_FAILURE(DeleteStringsCopiedAlready(3000, copied_then_deleted));
   ASSERT_NO_FATAL_FAILURE(RunTheLiveImportAgainToTheCutover(written - 3000));
   EXPECT_NE(ReadFileText(scratch_dir() / "live.out")
-                .find("(" + std::to_string(copied_then_deleted) + " keys the cut-short run"),
+                .find("(" + std::to_string(copied_then_deleted) + " keys here that the source"),
             std::string::npos)
       << ReadFileText(scratch_dir() / "live.out");
 }
@@ -849,6 +849,10 @@ TEST_F(ImportTest, ALiveImportStoppedByCtrlCWhileCopyingSaysSo) {
     EXPECT_NE(err.find("import stopped (Ctrl-C)"), std::string::npos) << err;
     EXPECT_NE(err.find("keys are in the deployment so far"), std::string::npos) << err;
     EXPECT_EQ(LivePhase(), "stopped");
+    // The keys copied before the stop, as status tells them (it said 0 until the copy ended).
+    const json status = Status();
+    EXPECT_GT(status["import"].value("keys", 0LL), 0) << status.dump(2);
+    EXPECT_LE(status["import"].value("keys", 0LL), ClusterKeys()) << status.dump(2);
   }
   ASSERT_NO_FATAL_FAILURE(RunTheLiveImportAgainToTheCutover(written));
 }
