@@ -208,21 +208,21 @@ int RunImport(const Invocation& invocation) {
     for (const auto& warning : done->warnings) std::cout << "warning: " << warning << "\n";
     if (done->problems.empty()) std::cout << "no problems: import would copy every key\n";
   } else {
-    std::cout << "imported " << done->keys << " keys (" << done->bytes << " bytes) from "
-              << done->source << " in " << done->took.count() << " ms"
-              << KeysPerSecond(done->keys, done->took) << "; the deployment holds "
-              << done->keys_after << " keys"
-              << (done->stale_removed > 0
-                      ? " (" + std::to_string(done->stale_removed) +
-                            " keys here that the source's snapshot lacks, left by the cut-short run, "
-                            "were deleted)"
-                      : "")
-              << (done->live ? "; then followed " + std::to_string(done->commands_applied) +
-                                   " writes (" + std::to_string(done->commands_co_located) +
-                                   " co-located) until the cutover (lag " +
-                                   std::to_string(done->final_lag_bytes) + " bytes)"
-                             : "")
-              << "\n";
+    std::cout
+        << "imported " << done->keys << " keys (" << done->bytes << " bytes) from " << done->source
+        << " in " << done->took.count() << " ms" << KeysPerSecond(done->keys, done->took)
+        << "; the deployment holds " << done->keys_after << " keys"
+        << (done->stale_removed > 0
+                ? " (" + std::to_string(done->stale_removed) +
+                      " keys here that the source's snapshot lacks, left by the cut-short run, "
+                      "were deleted)"
+                : "")
+        << (done->live ? "; then followed " + std::to_string(done->commands_applied) + " writes (" +
+                             std::to_string(done->commands_co_located) +
+                             " co-located) until the cutover (lag " +
+                             std::to_string(done->final_lag_bytes) + " bytes)"
+                       : "")
+        << "\n";
   }
   return invocation.dry_run && !done->problems.empty() ? kExitUsage : kExitOk;
 }

@@ -345,8 +345,13 @@ a db other than 0) stops the import with the command named.
 {options}
 {options deployment}
 
-Exit codes: 0 imported (dry run: no problem), 1 the source or a shard failed, 2 bad input or a
-problem found, 130 stopped by Ctrl-C.
+Into Valkey 8.1 or newer the primaries expire nothing until the import ends (import-mode), so a
+key the source keeps extending is never lost here first; Redis cannot hold expiry, and a source
+with TTLs gets a warning. A primary that restarts during a live import stops it; the same
+command run again copies a new snapshot and deletes what the first run left that it lacks.
+
+Exit codes: 0 imported (dry run: no problem; --live: Ctrl-C while following is the cutover), 1
+the source or a shard failed, 2 bad input or a problem found, 130 stopped by Ctrl-C while copying.
 )";
 
 constexpr const char* kReloadTls =

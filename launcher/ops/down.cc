@@ -9,6 +9,7 @@
 #include "launcher/ops/target.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
+#include "launcher/state/import_progress.h"
 #include "launcher/supervisor/shards.h"
 #include "launcher/supervisor/supervisor.h"
 
@@ -141,6 +142,15 @@ Outcome<DownReport> Down(const DownRequest& request) {
     auto left = HandOver(access, *deployment, request);
     if (!left.ok()) return left.error();
     report.left = std::move(left).value();
+  }
+  if (const auto live = ReadLiveImport(dir); live && request.on_warning &&
+                                             live->phase != "stopped" && live->phase != "done" &&
+                                             live->phase != "failed") {
+    // Its writes stop with the shards and it fails; its marker stays for the run again.
+    request.on_warning("the live import from " + live->source + " (pid " +
+                       std::to_string(live->pid) +
+                       ") stops with the shards, its cutover not reached: after up, run the same "
+                       "import --live again");
   }
   report.stop = StopDeployment(access, dir, deployment);
   if (report.left) {

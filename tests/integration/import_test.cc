@@ -832,6 +832,26 @@ TEST_F(ImportTest, ALiveImportStopsWhenAPrimaryRestartsUnderIt) {
   ASSERT_NO_FATAL_FAILURE(RunTheLiveImportAgainToTheCutover(written));
 }
 
+// `down` while a live import follows: it says the import stops with the shards (the import then
+// fails, its marker kept); after `up`, the same live import run again finishes with every key.
+TEST_F(ImportTest, DownDuringALiveImportSaysItStopsWithTheShards) {
+  auto source = StartSource("redis-server", /*password=*/false);
+  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 20);
+  ASSERT_EQ(Up(3).exit_code, 0);
+  auto live = StartLiveImport();
+  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  ASSERT_EQ(ClusterKeys(), written);
+  auto down = OnDeployment("down", {}, 60s);
+  EXPECT_EQ(down.exit_code, 0) << down.Describe();
+  EXPECT_NE(
+      down.err.find("warning: the live import from 127.0.0.1:" + std::to_string(source_port())),
+      std::string::npos)
+      << down.Describe();
+  EXPECT_EQ(live->WaitForExit(60s), std::optional<int>(1));
+  ASSERT_EQ(Up(3).exit_code, 0);
+  ASSERT_NO_FATAL_FAILURE(RunTheLiveImportAgainToTheCutover(written));
+}
+
 // Ctrl-C while a live import copies its snapshot stops it as Ctrl-C stops a plain import: exit
 // 130, how many keys are in, status "stopped" (before: exit 1 and "failed"); the run again
 // finishes.
