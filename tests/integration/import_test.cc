@@ -129,6 +129,16 @@ class ImportTest : public ShardctlTest {
     std::erase_if(lines, [](const std::string& line) { return line.starts_with("warning: "); });
     return lines;
   }
+  // A source holding every type (`per_type` of each, `written` keys), a 3-primary deployment,
+  // and a live import from one to the other, following once this returns.
+  void StartSourceAndFollowIt(int per_type, std::unique_ptr<BackgroundCommand>& source,
+                              std::unique_ptr<BackgroundCommand>& live, int& written) {
+    source = StartSource("redis-server", /*password=*/false);
+    written = WriteEveryType({"-p", std::to_string(source_port())}, per_type);
+    ASSERT_EQ(Up(3).exit_code, 0);
+    live = StartLiveImport();
+    ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  }
   // A source holding every type (`written` keys), a 3-primary deployment, and a plain import
   // between them killed midway.
   void StartSourceAndKillAnImportMidway(std::unique_ptr<BackgroundCommand>& source, int& written) {
@@ -597,11 +607,10 @@ TEST_F(ImportTest, LiveImportAppliesCrossSlotCommandsByCoLocation) {
 // meanwhile. Killed (kill -9) before its cutover, it shows as stopped, the cutover says how to
 // go on, and the same command run again resumes it and loses nothing.
 TEST_F(ImportTest, ALiveImportHoldsTheDataAndResumesAfterAKill) {
-  auto source = StartSource("redis-server", /*password=*/false);
-  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 30);
-  ASSERT_EQ(Up(3).exit_code, 0);
-  auto live = StartLiveImport();
-  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  std::unique_ptr<BackgroundCommand> source;
+  std::unique_ptr<BackgroundCommand> live;
+  int written = 0;
+  ASSERT_NO_FATAL_FAILURE(StartSourceAndFollowIt(30, source, live, written));
   EXPECT_EQ(ClusterKeys(), written);
   const auto shard_pids = [&] {
     std::vector<long long> pids;
@@ -814,11 +823,10 @@ TEST_F(ImportTest, ALiveImportRunAgainDeletesWhatTheSourceDeletedMeanwhile) {
 // nothing: it comes back empty (no persistence), and the import stops naming it instead of
 // cutting over with its keys gone (a cutover said "caught up", exit 0); run again, every key.
 TEST_F(ImportTest, ALiveImportStopsWhenAPrimaryRestartsUnderIt) {
-  auto source = StartSource("redis-server", /*password=*/false);
-  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 100);
-  ASSERT_EQ(Up(3).exit_code, 0);
-  auto live = StartLiveImport();
-  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  std::unique_ptr<BackgroundCommand> source;
+  std::unique_ptr<BackgroundCommand> live;
+  int written = 0;
+  ASSERT_NO_FATAL_FAILURE(StartSourceAndFollowIt(100, source, live, written));
   ASSERT_EQ(ClusterKeys(), written);
   const pid_t shard = std::atoi(ReadFileText(deployment_dir() / "shards" / "0" / "pid").c_str());
   ASSERT_GT(shard, 0);
@@ -835,11 +843,10 @@ TEST_F(ImportTest, ALiveImportStopsWhenAPrimaryRestartsUnderIt) {
 // `down` while a live import follows: it says the import stops with the shards (the import then
 // fails, its marker kept); after `up`, the same live import run again finishes with every key.
 TEST_F(ImportTest, DownDuringALiveImportSaysItStopsWithTheShards) {
-  auto source = StartSource("redis-server", /*password=*/false);
-  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 20);
-  ASSERT_EQ(Up(3).exit_code, 0);
-  auto live = StartLiveImport();
-  ASSERT_TRUE(WaitUntilFollowing()) << ReadFileText(scratch_dir() / "live.err");
+  std::unique_ptr<BackgroundCommand> source;
+  std::unique_ptr<BackgroundCommand> live;
+  int written = 0;
+  ASSERT_NO_FATAL_FAILURE(StartSourceAndFollowIt(20, source, live, written));
   ASSERT_EQ(ClusterKeys(), written);
   auto down = OnDeployment("down", {}, 60s);
   EXPECT_EQ(down.exit_code, 0) << down.Describe();
