@@ -397,6 +397,20 @@ Result<common::SlotTable> ReadSlotTable(const Access& access, const common::Endp
   return common::SlotTable::FromClusterNodes(*nodes);
 }
 
+// The keys the snapshot of `source` answers for (the prune of a run again: cluster/stale_keys.h):
+// all (empty) from a standalone source; from a primary of a source cluster (`slots`), the keys of
+// its slots.
+std::function<bool(std::string_view)> KeysOfSnapshot(const std::optional<common::SlotTable>& slots,
+                                                     const common::Endpoint& source) {
+  if (!slots) return {};
+  return [&slots, source](std::string_view key) {
+    const int owner = slots->PrimaryFor(common::KeySlot(key));
+    return owner != common::SlotTable::kNoNode &&
+           static_cast<const common::Endpoint&>(slots->primaries()[static_cast<size_t>(owner)]) ==
+               source;
+  };
+}
+
 // The lag over every source: bytes summed, the oldest wait.
 std::pair<int64_t, int64_t> TotalLag(const std::vector<std::unique_ptr<FollowedSource>>& sources) {
   std::pair<int64_t, int64_t> total{0, 0};
@@ -554,15 +568,6 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
     if (!slots.ok()) return fail(slots.error().Context("source"));
     source_slots.emplace(std::move(slots).value());
   }
-  const auto Belongs = [&](const FollowedSource& source) -> std::function<bool(std::string_view)> {
-    if (!source_slots) return {};
-    return [&, at = source.endpoint](std::string_view key) {
-      const int owner = source_slots->PrimaryFor(common::KeySlot(key));
-      return owner != common::SlotTable::kNoNode &&
-             static_cast<const common::Endpoint&>(
-                 source_slots->primaries()[static_cast<size_t>(owner)]) == at;
-    };
-  };
   // Every source's snapshot first, so each stream spools from its snapshot on while keys copy.
   std::vector<std::unique_ptr<FollowedSource>> followed;
   for (size_t i = 0; i < sources.size(); ++i) {
@@ -579,7 +584,8 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
     return restarts.Check();
   };
   for (auto& source : followed) {
-    if (auto copied = CopySnapshot(request, target, serving, *source, Belongs(*source), unchanged,
+    if (auto copied = CopySnapshot(request, target, serving, *source,
+                                   KeysOfSnapshot(source_slots, source->endpoint), unchanged,
                                    progress, report);
         !copied.ok()) {
       // Ctrl-C here stops the copy (while following, it is the cutover).
