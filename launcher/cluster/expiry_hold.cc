@@ -7,6 +7,12 @@ namespace shardctl::launcher {
 
 using namespace std::chrono_literals;
 
+common::Status DeclareImportSource(RedisConnection& connection) {
+  if (auto declared = connection.Run(kImportSourceOn); !declared.ok())
+    return declared.error().Context(connection.address() + ": CLIENT IMPORT-SOURCE ON");
+  return common::Ok();
+}
+
 common::Result<bool> CanHoldExpiry(const Access& access, const common::Endpoint& node) {
   auto connection = RedisConnection::Connect(access, node.host, node.port, 5s);
   if (!connection.ok()) return connection.error();

@@ -25,6 +25,9 @@ namespace shardctl::launcher {
 
 inline const Command kImportSourceOn = {"CLIENT", "IMPORT-SOURCE", "ON"};
 
+// CLIENT IMPORT-SOURCE ON, answered: `connection` reads and writes keys past their TTL.
+common::Status DeclareImportSource(RedisConnection& connection);
+
 // True when the engine behind `node` has import-mode (its CONFIG GET knows the name).
 common::Result<bool> CanHoldExpiry(const Access& access, const common::Endpoint& node);
 

@@ -106,16 +106,12 @@ Status Scan(RedisConnection& source, BatchQueue& queue, const KeyCopyOptions& op
   std::string cursor = "0";
   do {
     if (Stopped(options)) return common::Ok();  // CopyKeys says how far it got
-    auto replies = source.PipelineLists({{"SCAN", cursor, "COUNT", count}});
-    if (!replies.ok()) return replies.error();
-    auto& reply = replies->front();
-    if (!reply.ok()) return reply.error().Context(source.address() + ": SCAN");
-    if (reply->empty()) return Error(source.address() + ": SCAN: empty reply");
-    cursor = reply->front();
-    for (size_t at = 1; at < reply->size(); at += batch) {
-      const size_t end = std::min(reply->size(), at + batch);
-      std::vector<std::string> keys(std::make_move_iterator(reply->begin() + at),
-                                    std::make_move_iterator(reply->begin() + end));
+    auto page = ScanPage(source, cursor, count);
+    if (!page.ok()) return page.error();
+    for (size_t at = 0; at < page->size(); at += batch) {
+      const size_t end = std::min(page->size(), at + batch);
+      std::vector<std::string> keys(std::make_move_iterator(page->begin() + at),
+                                    std::make_move_iterator(page->begin() + end));
       if (!queue.Push(std::move(keys))) return common::Ok();
     }
   } while (cursor != "0");
@@ -386,8 +382,7 @@ Result<KeyCopyReport> CopyKeys(const common::Endpoint& source, const common::Slo
       RedisConnection::Connect(options.source_access, source.host, source.port, options.timeout);
   if (!scanner.ok()) return scanner.error();
   if (options.expiry_held) {
-    if (auto declared = scanner->Run(kImportSourceOn); !declared.ok())
-      return declared.error().Context(scanner->address() + ": CLIENT IMPORT-SOURCE ON");
+    if (auto declared = DeclareImportSource(*scanner); !declared.ok()) return declared.error();
   }
   CopyState state{.options = options, .mutex = {}, .report = {}, .failure = {}};
   const int workers = std::max(1, options.workers);

@@ -212,4 +212,16 @@ std::string InfoField(const std::string& info, const std::string& field) {
   return "";
 }
 
+Result<std::vector<std::string>> ScanPage(RedisConnection& connection, std::string& cursor,
+                                          const std::string& count) {
+  auto replies = connection.PipelineLists({{"SCAN", cursor, "COUNT", count}});
+  if (!replies.ok()) return replies.error();
+  auto& reply = replies->front();
+  if (!reply.ok()) return reply.error().Context(connection.address() + ": SCAN");
+  if (reply->empty()) return Error(connection.address() + ": SCAN: empty reply");
+  cursor = reply->front();
+  reply->erase(reply->begin());
+  return std::move(*reply);
+}
+
 }  // namespace shardctl::launcher

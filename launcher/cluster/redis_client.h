@@ -95,6 +95,11 @@ common::Result<FirstAnswer> AskFirstThatAnswers(const Access& access, const std:
                                                 const std::vector<Command>& commands,
                                                 std::chrono::milliseconds timeout);
 
+// One SCAN of `connection` from `cursor` (COUNT `count`): the keys it returned; `cursor` becomes
+// the next one ("0" once the walk is done).
+common::Result<std::vector<std::string>> ScanPage(RedisConnection& connection, std::string& cursor,
+                                                  const std::string& count);
+
 // Value of `field` in INFO / CLUSTER INFO text ("field:value\r\n" lines), or "" when absent.
 std::string InfoField(const std::string& info, const std::string& field);
 

@@ -28,8 +28,7 @@ Result<RedisConnection*> ReplApplier::Connection(int primary) {
   auto connection = RedisConnection::Connect(access_, node.host, node.port, timeout_);
   if (!connection.ok()) return connection.error();
   if (expiry_held_) {
-    if (auto declared = connection->Run(kImportSourceOn); !declared.ok())
-      return declared.error().Context(connection->address() + ": CLIENT IMPORT-SOURCE ON");
+    if (auto declared = DeclareImportSource(*connection); !declared.ok()) return declared.error();
   }
   return &connections_.emplace(primary, std::move(connection).value()).first->second;
 }

@@ -21,8 +21,7 @@ Result<RedisConnection> Open(const Access& access, const common::Endpoint& node,
   auto connection = RedisConnection::Connect(access, node.host, node.port, kTimeout);
   if (!connection.ok()) return connection.error();
   if (held) {
-    if (auto declared = connection->Run(kImportSourceOn); !declared.ok())
-      return declared.error().Context(connection->address() + ": CLIENT IMPORT-SOURCE ON");
+    if (auto declared = DeclareImportSource(*connection); !declared.ok()) return declared.error();
   }
   return connection;
 }
@@ -56,17 +55,11 @@ Result<uint64_t> DeleteKeysNotInSnapshot(const StaleKeyScan& scan) {
       if (scan.stop != nullptr && scan.stop->load()) {
         return Error("stopped (Ctrl-C) after deleting " + std::to_string(deleted) + " keys");
       }
-      auto replies = primary->PipelineLists({{"SCAN", cursor, "COUNT", kScanCount}});
-      if (!replies.ok()) return replies.error();
-      auto& reply = replies->front();
-      if (!reply.ok() || reply->empty()) {
-        return Error(primary->address() + ": SCAN: " +
-                     (reply.ok() ? std::string("empty reply") : reply.error().message()));
-      }
-      cursor = reply->front();
+      auto page = ScanPage(*primary, cursor, kScanCount);
+      if (!page.ok()) return page.error();
       std::vector<std::string> keys;
-      for (size_t i = 1; i < reply->size(); ++i) {
-        if (!scan.belongs || scan.belongs((*reply)[i])) keys.push_back(std::move((*reply)[i]));
+      for (auto& key : *page) {
+        if (!scan.belongs || scan.belongs(key)) keys.push_back(std::move(key));
       }
       if (keys.empty()) continue;
       auto missing = Missing(*snapshot, keys);
