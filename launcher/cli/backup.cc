@@ -15,6 +15,9 @@ namespace {
 
 using nlohmann::json;
 
+// A pause this long or longer, taken at normal priority, earns the hint that root shortens it.
+constexpr int64_t kLongPauseMs = 50;
+
 std::string KeysPerSecond(uint64_t keys, std::chrono::milliseconds took) {
   if (took.count() <= 0) return "";
   return ", " + std::to_string(keys * 1000 / static_cast<uint64_t>(took.count())) + " keys/s";
@@ -49,6 +52,7 @@ int RunBackup(const Invocation& invocation) {
                       {"bytes", bytes},
                       {"write_pause_ms", manifest.write_pause_ms},
                       {"attempts", done->attempts},
+                      {"cut_realtime", done->cut_realtime},
                       {"fork_limit", done->fork_limit},
                       {"most_snapshots_at_once", done->most_copying},
                       {"ms", done->took.count()},
@@ -68,6 +72,11 @@ int RunBackup(const Invocation& invocation) {
       std::cout << " (after waiting " << done->waited.count() / 1000 << " s for the deployment)";
     }
     std::cout << "\n";
+    if (!done->cut_realtime && manifest.write_pause_ms >= kLongPauseMs) {
+      std::cout << "the cut ran at normal priority, waiting its turn for a CPU: run backup as "
+                   "root (or with CAP_SYS_NICE) and it runs at real-time priority, a shorter "
+                   "pause on a busy host\n";
+    }
     if (!manifest.moving_slots.empty()) {
       std::cout << "slots " << manifest.moving_slots
                 << " were moving between primaries at the cut: a restore copies their keys to "

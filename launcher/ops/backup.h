@@ -37,7 +37,8 @@ struct BackupRequest {
 struct BackupReport {
   std::filesystem::path dir;
   BackupManifest manifest;
-  int attempts = 1;  // pauses it took to start every fork inside one
+  int attempts = 1;           // pauses it took to start every fork inside one
+  bool cut_realtime = false;  // the cut ran at real-time priority (needs CAP_SYS_NICE)
   int fork_limit = 1;
   int most_copying = 0;               // the most of this host's snapshot children that ran at once
   std::chrono::milliseconds took{0};  // from start to end, the wait included

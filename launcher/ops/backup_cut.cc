@@ -6,6 +6,7 @@
 #include "common/numbers.h"
 #include "launcher/cluster/slot_migrations.h"
 #include "launcher/ops/backup_manifest.h"
+#include "launcher/os/realtime_section.h"
 
 namespace shardctl::launcher {
 namespace {
@@ -147,6 +148,11 @@ Result<Cut> TakeCut(const Access& access, const std::vector<common::NodeLine>& p
     if (!link.ok()) return link.error();
     cut.links.push_back(std::move(link).value());
   }
+  // Every reply of the pause wakes this thread; at real-time priority it does not then wait for
+  // a CPU behind the primaries' snapshot children (docs/benchmarks.md: half the pause on a busy
+  // host). Dropped as soon as writes flow again.
+  std::optional<RealtimeSection> urgent(std::in_place);
+  cut.realtime = urgent->raised();
   const auto paused_at = Clock::now();
   auto unpause = [&] { (void)OnEvery(control, {"CLIENT", "UNPAUSE"}); };
   // Every primary is asked to pause (and count its keys) at once; each one's snapshot is asked
@@ -182,6 +188,7 @@ Result<Cut> TakeCut(const Access& access, const std::vector<common::NodeLine>& p
   }
   unpause();
   cut.pause = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - paused_at);
+  urgent.reset();
   if (failed) return *failed;
   // Which slots were moving, read just after the pause rather than in it (the pause is what
   // clients feel, 40 primaries' CLUSTER NODES would lengthen it). Nothing is missed that matters:

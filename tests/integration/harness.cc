@@ -3,12 +3,14 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
+#include <linux/capability.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -411,6 +413,22 @@ std::string ProcStatusField(pid_t pid, const std::string& key) {
     return first == std::string::npos ? "" : value.substr(first);
   }
   return "";
+}
+
+bool HasEffectiveCapability(int cap) {
+  for (const auto& line : SplitLines(ReadFileText("/proc/thread-self/status"))) {
+    if (line.rfind("CapEff:", 0) != 0) continue;
+    const uint64_t effective = std::stoull(line.substr(7), nullptr, 16);
+    return (effective >> cap) & 1;
+  }
+  ADD_FAILURE() << "no CapEff line in /proc/thread-self/status";
+  return false;
+}
+
+bool MayRunRealtime() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_RTPRIO, &limit) == 0 && limit.rlim_cur > 0) return true;
+  return HasEffectiveCapability(CAP_SYS_NICE);
 }
 
 namespace {

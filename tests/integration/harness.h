@@ -114,6 +114,12 @@ std::vector<std::string> SplitLines(const std::string& text);
 std::vector<int> ParseCpuList(const std::string& text);
 // The field `key` ("Cpus_allowed_list") of /proc/PID/status, trimmed; "" when absent.
 std::string ProcStatusField(pid_t pid, const std::string& key);
+// True when the calling thread's effective set holds capability `cap` (CAP_SYS_NICE ...), read
+// from /proc/thread-self/status (capabilities are per thread).
+bool HasEffectiveCapability(int cap);
+// Whether this process may raise a thread to real-time scheduling (RealtimeSection): the calling
+// thread holds CAP_SYS_NICE, or RLIMIT_RTPRIO is above 0.
+bool MayRunRealtime();
 
 // A listening TCP socket on 127.0.0.1:port (SO_REUSEADDR like Redis). -1 when it cannot bind.
 int ListenOn(int port);
