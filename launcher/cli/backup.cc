@@ -73,9 +73,11 @@ int RunBackup(const Invocation& invocation) {
     }
     std::cout << "\n";
     if (!done->cut_realtime && manifest.write_pause_ms >= kLongPauseMs) {
-      std::cout << "the cut ran at normal priority, waiting its turn for a CPU: run backup as "
-                   "root (or with CAP_SYS_NICE) and it runs at real-time priority, a shorter "
-                   "pause on a busy host\n";
+      std::cout << "the cut ran at normal priority, waiting its turn for a CPU (real-time "
+                   "scheduling refused: "
+                << done->cut_realtime_refusal
+                << "); with CAP_SYS_NICE (root, outside a rootless container) or an rtprio limit "
+                   "(ulimit -r) it runs at real-time priority, a shorter pause on a busy host\n";
     }
     if (!manifest.moving_slots.empty()) {
       std::cout << "slots " << manifest.moving_slots

@@ -270,18 +270,18 @@ wait, none is refused) only while each primary forks its snapshot, which it then
 over its replication port (nothing is written to the shards' disks; works with TLS, passwords, and
 without persistence). DIR gets one shard-<k>.rdb per primary and manifest.json: engine and version,
 slot ranges, keys, size and SHA-256 of each file, and the pause measured. The pause is printed and
-in --json (write_pause_ms). Run as root (or with CAP_SYS_NICE), shardctl takes the cut at real-time
-priority (cut_realtime in --json): on a busy host it then does not wait for a CPU while writes are
-held. Slots that were moving between primaries at the cut are named in the manifest and --json
-(moving_slots): a restore copies such a backup key by key. A failed or interrupted backup removes
-what it wrote. While restore, import, scale, rebalance, move-slots, restart, save or another backup
-runs on the deployment, or a restore into it was cut short and not run again, a backup is refused
-before DIR is touched (a cut of half-copied keys or half-moved slots would not restore as it was);
-so is it while a Valkey atomic slot migration (CLUSTER MIGRATESLOTS) runs, whose target holds a
-hidden copy of the slots' keys that its snapshot would add a second time. A deployment whose import
-was cut short is backed up with a warning (it may hold the only copy of keys its source lost). DIR
-may not be inside the state directory (down --purge would delete it); an existing empty DIR keeps
-its mode, the files are the owner's (0600).
+in --json (write_pause_ms). With CAP_SYS_NICE (root) or an rtprio limit (ulimit -r), shardctl takes
+the cut at real-time priority (cut_realtime in --json), so that on a busy host it does not wait for
+a CPU while writes are held. Slots that were moving between primaries at the cut are named in the
+manifest and --json (moving_slots): a restore copies such a backup key by key. A failed or
+interrupted backup removes what it wrote. While restore, import, scale, rebalance, move-slots,
+restart, save or another backup runs on the deployment, or a restore into it was cut short and not
+run again, a backup is refused before DIR is touched (a cut of half-copied keys or half-moved slots
+would not restore as it was); so is it while a Valkey atomic slot migration (CLUSTER MIGRATESLOTS)
+runs, whose target holds a hidden copy of the slots' keys that its snapshot would add a second time.
+A deployment whose import was cut short is backed up with a warning (it may hold the only copy of
+keys its source lost). DIR may not be inside the state directory (down --purge would delete it); an
+existing empty DIR keeps its mode, the files are the owner's (0600).
 With --wait DURATION it waits for any of these to end instead (checking every second, the
 progress line saying what it waits for), for a backup from cron that meets a rebalance.
 

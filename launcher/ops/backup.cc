@@ -279,6 +279,7 @@ class BackupPass {
     std::error_code ignored;
     std::filesystem::remove(ClaimOf(request_.to), ignored);  // the manifest says it is whole now
     report.cut_realtime = cut->realtime;
+    report.cut_realtime_refusal = cut->realtime_refusal;
     report.fork_limit = deployment_.durability.fork_limit;
     report.most_copying = gate_ ? gate_->most_running() : 0;
     return report;

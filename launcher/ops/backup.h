@@ -37,8 +37,9 @@ struct BackupRequest {
 struct BackupReport {
   std::filesystem::path dir;
   BackupManifest manifest;
-  int attempts = 1;           // pauses it took to start every fork inside one
-  bool cut_realtime = false;  // the cut ran at real-time priority (needs CAP_SYS_NICE)
+  int attempts = 1;                  // pauses it took to start every fork inside one
+  bool cut_realtime = false;         // the cut ran at real-time priority (os/realtime_section.h)
+  std::string cut_realtime_refusal;  // why not ("Operation not permitted"); "" when it did
   int fork_limit = 1;
   int most_copying = 0;               // the most of this host's snapshot children that ran at once
   std::chrono::milliseconds took{0};  // from start to end, the wait included

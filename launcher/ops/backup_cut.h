@@ -24,7 +24,8 @@ struct Cut {
   std::vector<uint64_t> keys;
   std::set<int> moving;  // slots in the middle of a move at the cut (BackupManifest::moving_slots)
   std::chrono::milliseconds pause{0};
-  bool realtime = false;  // the cut ran at real-time priority (RealtimeSection)
+  bool realtime = false;         // the cut ran at real-time priority (RealtimeSection)
+  std::string realtime_refusal;  // why not, as the kernel said ("" when it did)
 };
 
 // Waits (bounded) until no primary is forking: a snapshot asked for during another fork would

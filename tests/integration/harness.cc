@@ -6,11 +6,11 @@
 #include <linux/capability.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -425,10 +425,17 @@ bool HasEffectiveCapability(int cap) {
   return false;
 }
 
-bool MayRunRealtime() {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_RTPRIO, &limit) == 0 && limit.rlim_cur > 0) return true;
-  return HasEffectiveCapability(CAP_SYS_NICE);
+bool KernelAllowsRealtime() {
+  bool allowed = false;
+  std::thread probe([&] {
+    sched_param lowest{};
+    lowest.sched_priority = sched_get_priority_min(SCHED_FIFO);
+    allowed = sched_setscheduler(0, SCHED_FIFO, &lowest) == 0;
+    sched_param fair{};
+    if (allowed) sched_setscheduler(0, SCHED_OTHER, &fair);
+  });
+  probe.join();
+  return allowed;
 }
 
 namespace {

@@ -117,9 +117,9 @@ std::string ProcStatusField(pid_t pid, const std::string& key);
 // True when the calling thread's effective set holds capability `cap` (CAP_SYS_NICE ...), read
 // from /proc/thread-self/status (capabilities are per thread).
 bool HasEffectiveCapability(int cap);
-// Whether this process may raise a thread to real-time scheduling (RealtimeSection): the calling
-// thread holds CAP_SYS_NICE, or RLIMIT_RTPRIO is above 0.
-bool MayRunRealtime();
+// Whether the kernel lets a thread of this process run at SCHED_FIFO, tried on a thread of its
+// own (which is then put back): what RealtimeSection should find.
+bool KernelAllowsRealtime();
 
 // A listening TCP socket on 127.0.0.1:port (SO_REUSEADDR like Redis). -1 when it cannot bind.
 int ListenOn(int port);
