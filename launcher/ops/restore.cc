@@ -251,10 +251,16 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
   if (auto marked = marker.Write(); !marked.ok()) {
     return marked.error();
   }
-  // A placed load is checked shard by shard as it loads (restore_placed.h); a copy at the end,
-  // against what left the primaries by expiry or eviction meanwhile.
+  // Counted at the end against what left the primaries by expiry or eviction meanwhile: a copy
+  // from the counters before it, a placed load from its primaries' start (their counters begin
+  // with the process that loaded the file). A placed load is also checked shard by shard as it
+  // loads (restore_placed.h), but a primary that restarted after its load (killed, and back
+  // empty) would otherwise pass as restored.
   CopiedKeys copied;
-  if (!placement.ok()) {
+  if (placement.ok()) {
+    copied.before = KeyDepartures{.expired = std::vector<uint64_t>(serving->primaries.size(), 0),
+                                  .evicted = std::vector<uint64_t>(serving->primaries.size(), 0)};
+  } else {
     auto before = ReadKeyDepartures(target->access, serving->primaries);
     if (!before.ok()) return before.error();
     copied.before = std::move(before).value();
@@ -263,6 +269,7 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
       placement.ok()
           ? LoadInPlace(request, *target, *serving, local, *manifest, placement, report)
           : CopyFromScratchServers(request, *target, *serving, *manifest, report, copied);
+  if (placement.ok()) copied.keys = report.keys;
   if (failure && failure->message().starts_with("usage: ")) {
     // Not the environment's (files that do not match their manifest): a run again would do the
     // same, so no marker invites one; what was loaded stays (keys are never deleted here).

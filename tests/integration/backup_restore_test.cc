@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "common/slots.h"
 #include "launcher/os/files.h"
@@ -113,6 +114,32 @@ class BackupRestoreTest : public ShardctlTest {
     ExpectSameKeyspace(midway.before, ReadKeyspace(Ports(base_port() + 20, 3)));
     EXPECT_FALSE(fs::exists(state_root() / "target" / "restore-scratch"));
     DownOther("target");
+  }
+  // "same": 3 primaries with a replica each, on base+20 onward; their ports by role.
+  void UpSameWithReplicas(std::vector<int>& primaries, std::vector<int>& replicas) {
+    auto up = UpOther("same", 3, {"--replicas", "1"});
+    ASSERT_EQ(up.exit_code, 0) << up.Describe();
+    ASSERT_NO_FATAL_FAILURE(SplitByRole(Ports(base_port() + 20, 6), primaries, replicas));
+    ASSERT_EQ(replicas.size(), 3u);
+  }
+  // The placed restore of `dir` into "same" run again after a cut-short or failed run: resumed,
+  // every file placed again, every key equal on the primaries and on the replicas (no longer held
+  // from failing over), the marker gone; then "same" is taken down.
+  void ExpectThePlacedRunAgainFinishes(const fs::path& dir,
+                                       const std::map<std::string, KeyValue>& before,
+                                       const std::vector<int>& primaries,
+                                       const std::vector<int>& replicas) {
+    auto again = OnOther("same", {"restore", "--from", dir.string(), "--json"});
+    ASSERT_EQ(again.exit_code, 0) << again.Describe();
+    const json report = Json(again);
+    EXPECT_TRUE(report.value("resumed", false)) << report.dump(2);
+    EXPECT_EQ(report.value("method", ""), "placed");
+    EXPECT_EQ(report.value("keys_after", 0u), before.size());
+    ExpectSameKeyspace(before, ReadKeyspace(primaries));
+    EXPECT_EQ(KeysAt(replicas), static_cast<long long>(before.size()));
+    for (int port : replicas) EXPECT_FALSE(FailoverHeld(port)) << port;
+    EXPECT_FALSE(fs::exists(state_root() / "same" / "restore.json"));
+    DownOther("same");
   }
   // A backup of this test's 3-primary deployment holding every type; returns its directory.
   fs::path BackupOfEveryType(std::map<std::string, KeyValue>& keyspace) {
@@ -352,12 +379,9 @@ TEST_F(BackupRestoreTest, APlacedBackupWhoseKeysHaveAllExpiredRestoresEmpty) {
 TEST_F(BackupRestoreTest, APlacedRestoreKilledMidwayFinishesWhenRunAgain) {
   std::map<std::string, KeyValue> before;
   const fs::path dir = BackupOfEveryType(before);
-  ASSERT_EQ(UpOther("same", 3, {"--replicas", "1"}).exit_code, 0);
-  const auto ports = Ports(base_port() + 20, 6);
   std::vector<int> primaries;
   std::vector<int> replicas;
-  ASSERT_NO_FATAL_FAILURE(SplitByRole(ports, primaries, replicas));
-  ASSERT_EQ(replicas.size(), 3u);
+  ASSERT_NO_FATAL_FAILURE(UpSameWithReplicas(primaries, replicas));
   BackgroundCommand restore({ShardctlBinary(), "restore", "--from", dir.string(), "--name", "same",
                              "--state-dir", state_root().string()},
                             scratch_dir() / "restore.out", scratch_dir() / "restore.err");
@@ -381,17 +405,65 @@ TEST_F(BackupRestoreTest, APlacedRestoreKilledMidwayFinishesWhenRunAgain) {
     EXPECT_TRUE(fs::exists(state_root() / "same" / "restore.json")) << "the marker went";
   }
 
-  auto again = OnOther("same", {"restore", "--from", dir.string(), "--json"});
-  ASSERT_EQ(again.exit_code, 0) << again.Describe();
-  const json report = Json(again);
-  EXPECT_TRUE(report.value("resumed", false)) << report.dump(2);
-  EXPECT_EQ(report.value("method", ""), "placed");
-  EXPECT_EQ(report.value("keys_after", 0u), before.size());
-  ExpectSameKeyspace(before, ReadKeyspace(primaries));
-  EXPECT_EQ(KeysAt(replicas), static_cast<long long>(before.size()));
-  for (int port : replicas) EXPECT_FALSE(FailoverHeld(port)) << port;
-  EXPECT_FALSE(fs::exists(state_root() / "same" / "restore.json"));
-  DownOther("same");
+  ExpectThePlacedRunAgainFinishes(dir, before, primaries, replicas);
+}
+
+// A primary that loses its keys after its placed load was counted (killed and back empty, as a
+// sweep did; here FLUSHALL, while the restore waits for the replicas it holds stopped) is not
+// reported restored: exit 1 with the count, the marker kept, and the run again places every file
+// again (before: exit 0, "restored", the marker gone and the run again refused).
+TEST_F(BackupRestoreTest, APlacedRestoreWhosePrimaryLosesItsKeysAfterTheLoadFails) {
+  std::map<std::string, KeyValue> before;
+  const fs::path dir = BackupOfEveryType(before);
+  std::vector<int> primaries;
+  std::vector<int> replicas;
+  ASSERT_NO_FATAL_FAILURE(UpSameWithReplicas(primaries, replicas));
+  std::vector<pid_t> replica_pids;
+  for (int shard = 0; shard < 6; ++shard) {
+    const std::string pid_file =
+        ReadFileText(state_root() / "same" / "shards" / std::to_string(shard) / "pid");
+    const pid_t pid = std::atoi(pid_file.c_str());
+    if (std::find(replicas.begin(), replicas.end(), base_port() + 20 + shard) != replicas.end()) {
+      replica_pids.push_back(pid);
+    }
+  }
+  ASSERT_EQ(replica_pids.size(), 3u);
+  BackgroundCommand restore({ShardctlBinary(), "restore", "--from", dir.string(), "--name", "same",
+                             "--state-dir", state_root().string()},
+                            scratch_dir() / "restore.out", scratch_dir() / "restore.err");
+  // Held (no failover), then stopped: the restore loads every primary, counts each load, and
+  // waits for the replicas to resync.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return std::all_of(replicas.begin(), replicas.end(),
+                           [&](int port) { return FailoverHeld(port); });
+      },
+      60s, 1ms))
+      << "the restore never held the replicas";
+  for (pid_t pid : replica_pids) ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  const bool loaded = WaitUntil(
+      [&] { return KeysAt(primaries) == static_cast<long long>(before.size()); }, 60s, 10ms);
+  std::this_thread::sleep_for(2s);  // the restore counts each load as it serves
+  const long long flushed = KeysAt({primaries.front()});
+  const bool flushed_ok =
+      RunCommand({"redis-cli", "-p", std::to_string(primaries.front()), "FLUSHALL"}, 10s)
+          .exit_code == 0;
+  for (pid_t pid : replica_pids) ::kill(pid, SIGCONT);
+  ASSERT_TRUE(loaded) << ReadFileText(scratch_dir() / "restore.err");
+  ASSERT_TRUE(flushed_ok);
+  ASSERT_GT(flushed, 0);
+  EXPECT_EQ(restore.WaitForExit(120s), std::optional<int>(1));
+  const long long held = KeysAt(primaries);
+  EXPECT_EQ(held, static_cast<long long>(before.size()) - flushed);
+  const std::string err = ReadFileText(scratch_dir() / "restore.err");
+  EXPECT_NE(err.find("but the deployment holds " + std::to_string(held) +
+                     ": keys were lost while it ran"),
+            std::string::npos)
+      << err;
+  EXPECT_TRUE(fs::exists(state_root() / "same" / "restore.json")) << "the marker went";
+
+  ExpectThePlacedRunAgainFinishes(dir, before, primaries, replicas);
+  EXPECT_EQ(KeysAt(Ports(base_port(), 3)), static_cast<long long>(before.size()));
 }
 
 TEST_F(BackupRestoreTest, RefusesWithoutChangingAnything) {
