@@ -144,21 +144,31 @@ struct Clear {
   ServingCluster serving;
 };
 
+// The atomic slot migrations the serving cluster's primaries list.
+Result<AtomicMigrations> AtomicMigrationsOf(const Target& target) {
+  auto serving = ReadServingCluster(target.access, target.deployment->plan);
+  if (!serving.ok()) return serving.error();
+  auto control = ConnectPrimaries(target.access, serving->primaries);
+  if (!control.ok()) return control.error();
+  return SeeAtomicMigrations(*control);
+}
+
 // The migrations are looked for before the locks are taken: a backup waiting one out must not
 // hold the data lock every second against a restore or scale started meanwhile. One that starts
 // after this look is found by the cut's own (Backup).
 Outcome<Clear> TryClear(const Spec& spec) {
   auto target = LoadTarget(spec, {});
   if (!target.ok()) return target.error();
-  {
-    auto serving = ReadServingCluster(target->access, target->deployment->plan);
-    if (!serving.ok()) return serving.error();
-    auto control = ConnectPrimaries(target->access, serving->primaries);
-    if (!control.ok()) return control.error();
-    auto migrations = SeeAtomicMigrations(*control);
-    if (!migrations.ok()) return migrations.error();
-    if (!migrations->unfinished.empty()) return MigrationUnderWay(*migrations);
+  auto migrations = AtomicMigrationsOf(*target);
+  if (!migrations.ok()) {
+    // A command holding the data (a placed restore restarts every primary) leaves the cluster
+    // failing meanwhile: its refusal then, which --wait waits out, not a failure of ours.
+    if (auto data = DataLock::Take(target->dir, "backup"); !data.ok()) {
+      return Classify(data.error());
+    }
+    return migrations.error();
   }
+  if (!migrations->unfinished.empty()) return MigrationUnderWay(*migrations);
   auto data = DataLock::Take(target->dir, "backup");
   if (!data.ok()) return Classify(data.error());
   auto snapshots = DataLock::Take(target->dir, "backup", DataLock::Kind::kSnapshots);

@@ -466,6 +466,36 @@ TEST_F(BackupRestoreTest, APlacedRestoreWhosePrimaryLosesItsKeysAfterTheLoadFail
   EXPECT_EQ(KeysAt(Ports(base_port(), 3)), static_cast<long long>(before.size()));
 }
 
+// `backup --wait` while a placed restore restarts every primary waits for the restore (whose
+// cluster fails meanwhile) and then backs up every key (before: exit 1 at once, "the cluster is
+// fail", found by a sweep: a backup from cron meeting a restore failed).
+TEST_F(BackupRestoreTest, ABackupWithWaitWaitsForAPlacedRestore) {
+  std::map<std::string, KeyValue> before;
+  const fs::path dir = BackupOfEveryType(before);
+  ASSERT_EQ(UpOther("same", 3).exit_code, 0);
+  const std::vector<int> ports = Ports(base_port() + 20, 3);
+  BackgroundCommand restore({ShardctlBinary(), "restore", "--from", dir.string(), "--name", "same",
+                             "--state-dir", state_root().string()},
+                            scratch_dir() / "restore.out", scratch_dir() / "restore.err");
+  const bool failing = WaitUntil(
+      [&] {
+        return std::any_of(ports.begin(), ports.end(), [](int port) {
+          auto info = QueryRedis(port, {"CLUSTER", "INFO"});
+          return !info || info->text.find("cluster_state:ok") == std::string::npos;
+        });
+      },
+      60s, 1ms);
+  ASSERT_TRUE(failing) << "the restore never restarted a primary";
+  const fs::path second = scratch_dir() / "second";
+  auto backup = OnOther("same", {"backup", "--to", second.string(), "--wait", "2m", "--json"});
+  EXPECT_EQ(backup.exit_code, 0) << backup.Describe();
+  EXPECT_EQ(Json(backup).value("keys", 0u), before.size()) << backup.Describe();
+  EXPECT_EQ(restore.WaitForExit(120s), std::optional<int>(0))
+      << ReadFileText(scratch_dir() / "restore.err");
+  EXPECT_EQ(KeysAt(ports), static_cast<long long>(before.size()));
+  DownOther("same");
+}
+
 TEST_F(BackupRestoreTest, RefusesWithoutChangingAnything) {
   std::map<std::string, KeyValue> before;
   const fs::path dir = BackupOfEveryType(before);
