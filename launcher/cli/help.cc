@@ -308,8 +308,8 @@ placed.
 
 Interrupted (Ctrl-C, a crash), run the same command again: it loads or copies every key again
 (none twice) and finishes.
-A copy ends by counting the deployment: fewer keys than it copied (less those that expired
-meanwhile) fails it with both numbers, and the run again puts them back.
+A restore ends by counting the deployment: fewer keys than it copied or loaded (less those that
+expired meanwhile) fails it with both numbers, and the run again puts them back.
 
 {options}
 {options deployment}

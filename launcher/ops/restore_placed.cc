@@ -233,9 +233,10 @@ Outcome<PlacedRestore> RestoreByPlacing(const Target& target, const common::Slot
                    std::to_string(*outside) + " keys of slots it does not serve from " +
                    manifest.files[k].file +
                    ": the backup's files do not match its manifest's slot map (an edited "
-                   "manifest, or a backup taken while slots moved); restore it into a new "
-                   "deployment with another shard count, which copies each key to its slot's "
-                   "owner");
+                   "manifest, or a backup taken while slots moved), and this deployment now "
+                   "holds them where no client is sent (shardctl down --purge it); restore the "
+                   "backup into a new deployment with another shard count, which copies each key "
+                   "to its slot's owner");
     }
   }
   auto replica_keys = WaitForReplicas(target.access, replicas);
