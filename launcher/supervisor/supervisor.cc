@@ -154,6 +154,15 @@ bool Supervisor::HandOverPrimary(const ShardSlot& slot, FailoverMode mode) {
   // comes back empty or with its last snapshot, so any replica's copy is worth as much.
   const bool files_hold_everything = deployment_.durability.persistence == Persistence::kAof;
   for (const auto& replica : replicas) {
+    if (mode == FailoverMode::kTakeover && FailoverHeldAt(replica)) {
+      // A placed restore holds the replicas of the primaries it loads, which have not resynced
+      // yet: promoted, one would bring back what the primary held before the restore.
+      log_->warn(
+          "the replica at {} is not promoted: it is held from failing over "
+          "(cluster-replica-no-failover yes)",
+          replica.ToString());
+      continue;
+    }
     if (mode == FailoverMode::kTakeover && files_hold_everything) {
       if (auto why = WhyNotPromotableAt(replica)) {
         log_->warn("the replica at {} is not promoted: {}", replica.ToString(), *why);
@@ -227,6 +236,14 @@ std::optional<std::string> Supervisor::WhyNotPromotableAt(const common::Endpoint
                               : Result<std::string>(connection.error());
   if (!info.ok()) return "it did not answer INFO replication: " + info.error().message();
   return WhyNotPromotable(*info);
+}
+
+bool Supervisor::FailoverHeldAt(const common::Endpoint& replica) const {
+  auto connection = RedisConnection::Connect(*access_.Current(), replica.host, replica.port,
+                                             std::chrono::milliseconds(300));
+  auto setting = connection.ok() ? connection->Run({"CONFIG", "GET", "cluster-replica-no-failover"})
+                                 : Result<std::string>(connection.error());
+  return setting.ok() && setting->ends_with("\nyes");  // "cluster-replica-no-failover\nyes"
 }
 
 bool Supervisor::HasPromotableReplica(const PeerView& view) const {

@@ -88,6 +88,10 @@ class Supervisor {
   // Why the replica at `replica` may not take its primary's place (WhyNotPromotable, or that it
   // did not answer INFO), or nullopt when it may.
   std::optional<std::string> WhyNotPromotableAt(const common::Endpoint& replica) const;
+  // True when the replica at `replica` is held from failing over (cluster-replica-no-failover
+  // yes: a placed restore holds its primaries' replicas so, or an operator did): the supervisor
+  // does not promote it either.
+  bool FailoverHeldAt(const common::Endpoint& replica) const;
   // Whether one of the replicas of the primary in `view` may take its place.
   bool HasPromotableReplica(const PeerView& view) const;
 

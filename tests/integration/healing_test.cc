@@ -230,6 +230,31 @@ TEST_F(HealingTest, AStoppedPrimaryWhoseReplicaHasNotSyncedIsNotKilledWhenMarked
   EXPECT_NE(log.find("none that has finished a sync with it"), std::string::npos) << log;
 }
 
+// A replica held from failing over (cluster-replica-no-failover yes) is not promoted by the
+// supervisor when its primary dies: the primary comes back with its own files. A placed restore
+// holds its primaries' replicas so until they have resynced; a sweep saw the supervisor promote
+// such a replica, empty, over a primary killed just after loading its file.
+TEST_F(HealingTest, AReplicaHeldFromFailingOverIsNotPromotedWhenItsPrimaryDies) {
+  UpHealthy(3, {"--replicas", "1", "--persistence", "rdb"});
+  ASSERT_FALSE(HasFailure());
+  WriteKeys(300);
+  const auto before = KeysOnPrimaries();
+  auto saved = QueryRedis(base_port(), {"SAVE"});
+  ASSERT_TRUE(saved && saved->text == "OK");
+  const int replica_port = Status()["shards"][3]["port"].get<int>();  // shard 3 replicates 0
+  auto held = QueryRedis(replica_port, {"CONFIG", "SET", "cluster-replica-no-failover", "yes"});
+  ASSERT_TRUE(held && held->text == "OK");
+  const pid_t old_pid = PidOf(0);
+  ASSERT_EQ(kill(old_pid, SIGKILL), 0);
+  WaitForRecovery(0, old_pid, 6, Clock::now());
+  auto role = QueryRedis(replica_port, {"ROLE"});
+  ASSERT_TRUE(role && !role->elements.empty());
+  EXPECT_EQ(role->elements[0].text, "slave") << "the held replica was promoted";
+  EXPECT_EQ(KeysOnPrimaries(), before) << "keys were lost";
+  const std::string log = ReadFileText(deployment_dir() / "supervisor.log");
+  EXPECT_NE(log.find("is held from failing over"), std::string::npos) << log;
+}
+
 // Without persistence a crashed shard starts empty. A snapshot `restart` carried and left in the
 // shard's directory (the command, or the supervisor, killed after its SAVE: found by a sweep with
 // kill -9 and SIGHUP) used to be loaded at the next crash: acknowledged writes reverted, deleted
