@@ -163,7 +163,8 @@ Outcome<Clear> TryClear(const Spec& spec) {
   if (!migrations.ok()) {
     // A command holding the data (a placed restore restarts every primary) leaves the cluster
     // failing meanwhile: its refusal then, which --wait waits out, not a failure of ours.
-    if (auto data = DataLock::Take(target->dir, "backup"); !data.ok()) {
+    auto data = DataLock::Take(target->dir, "backup");
+    if (!data.ok() && data.error().message().starts_with("usage: ")) {
       return Classify(data.error());
     }
     return migrations.error();

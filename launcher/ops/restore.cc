@@ -25,6 +25,7 @@ namespace shardctl::launcher {
 namespace {
 
 using common::Error;
+using common::Result;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
@@ -204,6 +205,18 @@ Placement ChooseMethod(const Target& target, const ServingCluster& serving,
   return PlanPlacement(file_slots, primary_slots);
 }
 
+// What the end count (ResumeMarker::End) sets against what left the primaries by expiry or
+// eviction meanwhile: for a copy the counters before it, for a placed load zero (each primary's
+// counters begin with the process that loaded its file). A placed load is also checked shard by
+// shard as it loads (restore_placed.h), but a primary that restarted after its load (killed, and
+// back empty) would otherwise pass as restored.
+Result<KeyDepartures> DeparturesBefore(const Target& target, const ServingCluster& serving,
+                                       bool placed) {
+  if (!placed) return ReadKeyDepartures(target.access, serving.primaries);
+  return KeyDepartures{.expired = std::vector<uint64_t>(serving.primaries.size(), 0),
+                       .evicted = std::vector<uint64_t>(serving.primaries.size(), 0)};
+}
+
 }  // namespace
 
 Outcome<RestoreReport> Restore(const RestoreRequest& request) {
@@ -251,20 +264,9 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
   if (auto marked = marker.Write(); !marked.ok()) {
     return marked.error();
   }
-  // Counted at the end against what left the primaries by expiry or eviction meanwhile: a copy
-  // from the counters before it, a placed load from its primaries' start (their counters begin
-  // with the process that loaded the file). A placed load is also checked shard by shard as it
-  // loads (restore_placed.h), but a primary that restarted after its load (killed, and back
-  // empty) would otherwise pass as restored.
-  CopiedKeys copied;
-  if (placement.ok()) {
-    copied.before = KeyDepartures{.expired = std::vector<uint64_t>(serving->primaries.size(), 0),
-                                  .evicted = std::vector<uint64_t>(serving->primaries.size(), 0)};
-  } else {
-    auto before = ReadKeyDepartures(target->access, serving->primaries);
-    if (!before.ok()) return before.error();
-    copied.before = std::move(before).value();
-  }
+  auto baseline = DeparturesBefore(*target, *serving, placement.ok());
+  if (!baseline.ok()) return baseline.error();
+  CopiedKeys copied{.keys = 0, .before = std::move(baseline).value()};
   const std::optional<Error> failure =
       placement.ok()
           ? LoadInPlace(request, *target, *serving, local, *manifest, placement, report)

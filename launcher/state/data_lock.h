@@ -29,7 +29,8 @@ class DataLock {
   // Takes the lock for `command` ("restore", "import", ...), or says who holds it.
   static common::Result<DataLock> Take(const DeploymentDir& dir, std::string_view command,
                                        Kind kind = Kind::kData);
-  // Who holds it now, as the file names them ("pid 42, shardctl rebalance"); "" when unknown.
+  // Who holds it now, as the file names them ("pid 42, shardctl rebalance"); "" when nobody does
+  // (by /proc/locks) or the note names no live process.
   static std::string HolderOf(const DeploymentDir& dir, Kind kind = Kind::kData);
   DataLock(DataLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
   DataLock& operator=(DataLock&& other) noexcept;

@@ -154,12 +154,10 @@ bool Supervisor::HandOverPrimary(const ShardSlot& slot, FailoverMode mode) {
   // comes back empty or with its last snapshot, so any replica's copy is worth as much.
   const bool files_hold_everything = deployment_.durability.persistence == Persistence::kAof;
   for (const auto& replica : replicas) {
-    if (mode == FailoverMode::kTakeover && FailoverHeldAt(replica)) {
-      // A placed restore holds the replicas of the primaries it loads, which have not resynced
-      // yet: promoted, one would bring back what the primary held before the restore.
+    if (mode == FailoverMode::kTakeover && HeldByARestore(replica)) {
       log_->warn(
-          "the replica at {} is not promoted: it is held from failing over "
-          "(cluster-replica-no-failover yes)",
+          "the replica at {} is not promoted: a placed restore holds it from failing over "
+          "until it has resynced from its primary's new data",
           replica.ToString());
       continue;
     }
@@ -238,7 +236,13 @@ std::optional<std::string> Supervisor::WhyNotPromotableAt(const common::Endpoint
   return WhyNotPromotable(*info);
 }
 
-bool Supervisor::FailoverHeldAt(const common::Endpoint& replica) const {
+bool Supervisor::HeldByARestore(const common::Endpoint& replica) const {
+  // Only while the restore runs: a setting left by a killed restore, or set by hand, does not
+  // keep a replica's copy from replacing a dead primary that would come back empty.
+  if (DataLock::HolderOf(dir_, DataLock::Kind::kRestarts).find("shardctl restore") ==
+      std::string::npos) {
+    return false;
+  }
   auto connection = RedisConnection::Connect(*access_.Current(), replica.host, replica.port,
                                              std::chrono::milliseconds(300));
   auto setting = connection.ok() ? connection->Run({"CONFIG", "GET", "cluster-replica-no-failover"})
@@ -249,7 +253,7 @@ bool Supervisor::FailoverHeldAt(const common::Endpoint& replica) const {
 bool Supervisor::HasPromotableReplica(const PeerView& view) const {
   const auto replicas = ReplicaEndpoints(view.nodes, view.me.id, deployment_.plan.bind);
   return std::any_of(replicas.begin(), replicas.end(), [&](const common::Endpoint& replica) {
-    return !WhyNotPromotableAt(replica).has_value();
+    return !HeldByARestore(replica) && !WhyNotPromotableAt(replica).has_value();
   });
 }
 

@@ -88,10 +88,11 @@ class Supervisor {
   // Why the replica at `replica` may not take its primary's place (WhyNotPromotable, or that it
   // did not answer INFO), or nullopt when it may.
   std::optional<std::string> WhyNotPromotableAt(const common::Endpoint& replica) const;
-  // True when the replica at `replica` is held from failing over (cluster-replica-no-failover
-  // yes: a placed restore holds its primaries' replicas so, or an operator did): the supervisor
-  // does not promote it either.
-  bool FailoverHeldAt(const common::Endpoint& replica) const;
+  // True while a placed restore runs (it holds the restart lock) and holds the replica at
+  // `replica` from failing over (cluster-replica-no-failover yes): the replica has not resynced
+  // from its primary's newly loaded data, so promoted it would bring back what the primary held
+  // before the restore. Neither the takeover nor the kill of a silent primary counts on it.
+  bool HeldByARestore(const common::Endpoint& replica) const;
   // Whether one of the replicas of the primary in `view` may take its place.
   bool HasPromotableReplica(const PeerView& view) const;
 

@@ -16,6 +16,7 @@
 #include "common/slots.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
+#include "launcher/state/data_lock.h"
 #include "tests/integration/harness.h"
 
 namespace shardctl::integration {
@@ -230,29 +231,45 @@ TEST_F(HealingTest, AStoppedPrimaryWhoseReplicaHasNotSyncedIsNotKilledWhenMarked
   EXPECT_NE(log.find("none that has finished a sync with it"), std::string::npos) << log;
 }
 
-// A replica held from failing over (cluster-replica-no-failover yes) is not promoted by the
-// supervisor when its primary dies: the primary comes back with its own files. A placed restore
-// holds its primaries' replicas so until they have resynced; a sweep saw the supervisor promote
-// such a replica, empty, over a primary killed just after loading its file.
-TEST_F(HealingTest, AReplicaHeldFromFailingOverIsNotPromotedWhenItsPrimaryDies) {
+// A replica a placed restore holds from failing over (cluster-replica-no-failover yes, while the
+// restore holds the restart lock) is not promoted when its primary dies: it has not resynced
+// from the primary's new data, and the primary comes back with its own files (a sweep saw an
+// empty replica take the slots of a primary killed just after its placed load). The same setting
+// without a restore running (left by a killed one, or set by hand) does not stop the takeover:
+// the replica's copy is worth more than a primary that may come back empty.
+TEST_F(HealingTest, AReplicaARestoreHoldsIsNotPromotedWhenItsPrimaryDies) {
   UpHealthy(3, {"--replicas", "1", "--persistence", "rdb"});
   ASSERT_FALSE(HasFailure());
   WriteKeys(300);
   const auto before = KeysOnPrimaries();
+  const int replica_port = Status()["shards"][3]["port"].get<int>();  // shard 3 replicates 0
+  auto role_of_replica = [&] {
+    auto role = QueryRedis(replica_port, {"ROLE"});
+    return role && !role->elements.empty() ? role->elements[0].text : std::string();
+  };
+  ASSERT_EQ(role_of_replica(), "slave");
   auto saved = QueryRedis(base_port(), {"SAVE"});
   ASSERT_TRUE(saved && saved->text == "OK");
-  const int replica_port = Status()["shards"][3]["port"].get<int>();  // shard 3 replicates 0
   auto held = QueryRedis(replica_port, {"CONFIG", "SET", "cluster-replica-no-failover", "yes"});
   ASSERT_TRUE(held && held->text == "OK");
+  {
+    const launcher::DeploymentDir dir(state_root(), name());
+    auto restoring = launcher::DataLock::Take(dir, "restore", launcher::DataLock::Kind::kRestarts);
+    ASSERT_TRUE(restoring.ok()) << restoring.error().message();
+    const pid_t old_pid = PidOf(0);
+    ASSERT_EQ(kill(old_pid, SIGKILL), 0);
+    WaitForRecovery(0, old_pid, 6, Clock::now());
+    EXPECT_EQ(role_of_replica(), "slave") << "the held replica was promoted";
+    EXPECT_EQ(KeysOnPrimaries(), before) << "keys were lost";
+    const std::string log = ReadFileText(deployment_dir() / "supervisor.log");
+    EXPECT_NE(log.find("a placed restore holds it from failing over"), std::string::npos) << log;
+  }
   const pid_t old_pid = PidOf(0);
   ASSERT_EQ(kill(old_pid, SIGKILL), 0);
   WaitForRecovery(0, old_pid, 6, Clock::now());
-  auto role = QueryRedis(replica_port, {"ROLE"});
-  ASSERT_TRUE(role && !role->elements.empty());
-  EXPECT_EQ(role->elements[0].text, "slave") << "the held replica was promoted";
-  EXPECT_EQ(KeysOnPrimaries(), before) << "keys were lost";
-  const std::string log = ReadFileText(deployment_dir() / "supervisor.log");
-  EXPECT_NE(log.find("is held from failing over"), std::string::npos) << log;
+  EXPECT_EQ(role_of_replica(), "master") << "no restore runs: the replica takes over\n"
+                                         << ReadFileText(deployment_dir() / "supervisor.log");
+  EXPECT_EQ(TotalKeys(KeysOnPrimaries()), TotalKeys(before)) << "keys were lost";
 }
 
 // Without persistence a crashed shard starts empty. A snapshot `restart` carried and left in the

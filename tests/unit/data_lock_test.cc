@@ -52,5 +52,25 @@ TEST(DataLockTest, OneHolderAtATimeNamedInTheRefusal) {
   std::filesystem::remove_all(root);
 }
 
+// HolderOf names a holder only while it holds the lock: its note stays in the file after it lets
+// go, and the holder (this process here) lives on. The supervisor asks it whether a restore runs.
+TEST(DataLockTest, HolderOfNamesOnlyAHolderThatStillHoldsIt) {
+  char pattern[] = "/tmp/data-lock-test.XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::filesystem::path root(pattern);
+  std::filesystem::create_directories(root / "it");
+  const DeploymentDir dir(root, "it");
+  EXPECT_EQ(DataLock::HolderOf(dir, DataLock::Kind::kRestarts), "");
+  {
+    auto held = DataLock::Take(dir, "restore", DataLock::Kind::kRestarts);
+    ASSERT_TRUE(held.ok()) << held.error().message();
+    EXPECT_EQ(DataLock::HolderOf(dir, DataLock::Kind::kRestarts),
+              "pid " + std::to_string(getpid()) + ", shardctl restore");
+    EXPECT_EQ(DataLock::HolderOf(dir), "") << "another kind's lock";
+  }
+  EXPECT_EQ(DataLock::HolderOf(dir, DataLock::Kind::kRestarts), "");
+  std::filesystem::remove_all(root);
+}
+
 }  // namespace
 }  // namespace shardctl::launcher
