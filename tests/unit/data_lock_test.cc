@@ -10,13 +10,20 @@
 namespace shardctl::launcher {
 namespace {
 
+// A fresh state root under /tmp holding deployment "it"'s directory.
+std::filesystem::path NewStateRoot() {
+  char pattern[] = "/tmp/data-lock-test.XXXXXX";
+  const char* made = mkdtemp(pattern);
+  EXPECT_NE(made, nullptr);
+  const std::filesystem::path root(made != nullptr ? made : "/tmp/data-lock-test.failed");
+  std::filesystem::create_directories(root / "it");
+  return root;
+}
+
 // flock() locks belong to an open file: a second Take(), even in the same process, is refused
 // while the first is held, and gets it once the first is gone.
 TEST(DataLockTest, OneHolderAtATimeNamedInTheRefusal) {
-  char pattern[] = "/tmp/data-lock-test.XXXXXX";
-  ASSERT_NE(mkdtemp(pattern), nullptr);
-  const std::filesystem::path root(pattern);
-  std::filesystem::create_directories(root / "it");
+  const std::filesystem::path root = NewStateRoot();
   const DeploymentDir dir(root, "it");
   {
     auto first = DataLock::Take(dir, "import --live");
@@ -55,10 +62,7 @@ TEST(DataLockTest, OneHolderAtATimeNamedInTheRefusal) {
 // HolderOf names a holder only while it holds the lock: its note stays in the file after it lets
 // go, and the holder (this process here) lives on. The supervisor asks it whether a restore runs.
 TEST(DataLockTest, HolderOfNamesOnlyAHolderThatStillHoldsIt) {
-  char pattern[] = "/tmp/data-lock-test.XXXXXX";
-  ASSERT_NE(mkdtemp(pattern), nullptr);
-  const std::filesystem::path root(pattern);
-  std::filesystem::create_directories(root / "it");
+  const std::filesystem::path root = NewStateRoot();
   const DeploymentDir dir(root, "it");
   EXPECT_EQ(DataLock::HolderOf(dir, DataLock::Kind::kRestarts), "");
   {
