@@ -115,9 +115,29 @@ class BackupRestoreTest : public ShardctlTest {
     EXPECT_FALSE(fs::exists(state_root() / "target" / "restore-scratch"));
     DownOther("target");
   }
+  // Field `field` of INFO `section` at `port` ("" when it did not answer or has none).
+  static std::string InfoField(int port, const std::string& section, const std::string& field) {
+    auto info = QueryRedis(port, {"INFO", section});
+    if (!info) return "";
+    const size_t at = info->text.find(field + ":");
+    if (at == std::string::npos) return "";
+    const size_t from = at + field.size() + 1;
+    return info->text.substr(from, info->text.find('\r', from) - from);
+  }
+  // How many times the server at `port` ran `command` ("cluster|countkeysinslot") since it
+  // started, by INFO commandstats; 0 when it did not answer.
+  static long long CallsOf(int port, const std::string& command) {
+    auto stats = QueryRedis(port, {"INFO", "commandstats"});
+    if (!stats) return 0;
+    const std::string field = "cmdstat_" + command + ":calls=";
+    const size_t at = stats->text.find(field);
+    return at == std::string::npos ? 0 : std::atoll(stats->text.c_str() + at + field.size());
+  }
   // "same": 3 primaries with a replica each, on base+20 onward; their ports by role.
-  void UpSameWithReplicas(std::vector<int>& primaries, std::vector<int>& replicas) {
-    auto up = UpOther("same", 3, {"--replicas", "1"});
+  void UpSameWithReplicas(std::vector<int>& primaries, std::vector<int>& replicas,
+                          std::vector<std::string> extra = {}) {
+    extra.insert(extra.begin(), {"--replicas", "1"});
+    auto up = UpOther("same", 3, extra);
     ASSERT_EQ(up.exit_code, 0) << up.Describe();
     ASSERT_NO_FATAL_FAILURE(SplitByRole(Ports(base_port() + 20, 6), primaries, replicas));
     ASSERT_EQ(replicas.size(), 3u);
@@ -417,7 +437,8 @@ TEST_F(BackupRestoreTest, APlacedRestoreWhosePrimaryLosesItsKeysAfterTheLoadFail
   const fs::path dir = BackupOfEveryType(before);
   std::vector<int> primaries;
   std::vector<int> replicas;
-  ASSERT_NO_FATAL_FAILURE(UpSameWithReplicas(primaries, replicas));
+  // The supervisor leaves the stopped replicas alone (they would be replaced as hung).
+  ASSERT_NO_FATAL_FAILURE(UpSameWithReplicas(primaries, replicas, {"--hang-grace", "5m"}));
   std::vector<pid_t> replica_pids;
   for (int shard = 0; shard < 6; ++shard) {
     const std::string pid_file =
@@ -428,6 +449,8 @@ TEST_F(BackupRestoreTest, APlacedRestoreWhosePrimaryLosesItsKeysAfterTheLoadFail
     }
   }
   ASSERT_EQ(replica_pids.size(), 3u);
+  std::vector<std::string> run_ids;  // each primary's process before the restore restarts it
+  for (int port : primaries) run_ids.push_back(InfoField(port, "server", "run_id"));
   BackgroundCommand restore({ShardctlBinary(), "restore", "--from", dir.string(), "--name", "same",
                              "--state-dir", state_root().string()},
                             scratch_dir() / "restore.out", scratch_dir() / "restore.err");
@@ -441,9 +464,20 @@ TEST_F(BackupRestoreTest, APlacedRestoreWhosePrimaryLosesItsKeysAfterTheLoadFail
       60s, 1ms))
       << "the restore never held the replicas";
   for (pid_t pid : replica_pids) ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  // Every load counted: the restore's DBSIZE once each restarted primary serves (nothing else
+  // asks a primary DBSIZE, and a new process's counters start at 0); after it, the restore waits
+  // for the whole cluster, stopped replicas included, to be healthy.
   const bool loaded = WaitUntil(
-      [&] { return KeysAt(primaries) == static_cast<long long>(before.size()); }, 60s, 10ms);
-  std::this_thread::sleep_for(2s);  // the restore counts each load as it serves
+      [&] {
+        for (size_t i = 0; i < primaries.size(); ++i) {
+          const std::string now = InfoField(primaries[i], "server", "run_id");
+          if (now.empty() || now == run_ids[i] || CallsOf(primaries[i], "dbsize") == 0) {
+            return false;
+          }
+        }
+        return true;
+      },
+      60s, 5ms);
   const long long flushed = KeysAt({primaries.front()});
   const bool flushed_ok =
       RunCommand({"redis-cli", "-p", std::to_string(primaries.front()), "FLUSHALL"}, 10s)
@@ -452,7 +486,8 @@ TEST_F(BackupRestoreTest, APlacedRestoreWhosePrimaryLosesItsKeysAfterTheLoadFail
   ASSERT_TRUE(loaded) << ReadFileText(scratch_dir() / "restore.err");
   ASSERT_TRUE(flushed_ok);
   ASSERT_GT(flushed, 0);
-  EXPECT_EQ(restore.WaitForExit(120s), std::optional<int>(1));
+  EXPECT_EQ(restore.WaitForExit(120s), std::optional<int>(1))
+      << ReadFileText(scratch_dir() / "restore.out") << ReadFileText(scratch_dir() / "restore.err");
   const long long held = KeysAt(primaries);
   EXPECT_EQ(held, static_cast<long long>(before.size()) - flushed);
   const std::string err = ReadFileText(scratch_dir() / "restore.err");
