@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/slots.h"
+#include "launcher/cluster/redis_client.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
 #include "launcher/state/data_lock.h"
@@ -115,23 +116,17 @@ class BackupRestoreTest : public ShardctlTest {
     EXPECT_FALSE(fs::exists(state_root() / "target" / "restore-scratch"));
     DownOther("target");
   }
-  // Field `field` of INFO `section` at `port` ("" when it did not answer or has none).
-  static std::string InfoField(int port, const std::string& section, const std::string& field) {
+  // Field `field` of INFO `section` at `port` ("" when it did not answer or has none), read as
+  // shardctl reads it (launcher::InfoField).
+  static std::string InfoFieldAt(int port, const std::string& section, const std::string& field) {
     auto info = QueryRedis(port, {"INFO", section});
-    if (!info) return "";
-    const size_t at = info->text.find(field + ":");
-    if (at == std::string::npos) return "";
-    const size_t from = at + field.size() + 1;
-    return info->text.substr(from, info->text.find('\r', from) - from);
+    return info ? launcher::InfoField(info->text, field) : "";
   }
-  // How many times the server at `port` ran `command` ("cluster|countkeysinslot") since it
-  // started, by INFO commandstats; 0 when it did not answer.
+  // How many times the server at `port` ran `command` ("dbsize") since it started, by INFO
+  // commandstats ("calls=3,usec=..."); 0 when it did not answer.
   static long long CallsOf(int port, const std::string& command) {
-    auto stats = QueryRedis(port, {"INFO", "commandstats"});
-    if (!stats) return 0;
-    const std::string field = "cmdstat_" + command + ":calls=";
-    const size_t at = stats->text.find(field);
-    return at == std::string::npos ? 0 : std::atoll(stats->text.c_str() + at + field.size());
+    const std::string stats = InfoFieldAt(port, "commandstats", "cmdstat_" + command);
+    return stats.starts_with("calls=") ? std::atoll(stats.c_str() + 6) : 0;
   }
   // "same": 3 primaries with a replica each, on base+20 onward; their ports by role.
   void UpSameWithReplicas(std::vector<int>& primaries, std::vector<int>& replicas,
@@ -450,7 +445,7 @@ TEST_F(BackupRestoreTest, APlacedRestoreWhosePrimaryLosesItsKeysAfterTheLoadFail
   }
   ASSERT_EQ(replica_pids.size(), 3u);
   std::vector<std::string> run_ids;  // each primary's process before the restore restarts it
-  for (int port : primaries) run_ids.push_back(InfoField(port, "server", "run_id"));
+  for (int port : primaries) run_ids.push_back(InfoFieldAt(port, "server", "run_id"));
   BackgroundCommand restore({ShardctlBinary(), "restore", "--from", dir.string(), "--name", "same",
                              "--state-dir", state_root().string()},
                             scratch_dir() / "restore.out", scratch_dir() / "restore.err");
@@ -470,7 +465,7 @@ TEST_F(BackupRestoreTest, APlacedRestoreWhosePrimaryLosesItsKeysAfterTheLoadFail
   const bool loaded = WaitUntil(
       [&] {
         for (size_t i = 0; i < primaries.size(); ++i) {
-          const std::string now = InfoField(primaries[i], "server", "run_id");
+          const std::string now = InfoFieldAt(primaries[i], "server", "run_id");
           if (now.empty() || now == run_ids[i] || CallsOf(primaries[i], "dbsize") == 0) {
             return false;
           }
