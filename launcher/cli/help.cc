@@ -298,8 +298,9 @@ constexpr const char* kRestore =
 
 Puts a backup's keys into this deployment, which must be empty (start one with shardctl up; any
 shard count, any engine that reads the backup's RDB format). First every file is checked against
-the manifest (size, SHA-256) and the format against the engine: any problem is one line, exit 2,
-nothing changed. Then, when the deployment has the backup's shape (each file's slots are one
+the manifest (size, SHA-256), the format against the engine, and each file read to its end by the
+deployment's engine as redis-check-rdb (a file it could not load would stop a shard at every
+start): any problem is one line, exit 2, nothing changed. Then, when the deployment has the backup's shape (each file's slots are one
 local primary's, no AOF, no slot moving at the cut), each primary restarts with its file as its
 snapshot, all at once, and its replicas resync from it ("placed"); otherwise each file is loaded
 by a scratch server of the deployment's engine on 127.0.0.1 and its keys go to the primaries

@@ -155,13 +155,26 @@ bool ReadsRdbFormat(const Engine& engine, const RdbFormat& format) {
   return format.version <= 11;
 }
 
+std::string ReadableRdbFormats(const Engine& engine) {
+  return WrittenRdbFormat(engine).ToString() +
+         (engine.kind == EngineKind::kValkey && engine.major >= 9 ? ", REDIS0011" : "") +
+         " and older";
+}
+
+std::string EnginesReading(const RdbFormat& format) {
+  if (format.valkey_signature) return "Valkey 9.0 or newer";
+  if (format.version <= 10) return "Redis or Valkey 7.0 or newer";
+  if (format.version == 11) return "Redis 7.2 or newer, or Valkey 7.2 or newer";
+  if (format.version == 12) return "Redis 7.4 or newer";
+  return "a Redis release that writes " + format.ToString();
+}
+
 std::string DataFormatProblem(const Engine& from, const Engine& to) {
   const RdbFormat written = WrittenRdbFormat(from);
   if (ReadsRdbFormat(to, written)) return "";
   return from.Name() + " " + from.version + " keeps its data in RDB format " + written.ToString() +
          ", which " + to.Name() + " " + to.version + " cannot load (it reads " +
-         WrittenRdbFormat(to).ToString() +
-         (to.kind == EngineKind::kValkey && to.major >= 9 ? " and REDIS0011" : "") + " and older)";
+         ReadableRdbFormats(to) + ")";
 }
 
 Result<bool> EngineHasTls(const std::filesystem::path& path) {

@@ -50,6 +50,14 @@ RdbFormat WrittenRdbFormat(const Engine& engine);
 // (rdb-version-check strict, its default); Valkey 8 and older read REDIS0011 and older.
 bool ReadsRdbFormat(const Engine& engine, const RdbFormat& format);
 
+// Pure: the formats `engine` loads, as a reader would list them ("VALKEY080, REDIS0011 and
+// older").
+std::string ReadableRdbFormats(const Engine& engine);
+
+// Pure: the engines that load `format` (those shardctl knows): "Redis 7.4 or newer" for
+// REDIS0012, Redis and Valkey alike for REDIS0011.
+std::string EnginesReading(const RdbFormat& format);
+
 // Pure: why data written by `from` cannot be loaded by `to` (a downgrade, or Valkey 9 to Redis),
 // or "" when it can.
 std::string DataFormatProblem(const Engine& from, const Engine& to);

@@ -1,6 +1,7 @@
 #include "launcher/ops/restore.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <fstream>
 #include <mutex>
@@ -13,6 +14,7 @@
 #include "launcher/cluster/key_copy.h"
 #include "launcher/cluster/rdb_snapshot.h"
 #include "launcher/engine/engine.h"
+#include "launcher/engine/rdb_check.h"
 #include "launcher/ops/restore_placed.h"
 #include "launcher/ops/resume_marker.h"
 #include "launcher/ops/scratch_server.h"
@@ -50,12 +52,57 @@ Outcome<bool> CheckFormats(const BackupManifest& manifest, const Engine& engine)
       return Failure::Usage(file.file + ": \"" + file.rdb_format + "\" is not an RDB format");
     }
     if (!ReadsRdbFormat(engine, *format)) {
-      return Failure::Usage("the backup is in RDB format " + file.rdb_format + ", which " +
-                            engine.Name() + " " + engine.version + " cannot load (it reads " +
-                            WrittenRdbFormat(engine).ToString() +
-                            " and older): restore into a deployment of " + manifest.engine + " " +
-                            manifest.engine_version + " or newer");
+      return Failure::Usage("the backup (" + manifest.engine + " " + manifest.engine_version +
+                            ") is in RDB format " + file.rdb_format + ", which " + engine.Name() +
+                            " " + engine.version + " cannot load (it reads " +
+                            ReadableRdbFormats(engine) + "): restore into a deployment of " +
+                            EnginesReading(*format));
     }
+  }
+  return true;
+}
+
+// Every file read to its end by the deployment's engine as its RDB checker (rdb_check.h), as
+// many at once as there are CPUs (a check holds one key at a time): a file that passes the
+// manifest's checks but would stop its shard, or a scratch server, in the middle of its load is
+// refused before anything is changed.
+Outcome<bool> CheckFilesLoad(const RestoreRequest& request, const BackupManifest& manifest,
+                             const Engine& engine) {
+  const std::string checker = engine.Name() + " " + engine.version;
+  if (request.on_progress) {
+    request.on_progress("checking that " + checker + " loads each of the " +
+                        std::to_string(manifest.files.size()) + " files");
+  }
+  std::vector<common::Result<std::string>> findings(manifest.files.size(), std::string());
+  std::atomic<size_t> next = 0;
+  auto check_files = [&] {
+    for (size_t k = next++; k < manifest.files.size(); k = next++) {
+      if (request.interrupted != nullptr && request.interrupted->load()) return;
+      findings[k] =
+          FindWhyRdbWouldNotLoad(engine, request.from / manifest.files[k].file, kLoadTimeout);
+    }
+  };
+  std::vector<std::thread> workers;
+  const size_t cpus = std::max(1u, std::thread::hardware_concurrency());
+  for (size_t i = 0; i < std::min(cpus, manifest.files.size()); ++i) {
+    workers.emplace_back(check_files);
+  }
+  for (auto& worker : workers) worker.join();
+  if (request.interrupted != nullptr && request.interrupted->load()) {
+    return Failure(Fault::kInterrupted,
+                   "restore stopped (Ctrl-C) while checking the files; nothing was changed");
+  }
+  for (size_t k = 0; k < findings.size(); ++k) {
+    const std::string file = (request.from / manifest.files[k].file).string();
+    if (!findings[k].ok()) {
+      return Failure(Fault::kRuntime, "checking " + file + ": " + findings[k].error().message() +
+                                          "; nothing was changed");
+    }
+    if (findings[k]->empty()) continue;
+    return Failure::Usage(file + ": " + checker + " cannot load it, " + *findings[k] +
+                          " (the file is damaged although its size and checksum match the "
+                          "manifest, or holds data this engine does not know); nothing was "
+                          "changed: restore another backup");
   }
   return true;
 }
@@ -251,6 +298,9 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
   const Placement placement = ChooseMethod(*target, *serving, *manifest, local);
   report.method = placement.ok() ? "placed" : "copied";
   report.why_copied = placement.why_not;
+  if (auto loads = CheckFilesLoad(request, *manifest, deployment.engine); !loads.ok()) {
+    return loads.error();
+  }
   if (request.dry_run) return report;
   // A placed load restarts the primaries: not while `restart` does (restart also takes the data
   // lock this restore holds, so it is refused anyway; taken before the marker, so a refusal

@@ -70,7 +70,7 @@ struct PreparedChild {
     int flags = fcntl(fd, F_GETFD);
     if (flags >= 0) fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
   }
-  execv(child.argv[0], child.argv.data());
+  execv(options.program.empty() ? child.argv[0] : options.program.c_str(), child.argv.data());
   ChildFail(error_fd, "exec");
 }
 
@@ -164,11 +164,12 @@ Result<ProcessId> SpawnPinned(const SpawnOptions& options) {
   return ProcessId{pid, *start};
 }
 
-Result<std::string> RunAndCapture(const std::vector<std::string>& argv,
-                                  std::chrono::milliseconds timeout) {
+Result<FinishedRun> RunToEnd(const std::vector<std::string>& argv,
+                             std::chrono::milliseconds timeout,
+                             const std::filesystem::path& program) {
   int out_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return Error(std::string("pipe: ") + strerror(errno));
-  SpawnOptions options{.argv = argv, .new_session = false, .keep_fds = {}};
+  SpawnOptions options{.argv = argv, .program = program, .new_session = false, .keep_fds = {}};
   options.output = "/proc/self/fd/" + std::to_string(out_pipe[1]);
   auto child = SpawnPinned(options);
   close(out_pipe[1]);
@@ -176,7 +177,7 @@ Result<std::string> RunAndCapture(const std::vector<std::string>& argv,
     close(out_pipe[0]);
     return child.error();
   }
-  std::string output;
+  FinishedRun run;
   auto deadline = std::chrono::steady_clock::now() + timeout;
   char buffer[4096];
   for (;;) {
@@ -192,15 +193,23 @@ Result<std::string> RunAndCapture(const std::vector<std::string>& argv,
     ssize_t n = read(out_pipe[0], buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    output.append(buffer, static_cast<size_t>(n));
+    run.output.append(buffer, static_cast<size_t>(n));
   }
   close(out_pipe[0]);
   int status = 0;
   waitpid(child->pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return Error(argv[0] + ": failed: " + output.substr(0, output.find('\n')));
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return run;
+}
+
+Result<std::string> RunAndCapture(const std::vector<std::string>& argv,
+                                  std::chrono::milliseconds timeout) {
+  auto run = RunToEnd(argv, timeout);
+  if (!run.ok()) return run.error();
+  if (run->exit_code != 0) {
+    return Error(argv[0] + ": failed: " + run->output.substr(0, run->output.find('\n')));
   }
-  return output;
+  return std::move(run->output);
 }
 
 std::optional<uint64_t> ProcessStartTime(pid_t pid) {

@@ -26,7 +26,8 @@ struct ProcessId {
 };
 
 struct SpawnOptions {
-  std::vector<std::string> argv;      // argv[0] is the executable's path
+  std::vector<std::string> argv;      // argv[0] is the executable's path, unless `program` is set
+  std::filesystem::path program;      // what to execute, when argv[0] is another name for it
   std::vector<int> cpus;              // empty: inherit the affinity
   std::optional<int> membind_node;    // bind memory allocations to this NUMA node
   std::filesystem::path output;       // stdout and stderr are appended here; empty: /dev/null
@@ -44,6 +45,20 @@ common::Result<ProcessId> SpawnPinned(const SpawnOptions& options);
 // (it is killed) or exits non-zero (the message includes the output's first line).
 common::Result<std::string> RunAndCapture(const std::vector<std::string>& argv,
                                           std::chrono::milliseconds timeout);
+
+// How a program run to its end ended: its exit code (128 + the signal when a signal ended it)
+// and its stdout and stderr together.
+struct FinishedRun {
+  int exit_code = 0;
+  std::string output;
+};
+
+// Runs argv to completion; errors only when it cannot start or exceeds `timeout` (it is killed).
+// `program`, when given, is executed with argv[0] as its name (a multi-call binary choosing what
+// to be).
+common::Result<FinishedRun> RunToEnd(const std::vector<std::string>& argv,
+                                     std::chrono::milliseconds timeout,
+                                     const std::filesystem::path& program = {});
 
 // The start time of `pid`, or nullopt when no such process exists (or it is a zombie).
 std::optional<uint64_t> ProcessStartTime(pid_t pid);

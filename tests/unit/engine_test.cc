@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "launcher/engine/rdb_check.h"
 #include "launcher/engine/slot_counters.h"
 
 namespace shardctl::launcher {
@@ -374,10 +375,52 @@ TEST(RdbFormatTest, WhichEngineChangesKeepTheData) {
             "(it reads REDIS0010 and older)");
   EXPECT_EQ(DataFormatProblem(redis8, valkey9),
             "redis 8.2.3 keeps its data in RDB format REDIS0012, which valkey 9.1.2 cannot load "
-            "(it reads VALKEY080 and REDIS0011 and older)");
+            "(it reads VALKEY080, REDIS0011 and older)");
   EXPECT_NE(DataFormatProblem(valkey9, redis7), "");
   EXPECT_NE(DataFormatProblem(valkey9, redis8), "") << "Redis cannot read a VALKEY signature";
   EXPECT_NE(DataFormatProblem(valkey9, valkey8), "");
+}
+
+// Whom a refusal sends the operator to: every engine that loads the format, Redis and Valkey alike
+// (a Valkey backup sent as REDIS0011 loads in Redis 8.2).
+TEST(RdbFormatTest, NamesEveryEngineThatLoadsAFormat) {
+  EXPECT_EQ(EnginesReading({false, 10}), "Redis or Valkey 7.0 or newer");
+  EXPECT_EQ(EnginesReading({false, 11}), "Redis 7.2 or newer, or Valkey 7.2 or newer");
+  EXPECT_EQ(EnginesReading({false, 12}), "Redis 7.4 or newer");
+  EXPECT_EQ(EnginesReading({true, 80}), "Valkey 9.0 or newer");
+  EXPECT_EQ(EnginesReading({false, 13}), "a Redis release that writes REDIS0013");
+  // Each named engine does load it, by ReadsRdbFormat.
+  EXPECT_TRUE(ReadsRdbFormat(Version(EngineKind::kRedis, "8.2.3"), {false, 11}));
+  EXPECT_TRUE(ReadsRdbFormat(Version(EngineKind::kValkey, "8.1.1"), {false, 11}));
+  EXPECT_TRUE(ReadsRdbFormat(Version(EngineKind::kRedis, "7.4.0"), {false, 12}));
+  EXPECT_FALSE(ReadsRdbFormat(Version(EngineKind::kValkey, "9.1.2"), {false, 12}));
+  EXPECT_EQ(ReadableRdbFormats(Version(EngineKind::kValkey, "9.1.2")),
+            "VALKEY080, REDIS0011 and older");
+  EXPECT_EQ(ReadableRdbFormats(Version(EngineKind::kRedis, "7.0.15")), "REDIS0010 and older");
+}
+
+// The checker's words as Valkey 9.1 and Redis 7.0 print them on a file cut short.
+TEST(RdbCheckFindingTest, NamesTheErrorItsOffsetAndTheKeyBeingRead) {
+  const std::string valkey =
+      "[offset 0] Checking RDB file /tmp/half.rdb\n"
+      "[offset 82] Selecting DB ID 0\n"
+      "--- RDB ERROR DETECTED ---\n"
+      "[offset 8388864] Unexpected EOF reading RDB file\n"
+      "[additional info] While doing: read-object-value\n"
+      "[additional info] Reading key 'k:87590'\n"
+      "[additional info] Reading type 0 (string)\n"
+      "[info] 250004 keys read\n";
+  EXPECT_EQ(RdbCheckFinding(valkey),
+            "at offset 8388864: Unexpected EOF reading RDB file (reading key 'k:87590')");
+  const std::string redis =
+      "[offset 0] Checking RDB file /tmp/half.rdb\n"
+      "--- RDB ERROR DETECTED ---\n"
+      "[offset 9] Wrong signature trying to load DB from file\n"
+      "[additional info] While doing: start\n";
+  EXPECT_EQ(RdbCheckFinding(redis), "at offset 9: Wrong signature trying to load DB from file");
+  EXPECT_EQ(RdbCheckFinding("--- RDB ERROR DETECTED ---\nsomething else\n"), "something else");
+  EXPECT_EQ(RdbCheckFinding("[offset 110] \\o/ RDB looks OK! \\o/\n"), "");
+  EXPECT_EQ(RdbCheckFinding("--- RDB ERROR DETECTED ---\n"), "");
 }
 
 }  // namespace
