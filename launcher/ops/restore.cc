@@ -321,7 +321,10 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
       placement.ok()
           ? LoadInPlace(request, *target, *serving, local, *manifest, placement, report)
           : CopyFromScratchServers(request, *target, *serving, *manifest, report, copied);
-  if (placement.ok()) copied.keys = report.keys;
+  if (placement.ok()) {
+    copied.keys = report.keys;
+    copied.how = "loaded";
+  }
   if (failure && failure->message().starts_with("usage: ")) {
     // Not the environment's (files that do not match their manifest): a run again would do the
     // same, so no marker invites one; what was loaded stays (keys are never deleted here).

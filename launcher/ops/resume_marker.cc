@@ -45,15 +45,16 @@ Outcome<uint64_t> ResumeMarker::End(const std::optional<common::Error>& failure,
     if (since.TotalEvicted() > 0) {
       return Failure(Fault::kRuntime,
                      command + ": the deployment evicted " + std::to_string(since.TotalEvicted()) +
-                         " keys while they were copied (its shards reached their maxmemory): "
-                         "what is copied does not fit; copy into a deployment with a larger "
-                         "--memory or --shard-memory");
+                         " keys while they were " + copied.how +
+                         " (its shards reached their maxmemory): what is " + copied.how +
+                         " does not fit; " + command +
+                         " into a deployment with a larger --memory or --shard-memory");
     }
     const uint64_t expired = std::min(copied.keys, since.TotalExpired());
     if (copied.keys > 0 && *keys < copied.keys - expired) {
       return Failure(
           Fault::kRuntime,
-          command + " copied " + std::to_string(copied.keys) + " keys" +
+          command + " " + copied.how + " " + std::to_string(copied.keys) + " keys" +
               (expired > 0 ? " (" + std::to_string(expired) + " have expired since)" : "") +
               ", but the deployment holds " + std::to_string(*keys) +
               ": keys were lost while it ran (a primary restarted without its data, "

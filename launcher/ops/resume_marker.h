@@ -24,6 +24,7 @@ namespace shardctl::launcher {
 struct CopiedKeys {
   uint64_t keys = 0;
   std::optional<KeyDepartures> before;
+  const char* how = "copied";  // how the keys went in, for the messages ("loaded": placed files)
 };
 
 class ResumeMarker {

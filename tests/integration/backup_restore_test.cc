@@ -490,7 +490,8 @@ TEST_F(BackupRestoreTest, APlacedRestoreWhosePrimaryLosesItsKeysAfterTheLoadFail
   const long long held = KeysAt(primaries);
   EXPECT_EQ(held, static_cast<long long>(before.size()) - flushed);
   const std::string err = ReadFileText(scratch_dir() / "restore.err");
-  EXPECT_NE(err.find("but the deployment holds " + std::to_string(held) +
+  EXPECT_NE(err.find("restore loaded " + std::to_string(before.size()) +
+                     " keys, but the deployment holds " + std::to_string(held) +
                      ": keys were lost while it ran"),
             std::string::npos)
       << err;
