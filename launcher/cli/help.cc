@@ -108,6 +108,11 @@ Stops every shard (SIGTERM, which Redis handles as a clean shutdown; SIGKILL aft
 supervisor. Works without a supervisor too, from the pid files. Stopping a deployment that is not
 running succeeds. Only processes shardctl started are ever signalled (pid and start time checked).
 
+With --persistence rdb every shard is saved first (its writes held from its snapshot until it
+exits; a shard stopped with SIGSTOP is continued; at most --fork-limit at once): a shard that
+cannot save, a full disk mostly, ends the down with exit 1 before anything is stopped. Free space
+and run it again; --purge stops without saving. Without persistence the keys go with the shards.
+
 {options}
 {options deployment}
 )";

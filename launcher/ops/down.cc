@@ -1,11 +1,18 @@
 #include "launcher/ops/down.h"
 
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "launcher/ops/scratch_server.h"
+#include "launcher/ops/shard_snapshot.h"
 #include "launcher/ops/target.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
@@ -74,6 +81,47 @@ int StopFromPidFiles(const Access& access, const DeploymentDir& dir, const Deplo
   if (!live.empty()) ArmSaveOnShutdown(access, deployment);
   StopProcesses(live, std::chrono::seconds(10));
   return static_cast<int>(live.size());
+}
+
+// A deployment that keeps its data in RDB files is saved before any shard stops: each running
+// shard continued (one stopped with SIGSTOP cannot save), its writes held and a snapshot taken
+// (ops/shard_snapshot.h), at most fork-limit shards at once, the writes held until it exits. A
+// shard that cannot save (a full disk) ends the `down` before anything is stopped, every pause
+// lifted. Left to the save at shutdown alone, such a shard, or one stopped or saving for longer
+// than the stop's grace, was killed without its last writes while down said it stopped.
+Outcome<bool> SaveBeforeStop(const Access& access, const DeploymentDir& dir,
+                             const Deployment& deployment,
+                             const std::function<void(const std::string&)>& progress) {
+  std::vector<const ShardPlan*> running;
+  for (const auto& shard : deployment.plan.shards) {
+    auto process = ReadProcessId(dir.ShardPidFile(shard.index));
+    if (!process || !IsRunning(*process)) continue;
+    kill(process->pid, SIGCONT);
+    running.push_back(&shard);
+  }
+  if (running.empty()) return true;
+  if (progress) progress("saving " + std::to_string(running.size()) + " shards before the stop");
+  std::mutex mutex;
+  std::optional<common::Error> failure;
+  std::atomic<size_t> next = 0;
+  auto save_shards = [&] {
+    for (size_t k = next++; k < running.size(); k = next++) {
+      auto saved = PauseAndSnapshot(access, deployment.plan.bind, running[k]->port,
+                                    running[k]->index, nullptr);
+      std::lock_guard lock(mutex);
+      if (!saved.ok() && !failure) failure = saved.error();
+    }
+  };
+  std::vector<std::thread> savers;
+  const size_t at_once = static_cast<size_t>(std::max(1, deployment.durability.fork_limit));
+  for (size_t i = 0; i < std::min(at_once, running.size()); ++i) savers.emplace_back(save_shards);
+  for (auto& saver : savers) saver.join();
+  if (!failure) return true;
+  for (const ShardPlan* shard : running) Unpause(access, deployment.plan.bind, shard->port);
+  return Failure(Fault::kRuntime,
+                 failure->message() +
+                     "; nothing was stopped, and writes resumed: free space in its data "
+                     "directory and run down again (down --purge stops without keeping the data)");
 }
 
 }  // namespace
@@ -151,6 +199,12 @@ Outcome<DownReport> Down(const DownRequest& request) {
                        std::to_string(live->pid) +
                        ") stops with the shards, its cutover not reached: after up, run the same "
                        "import --live again");
+  }
+  if (deployment && deployment->durability.persistence == Persistence::kRdb && !request.purge &&
+      !report.left) {
+    if (auto saved = SaveBeforeStop(access, dir, *deployment, request.on_progress); !saved.ok()) {
+      return saved.error();
+    }
   }
   report.stop = StopDeployment(access, dir, deployment);
   if (report.left) {

@@ -179,7 +179,11 @@ Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir
   if (result.data == "saved") {
     const auto paused = Clock::now();
     auto saved = PauseAndSnapshot(access, host, port, index, options.interrupted);
-    if (!saved.ok()) return saved.error();
+    if (!saved.ok()) {
+      return Error(saved.error().message() +
+                   "; nothing was restarted (free space in its data directory, or pass "
+                   "--discard-data to restart it empty)");
+    }
     result.keys_before = *saved;
     reply = AskForRestart(dir, SupervisorRestartRequest(index, options, false));
     result.write_pause =

@@ -80,14 +80,10 @@ Result<long long> PauseAndSnapshot(const Access& access, const std::string& host
   if (!saved.ok()) {
     (void)connection->Run({"CLIENT", "UNPAUSE"});
     if (interrupted != nullptr && interrupted->load()) {
-      return Error("interrupted while " + shard +
-                   " was being saved: its writes resumed, and it was not restarted");
+      return Error("interrupted while " + shard + " was being saved: its writes resumed");
     }
-    return Error("saving " + shard +
-                 "'s keys before the restart failed: " + saved.error().message() +
-                 "; nothing was restarted (see shardctl logs " + std::to_string(index) +
-                 "; free space in its data directory, or pass --discard-data to restart it "
-                 "empty)");
+    return Error("saving " + shard + "'s keys failed: " + saved.error().message() +
+                 " (see shardctl logs " + std::to_string(index) + ")");
   }
   return common::ParseInteger<long long>(*keys).value_or(0);
 }

@@ -28,7 +28,7 @@ common::Result<ShardState> InspectShard(const Access& access, const std::string&
 // PING and the cluster bus, so neither the supervisor nor its peers take it for hung). On success
 // the pause stays (for kPauseSeconds after the last renewal, or until the process exits), so no
 // write is acknowledged after the snapshot; returns the keys it holds. On failure the pause is
-// lifted and the error says nothing was restarted.
+// lifted and the error names the shard and why (a full disk: rdb_last_bgsave_status:err).
 // `interrupted` (may be null) set while it works lifts the pause and ends it with an error.
 common::Result<long long> PauseAndSnapshot(const Access& access, const std::string& host, int port,
                                            int index, const std::atomic<bool>* interrupted);
