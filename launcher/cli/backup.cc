@@ -56,6 +56,7 @@ int RunBackup(const Invocation& invocation) {
                       {"fork_limit", done->fork_limit},
                       {"most_snapshots_at_once", done->most_copying},
                       {"ms", done->took.count()},
+                      {"checked_ms", done->checked.count()},
                       {"waited_ms", done->waited.count()},
                       {"engine", manifest.engine},
                       {"engine_version", manifest.engine_version},

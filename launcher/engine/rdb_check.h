@@ -2,28 +2,54 @@
 // redis-check-rdb (the same binary; argv[0] chooses). It reads the whole file the way a load
 // does, object by object, without keeping the keys, so a file that would stop a shard at start
 // (damaged but carrying matching checksums, or a data type this build lacks) is found before any
-// shard is given it. shardctl parses no RDB itself.
+// shard is given it, and a file cut or written wrong is found while its backup can be taken
+// again. shardctl parses no RDB itself.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 #include "launcher/model/deployment.h"
 
 namespace shardctl::launcher {
 
-// What `engine`'s checker found wrong in `file` ("at offset 8388864: Unexpected EOF reading RDB
-// file (reading key 'k:87590')"), or "" when it read the file to its end. An error only when the
-// checker could not be run to its end (a missing binary, `timeout`): nothing is known of the file.
-common::Result<std::string> FindWhyRdbWouldNotLoad(const Engine& engine,
-                                                   const std::filesystem::path& file,
-                                                   std::chrono::milliseconds timeout);
+// What the checker said of a file.
+struct RdbFileCheck {
+  // Why the engine would not load it ("at offset 8388864: Unexpected EOF reading RDB file
+  // (reading key 'k:87590')"); "" when the checker read it to its end.
+  std::string finding;
+  // The keys it read (those whose TTL had run out included), when it said.
+  std::optional<uint64_t> keys;
+};
+
+// `engine`'s checker run on `file`. An error only when it could not be run to its end (a missing
+// binary, `timeout`): then nothing is known of the file.
+common::Result<RdbFileCheck> CheckRdbFile(const Engine& engine, const std::filesystem::path& file,
+                                          std::chrono::milliseconds timeout);
+
+// CheckRdbFile of each of `files`, in order, as many at once as there are CPUs (a check holds one
+// key at a time). Once `stop` is set no further check starts (those left out read as clean).
+std::vector<common::Result<RdbFileCheck>> CheckRdbFiles(
+    const Engine& engine, const std::vector<std::filesystem::path>& files,
+    std::chrono::milliseconds timeout, const std::atomic<bool>* stop = nullptr);
+
+// Pure: what is wrong with a checked file that should hold `expected_keys` keys: the checker's
+// finding, else "it holds N keys, not M" when the checker counted another number; "" when
+// nothing is.
+std::string RdbFileProblem(const RdbFileCheck& check, uint64_t expected_keys);
 
 // Pure: the finding in a failed check's output (the line after "--- RDB ERROR DETECTED ---",
 // its offset and the key it was reading), or "" when the output holds none.
 std::string RdbCheckFinding(std::string_view output);
+
+// Pure: N of the checker's "[info] N keys read" line, or nullopt when there is none.
+std::optional<uint64_t> RdbCheckKeysRead(std::string_view output);
 
 }  // namespace shardctl::launcher

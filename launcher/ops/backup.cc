@@ -14,6 +14,7 @@
 #include "common/wall_clock.h"
 #include "launcher/cluster/rdb_snapshot.h"
 #include "launcher/cluster/redis_client.h"
+#include "launcher/engine/rdb_check.h"
 #include "launcher/ops/backup_cut.h"
 #include "launcher/ops/serving_cluster.h"
 #include "launcher/ops/snapshot_gate.h"
@@ -30,7 +31,8 @@ using common::Result;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-constexpr int kAttempts = 3;  // cuts tried before the backup gives up
+constexpr int kAttempts = 3;                       // cuts tried before the backup gives up
+constexpr std::chrono::minutes kCheckTimeout{30};  // reading one file back
 
 std::string Address(const common::NodeLine& node) { return node.address.ToString(); }
 
@@ -277,6 +279,13 @@ class BackupPass {
       return manifest.error();
     }
     report.manifest = std::move(manifest).value();
+    const auto checked_from = Clock::now();
+    if (auto whole = CheckSnapshots(cut->keys); !whole.ok()) {
+      RemoveWritten(request_.to, primaries_.size(), created_);
+      return whole.error();
+    }
+    report.checked =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - checked_from);
     if (request_.interrupted != nullptr && request_.interrupted->load()) {
       RemoveWritten(request_.to, primaries_.size(), created_);
       return Failure(Fault::kInterrupted, "backup stopped (Ctrl-C); nothing was kept");
@@ -401,6 +410,35 @@ class BackupPass {
       manifest.keys += cut.keys[k];
     }
     return manifest;
+  }
+
+  // Every file read back by the deployment's engine as its RDB checker (engine/rdb_check.h): it
+  // loads, and it holds the keys its primary held at the cut (DBSIZE inside the pause, which holds
+  // expiry and eviction too, so the snapshot forked then has exactly those). A file that fails
+  // either was cut or written wrong: found while the backup can be taken again, not at a restore.
+  Outcome<bool> CheckSnapshots(const std::vector<uint64_t>& keys_at_cut) {
+    if (request_.on_progress) {
+      request_.on_progress("reading the " + std::to_string(primaries_.size()) +
+                           " files back with " + deployment_.engine.Name() + "'s checker");
+    }
+    std::vector<std::filesystem::path> files;
+    for (size_t k = 0; k < primaries_.size(); ++k) files.push_back(request_.to / BackupFileName(k));
+    const auto checks =
+        CheckRdbFiles(deployment_.engine, files, kCheckTimeout, request_.interrupted);
+    for (size_t k = 0; k < checks.size(); ++k) {
+      const std::string what = "backup of " + Address(primaries_[k]) + ": " + BackupFileName(k);
+      if (!checks[k].ok()) return checks[k].error().Context("checking " + what);
+      if (auto problem = RdbFileProblem(*checks[k], keys_at_cut[k]); !problem.empty()) {
+        // Either the file was written wrong, or it is not the snapshot of the cut's instant
+        // (its primary held keys_at_cut[k] then): a backup to take again, not to keep.
+        return Failure(Fault::kRuntime, what + " as written does not read back as the primary's " +
+                                            std::to_string(keys_at_cut[k]) +
+                                            " keys at the cut in " + deployment_.engine.Name() +
+                                            " " + deployment_.engine.version + " (" + problem +
+                                            "); nothing was kept: run the backup again");
+      }
+    }
+    return true;
   }
 
   const BackupRequest& request_;

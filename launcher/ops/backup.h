@@ -42,6 +42,7 @@ struct BackupReport {
   std::string cut_realtime_refusal;  // why not ("Operation not permitted"); "" when it did
   int fork_limit = 1;
   int most_copying = 0;               // the most of this host's snapshot children that ran at once
+  std::chrono::milliseconds checked{0};  // reading every file back with the engine's checker
   std::chrono::milliseconds took{0};  // from start to end, the wait included
   std::chrono::milliseconds waited{0};  // of that, waiting with --wait for another command
   std::string warning;  // what the operator should know of what was backed up ("" for nothing)

@@ -1,7 +1,6 @@
 #include "launcher/ops/restore.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <fstream>
 #include <mutex>
@@ -62,10 +61,9 @@ Outcome<bool> CheckFormats(const BackupManifest& manifest, const Engine& engine)
   return true;
 }
 
-// Every file read to its end by the deployment's engine as its RDB checker (rdb_check.h), as
-// many at once as there are CPUs (a check holds one key at a time): a file that passes the
-// manifest's checks but would stop its shard, or a scratch server, in the middle of its load is
-// refused before anything is changed.
+// Every file read to its end by the deployment's engine as its RDB checker (rdb_check.h): a file
+// that passes the manifest's checks but would stop its shard, or a scratch server, in the middle
+// of its load is refused before anything is changed.
 Outcome<bool> CheckFilesLoad(const RestoreRequest& request, const BackupManifest& manifest,
                              const Engine& engine) {
   const std::string checker = engine.Name() + " " + engine.version;
@@ -73,33 +71,21 @@ Outcome<bool> CheckFilesLoad(const RestoreRequest& request, const BackupManifest
     request.on_progress("checking that " + checker + " loads each of the " +
                         std::to_string(manifest.files.size()) + " files");
   }
-  std::vector<common::Result<std::string>> findings(manifest.files.size(), std::string());
-  std::atomic<size_t> next = 0;
-  auto check_files = [&] {
-    for (size_t k = next++; k < manifest.files.size(); k = next++) {
-      if (request.interrupted != nullptr && request.interrupted->load()) return;
-      findings[k] =
-          FindWhyRdbWouldNotLoad(engine, request.from / manifest.files[k].file, kLoadTimeout);
-    }
-  };
-  std::vector<std::thread> workers;
-  const size_t cpus = std::max(1u, std::thread::hardware_concurrency());
-  for (size_t i = 0; i < std::min(cpus, manifest.files.size()); ++i) {
-    workers.emplace_back(check_files);
-  }
-  for (auto& worker : workers) worker.join();
+  std::vector<std::filesystem::path> files;
+  for (const auto& file : manifest.files) files.push_back(request.from / file.file);
+  const auto checks = CheckRdbFiles(engine, files, kLoadTimeout, request.interrupted);
   if (request.interrupted != nullptr && request.interrupted->load()) {
     return Failure(Fault::kInterrupted,
                    "restore stopped (Ctrl-C) while checking the files; nothing was changed");
   }
-  for (size_t k = 0; k < findings.size(); ++k) {
-    const std::string file = (request.from / manifest.files[k].file).string();
-    if (!findings[k].ok()) {
-      return Failure(Fault::kRuntime, "checking " + file + ": " + findings[k].error().message() +
-                                          "; nothing was changed");
+  for (size_t k = 0; k < checks.size(); ++k) {
+    if (!checks[k].ok()) {
+      return Failure(Fault::kRuntime, "checking " + files[k].string() + ": " +
+                                          checks[k].error().message() + "; nothing was changed");
     }
-    if (findings[k]->empty()) continue;
-    return Failure::Usage(file + ": " + checker + " cannot load it, " + *findings[k] +
+    if (checks[k]->finding.empty()) continue;
+    return Failure::Usage(files[k].string() + ": " + checker + " cannot load it, " +
+                          checks[k]->finding +
                           " (the file is damaged although its size and checksum match the "
                           "manifest, or holds data this engine does not know); nothing was "
                           "changed: restore another backup");

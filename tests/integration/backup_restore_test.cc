@@ -86,11 +86,13 @@ class BackupRestoreTest : public ShardctlTest {
     fs::path dir;
     std::unique_ptr<BackgroundCommand> restore;
   };
-  // Caught once the target holds some keys and fewer than `below_percent` of them.
-  void StartRestoreAndCatchItMidway(MidwayRestore& midway, int below_percent = 100) {
+  // Caught once the target holds some keys and fewer than `below_percent` of them; `per_type`
+  // keys of each type (more make the copy last longer, for a narrower catch on a busy host).
+  void StartRestoreAndCatchItMidway(MidwayRestore& midway, int below_percent = 100,
+                                    int per_type = 1500) {
     auto up = Up(2);
     ASSERT_EQ(up.exit_code, 0) << up.Describe();
-    midway.written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, 1500);
+    midway.written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, per_type);
     midway.before = ReadKeyspace(Ports(base_port(), 2));
     midway.dir = scratch_dir() / "backup";
     ASSERT_EQ(OnDeployment("backup", {"--to", midway.dir.string()}).exit_code, 0);
@@ -176,6 +178,7 @@ class BackupRestoreTest : public ShardctlTest {
     EXPECT_EQ(report.value("keys", -1), written);
     EXPECT_EQ(report.value("shards", 0), 3);
     EXPECT_TRUE(report.contains("write_pause_ms")) << report.dump(2);
+    EXPECT_GE(report.value("checked_ms", -1), 0) << report.dump(2);  // every file read back
     // Where the kernel allows it (CI runs as root), the cut runs at real-time priority.
     EXPECT_EQ(report.value("cut_realtime", false), KernelAllowsRealtime()) << report.dump(2);
     EXPECT_EQ(report["files"].size(), 3u);
@@ -839,7 +842,7 @@ TEST_F(BackupRestoreTest, ARestoreStoppedByCtrlCSaysHowFarItGot) {
 // marker, and the run again puts every key back.
 TEST_F(BackupRestoreTest, KeysLostWhileARestoreCopiesAreNotReportedAsRestored) {
   MidwayRestore midway;
-  ASSERT_NO_FATAL_FAILURE(StartRestoreAndCatchItMidway(midway, 50));
+  ASSERT_NO_FATAL_FAILURE(StartRestoreAndCatchItMidway(midway, 50, 4500));
   ::kill(midway.restore->pid(), SIGSTOP);
   const std::vector<int> target = Ports(base_port() + 20, 3);
   // Writes shardctl sent before it stopped may still be applied: wait until the count holds.
@@ -900,7 +903,8 @@ TEST_F(BackupRestoreTest, ACutTakenUnderWritesIsOneInstant) {
     for (const auto& prefix : prefixes) {
       writers.push_back(StartAckedWriter("--cluster", base_port(), prefix));
     }
-    ASSERT_TRUE(WaitUntil([&] { return KeysAt(Ports(base_port(), 3)) >= 600; }, 30s, 20ms));
+    // Enough writes of each writer before the cut (they need not run at the same pace).
+    ASSERT_TRUE(WaitUntil([&] { return KeysAt(Ports(base_port(), 3)) >= 800; }, 30s, 20ms));
     const fs::path dir = scratch_dir() / ("backup-" + engine);
     auto backup = OnDeployment("backup", {"--to", dir.string(), "--json"}, 120s);
     std::vector<json> verdicts;
@@ -921,7 +925,7 @@ TEST_F(BackupRestoreTest, ACutTakenUnderWritesIsOneInstant) {
       for (const auto& [key, value] : restored) {
         if (key.starts_with(prefix)) indices.insert(std::atoll(key.c_str() + prefix.size()));
       }
-      ASSERT_GE(indices.size(), 200u);
+      ASSERT_GE(indices.size(), 100u);
       EXPECT_EQ(*indices.begin(), 0);
       EXPECT_EQ(*indices.rbegin() + 1, static_cast<long long>(indices.size()))
           << "keys missing below the highest one in the backup: not one instant";

@@ -423,5 +423,21 @@ TEST(RdbCheckFindingTest, NamesTheErrorItsOffsetAndTheKeyBeingRead) {
   EXPECT_EQ(RdbCheckFinding("--- RDB ERROR DETECTED ---\n"), "");
 }
 
+// The count each engine's checker prints at its end, and what a backup makes of it.
+TEST(RdbCheckFindingTest, ReadsTheKeyCountAndComparesIt) {
+  EXPECT_EQ(RdbCheckKeysRead("[offset 110] \\o/ RDB looks OK! \\o/\n[info] 237107 keys read\n"
+                             "[info] 0 expires\n"),
+            std::optional<uint64_t>(237107));
+  EXPECT_EQ(RdbCheckKeysRead("[info] 0 keys read\n"), std::optional<uint64_t>(0));
+  EXPECT_EQ(RdbCheckKeysRead("[info] 0 expires\n[info] 0 already expired\n"), std::nullopt);
+  EXPECT_EQ(RdbCheckKeysRead("[info] many keys read\n"), std::nullopt);
+  EXPECT_EQ(RdbFileProblem({.finding = "", .keys = 10}, 10), "");
+  EXPECT_EQ(RdbFileProblem({.finding = "", .keys = 9}, 10), "it holds 9 keys, not 10");
+  EXPECT_EQ(RdbFileProblem({.finding = "", .keys = std::nullopt}, 10), "")
+      << "a checker that does not count is not a mismatch";
+  EXPECT_EQ(RdbFileProblem({.finding = "at offset 9: Wrong signature", .keys = 0}, 10),
+            "at offset 9: Wrong signature");
+}
+
 }  // namespace
 }  // namespace shardctl::launcher
