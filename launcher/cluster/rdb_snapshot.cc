@@ -104,11 +104,13 @@ class AtomicFile {
 }  // namespace
 
 Result<SnapshotLink> SnapshotLink::Open(const Access& access, const std::string& host, int port,
-                                        std::chrono::milliseconds timeout, Mode mode) {
+                                        std::chrono::milliseconds timeout, Mode mode,
+                                        const std::string& valkey_loader) {
   auto connection = RedisConnection::Connect(access, host, port, timeout);
   if (!connection.ok()) return connection.error();
   std::vector<Command> hello = {{"REPLCONF", "capa", "eof"}};
   if (mode == Mode::kSnapshotOnly) hello.push_back({"REPLCONF", "rdb-only", "1"});
+  if (!valkey_loader.empty()) hello.push_back({"REPLCONF", "version", valkey_loader});
   auto said = connection->Pipeline(hello);
   if (!said.ok()) return said.error();
   for (auto& reply : *said) {

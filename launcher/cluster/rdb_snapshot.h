@@ -37,9 +37,14 @@ class SnapshotLink {
   // (import --live): read it with ReadStream, acknowledge with Ack.
   enum class Mode { kSnapshotOnly, kFollow };
 
+  // `valkey_loader`: the Valkey version that will load the snapshot, announced as a replica
+  // announces its own (REPLCONF version), so that a Valkey primary sends the format that version
+  // reads: without it Valkey 9 sends REDIS0011, which cannot hold a hash field's TTL (the fork
+  // fails, "Can't store key in RDB version 11"). "" for a Redis primary (it refuses the option).
   static common::Result<SnapshotLink> Open(const Access& access, const std::string& host, int port,
                                            std::chrono::milliseconds timeout,
-                                           Mode mode = Mode::kSnapshotOnly);
+                                           Mode mode = Mode::kSnapshotOnly,
+                                           const std::string& valkey_loader = "");
 
   common::Status Request();
   // Reads until the primary has forked for the snapshot; an error at `deadline` (keepalives keep

@@ -362,7 +362,8 @@ class BackupPass {
       return MigrationUnderWay(*before);
     }
     gate_.emplace(primaries_.size(), deployment_.durability.fork_limit);
-    auto cut = TakeCut(target_.access, primaries_, control, [this](size_t k) { return Forked(k); });
+    auto cut = TakeCut(target_.access, deployment_.engine, primaries_, control,
+                       [this](size_t k) { return Forked(k); });
     if (!cut.ok()) return cut.error();
     // A migration begun since the look before may have copied keys by the fork: cut again.
     auto after = SeeAtomicMigrations(control);

