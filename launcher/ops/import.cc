@@ -2,6 +2,7 @@
 
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "common/endpoint.h"
@@ -54,35 +55,45 @@ Engine EngineOfInfo(const std::string& info) {
 struct DbKeys {
   int db = 0;
   uint64_t keys = 0;
-  uint64_t expires = 0;  // keys with a TTL
+  uint64_t expires = 0;        // keys with a TTL
+  uint64_t field_expires = 0;  // hashes with a TTL on a field (Redis 7.4+: subexpiry)
 };
 
-// "db3:keys=10,expires=2,avg_ttl=0" lines: keys per db.
+// "db3:keys=10,expires=2,avg_ttl=0,subexpiry=1" lines: keys per db.
 std::vector<DbKeys> KeysPerDb(const std::string& keyspace) {
   std::vector<DbKeys> dbs;
-  size_t at = 0;
-  while ((at = keyspace.find("db", at)) != std::string::npos) {
-    const size_t colon = keyspace.find(':', at);
-    const size_t comma = keyspace.find(',', colon);
-    if (colon == std::string::npos || comma == std::string::npos) break;
-    auto db = common::ParseInteger<int>(keyspace.substr(at + 2, colon - at - 2));
-    auto keys = common::ParseInteger<uint64_t>(keyspace.substr(colon + 6, comma - colon - 6));
-    const size_t end = std::min(keyspace.find_first_of(",\r\n", comma + 1), keyspace.size());
-    auto expires = keyspace.compare(comma + 1, 8, "expires=") == 0
-                       ? common::ParseInteger<uint64_t>(keyspace.substr(comma + 9, end - comma - 9))
-                       : std::nullopt;
-    if (db && keys && keyspace.compare(colon + 1, 5, "keys=") == 0) {
-      dbs.push_back({.db = *db, .keys = *keys, .expires = expires.value_or(0)});
+  std::istringstream lines(keyspace);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const size_t colon = line.find(':');
+    if (!line.starts_with("db") || colon == std::string::npos) continue;
+    auto db = common::ParseInteger<int>(std::string_view(line).substr(2, colon - 2));
+    if (!db) continue;
+    DbKeys counts{.db = *db};
+    bool has_keys = false;
+    std::istringstream fields(line.substr(colon + 1));
+    for (std::string field; std::getline(fields, field, ',');) {
+      const size_t equals = field.find('=');
+      if (equals == std::string::npos) continue;
+      const std::string_view name = std::string_view(field).substr(0, equals);
+      const auto value = common::ParseInteger<uint64_t>(std::string_view(field).substr(equals + 1));
+      if (!value) continue;
+      if (name == "keys") {
+        has_keys = true;
+        counts.keys = *value;
+      }
+      if (name == "expires") counts.expires = *value;
+      if (name == "subexpiry") counts.field_expires = *value;
     }
-    at = comma;
+    if (has_keys) dbs.push_back(counts);
   }
   return dbs;
 }
 
-// Keys with a TTL in db 0, from INFO keyspace.
+// Keys in db 0 with a TTL on the key or on one of a hash's fields, from INFO keyspace.
 uint64_t VolatileKeys(const std::string& keyspace) {
   for (const DbKeys& db : KeysPerDb(keyspace)) {
-    if (db.db == 0) return db.expires;
+    if (db.db == 0) return db.expires + db.field_expires;
   }
   return 0;
 }
@@ -118,7 +129,9 @@ Result<SourceFacts> Probe(const Access& access, const common::Endpoint& from,
   if (!facts.cluster) {
     facts.primaries.push_back(from);
     facts.volatile_keys = VolatileKeys(*(*info)[1]);
-    for (const auto& [db, keys, expires] : KeysPerDb(*(*info)[1])) {
+    for (const DbKeys& counts : KeysPerDb(*(*info)[1])) {
+      const int db = counts.db;
+      const uint64_t keys = counts.keys;
       if (db == 0) facts.keys = keys;
       if (db != 0 && keys > 0) {
         facts.problems.push_back("the source holds " + std::to_string(keys) + " keys in db " +
@@ -266,8 +279,9 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
     report.expiry_held = *holds;
     if (!*holds && facts->volatile_keys > 0) {
       report.warnings.push_back(
-          "the source holds " + std::to_string(facts->volatile_keys) + " keys with a TTL, and " +
-          deployment.engine.Name() + " " + deployment.engine.version +
+          "the source holds " + std::to_string(facts->volatile_keys) +
+          " keys with a TTL (on the key or on a hash's field), and " + deployment.engine.Name() +
+          " " + deployment.engine.version +
           " cannot hold expiry while the import catches up: a key whose TTL runs out here before "
           "the source's write that extended it arrives is lost (an INCR on it starts from 1); a "
           "deployment of Valkey 8.1 or newer holds them (import-mode)");
