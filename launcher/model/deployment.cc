@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/size.h"
+
 namespace shardctl::launcher {
 
 std::vector<std::string> DiffDeployments(const Deployment& running, const Deployment& requested) {
@@ -112,6 +114,23 @@ std::vector<std::string> ShapeDifferences(const Deployment& recorded, const Depl
   }
   const Persistence was_kept = recorded.durability.persistence;
   const Persistence now_kept = requested.durability.persistence;
+  if (was_kept != Persistence::kNone) {
+    // The data comes back with the shards: less room, or another policy, evicts keys as they
+    // load (or refuses every write), where the record held them.
+    const std::string resume = " (the shards load their data into it; resume with shardctl up" +
+                               target + " alone, which keeps the recorded settings, or give them)";
+    if (was.maxmemory_policy != now.maxmemory_policy) {
+      diffs.push_back("maxmemory-policy: " + was.maxmemory_policy + " -> " + now.maxmemory_policy +
+                      resume);
+    }
+    for (size_t i = 0; i < std::min(was.shards.size(), now.shards.size()); ++i) {
+      if (now.shards[i].maxmemory >= was.shards[i].maxmemory) continue;
+      diffs.push_back("memory: shard " + std::to_string(was.shards[i].index) + " maxmemory " +
+                      common::FormatSize(was.shards[i].maxmemory) + " -> " +
+                      common::FormatSize(now.shards[i].maxmemory) + resume);
+      break;
+    }
+  }
   // To none, the data files themselves are refused by name (CheckNoStrayData).
   if (was_kept != Persistence::kNone && now_kept != Persistence::kNone && now_kept != was_kept) {
     diffs.push_back(std::string("persistence: ") + PersistenceName(was_kept) + " -> " +

@@ -107,6 +107,28 @@ TEST(ShapeDifferencesTest, NamesEachDifferenceAndTheLiveCommand) {
   EXPECT_TRUE(ShapeDifferences(as_rdb, recorded).empty())
       << "to none, the data files are refused by name (CheckNoStrayData)";
 
+  // With its data kept, a stopped deployment loads it back into the memory it is given: less
+  // room, or another eviction policy, would evict keys or refuse writes as it resumes.
+  Deployment kept = as_rdb;
+  for (auto& shard : kept.plan.shards) shard.maxmemory = 600u << 20;
+  kept.plan.maxmemory_policy = "allkeys-lru";
+  Deployment smaller = kept;
+  smaller.plan.shards[1].maxmemory = 8u << 20;
+  EXPECT_EQ(ShapeDifferences(kept, smaller, " --name main"),
+            std::vector<std::string>{
+                "memory: shard 1 maxmemory 600mb -> 8mb (the shards load their data into it; "
+                "resume with shardctl up --name main alone, which keeps the recorded settings, "
+                "or give them)"});
+  Deployment reset_policy = kept;
+  reset_policy.plan.maxmemory_policy = "noeviction";
+  ASSERT_EQ(ShapeDifferences(kept, reset_policy).size(), 1u);
+  EXPECT_EQ(ShapeDifferences(kept, reset_policy)[0].rfind(
+                "maxmemory-policy: allkeys-lru -> noeviction (the shards load", 0),
+            0u);
+  Deployment larger = kept;
+  for (auto& shard : larger.plan.shards) shard.maxmemory = 1u << 30;
+  EXPECT_TRUE(ShapeDifferences(kept, larger).empty()) << "more room evicts nothing";
+
   Deployment valkey = Requested(3);
   valkey.engine = {
       .kind = EngineKind::kValkey, .path = "/opt/valkey-server", .version = "9.1.2", .major = 9};
