@@ -38,30 +38,28 @@ TEST_F(ResumeTest, AnotherShapeIsRefusedAndTheRecordAndDataStay) {
         << "a refused up rewrote the deployment record";
     for (int i = 0; i < 4; ++i) EXPECT_TRUE(PortBindable(base_port() + i)) << "a shard started";
   }
+  // Each refused before anything starts, the record kept, with every line expected in its error.
+  const auto expect_refused = [&](const std::vector<std::string>& flags,
+                                  const std::vector<std::string>& lines) {
+    auto refused = Up(3, flags);
+    EXPECT_EQ(refused.exit_code, 2) << refused.Describe();
+    for (const auto& line : lines) {
+      EXPECT_NE(refused.err.find(line), std::string::npos) << line << "\n" << refused.Describe();
+    }
+    EXPECT_EQ(ReadFileText(deployment_dir() / "deployment.json"), record);
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(PortBindable(base_port() + i)) << "a shard started";
+  };
   // An rdb deployment resumed as aof would start from an empty AOF: its keys hidden, and lost
   // with the next down + up.
-  auto other_persistence = Up(3, {"--persistence", "aof"});
-  EXPECT_EQ(other_persistence.exit_code, 2) << other_persistence.Describe();
-  EXPECT_NE(other_persistence.err.find("persistence: rdb -> aof"), std::string::npos)
-      << other_persistence.Describe();
-  EXPECT_NE(other_persistence.err.find("recorded: 3 shards, 0 replicas"), std::string::npos)
-      << other_persistence.Describe();
-  EXPECT_EQ(ReadFileText(deployment_dir() / "deployment.json"), record);
-  auto other_engine = Up(3, {"--persistence", "rdb", "--engine", "valkey"});
-  EXPECT_EQ(other_engine.exit_code, 2) << other_engine.Describe();
-  EXPECT_NE(other_engine.err.find("live: shardctl restart --rolling --engine"), std::string::npos)
-      << other_engine.Describe();
+  expect_refused({"--persistence", "aof"},
+                 {"persistence: rdb -> aof", "recorded: 3 shards, 0 replicas"});
+  expect_refused({"--persistence", "rdb", "--engine", "valkey"},
+                 {"live: shardctl restart --rolling --engine"});
   // Less memory, or another eviction policy (a flag left out goes back to its default), would
   // evict the keys as they load (a sweep lost 22,773 of 50,000 keys that way, exit 0).
-  auto less_memory =
-      Up(3, {"--persistence", "rdb", "--shard-memory", "8mb", "--maxmemory-policy", "allkeys-lru"});
-  EXPECT_EQ(less_memory.exit_code, 2) << less_memory.Describe();
-  EXPECT_NE(less_memory.err.find("maxmemory-policy: noeviction -> allkeys-lru"), std::string::npos)
-      << less_memory.Describe();
-  EXPECT_NE(less_memory.err.find("memory: shard 0 maxmemory "), std::string::npos)
-      << less_memory.Describe();
-  EXPECT_EQ(ReadFileText(deployment_dir() / "deployment.json"), record);
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE(PortBindable(base_port() + i)) << "a shard started";
+  expect_refused(
+      {"--persistence", "rdb", "--shard-memory", "8mb", "--maxmemory-policy", "allkeys-lru"},
+      {"maxmemory-policy: noeviction -> allkeys-lru", "memory: shard 0 maxmemory "});
 
   // `up` naming only the deployment resumes it as recorded, with every key.
   auto resumed = OnDeployment("up");
