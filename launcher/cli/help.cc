@@ -128,10 +128,13 @@ the same node ID. How the keys are kept, whatever the persistence:
                              comes back as its replica and resyncs            (data: handed-over)
   a primary, --persistence aof  a clean shutdown flushes the AOF; the new process replays it
                                                                               (data: aof)
-  any other primary          writes are held (CLIENT PAUSE WRITE: they wait, none is refused),
-                             the shard is saved (SAVE), stopped, and the new process loads that
-                             snapshot; without persistence the snapshot is deleted once loaded
-                                                                              (data: saved)
+  any other primary          writes are held while it is saved (CLIENT PAUSE WRITE: they wait),
+                             it is stopped, and the new process loads that snapshot; without
+                             persistence the snapshot is deleted once loaded  (data: saved)
+                             Its slots have no server from the stop until the new process has
+                             loaded and rejoined: commands for them get CLUSTERDOWN (about 1.5 s
+                             for a small shard, more as it holds more to load); nothing
+                             acknowledged is lost. A replica (--replicas 1) avoids the gap.
   a replica                  restarts and resyncs from its primary           (data: resynced)
 Returns when the shard has loaded its keys and every node reports cluster_state:ok again; says
 how many keys the shard had before and after.

@@ -114,10 +114,25 @@ Result<std::string> ChooseDataPath(const Access& access, const DeploymentDir& di
   if (options.discard_data) return std::string("discarded");
   auto state = InspectShard(access, deployment.plan.bind, port);
   if (!state.ok()) {
+    const pid_t pid = (*supervised)["pid"].get<pid_t>();
+    std::string what_now;
+    if (IsStopped(pid)) {
+      what_now = "it is stopped (SIGSTOP): kill -CONT " + std::to_string(pid) +
+                 " and run the restart again";
+    } else if (deployment.durability.persistence == Persistence::kAof) {
+      what_now =
+          "its keys are in its AOF: try again once it answers, or leave it to the "
+          "supervisor, which restarts a shard silent past --health-timeout and "
+          "--hang-grace with them";
+    } else {
+      what_now = "try again once it answers; --discard-data restarts it empty, losing its keys";
+      if (deployment.durability.persistence == Persistence::kRdb) {
+        what_now += " since its last save";
+      }
+    }
     return Error("shard " + std::to_string(index) + " runs but did not answer (" +
                  state.error().message() +
-                 "), so its keys cannot be saved; nothing was restarted (try again, or pass "
-                 "--discard-data to restart it empty)");
+                 "), so its keys cannot be saved; nothing was restarted (" + what_now + ")");
   }
   if (!state->primary) return std::string("resynced");
   result.keys_before = state->keys;

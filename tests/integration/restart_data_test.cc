@@ -3,6 +3,8 @@
 // the data can go (Redis 7.0 -> Redis 8.2, Redis 7.0 -> Valkey 9.1), and refused before anything
 // stops in every direction it cannot (a newer RDB format than the target reads). Keys are counted
 // on every primary before and after each step.
+#include <signal.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -148,6 +150,29 @@ TEST_F(RestartDataTest, AnEngineThatExitsAtStartIsRolledBackOnTheFirstShard) {
   EXPECT_EQ(status["engine_path"], engine_before) << status.dump(2);
   EXPECT_NE(Pids()[0], pids[0]);
   EXPECT_EQ(Pids()[1], pids[1]) << "a shard after the failed one was restarted";
+  EXPECT_EQ(KeysOnPrimaries(), before);
+}
+
+// A primary stopped with SIGSTOP cannot be saved, so it is not restarted; the refusal says it is
+// stopped and how to continue it (it told the operator to --discard-data, which loses every key
+// of a shard that only needed continuing). Continued, the restart keeps every key.
+TEST_F(RestartDataTest, AStoppedShardIsNamedAsStoppedNotOfferedToBeDiscarded) {
+  UpHealthy(2);
+  ASSERT_FALSE(HasFailure());
+  WriteKeys(200);
+  const auto before = KeysOnPrimaries();
+  const pid_t stopped = Pids()[0];
+  ASSERT_EQ(::kill(stopped, SIGSTOP), 0);
+  auto refused = OnDeployment("restart", {"0"}, 60s);
+  ::kill(stopped, SIGCONT);
+  EXPECT_EQ(refused.exit_code, 1) << refused.Describe();
+  EXPECT_NE(refused.err.find("it is stopped (SIGSTOP): kill -CONT " + std::to_string(stopped)),
+            std::string::npos)
+      << refused.Describe();
+  EXPECT_EQ(refused.err.find("--discard-data"), std::string::npos) << refused.Describe();
+  EXPECT_EQ(Pids()[0], stopped) << "the stopped shard was restarted";
+  auto restarted = OnDeployment("restart", {"0"}, 120s);
+  EXPECT_EQ(restarted.exit_code, 0) << restarted.Describe();
   EXPECT_EQ(KeysOnPrimaries(), before);
 }
 
