@@ -297,6 +297,19 @@ Result<ScaleResult> ScaleOut(const Access& access, const DeploymentDir& dir,
     ports.push_back(FindShard(next, index)->port);
     ports.push_back(FindShard(next, index)->bus_port);
   }
+  // A new shard on a port the deployment itself serves is the plan's fault (exit 2, as `up`
+  // says it), not another process's: those ports stay as they are while it runs.
+  const std::pair<const char*, int> own_ports[] = {
+      {"--proxy-port", deployment.proxy.port},
+      {"--proxy-metrics-port", deployment.proxy.metrics_port},
+      {"--metrics-port", deployment.metrics.port}};
+  for (const auto& [flag, port] : own_ports) {
+    if (port == 0 || std::find(ports.begin(), ports.end(), port) == ports.end()) continue;
+    return Error("usage: a new shard would take port " + std::to_string(port) +
+                 ", this deployment's " + flag + " (as its client or bus port); scale to fewer " +
+                 "shards, or move the deployment to ports apart (down, then up with another " +
+                 flag + ")");
+  }
   // A runtime fault, exit 1, as for `up`: the request is fine, the host is busy.
   if (auto free = RequirePortsFree(next.bind, ports,
                                    "a new shard needs it: stop that process, or scale to fewer "

@@ -271,6 +271,28 @@ TEST_F(ReshardTest, ScalesOutAndInUnderLoadWithReplicasLosingNoAckedWrite) {
 // in. The health checker made anew for the new shape once marked every shard as last heard at
 // its process start: its first tick, before any PING of the new checker was answered, found them
 // "silent" that long and killed them, and a primary without persistence came back empty.
+// A scale whose new shard would take the deployment's own proxy port is refused as a plan
+// error (exit 2, as up refuses it), naming the flag; it said "in use by another process", exit 1,
+// with the deployment's own shardproxy as that process (found by a sweep). Nothing changes.
+TEST_F(ReshardTest, AScaleOntoTheProxysPortIsRefusedAsThePlans) {
+  const int proxy_port = base_port() + 3;  // shard 3's port, were there four
+  ASSERT_EQ(Up(2, {"--proxy-port", std::to_string(proxy_port)}).exit_code, 0);
+  WriteKeys(100);
+  const auto before = KeysOnPrimaries();
+  for (const bool dry_run : {true, false}) {
+    std::vector<std::string> args = {"--shards", "4"};
+    if (dry_run) args.push_back("--dry-run");
+    auto refused = OnDeployment("scale", args, 120s);
+    EXPECT_EQ(refused.exit_code, 2) << refused.Describe();
+    EXPECT_NE(refused.err.find("a new shard would take port " + std::to_string(proxy_port) +
+                               ", this deployment's --proxy-port"),
+              std::string::npos)
+        << refused.Describe();
+  }
+  EXPECT_EQ(KeysOnPrimaries(), before);
+  EXPECT_EQ(Status()["shards"].size(), 2u);
+}
+
 TEST_F(ReshardTest, AScaleKillsNoShardThatKeepsRunning) {
   ASSERT_EQ(Up(3, {"--health-timeout", "1s", "--hang-grace", "2s"}).exit_code, 0);
   const int written = WriteEveryType({"-c", "-p", std::to_string(base_port())}, 200);
