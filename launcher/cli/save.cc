@@ -36,9 +36,15 @@ int RunSave(const Invocation& invocation) {
                      .dump(2)
               << "\n";
   } else {
-    std::cout << "saved " << shards << " shards in " << took.count() << " ms, at most "
+    // A failed save is one whose snapshot ended with an error (rdb_last_bgsave_status:err).
+    std::cout << "saved " << (report.failed ? std::to_string(shards - report.failed) + " of " : "")
+              << shards << " shards in " << took.count() << " ms, at most "
               << report.most_forks_seen << " fork(s) seen at once (fork limit " << fork_limit << ")"
-              << (report.failed ? "; " + std::to_string(report.failed) + " save(s) FAILED" : "")
+              << (report.failed ? "; " + std::to_string(report.failed) +
+                                      " FAILED (their snapshot ended with an error, a full disk "
+                                      "mostly: shardctl status shows which, shardctl logs SHARD "
+                                      "why)"
+                                : "")
               << "\n";
   }
   return report.failed ? kExitRuntime : kExitOk;

@@ -47,7 +47,7 @@ ShardStatus ProbeShard(const Access& access, const DeploymentDir& dir, const Pla
     return status;
   }
   ReadProbeReplies(*replies, status);
-  if (status.health == "write-error") {
+  if (status.health == "write-error" || status.health == "save-failed") {
     auto available = AvailableBytes(dir.ShardDir(shard.index));
     if (available && IsDiskFull(*available)) status.health = "disk-full";
   }
@@ -88,11 +88,14 @@ void ReadProbeReplies(const std::vector<common::Result<std::string>>& r, ShardSt
   status.last_save_status =
       InfoField(*r[6], status.aof ? "aof_last_bgrewrite_status" : "rdb_last_bgsave_status");
   status.health = status.cluster_state == "ok" ? "ok" : "cluster_" + status.cluster_state;
-  // A shard that cannot write its AOF (or saw its last snapshot fail) refuses every write with
-  // MISCONF while it answers PING: the cluster looks fine and serves nothing but reads.
-  const bool aof_failing = status.aof && InfoField(*r[6], "aof_last_write_status") == "err";
-  if (aof_failing || InfoField(*r[6], "rdb_last_bgsave_status") == "err") {
+  // A shard that cannot write its AOF refuses every write with MISCONF while it answers PING:
+  // the cluster looks fine and serves nothing but reads. A failed snapshot refuses nothing (the
+  // shards keep no save points; the supervisor asks for each snapshot), but the next one will
+  // fail too until its cause (a full disk, mostly) is gone.
+  if (status.aof && InfoField(*r[6], "aof_last_write_status") == "err") {
     status.health = "write-error";
+  } else if (InfoField(*r[6], "rdb_last_bgsave_status") == "err") {
+    status.health = "save-failed";
   }
 }
 
@@ -144,8 +147,19 @@ std::vector<MoveInProgress> CollectMoves(const std::vector<ShardStatus>& shards)
   return moves;
 }
 
+namespace {
+
+// Serves reads and writes: healthy, or failing only to save its snapshot (a full disk included,
+// unless the shard keeps an AOF, whose failed write refuses every write).
+bool Serves(const ShardStatus& shard) {
+  if (shard.health == "ok" || shard.health == "save-failed") return true;
+  return shard.health == "disk-full" && !shard.aof && shard.cluster_state == "ok";
+}
+
+}  // namespace
+
 Summary Summarize(const std::vector<ShardStatus>& shards, bool supervised, bool proxy_answers) {
-  int reachable = 0, healthy = 0, failing = 0;
+  int reachable = 0, healthy = 0, serving = 0, failing = 0;
   std::string first_map;
   bool maps_agree = true;
   bool moving = false;
@@ -154,12 +168,13 @@ Summary Summarize(const std::vector<ShardStatus>& shards, bool supervised, bool 
     moving = moving || !shard.migrations.empty();
     ++reachable;
     if (shard.health == "ok") ++healthy;
+    if (Serves(shard)) ++serving;
     if (shard.cluster_state == "fail") ++failing;
     if (first_map.empty()) first_map = shard.slot_map;
     maps_agree = maps_agree && shard.slot_map == first_map;
   }
   if (reachable == 0) return {"down", Verdict::kDown};
-  if (healthy == 0 || failing == reachable) return {"fail", Verdict::kDown};
+  if (serving == 0 || failing == reachable) return {"fail", Verdict::kDown};
   if (healthy == static_cast<int>(shards.size()) && maps_agree) {
     return {"ok", supervised && proxy_answers && !moving ? Verdict::kOk : Verdict::kDegraded};
   }

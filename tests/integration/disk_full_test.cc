@@ -137,6 +137,14 @@ TEST_F(DiskFullTest, DownOfAnRdbDeploymentWithNoRoomToSaveStopsNothing) {
   EXPECT_NE(refused.err.find("nothing was stopped"), std::string::npos) << refused.Describe();
   EXPECT_EQ(KeysAt(ports), 3500) << "a shard stopped";
   ASSERT_NO_FATAL_FAILURE(write(3500, 3600));  // writes are neither held nor refused
+  // So status says degraded, the shard whose snapshot failed on the full disk as disk-full (it
+  // said the cluster failed, exit 2, while it served every write).
+  auto status = OnDisk({"status", "--json"});
+  EXPECT_EQ(status.exit_code, 1) << status.Describe();
+  const json report = json::parse(status.out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << status.Describe();
+  EXPECT_EQ(report.value("cluster_state", ""), "degraded") << report.dump(2);
+  EXPECT_NE(report["shards"].dump().find("\"disk-full\""), std::string::npos) << report.dump(2);
 
   fs::remove(filler);
   auto stopped_shard = ReadPidFile(disk_ / "full/shards/1/pid");

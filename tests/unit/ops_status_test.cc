@@ -24,7 +24,12 @@ ShardStatus Shard(const std::string& kind) {
   }
   shard.reachable = true;
   shard.cluster_state = kind == "fail" ? "fail" : "ok";
-  shard.health = kind == "fail" ? "cluster_fail" : kind == "crashloop" ? "crashloop" : "ok";
+  shard.health = kind == "fail"                                 ? "cluster_fail"
+                 : kind == "crashloop" || kind == "save-failed" ? kind
+                 : kind == "aof-disk-full"                      ? "disk-full"
+                 : kind == "rdb-disk-full"                      ? "disk-full"
+                                                                : "ok";
+  shard.aof = kind == "aof-disk-full";
   shard.slot_map = kind == "ok-b" ? "map B" : "map A";
   if (kind == "moving") shard.migrations = {{.slot = 7, .importing = false, .peer_id = "other"}};
   return shard;
@@ -51,6 +56,26 @@ const SummaryCase kSummaryCases[] = {
     {"none healthy", {"crashloop", "crashloop"}, true, true, "fail", Verdict::kDown},
     {"some failing, some healthy", {"ok", "fail"}, true, true, "degraded", Verdict::kDegraded},
     {"a slot move open", {"ok", "moving", "ok"}, true, true, "ok", Verdict::kDegraded},
+    // A failed snapshot refuses no write (no save points): serving, but not healthy. A full disk
+    // under an AOF refuses every write.
+    {"every snapshot failing",
+     {"save-failed", "save-failed"},
+     true,
+     true,
+     "degraded",
+     Verdict::kDegraded},
+    {"every disk full, snapshots only",
+     {"rdb-disk-full", "rdb-disk-full"},
+     true,
+     true,
+     "degraded",
+     Verdict::kDegraded},
+    {"every disk full under an AOF",
+     {"aof-disk-full", "aof-disk-full"},
+     true,
+     true,
+     "fail",
+     Verdict::kDown},
 };
 
 TEST(StatusSummaryTest, ClusterStateAndVerdictFromTheShards) {
@@ -144,7 +169,7 @@ std::vector<common::Result<std::string>> ProbeReplies(const std::string& persist
           persistence};
 }
 
-TEST(ProbeRepliesTest, AShardThatCannotWriteItsAofOrSnapshotIsAWriteError) {
+TEST(ProbeRepliesTest, AShardThatCannotWriteItsAofIsAWriteErrorAFailedSnapshotIsNot) {
   struct Case {
     std::string persistence;
     std::string health;
@@ -153,8 +178,9 @@ TEST(ProbeRepliesTest, AShardThatCannotWriteItsAofOrSnapshotIsAWriteError) {
            {"aof_enabled:1\r\naof_last_write_status:ok\r\nrdb_last_bgsave_status:ok\r\n", "ok"},
            {"aof_enabled:1\r\naof_last_write_status:err\r\nrdb_last_bgsave_status:ok\r\n",
             "write-error"},
+           // A failed snapshot refuses no write: the shards keep no save points.
            {"aof_enabled:0\r\naof_last_write_status:ok\r\nrdb_last_bgsave_status:err\r\n",
-            "write-error"},
+            "save-failed"},
            // AOF off: its last write status is not the shard's.
            {"aof_enabled:0\r\naof_last_write_status:err\r\nrdb_last_bgsave_status:ok\r\n", "ok"}}) {
     ShardStatus status;
