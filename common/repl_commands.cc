@@ -12,6 +12,8 @@ constexpr ReplKeySpec kFirstKey{.first = 1, .last = 1};
 constexpr ReplKeySpec kTwoKeys{.first = 1, .last = 2};
 constexpr ReplKeySpec kAllKeys{.first = 1, .last = -1};
 constexpr ReplKeySpec kKeyValuePairs{.first = 1, .last = -2, .step = 2};
+// MSETEX numkeys key value [key value ...] [options]: numkeys pairs after the count.
+constexpr ReplKeySpec kCountedPairs{.first = 0, .last = 0, .step = 2, .numkeys_at = 1};
 
 constexpr ReplCommandInfo Single(std::string_view name) {
   return {.name = name, .route = ReplRoute::kSingleKey, .keys = kFirstKey};
@@ -52,6 +54,7 @@ constexpr ReplCommandInfo kCommands[] = {
     Single("BITFIELD"), Single("DELIFEQ"), Single("DELEX"),
     Together("BITOP", {.first = 2, .last = -1}),
     Independent("MSET", kKeyValuePairs), Together("MSETNX", kKeyValuePairs),
+    Together("MSETEX", kCountedPairs),  // Valkey 9.1: with NX, all or none
 
     // Any key.
     Independent("DEL", kAllKeys), Independent("UNLINK", kAllKeys),
@@ -137,15 +140,18 @@ Status AddCountedKeys(const ReplCommandInfo& info, std::span<const std::string> 
                       std::vector<size_t>& positions) {
   const size_t at = static_cast<size_t>(info.keys.numkeys_at);
   if (at == 0) return Ok();
+  // Keys alone (ZUNIONSTORE), or each followed by its value (MSETEX: step 2).
+  const size_t step = static_cast<size_t>(info.keys.step);
   const std::optional<int64_t> count =
-      at < args.size() ? ParseIntegerIn<int64_t>(args[at], 0, int64_t(args.size() - at - 1))
-                       : std::nullopt;
+      at < args.size()
+          ? ParseIntegerIn<int64_t>(args[at], 0, int64_t((args.size() - at - 1) / step))
+          : std::nullopt;
   if (at >= args.size()) return Error(std::string(info.name) + ": numkeys is missing");
   if (!count) {
     return Error(std::string(info.name) + ": numkeys '" + args[at].substr(0, 32) +
                  "' is not a count of the keys that follow it");
   }
-  for (size_t i = 1; i <= static_cast<size_t>(*count); ++i) positions.push_back(at + i);
+  for (size_t i = 0; i < static_cast<size_t>(*count); ++i) positions.push_back(at + 1 + i * step);
   return Ok();
 }
 

@@ -125,6 +125,17 @@ TEST(ReplPlannerTest, KeysThatMustStayTogetherGoToOneSlotOrAreCrossSlot) {
       {{"MSETNX", "a", "1", "b", "2", "{a}c", "3"},
        {Forward{.slot = kSlotA, .command = {"MSET", "a", "1", "{a}c", "3"}},
         Forward{.slot = kSlotB, .command = {"MSET", "b", "2"}}}},
+      // Valkey 9.1's MSETEX, replicated with its TTL as PXAT: whole on one slot; across slots
+      // one per slot with its share of the pairs and the options, NX and XX left out.
+      {{"MSETEX", "2", "a", "1", "{a}b", "2", "NX", "PXAT", "1795898139104"},
+       ForwardTo(kSlotA, {"MSETEX", "2", "a", "1", "{a}b", "2", "NX", "PXAT", "1795898139104"})},
+      {{"MSETEX", "3", "a", "1", "b", "2", "{a}c", "3", "NX", "PXAT", "1795898139104"},
+       {Forward{.slot = kSlotA,
+                .command = {"MSETEX", "2", "a", "1", "{a}c", "3", "PXAT", "1795898139104"}},
+        Forward{.slot = kSlotB, .command = {"MSETEX", "1", "b", "2", "PXAT", "1795898139104"}}}},
+      {{"MSETEX", "2", "a", "1", "b", "2"},
+       {Forward{.slot = kSlotA, .command = {"MSETEX", "1", "a", "1"}},
+        Forward{.slot = kSlotB, .command = {"MSETEX", "1", "b", "2"}}}},
       {{"SUNIONSTORE", "dst", "a", "b"},
        {CrossSlot{.command = {"SUNIONSTORE", "dst", "a", "b"}, .keys = {"dst", "a", "b"}}}},
       {{"PFMERGE", "{t}d", "{t}a", "{t}b"}, ForwardTo(kSlotT, {"PFMERGE", "{t}d", "{t}a", "{t}b"})},
@@ -159,7 +170,7 @@ TEST(ReplPlannerTest, KeysThatMustStayTogetherGoToOneSlotOrAreCrossSlot) {
     EXPECT_EQ(planner.Plan(c.command).actions, c.actions) << c.command[0];
   }
   EXPECT_EQ(planner.counts().cross_slot, 7);
-  EXPECT_EQ(planner.counts().split, 1);
+  EXPECT_EQ(planner.counts().split, 3);  // MSETNX and two MSETEX
 }
 
 // Across slots, what cannot be co-located on one primary is a problem naming the fix.
@@ -244,6 +255,8 @@ TEST(ReplPlannerTest, UnknownCommandsAndBadArgumentsAreProblems) {
       {{"LMPOP", "-1", "a"},
        ProblemOf("LMPOP: numkeys '-1' is not a count of the keys that "
                  "follow it")},
+      {{"MSETEX", "2", "a", "1", "b"},
+       ProblemOf("MSETEX: numkeys '2' is not a count of the keys that follow it")},
       {{"EVAL", "return 1"}, ProblemOf("EVAL: numkeys is missing")},
       {{"EVAL", "return 1", "0"}, ProblemOf("EVAL: no keys, so no slot to send it to")},
       {{"SORT", "a", "STORE"}, ProblemOf("SORT: STORE is not followed by a key")},
@@ -325,20 +338,38 @@ TEST(ReplPlannerTest, TransactionMarkersOutOfPlaceAreProblemsAndDiscardDropsTheQ
 
 // The write commands of Redis 7.0, Valkey 9 and Redis 8.2 that reach a replica, as replicated.
 TEST(ReplCommandTableTest, KnowsTheWritesPrimariesReplicate) {
-  for (const char* name :
-       {"SET",         "SETRANGE",    "APPEND",       "INCRBY",         "DECR",
-        "GETDEL",      "GETEX",       "SETBIT",       "BITFIELD",       "BITOP",
-        "MSET",        "MSETNX",      "DEL",          "UNLINK",         "PEXPIREAT",
-        "PERSIST",     "RESTORE",     "RENAME",       "RENAMENX",       "COPY",
-        "HSET",        "HDEL",        "HINCRBYFLOAT", "HSETEX",         "HGETDEL",
-        "HPEXPIREAT",  "HPERSIST",    "LPUSH",        "LPOP",           "LSET",
-        "LTRIM",       "LREM",        "LINSERT",      "LMOVE",          "RPOPLPUSH",
-        "SADD",        "SREM",        "SMOVE",        "SINTERSTORE",    "SDIFFSTORE",
-        "ZADD",        "ZINCRBY",     "ZREM",         "ZPOPMIN",        "ZREMRANGEBYSCORE",
-        "ZUNIONSTORE", "ZRANGESTORE", "XADD",         "XTRIM",          "XDEL",
-        "XGROUP",      "XCLAIM",      "XAUTOCLAIM",   "XACK",           "XSETID",
-        "PFADD",       "PFMERGE",     "GEOADD",       "GEOSEARCHSTORE", "DELIFEQ",
-        "VADD",        "FLUSHALL",    "FUNCTION"}) {
+  for (const char* name : {"SET",         "SETRANGE",
+                           "APPEND",      "INCRBY",
+                           "DECR",        "GETDEL",
+                           "GETEX",       "SETBIT",
+                           "BITFIELD",    "BITOP",
+                           "MSET",        "MSETNX",
+                           "MSETEX",      "DEL",
+                           "UNLINK",      "PEXPIREAT",
+                           "PERSIST",     "RESTORE",
+                           "RENAME",      "RENAMENX",
+                           "COPY",        "HSET",
+                           "HDEL",        "HINCRBYFLOAT",
+                           "HSETEX",      "HGETDEL",
+                           "HPEXPIREAT",  "HPERSIST",
+                           "LPUSH",       "LPOP",
+                           "LSET",        "LTRIM",
+                           "LREM",        "LINSERT",
+                           "LMOVE",       "RPOPLPUSH",
+                           "SADD",        "SREM",
+                           "SMOVE",       "SINTERSTORE",
+                           "SDIFFSTORE",  "ZADD",
+                           "ZINCRBY",     "ZREM",
+                           "ZPOPMIN",     "ZREMRANGEBYSCORE",
+                           "ZUNIONSTORE", "ZRANGESTORE",
+                           "XADD",        "XTRIM",
+                           "XDEL",        "XGROUP",
+                           "XCLAIM",      "XAUTOCLAIM",
+                           "XACK",        "XSETID",
+                           "PFADD",       "PFMERGE",
+                           "GEOADD",      "GEOSEARCHSTORE",
+                           "DELIFEQ",     "VADD",
+                           "FLUSHALL",    "FUNCTION"}) {
     const ReplCommandInfo* info = FindReplCommand(name);
     ASSERT_NE(info, nullptr) << name;
     EXPECT_EQ(info->name, name);
