@@ -34,7 +34,11 @@ std::string DataNote(const ShardRestart& restart) {
     return count ? std::to_string(*count) : std::string("?");
   };
   if (restart.data == "handed-over") {
-    return "its replica took over its " + keys(restart.keys_before) + " keys first";
+    // --discard-data does not count the keys first; a replica took them over all the same.
+    return restart.keys_before
+               ? "its replica took over its " + keys(restart.keys_before) + " keys first"
+               : "its replica took over first, with its keys (a primary with a "
+                 "replica hands over even with --discard-data)";
   }
   if (restart.data == "saved") {
     return "saved " + keys(restart.keys_before) + " keys with writes held " +
