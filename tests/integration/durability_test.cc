@@ -24,6 +24,15 @@ class DurabilityTest : public ShardctlTest {
     return status;
   }
 
+  // 3 primaries with a replica each, healthy, holding 300 keys; the status then.
+  json UpWithReplicasHolding300Keys() {
+    UpHealthy(3, {"--replicas", "1"});
+    WriteKeys(300);
+    json status = Status();
+    EXPECT_EQ(TotalKeys(status), 300) << status.dump(2);
+    return status;
+  }
+
   std::string Info(int port, const std::string& section, const std::string& field) {
     auto reply = QueryRedis(port, {"INFO", section});
     if (!reply) return "";
@@ -99,11 +108,8 @@ TEST_F(DurabilityTest, ReplicasArePlacedApartAndLinkedToTheirPrimaries) {
 }
 
 TEST_F(DurabilityTest, DeadPrimaryIsReplacedByItsReplicaAndRejoinsAsReplica) {
-  UpHealthy(3, {"--replicas", "1"});
+  json before = UpWithReplicasHolding300Keys();
   ASSERT_FALSE(HasFailure());
-  WriteKeys(300);
-  json before = Status();
-  ASSERT_EQ(TotalKeys(before), 300) << before.dump(2);
   pid_t primary = before["shards"][0]["pid"].get<pid_t>();
   auto killed_at = Clock::now();
   ASSERT_EQ(kill(primary, SIGKILL), 0);
@@ -144,11 +150,8 @@ TEST_F(DurabilityTest, DeadPrimaryIsReplacedByItsReplicaAndRejoinsAsReplica) {
 // after it is whole. It returned at once ("nothing to move": the restarted primary still said
 // role:master), and the status after it showed two primaries for one range (found by a sweep).
 TEST_F(DurabilityTest, RebalanceRolesRightAfterAKillWaitsForTheClusterToSettle) {
-  UpHealthy(3, {"--replicas", "1"});
+  json before = UpWithReplicasHolding300Keys();
   ASSERT_FALSE(HasFailure());
-  WriteKeys(300);
-  json before = Status();
-  ASSERT_EQ(TotalKeys(before), 300) << before.dump(2);
   ASSERT_EQ(kill(before["shards"][0]["pid"].get<pid_t>(), SIGKILL), 0);
   std::this_thread::sleep_for(300ms);
   auto rebalance = OnDeployment("rebalance-roles", {}, 120s);
