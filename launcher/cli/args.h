@@ -26,6 +26,7 @@ struct Invocation {
   bool dry_run = false;
   bool foreground = false;
   bool purge = false;
+  bool no_save = false;  // down --no-save: persistence rdb, stop without saving first
   bool leave = false;    // down --leave: hand slots to the other hosts first, then stop and purge
   bool rolling = false;  // restart --rolling
   bool discard_data = false;  // restart --discard-data: the shard may come back empty

@@ -49,6 +49,7 @@ int RunDown(const Invocation& invocation) {
   auto down = Down({.spec = *spec,
                     .leave = invocation.leave,
                     .purge = invocation.purge,
+                    .no_save = invocation.no_save,
                     .on_progress = [&progress](const std::string& line) { progress.Show(line); },
                     .on_warning =
                         [&progress](const std::string& warning) {

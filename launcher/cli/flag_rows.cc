@@ -295,6 +295,10 @@ const std::vector<CommandRow> kCommandRows = {
       "forget them and the deployment is purged. Refused when no other host has a "
       "primary. A failure stops nothing; run it again to continue"}},
     {"down", {"purge", FlagType::kSwitch, "", "also delete the deployment's state, logs and data"}},
+    {"down",
+     {"no-save", FlagType::kSwitch, "",
+      "with --persistence rdb, stop without saving every primary first: writes since each "
+      "one's last snapshot are lost (for a shard that cannot be saved)"}},
     {"top",
      {"interval", FlagType::kDuration, "TIME",
       "time between refreshes (default: 1s; at least 100ms)"}},
@@ -443,6 +447,7 @@ void ApplySwitch(const std::string& flag, Invocation& invocation) {
   if (flag == "foreground") invocation.foreground = true;
   if (flag == "purge") invocation.purge = true;
   if (flag == "leave") invocation.leave = true;
+  if (flag == "no-save") invocation.no_save = true;
   if (flag == "rolling") invocation.rolling = true;
   if (flag == "discard-data") invocation.discard_data = true;
   if (flag == "follow") invocation.follow = true;

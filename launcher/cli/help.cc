@@ -102,16 +102,17 @@ Exit codes (monitoring-plugin convention, usable from cron and Nagios-style chec
 
 constexpr const char* kDown =
     R"(Usage: shardctl down [--name NAME] [--state-dir DIR] [--config FILE] [--purge] [--leave]
-                     [--json]
+                     [--no-save] [--json]
 
 Stops every shard (SIGTERM, which Redis handles as a clean shutdown; SIGKILL after 10 s) and the
 supervisor. Works without a supervisor too, from the pid files. Stopping a deployment that is not
 running succeeds. Only processes shardctl started are ever signalled (pid and start time checked).
 
-With --persistence rdb every shard is saved first (its writes held from its snapshot until it
-exits; a shard stopped with SIGSTOP is continued; at most --fork-limit at once): a shard that
-cannot save, a full disk mostly, ends the down with exit 1 before anything is stopped. Free space
-and run it again; --purge stops without saving. Without persistence the keys go with the shards.
+With --persistence rdb every primary is saved first (its writes held from its snapshot until it
+exits; a shard stopped with SIGSTOP is continued; at most --fork-limit at once): a primary that
+cannot be saved (a full disk, mostly) or does not answer ends the down with exit 1 before
+anything is stopped. Free space and run it again, or stop without saving with --no-save (writes
+since each primary's last snapshot are lost). Without persistence the keys go with the shards.
 
 {options}
 {options deployment}

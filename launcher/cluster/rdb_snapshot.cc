@@ -113,11 +113,17 @@ Result<SnapshotLink> SnapshotLink::Open(const Access& access, const std::string&
   if (!valkey_loader.empty()) hello.push_back({"REPLCONF", "version", valkey_loader});
   auto said = connection->Pipeline(hello);
   if (!said.ok()) return said.error();
-  for (auto& reply : *said) {
-    if (!reply.ok()) {
-      return Error(connection->address() + ": REPLCONF refused (" + reply.error().message() +
-                   "); a snapshot over the network needs Redis or Valkey 7.0 or newer");
+  for (size_t i = 0; i < said->size(); ++i) {
+    const auto& reply = (*said)[i];
+    if (reply.ok()) continue;
+    // A primary older than Valkey 8 knows no version to announce; it sends the only format it
+    // writes, REDIS0011, whatever it is told.
+    if (hello[i][1] == "version" &&
+        reply.error().message().find("Unrecognized REPLCONF option") != std::string::npos) {
+      continue;
     }
+    return Error(connection->address() + ": REPLCONF refused (" + reply.error().message() +
+                 "); a snapshot over the network needs Redis or Valkey 7.0 or newer");
   }
   std::string address = connection->address();
   auto link = std::move(connection).value().ReleaseLink();

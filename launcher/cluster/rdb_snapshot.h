@@ -38,9 +38,10 @@ class SnapshotLink {
   enum class Mode { kSnapshotOnly, kFollow };
 
   // `valkey_loader`: the Valkey version that will load the snapshot, announced as a replica
-  // announces its own (REPLCONF version), so that a Valkey primary sends the format that version
+  // announces its own (REPLCONF version), so that a Valkey 9 primary sends the format that version
   // reads: without it Valkey 9 sends REDIS0011, which cannot hold a hash field's TTL (the fork
-  // fails, "Can't store key in RDB version 11"). "" for a Redis primary (it refuses the option).
+  // fails, "Can't store key in RDB version 11"). "" for a Redis primary (it refuses the option);
+  // a Valkey older than 8, which does not know it, is not told.
   static common::Result<SnapshotLink> Open(const Access& access, const std::string& host, int port,
                                            std::chrono::milliseconds timeout,
                                            Mode mode = Mode::kSnapshotOnly,

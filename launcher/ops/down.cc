@@ -1,18 +1,13 @@
 #include "launcher/ops/down.h"
 
-#include <signal.h>
-
-#include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <filesystem>
-#include <mutex>
-#include <optional>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include "launcher/ops/scratch_server.h"
-#include "launcher/ops/shard_snapshot.h"
+#include "launcher/ops/stop_save.h"
 #include "launcher/ops/target.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
@@ -45,7 +40,8 @@ bool WaitForSupervisorExit(const DeploymentDir& dir, const std::optional<Process
 // when none runs or it did not say. A supervisor that holds its lock but does not answer a ping
 // (stopped, or hung) cannot stop anything: it is stopped by its pid at once (`unresponsive` set),
 // and the pid files stop the shards.
-std::optional<int> StopThroughSupervisor(const DeploymentDir& dir, bool& unresponsive) {
+std::optional<int> StopThroughSupervisor(const DeploymentDir& dir, bool& unresponsive,
+                                         bool save_at_shutdown) {
   if (!SupervisorRunning(dir)) return std::nullopt;
   std::optional<int> stopped;
   auto supervisor = ReadProcessId(dir.SupervisorPidFile());
@@ -55,7 +51,8 @@ std::optional<int> StopThroughSupervisor(const DeploymentDir& dir, bool& unrespo
     if (supervisor) StopProcesses({*supervisor}, std::chrono::seconds(1));
     return std::nullopt;
   }
-  auto reply = AskSupervisor(dir, {{"cmd", "down"}}, kSupervisorStopTimeout);
+  auto reply =
+      AskSupervisor(dir, {{"cmd", "down"}, {"save", save_at_shutdown}}, kSupervisorStopTimeout);
   if (reply.ok() && reply->value("ok", false)) stopped = reply->value("stopped", 0);
   if (!WaitForSupervisorExit(dir, supervisor) && supervisor) {
     StopProcesses({*supervisor}, std::chrono::seconds(5));
@@ -65,7 +62,8 @@ std::optional<int> StopThroughSupervisor(const DeploymentDir& dir, bool& unrespo
 
 // Stops whatever the pid files still name (a dead supervisor's shards, or a stuck one's) and
 // removes the pid files. Returns how many shards were running.
-int StopFromPidFiles(const Access& access, const DeploymentDir& dir, const Deployment& deployment) {
+int StopFromPidFiles(const Access& access, const DeploymentDir& dir, const Deployment& deployment,
+                     bool save_at_shutdown) {
   if (auto proxy = ReadProcessId(dir.ProxyPidFile()); proxy && IsRunning(*proxy)) {
     StopProcesses({*proxy}, std::chrono::seconds(5));
   }
@@ -78,63 +76,22 @@ int StopFromPidFiles(const Access& access, const DeploymentDir& dir, const Deplo
     std::error_code ignored;
     std::filesystem::remove(dir.ShardPidFile(shard.index), ignored);
   }
-  if (!live.empty()) ArmSaveOnShutdown(access, deployment);
+  if (!live.empty() && save_at_shutdown) ArmSaveOnShutdown(access, deployment);
   StopProcesses(live, std::chrono::seconds(10));
   return static_cast<int>(live.size());
-}
-
-// A deployment that keeps its data in RDB files is saved before any shard stops: each running
-// shard continued (one stopped with SIGSTOP cannot save), its writes held and a snapshot taken
-// (ops/shard_snapshot.h), at most fork-limit shards at once, the writes held until it exits. A
-// shard that cannot save (a full disk) ends the `down` before anything is stopped, every pause
-// lifted. Left to the save at shutdown alone, such a shard, or one stopped or saving for longer
-// than the stop's grace, was killed without its last writes while down said it stopped.
-Outcome<bool> SaveBeforeStop(const Access& access, const DeploymentDir& dir,
-                             const Deployment& deployment,
-                             const std::function<void(const std::string&)>& progress) {
-  std::vector<const ShardPlan*> running;
-  for (const auto& shard : deployment.plan.shards) {
-    auto process = ReadProcessId(dir.ShardPidFile(shard.index));
-    if (!process || !IsRunning(*process)) continue;
-    kill(process->pid, SIGCONT);
-    running.push_back(&shard);
-  }
-  if (running.empty()) return true;
-  if (progress) progress("saving " + std::to_string(running.size()) + " shards before the stop");
-  std::mutex mutex;
-  std::optional<common::Error> failure;
-  std::atomic<size_t> next = 0;
-  auto save_shards = [&] {
-    for (size_t k = next++; k < running.size(); k = next++) {
-      auto saved = PauseAndSnapshot(access, deployment.plan.bind, running[k]->port,
-                                    running[k]->index, nullptr);
-      std::lock_guard lock(mutex);
-      if (!saved.ok() && !failure) failure = saved.error();
-    }
-  };
-  std::vector<std::thread> savers;
-  const size_t at_once = static_cast<size_t>(std::max(1, deployment.durability.fork_limit));
-  for (size_t i = 0; i < std::min(at_once, running.size()); ++i) savers.emplace_back(save_shards);
-  for (auto& saver : savers) saver.join();
-  if (!failure) return true;
-  for (const ShardPlan* shard : running) Unpause(access, deployment.plan.bind, shard->port);
-  return Failure(Fault::kRuntime,
-                 failure->message() +
-                     "; nothing was stopped, and writes resumed: free space in its data "
-                     "directory and run down again (down --purge stops without keeping the data)");
 }
 
 }  // namespace
 
 StopReport StopDeployment(const Access& access, const DeploymentDir& dir,
-                          const std::optional<Deployment>& recorded) {
+                          const std::optional<Deployment>& recorded, bool save_at_shutdown) {
   StopReport report;
-  if (auto stopped = StopThroughSupervisor(dir, report.supervisor_unresponsive)) {
+  if (auto stopped = StopThroughSupervisor(dir, report.supervisor_unresponsive, save_at_shutdown)) {
     report.stopped = *stopped;
     report.by = StopReport::By::kSupervisor;
   }
   if (recorded) {
-    if (int leftover = StopFromPidFiles(access, dir, *recorded); leftover > 0) {
+    if (int leftover = StopFromPidFiles(access, dir, *recorded, save_at_shutdown); leftover > 0) {
       report.stopped += leftover;
       report.by = StopReport::By::kPidFiles;
     }
@@ -200,13 +157,16 @@ Outcome<DownReport> Down(const DownRequest& request) {
                        ") stops with the shards, its cutover not reached: after up, run the same "
                        "import --live again");
   }
+  // Held until the shards have stopped: each saved primary's writes wait from its snapshot on.
+  std::unique_ptr<SavedForStop> saved;
   if (deployment && deployment->durability.persistence == Persistence::kRdb && !request.purge &&
-      !report.left) {
-    if (auto saved = SaveBeforeStop(access, dir, *deployment, request.on_progress); !saved.ok()) {
-      return saved.error();
-    }
+      !report.left && !request.no_save) {
+    auto taken = SavedForStop::Take(access, dir, *deployment, request.on_progress);
+    if (!taken.ok()) return taken.error();
+    saved = std::move(taken).value();
   }
-  report.stop = StopDeployment(access, dir, deployment);
+  report.stop = StopDeployment(access, dir, deployment, !request.no_save);
+  saved.reset();
   if (report.left) {
     if (auto forgot = ForgetLeftNodes(access, *report.left); !forgot.ok()) {
       if (request.on_warning) {

@@ -34,10 +34,11 @@ struct StopReport {
 // and one that is stopped (SIGSTOP) or does not answer a ping within 10 s (hung) is stopped by
 // its pid at once.
 // Then whatever the pid files of `recorded` still name (the proxy, a dead or stuck supervisor's
-// shards) is stopped, saving first with the rdb profile. Safe to repeat: a second call finds
-// nothing running.
+// shards) is stopped, saving first with the rdb profile unless `save_at_shutdown` is false (down
+// --no-save: a shard that cannot save would refuse to exit until killed). Safe to repeat: a second
+// call finds nothing running.
 StopReport StopDeployment(const Access& access, const DeploymentDir& dir,
-                          const std::optional<Deployment>& recorded);
+                          const std::optional<Deployment>& recorded, bool save_at_shutdown = true);
 
 // Deletes the deployment's directory, state and data. Returns false when there was none; the error
 // names the directory.
@@ -51,8 +52,9 @@ common::Result<bool> PurgeDeployment(const DeploymentDir& dir);
 //   ─▶ --purge or --leave: PurgeDeployment
 struct DownRequest {
   Spec spec;
-  bool leave = false;  // hand everything to the other hosts first, then stop and purge
-  bool purge = false;  // delete the state and data after the stop
+  bool leave = false;    // hand everything to the other hosts first, then stop and purge
+  bool purge = false;    // delete the state and data after the stop
+  bool no_save = false;  // persistence rdb: stop without saving first (ops/stop_save.h)
   std::function<void(const std::string&)> on_progress;  // --leave's steps and slot moves
   std::function<void(const std::string&)> on_warning;
 };

@@ -196,7 +196,7 @@ json Supervisor::RestartReply(const json& request) {
   slot.discard_data = request.value("discard_data", false);
   slot.load_placed = load_placed;
   slot.restart_kill_deadline = SteadyClock::now() + kRestartStopGrace;
-  ArmSaveOnShutdown(*access_.Current(), deployment_);
+  ArmSaveOnShutdown(*access_.Current(), deployment_, deployment_.plan.shards[slot.position]);
   kill(pid, SIGTERM);  // Redis shuts down cleanly on SIGTERM
   return reply;
 }
@@ -241,6 +241,7 @@ json Supervisor::Handle(const std::string& line, bool& stop_after) {
     log_->info("down requested over the control socket");
     size_t count = 0;
     for (const auto& slot : slots_) count += slot->watcher.running();
+    save_at_shutdown_ = request.value("save", true);
     StopAll();
     stop_after = true;
     return {{"ok", true}, {"stopped", count}};

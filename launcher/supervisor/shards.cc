@@ -173,13 +173,23 @@ Result<StartReport> StartDeployment(const Access& access, const Deployment& depl
   return report;
 }
 
+namespace {
+
+void ArmSave(const Access& access, const std::string& host, int port) {
+  auto connection = RedisConnection::Connect(access, host, port, std::chrono::seconds(1));
+  if (connection.ok()) (void)connection->Run({"CONFIG", "SET", "save", "3600 1"});
+}
+
+}  // namespace
+
 void ArmSaveOnShutdown(const Access& access, const Deployment& deployment) {
   if (deployment.durability.persistence != Persistence::kRdb) return;
-  for (const auto& node : ClusterNodesOf(deployment.plan)) {
-    auto connection =
-        RedisConnection::Connect(access, node.host, node.port, std::chrono::seconds(1));
-    if (connection.ok()) (void)connection->Run({"CONFIG", "SET", "save", "3600 1"});
-  }
+  for (const auto& node : ClusterNodesOf(deployment.plan)) ArmSave(access, node.host, node.port);
+}
+
+void ArmSaveOnShutdown(const Access& access, const Deployment& deployment, const ShardPlan& shard) {
+  if (deployment.durability.persistence != Persistence::kRdb) return;
+  ArmSave(access, deployment.plan.bind, shard.port);
 }
 
 common::Status VerifyPinning(const ShardPlan& shard, pid_t pid) {

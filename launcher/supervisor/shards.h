@@ -46,6 +46,9 @@ common::Result<ProcessId> SpawnShard(const Deployment& deployment, const Deploym
 // With the rdb profile, makes the next SIGTERM save: shards have no save schedule of their own
 // (the supervisor schedules forks), and Redis saves at shutdown only when one is set.
 void ArmSaveOnShutdown(const Access& access, const Deployment& deployment);
+// The same for one shard about to be stopped (a restart): the others keep no save points (with
+// them, a failed snapshot would make a shard refuse every write: stop-writes-on-bgsave-error).
+void ArmSaveOnShutdown(const Access& access, const Deployment& deployment, const ShardPlan& shard);
 
 // Checks /proc/PID/status Cpus_allowed_list against the plan; the error says what differs.
 common::Status VerifyPinning(const ShardPlan& shard, pid_t pid);

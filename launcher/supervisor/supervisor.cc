@@ -468,7 +468,7 @@ void Supervisor::StopShards() {
   }
   if (running.empty()) return;
   log_->info("stopping {} shards", running.size());
-  ArmSaveOnShutdown(*access_.Current(), deployment_);
+  if (save_at_shutdown_) ArmSaveOnShutdown(*access_.Current(), deployment_);
   int killed = StopProcesses(running, kStopGrace);
   if (killed > 0) log_->warn("{} shards needed SIGKILL", killed);
   for (auto& slot : slots_) {

@@ -168,8 +168,9 @@ class Supervisor {
   uv_timer_t health_timer_{};
   int health_ticks_ = 0;
   bool stop_requested_ = false;
-  bool shutting_down_ = false;  // shards are being (or have been) stopped: exits are expected
-  bool closing_ = false;        // handles are being closed: the loop is about to end
+  bool shutting_down_ = false;    // shards are being (or have been) stopped: exits are expected
+  bool save_at_shutdown_ = true;  // persistence rdb: the shards save as they stop (not: --no-save)
+  bool closing_ = false;          // handles are being closed: the loop is about to end
 };
 
 }  // namespace shardctl::launcher

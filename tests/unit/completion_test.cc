@@ -78,7 +78,7 @@ INSTANTIATE_TEST_SUITE_P(
             "FlagsWhereNoSubcommands",
             {"down", ""},
             Completion::Kind::kWords,
-            {"--name", "--state-dir", "--config", "--json", "--leave", "--purge", "--help"}},
+            {"--name", "--state-dir", "--config", "--json", "--leave", "--purge", "--no-save", "--help"}},
         CompleteCase{"SwitchTakesNoValue",
                      {"up", "--json", "--rep"},
                      Completion::Kind::kWords,
