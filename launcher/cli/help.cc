@@ -170,7 +170,9 @@ constexpr const char* kRebalance =
 After failovers (a primary died and its replica took over) the primaries are no longer where the
 plan put them, spread over cores and NUMA nodes. This moves the role back: each planned primary
 that is now a replica gets a graceful CLUSTER FAILOVER, one at a time. The old primary pauses writes
-only until its replica has caught up; no write is refused and none is lost.
+only until its replica has caught up; no write is refused and none is lost. Typed right after a
+failover, it first waits (up to 30 s) for every node to agree on who serves which slot, and after
+the moves again, so the status that follows sees them settled.
 
 {options}
 {options deployment}

@@ -41,9 +41,9 @@ int RunSave(const Invocation& invocation) {
               << shards << " shards in " << took.count() << " ms, at most "
               << report.most_forks_seen << " fork(s) seen at once (fork limit " << fork_limit << ")"
               << (report.failed ? "; " + std::to_string(report.failed) +
-                                      " FAILED (their snapshot ended with an error, a full disk "
-                                      "mostly: shardctl status shows which, shardctl logs SHARD "
-                                      "why)"
+                                      " FAILED (their snapshot or AOF rewrite ended with an "
+                                      "error, a full disk mostly: shardctl status --json shows "
+                                      "each shard's last_save_status, shardctl logs SHARD why)"
                                 : "")
               << "\n";
   }

@@ -163,7 +163,7 @@ std::string ReadableRdbFormats(const Engine& engine) {
 
 std::string EnginesReading(const RdbFormat& format) {
   if (format.valkey_signature) return "Valkey 9.0 or newer";
-  if (format.version <= 10) return "Redis or Valkey 7.0 or newer";
+  if (format.version <= 10) return "Redis 7.0 or newer, or Valkey 7.2 or newer";
   if (format.version == 11) return "Redis 7.2 or newer, or Valkey 7.2 or newer";
   if (format.version == 12) return "Redis 7.4 or newer";
   return "a Redis release that writes " + format.ToString();

@@ -1,6 +1,7 @@
 #include "launcher/engine/rdb_check.h"
 
 #include <algorithm>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -61,36 +62,61 @@ std::optional<uint64_t> RdbCheckKeysRead(std::string_view output) {
   return std::nullopt;
 }
 
-common::Result<RdbFileCheck> CheckRdbFile(const Engine& engine, const std::filesystem::path& file,
+std::filesystem::path CheckerBinary(const Engine& engine, std::optional<pid_t> running_shard) {
+  auto is_binary = [](const std::filesystem::path& path) {
+    char magic[4] = {};
+    std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
+    return std::string_view(magic, sizeof magic) ==
+           "\x7f"
+           "ELF";
+  };
+  if (is_binary(engine.path) || !running_shard) return engine.path;
+  std::error_code error;
+  const auto exe =
+      std::filesystem::read_symlink("/proc/" + std::to_string(*running_shard) + "/exe", error);
+  return !error && is_binary(exe) ? exe : engine.path;
+}
+
+common::Result<RdbFileCheck> CheckRdbFile(const std::filesystem::path& checker,
+                                          const std::filesystem::path& file,
                                           std::chrono::milliseconds timeout) {
   // Both engines become their checker when called by this name (Valkey answers to its own
   // valkey-check-rdb as well).
-  auto run = RunToEnd({"redis-check-rdb", file.string()}, timeout, engine.path);
-  if (!run.ok()) return run.error().Context(engine.path.string() + " as redis-check-rdb");
+  const std::string as = checker.string() + " as redis-check-rdb";
+  auto run = RunToEnd({"redis-check-rdb", file.string()}, timeout, checker);
+  if (!run.ok()) return run.error().Context(as);
+  if (run->exit_code >= 128) {  // a signal: Ctrl-C, the OOM killer
+    return common::Error(as + ": killed by signal " + std::to_string(run->exit_code - 128));
+  }
+  if (run->output.find("Checking RDB file") == std::string::npos) {
+    return common::Error(as + ": it did not act as the checker (" +
+                         run->output.substr(0, run->output.find('\n')) + ")");
+  }
   RdbFileCheck check{.finding = "", .keys = RdbCheckKeysRead(run->output)};
   if (run->exit_code == 0) return check;
   check.finding = RdbCheckFinding(run->output);
   if (check.finding.empty()) {
-    check.finding = "its checker exited with code " + std::to_string(run->exit_code) + ": " +
-                    run->output.substr(0, run->output.find('\n'));
+    check.finding = "its checker exited with code " + std::to_string(run->exit_code);
   }
   return check;
 }
 
 std::vector<common::Result<RdbFileCheck>> CheckRdbFiles(
-    const Engine& engine, const std::vector<std::filesystem::path>& files,
-    std::chrono::milliseconds timeout, const std::atomic<bool>* stop) {
-  std::vector<common::Result<RdbFileCheck>> checks(files.size(), RdbFileCheck{});
+    const std::filesystem::path& checker, const std::vector<std::filesystem::path>& files,
+    std::chrono::milliseconds timeout, size_t at_once, const std::atomic<bool>* stop) {
+  std::vector<common::Result<RdbFileCheck>> checks(files.size(),
+                                                   common::Error("not checked: stopped"));
   std::atomic<size_t> next = 0;
   auto check_files = [&] {
     for (size_t k = next++; k < files.size(); k = next++) {
       if (stop != nullptr && stop->load()) return;
-      checks[k] = CheckRdbFile(engine, files[k], timeout);
+      checks[k] = CheckRdbFile(checker, files[k], timeout);
     }
   };
   std::vector<std::thread> workers;
-  const size_t cpus = std::max(1u, std::thread::hardware_concurrency());
-  for (size_t i = 0; i < std::min(cpus, files.size()); ++i) workers.emplace_back(check_files);
+  for (size_t i = 0; i < std::min(std::max<size_t>(1, at_once), files.size()); ++i) {
+    workers.emplace_back(check_files);
+  }
   for (auto& worker : workers) worker.join();
   return checks;
 }

@@ -6,6 +6,8 @@
 // again. shardctl parses no RDB itself.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -29,16 +31,24 @@ struct RdbFileCheck {
   std::optional<uint64_t> keys;
 };
 
-// `engine`'s checker run on `file`. An error only when it could not be run to its end (a missing
-// binary, `timeout`): then nothing is known of the file.
-common::Result<RdbFileCheck> CheckRdbFile(const Engine& engine, const std::filesystem::path& file,
+// The server binary to run as the checker: the engine's path when it is the binary itself, else
+// (a wrapper script, which would lose the name the binary goes by) the one the shard
+// `running_shard` executes, read from /proc/PID/exe.
+std::filesystem::path CheckerBinary(const Engine& engine, std::optional<pid_t> running_shard);
+
+// `checker` (a server binary, CheckerBinary) run as redis-check-rdb on `file`. An error when
+// nothing is known of the file: the checker could not start, ran past `timeout`, was killed by a
+// signal, or did not act as a checker.
+common::Result<RdbFileCheck> CheckRdbFile(const std::filesystem::path& checker,
+                                          const std::filesystem::path& file,
                                           std::chrono::milliseconds timeout);
 
-// CheckRdbFile of each of `files`, in order, as many at once as there are CPUs (a check holds one
-// key at a time). Once `stop` is set no further check starts (those left out read as clean).
+// CheckRdbFile of each of `files`, in order, at most `at_once` at a time (a check holds one key
+// at a time, but takes a CPU). Once `stop` is set no further check starts: those left out are
+// errors ("not checked").
 std::vector<common::Result<RdbFileCheck>> CheckRdbFiles(
-    const Engine& engine, const std::vector<std::filesystem::path>& files,
-    std::chrono::milliseconds timeout, const std::atomic<bool>* stop = nullptr);
+    const std::filesystem::path& checker, const std::vector<std::filesystem::path>& files,
+    std::chrono::milliseconds timeout, size_t at_once, const std::atomic<bool>* stop = nullptr);
 
 // Pure: what is wrong with a checked file that should hold `expected_keys` keys: the checker's
 // finding, else "it holds N keys, not M" when the checker counted another number; "" when

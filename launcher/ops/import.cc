@@ -279,9 +279,9 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
     report.expiry_held = *holds;
     if (!*holds && facts->volatile_keys > 0) {
       report.warnings.push_back(
-          "the source holds " + std::to_string(facts->volatile_keys) +
-          " keys with a TTL (on the key or on a hash's field), and " + deployment.engine.Name() +
-          " " + deployment.engine.version +
+          "the source holds TTLs on " + std::to_string(facts->volatile_keys) +
+          " keys or hash fields' keys (INFO keyspace expires + subexpiry), and " +
+          deployment.engine.Name() + " " + deployment.engine.version +
           " cannot hold expiry while the import catches up: a key whose TTL runs out here before "
           "the source's write that extended it arrives is lost (an INCR on it starts from 1); a "
           "deployment of Valkey 8.1 or newer holds them (import-mode)");

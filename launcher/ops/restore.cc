@@ -20,6 +20,7 @@
 #include "launcher/ops/serving_cluster.h"
 #include "launcher/ops/target.h"
 #include "launcher/os/files.h"
+#include "launcher/os/process.h"
 #include "launcher/state/data_lock.h"
 
 namespace shardctl::launcher {
@@ -64,8 +65,22 @@ Outcome<bool> CheckFormats(const BackupManifest& manifest, const Engine& engine)
 // Every file read to its end by the deployment's engine as its RDB checker (rdb_check.h): a file
 // that passes the manifest's checks but would stop its shard, or a scratch server, in the middle
 // of its load is refused before anything is changed.
+// One of `plan`'s shards running on this host, for the binary it executes.
+std::optional<pid_t> AnyRunningShard(const DeploymentDir& dir, const Plan& plan) {
+  for (const auto& shard : plan.shards) {
+    auto process = ReadProcessId(dir.ShardPidFile(shard.index));
+    if (process && IsRunning(*process)) return process->pid;
+  }
+  return std::nullopt;
+}
+
+// Every file read to its end by the deployment's engine as its RDB checker (rdb_check.h), one
+// per CPU (the deployment holds no key yet): a file that passes the manifest's checks but would
+// stop its shard, or a scratch server, in the middle of its load is refused before this run
+// changes anything.
 Outcome<bool> CheckFilesLoad(const RestoreRequest& request, const BackupManifest& manifest,
-                             const Engine& engine) {
+                             const Target& target) {
+  const Engine& engine = target.deployment->engine;
   const std::string checker = engine.Name() + " " + engine.version;
   if (request.on_progress) {
     request.on_progress("checking that " + checker + " loads each of the " +
@@ -73,22 +88,25 @@ Outcome<bool> CheckFilesLoad(const RestoreRequest& request, const BackupManifest
   }
   std::vector<std::filesystem::path> files;
   for (const auto& file : manifest.files) files.push_back(request.from / file.file);
-  const auto checks = CheckRdbFiles(engine, files, kLoadTimeout, request.interrupted);
+  const auto checks =
+      CheckRdbFiles(CheckerBinary(engine, AnyRunningShard(target.dir, target.deployment->plan)),
+                    files, kLoadTimeout, std::thread::hardware_concurrency(), request.interrupted);
   if (request.interrupted != nullptr && request.interrupted->load()) {
     return Failure(Fault::kInterrupted,
-                   "restore stopped (Ctrl-C) while checking the files; nothing was changed");
+                   "restore stopped (Ctrl-C) while checking the files; this run changed nothing");
   }
   for (size_t k = 0; k < checks.size(); ++k) {
     if (!checks[k].ok()) {
       return Failure(Fault::kRuntime, "checking " + files[k].string() + ": " +
-                                          checks[k].error().message() + "; nothing was changed");
+                                          checks[k].error().message() +
+                                          "; this run changed nothing");
     }
     if (checks[k]->finding.empty()) continue;
     return Failure::Usage(files[k].string() + ": " + checker + " cannot load it, " +
                           checks[k]->finding +
                           " (the file is damaged although its size and checksum match the "
-                          "manifest, or holds data this engine does not know); nothing was "
-                          "changed: restore another backup");
+                          "manifest, or holds data this engine does not know); this run changed "
+                          "nothing: restore another backup");
   }
   return true;
 }
@@ -284,7 +302,7 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
   const Placement placement = ChooseMethod(*target, *serving, *manifest, local);
   report.method = placement.ok() ? "placed" : "copied";
   report.why_copied = placement.why_not;
-  if (auto loads = CheckFilesLoad(request, *manifest, deployment.engine); !loads.ok()) {
+  if (auto loads = CheckFilesLoad(request, *manifest, *target); !loads.ok()) {
     return loads.error();
   }
   if (request.dry_run) return report;

@@ -94,8 +94,8 @@ void ReadProbeReplies(const std::vector<common::Result<std::string>>& r, ShardSt
   // fail too until its cause (a full disk, mostly) is gone.
   if (status.aof && InfoField(*r[6], "aof_last_write_status") == "err") {
     status.health = "write-error";
-  } else if (InfoField(*r[6], "rdb_last_bgsave_status") == "err") {
-    status.health = "save-failed";
+  } else if (InfoField(*r[6], "rdb_last_bgsave_status") == "err" && status.health == "ok") {
+    status.health = "save-failed";  // a cluster failing says more, and stays said
   }
 }
 
@@ -152,8 +152,9 @@ namespace {
 // Serves reads and writes: healthy, or failing only to save its snapshot (a full disk included,
 // unless the shard keeps an AOF, whose failed write refuses every write).
 bool Serves(const ShardStatus& shard) {
-  if (shard.health == "ok" || shard.health == "save-failed") return true;
-  return shard.health == "disk-full" && !shard.aof && shard.cluster_state == "ok";
+  if (shard.cluster_state != "ok") return false;
+  return shard.health == "ok" || shard.health == "save-failed" ||
+         (shard.health == "disk-full" && !shard.aof);
 }
 
 }  // namespace

@@ -384,7 +384,7 @@ TEST(RdbFormatTest, WhichEngineChangesKeepTheData) {
 // Whom a refusal sends the operator to: every engine that loads the format, Redis and Valkey alike
 // (a Valkey backup sent as REDIS0011 loads in Redis 8.2).
 TEST(RdbFormatTest, NamesEveryEngineThatLoadsAFormat) {
-  EXPECT_EQ(EnginesReading({false, 10}), "Redis or Valkey 7.0 or newer");
+  EXPECT_EQ(EnginesReading({false, 10}), "Redis 7.0 or newer, or Valkey 7.2 or newer");
   EXPECT_EQ(EnginesReading({false, 11}), "Redis 7.2 or newer, or Valkey 7.2 or newer");
   EXPECT_EQ(EnginesReading({false, 12}), "Redis 7.4 or newer");
   EXPECT_EQ(EnginesReading({true, 80}), "Valkey 9.0 or newer");
