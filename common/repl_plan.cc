@@ -58,34 +58,23 @@ std::vector<ReplAction> SplitBySlot(const ReplCommandInfo& info, ReplArgs comman
   return {parts.begin(), parts.end()};
 }
 
-// MSETEX across slots: one MSETEX per slot, each with its pairs and the options after the last
-// pair, NX and XX left out (a primary replicates MSETEX only when it set every key, as MSETNX).
-std::vector<ReplAction> SplitMsetex(const ReplArgs& command, const std::vector<size_t>& positions) {
-  const size_t options_from = positions.back() + 2;
+// MSETEX across slots: SplitBySlot's parts (the name and the pairs), each given its count of pairs
+// and the options after the last pair, NX and XX left out (a primary replicates MSETEX only when
+// it set every key, as MSETNX).
+std::vector<ReplAction> SplitMsetex(const ReplCommandInfo& info, ReplArgs command,
+                                    const std::vector<size_t>& positions) {
   ReplArgs options;
-  for (size_t at = options_from; at < command.size(); ++at) {
+  for (size_t at = positions.back() + 2; at < command.size(); ++at) {
     const std::string option = UpperCase(command[at]);
     if (option != "NX" && option != "XX") options.push_back(command[at]);
   }
-  std::vector<Forward> parts;
-  std::vector<size_t> pairs;  // of each part
-  std::unordered_map<int, size_t> part_of_slot;
-  for (size_t at : positions) {
-    const int slot = KeySlot(command[at]);
-    const auto [found, added] = part_of_slot.try_emplace(slot, parts.size());
-    if (added) {
-      parts.push_back(Forward{.slot = slot, .command = {command[0], ""}});
-      pairs.push_back(0);
-    }
-    ++pairs[found->second];
-    ReplArgs& part = parts[found->second].command;
-    part.insert(part.end(), {command[at], command[at + 1]});
+  std::vector<ReplAction> parts = SplitBySlot(info, std::move(command), positions);
+  for (ReplAction& action : parts) {
+    ReplArgs& part = std::get<Forward>(action).command;
+    part.insert(part.begin() + 1, std::to_string((part.size() - 1) / 2));
+    part.insert(part.end(), options.begin(), options.end());
   }
-  for (size_t k = 0; k < parts.size(); ++k) {
-    parts[k].command[1] = std::to_string(pairs[k]);
-    parts[k].command.insert(parts[k].command.end(), options.begin(), options.end());
-  }
-  return {parts.begin(), parts.end()};
+  return parts;
 }
 
 // A command whose keys must change together: one Forward when they share a slot. Across slots,
@@ -102,7 +91,7 @@ std::vector<ReplAction> KeepTogether(const ReplCommandInfo& info, ReplArgs comma
     command[0] = "MSET";
     return SplitBySlot(info, std::move(command), positions);
   }
-  if (info.name == "MSETEX") return SplitMsetex(command, positions);
+  if (info.name == "MSETEX") return SplitMsetex(info, std::move(command), positions);
   if (Result<Colocation> colocation = PlanColocation(command); !colocation) {
     return {Problem{colocation.error().message()}};
   }

@@ -103,6 +103,10 @@ class AtomicFile {
 
 }  // namespace
 
+std::string SnapshotLink::LoaderVersion(const Engine& loader) {
+  return loader.kind == EngineKind::kValkey && loader.major >= 9 ? loader.version : "";
+}
+
 Result<SnapshotLink> SnapshotLink::Open(const Access& access, const std::string& host, int port,
                                         std::chrono::milliseconds timeout, Mode mode,
                                         const std::string& valkey_loader) {

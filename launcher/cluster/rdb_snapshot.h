@@ -20,6 +20,7 @@
 #include "common/result.h"
 #include "launcher/cluster/access.h"
 #include "launcher/cluster/control_link.h"
+#include "launcher/model/deployment.h"
 
 namespace shardctl::launcher {
 
@@ -42,6 +43,11 @@ class SnapshotLink {
   // reads: without it Valkey 9 sends REDIS0011, which cannot hold a hash field's TTL (the fork
   // fails, "Can't store key in RDB version 11"). "" for a Redis primary (it refuses the option);
   // a Valkey older than 8, which does not know it, is not told.
+  // What to announce as `valkey_loader` for a snapshot `loader` will load: its version when it
+  // is Valkey 9 or newer (the only engine with a format of its own, VALKEY080, that a primary
+  // sends only when asked), else "".
+  static std::string LoaderVersion(const Engine& loader);
+
   static common::Result<SnapshotLink> Open(const Access& access, const std::string& host, int port,
                                            std::chrono::milliseconds timeout,
                                            Mode mode = Mode::kSnapshotOnly,

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/numbers.h"
+#include "launcher/os/files.h"
 #include "launcher/os/process.h"
 
 namespace shardctl::launcher {
@@ -62,7 +63,7 @@ std::optional<uint64_t> RdbCheckKeysRead(std::string_view output) {
   return std::nullopt;
 }
 
-std::filesystem::path CheckerBinary(const Engine& engine, std::optional<pid_t> running_shard) {
+std::filesystem::path CheckerBinary(const Deployment& deployment, const DeploymentDir& dir) {
   auto is_binary = [](const std::filesystem::path& path) {
     char magic[4] = {};
     std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
@@ -70,11 +71,16 @@ std::filesystem::path CheckerBinary(const Engine& engine, std::optional<pid_t> r
            "\x7f"
            "ELF";
   };
-  if (is_binary(engine.path) || !running_shard) return engine.path;
-  std::error_code error;
-  const auto exe =
-      std::filesystem::read_symlink("/proc/" + std::to_string(*running_shard) + "/exe", error);
-  return !error && is_binary(exe) ? exe : engine.path;
+  if (is_binary(deployment.engine.path)) return deployment.engine.path;
+  for (const auto& shard : deployment.plan.shards) {
+    auto process = ReadProcessId(dir.ShardPidFile(shard.index));
+    if (!process || !IsRunning(*process)) continue;
+    std::error_code error;
+    const auto exe =
+        std::filesystem::read_symlink("/proc/" + std::to_string(process->pid) + "/exe", error);
+    if (!error && is_binary(exe)) return exe;
+  }
+  return deployment.engine.path;
 }
 
 common::Result<RdbFileCheck> CheckRdbFile(const std::filesystem::path& checker,

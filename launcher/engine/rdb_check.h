@@ -6,8 +6,6 @@
 // again. shardctl parses no RDB itself.
 #pragma once
 
-#include <sys/types.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -19,6 +17,7 @@
 
 #include "common/result.h"
 #include "launcher/model/deployment.h"
+#include "launcher/model/deployment_dir.h"
 
 namespace shardctl::launcher {
 
@@ -32,9 +31,9 @@ struct RdbFileCheck {
 };
 
 // The server binary to run as the checker: the engine's path when it is the binary itself, else
-// (a wrapper script, which would lose the name the binary goes by) the one the shard
-// `running_shard` executes, read from /proc/PID/exe.
-std::filesystem::path CheckerBinary(const Engine& engine, std::optional<pid_t> running_shard);
+// (a wrapper script, which would lose the name the binary goes by) the one a running shard of
+// `deployment` on this host executes, read from /proc/PID/exe.
+std::filesystem::path CheckerBinary(const Deployment& deployment, const DeploymentDir& dir);
 
 // `checker` (a server binary, CheckerBinary) run as redis-check-rdb on `file`. An error when
 // nothing is known of the file: the checker could not start, ran past `timeout`, was killed by a

@@ -424,13 +424,9 @@ class BackupPass {
     }
     std::vector<std::filesystem::path> files;
     for (size_t k = 0; k < primaries_.size(); ++k) files.push_back(request_.to / BackupFileName(k));
-    std::optional<pid_t> running_shard;
-    for (const auto& process : local_) {
-      if (process) running_shard = process->pid;
-    }
     // As many at once as snapshots may be written: the primaries serve clients meanwhile.
     const auto checks =
-        CheckRdbFiles(CheckerBinary(deployment_.engine, running_shard), files, kCheckTimeout,
+        CheckRdbFiles(CheckerBinary(deployment_, target_.dir), files, kCheckTimeout,
                       static_cast<size_t>(deployment_.durability.fork_limit), request_.interrupted);
     if (request_.interrupted != nullptr && request_.interrupted->load()) {
       return Failure(Fault::kInterrupted, "backup stopped (Ctrl-C); nothing was kept");

@@ -190,9 +190,7 @@ Result<Cut> TakeCut(const Access& access, const Engine& engine,
                     std::vector<RedisConnection>& control,
                     const std::function<bool(size_t)>& forked) {
   Cut cut;
-  // Only Valkey 9 writes a format of its own (VALKEY080) that it sends only when asked.
-  const std::string valkey_loader =
-      engine.kind == EngineKind::kValkey && engine.major >= 9 ? engine.version : "";
+  const std::string valkey_loader = SnapshotLink::LoaderVersion(engine);
   for (const auto& primary : primaries) {
     auto link = SnapshotLink::Open(access, primary.address.host, primary.address.port, kLinkTimeout,
                                    SnapshotLink::Mode::kSnapshotOnly, valkey_loader);

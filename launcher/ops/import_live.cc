@@ -577,12 +577,10 @@ Outcome<ImportReport> FollowSource(const ImportRequest& request, const Access& s
   // scratch server. Not to a source cluster: a Valkey 8+ primary counts a replica that announced
   // a version among those CLUSTER SETSLOT waits for, and this link acknowledges only what it has
   // applied, so the source's own slot moves would fail with NOREPLICAS while the import runs.
-  const Engine& loader = target.deployment->engine;
-  const std::string valkey_loader = !report.source_is_cluster &&
-                                            report.source_engine.starts_with("valkey ") &&
-                                            loader.kind == EngineKind::kValkey && loader.major >= 9
-                                        ? loader.version
-                                        : "";
+  const std::string valkey_loader =
+      !report.source_is_cluster && report.source_engine.starts_with("valkey ")
+          ? SnapshotLink::LoaderVersion(target.deployment->engine)
+          : "";
   for (size_t i = 0; i < sources.size(); ++i) {
     auto started_one = StartFollowing(source_access, sources[i], dir, i, valkey_loader);
     if (!started_one.ok()) return fail(started_one.error());

@@ -20,7 +20,6 @@
 #include "launcher/ops/serving_cluster.h"
 #include "launcher/ops/target.h"
 #include "launcher/os/files.h"
-#include "launcher/os/process.h"
 #include "launcher/state/data_lock.h"
 
 namespace shardctl::launcher {
@@ -62,18 +61,6 @@ Outcome<bool> CheckFormats(const BackupManifest& manifest, const Engine& engine)
   return true;
 }
 
-// Every file read to its end by the deployment's engine as its RDB checker (rdb_check.h): a file
-// that passes the manifest's checks but would stop its shard, or a scratch server, in the middle
-// of its load is refused before anything is changed.
-// One of `plan`'s shards running on this host, for the binary it executes.
-std::optional<pid_t> AnyRunningShard(const DeploymentDir& dir, const Plan& plan) {
-  for (const auto& shard : plan.shards) {
-    auto process = ReadProcessId(dir.ShardPidFile(shard.index));
-    if (process && IsRunning(*process)) return process->pid;
-  }
-  return std::nullopt;
-}
-
 // Every file read to its end by the deployment's engine as its RDB checker (rdb_check.h), one
 // per CPU (the deployment holds no key yet): a file that passes the manifest's checks but would
 // stop its shard, or a scratch server, in the middle of its load is refused before this run
@@ -89,8 +76,8 @@ Outcome<bool> CheckFilesLoad(const RestoreRequest& request, const BackupManifest
   std::vector<std::filesystem::path> files;
   for (const auto& file : manifest.files) files.push_back(request.from / file.file);
   const auto checks =
-      CheckRdbFiles(CheckerBinary(engine, AnyRunningShard(target.dir, target.deployment->plan)),
-                    files, kLoadTimeout, std::thread::hardware_concurrency(), request.interrupted);
+      CheckRdbFiles(CheckerBinary(*target.deployment, target.dir), files, kLoadTimeout,
+                    std::thread::hardware_concurrency(), request.interrupted);
   if (request.interrupted != nullptr && request.interrupted->load()) {
     return Failure(Fault::kInterrupted,
                    "restore stopped (Ctrl-C) while checking the files; this run changed nothing");

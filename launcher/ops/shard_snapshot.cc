@@ -93,6 +93,11 @@ void Unpause(const Access& access, const std::string& host, int port) {
   if (connection.ok()) (void)connection->Run({"CLIENT", "UNPAUSE"});
 }
 
+void KeepWritesHeld(const Access& access, const std::string& host, int port) {
+  auto connection = RedisConnection::Connect(access, host, port, kQueryTimeout);
+  if (connection.ok()) (void)Pause(*connection);
+}
+
 Result<long long> WaitUntilServing(const Access& access, const std::string& host, int port) {
   const auto deadline = Clock::now() + kLoadTimeout;
   std::string waiting_for = "an answer";

@@ -39,6 +39,9 @@ inline constexpr int kPauseSeconds = 30;
 // Lifts a pause PauseAndSnapshot left (the restart was refused).
 void Unpause(const Access& access, const std::string& host, int port);
 
+// Renews a pause PauseAndSnapshot left for another kPauseSeconds (nothing when the shard is gone).
+void KeepWritesHeld(const Access& access, const std::string& host, int port);
+
 // Waits until the shard serves its data: loaded (loading:0) and, for a replica, linked to its
 // primary with the full sync done. Returns its key count.
 common::Result<long long> WaitUntilServing(const Access& access, const std::string& host, int port);

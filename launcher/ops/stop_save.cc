@@ -7,7 +7,6 @@
 #include <chrono>
 #include <optional>
 
-#include "launcher/cluster/redis_client.h"
 #include "launcher/ops/shard_snapshot.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
@@ -68,13 +67,7 @@ void SavedForStop::RenewUntilDone() {
   while (!done_changed_.wait_for(lock, kRenewEvery, [this] { return done_; })) {
     const std::vector<int> ports = held_;
     lock.unlock();
-    for (int port : ports) {
-      // A shard already gone (stopped) refuses the connection: nothing to hold there.
-      auto connection = RedisConnection::Connect(access_, host_, port, 1s);
-      if (connection.ok()) {
-        (void)connection->Run({"CLIENT", "PAUSE", std::to_string(kPauseSeconds * 1000), "WRITE"});
-      }
-    }
+    for (int port : ports) KeepWritesHeld(access_, host_, port);
     lock.lock();
   }
 }
