@@ -38,8 +38,12 @@ json ProxyJson(const Deployment& deployment, const ProxyStatus& proxy) {
   return out;
 }
 
-json ShardJson(const ShardPlan& plan, const ShardStatus& status) {
+json ShardJson(const Deployment& deployment, const ShardPlan& plan, const ShardStatus& status) {
   json shard = ShardToJson(plan);
+  // Shards differ while a switch of engine is under way (restart SHARD --engine E).
+  const Engine& engine = EngineOf(deployment, plan.index);
+  shard["engine"] = engine.Name();
+  shard["engine_version"] = engine.version;
   shard["pid"] = status.running ? json(status.process->pid) : json(nullptr);
   shard["node_id"] = status.node_id.empty() ? json(nullptr) : json(status.node_id);
   shard["health"] = status.health;
@@ -103,7 +107,7 @@ void PrintMoves(const std::vector<MoveInProgress>& moves, const std::string& hin
 json StatusJson(const Deployment& deployment, const DeploymentStatus& status) {
   json shards = json::array();
   for (size_t i = 0; i < status.shards.size(); ++i) {
-    shards.push_back(ShardJson(deployment.plan.shards[i], status.shards[i]));
+    shards.push_back(ShardJson(deployment, deployment.plan.shards[i], status.shards[i]));
   }
   const bool supervised = status.supervised;
   json out = {
@@ -111,6 +115,7 @@ json StatusJson(const Deployment& deployment, const DeploymentStatus& status) {
       {"engine", deployment.engine.Name()},
       {"engine_version", deployment.engine.version},
       {"engine_path", deployment.engine.path.string()},
+      {"engines_differ", !deployment.shard_engines.empty()},
       {"persistence", PersistenceName(deployment.durability.persistence)},
       {"fork_limit", deployment.durability.fork_limit},
       {"cluster_state", status.summary.cluster_state},
@@ -194,8 +199,9 @@ std::string SilentSupervisorHint(pid_t pid, bool stopped, const std::string& hin
 void PrintHuman(const Deployment& deployment, const DeploymentStatus& status,
                 const std::string& hint) {
   std::cout << "deployment \"" << deployment.plan.name << "\": " << deployment.engine.Name() << " "
-            << deployment.engine.version << ", cluster_state " << status.summary.cluster_state
-            << ", supervisor "
+            << deployment.engine.version
+            << (deployment.shard_engines.empty() ? "" : " (" + MixedEngines(deployment) + ")")
+            << ", cluster_state " << status.summary.cluster_state << ", supervisor "
             << (!status.supervised || !status.supervisor ? std::string("DOWN")
                 : status.supervisor_answers
                     ? "pid " + std::to_string(status.supervisor->pid)

@@ -148,4 +148,40 @@ std::vector<std::string> ShapeDifferences(const Deployment& recorded, const Depl
   return diffs;
 }
 
+const Engine& EngineOf(const Deployment& deployment, int index) {
+  const auto apart = deployment.shard_engines.find(index);
+  return apart == deployment.shard_engines.end() ? deployment.engine : apart->second;
+}
+
+void RecordShardEngine(Deployment& deployment, int index, const Engine& engine) {
+  if (engine == deployment.engine) {
+    deployment.shard_engines.erase(index);
+  } else {
+    deployment.shard_engines[index] = engine;
+  }
+  // Shards no longer in the plan (removed by a scale) run nothing.
+  std::erase_if(deployment.shard_engines, [&](const auto& entry) {
+    return std::none_of(deployment.plan.shards.begin(), deployment.plan.shards.end(),
+                        [&](const ShardPlan& shard) { return shard.index == entry.first; });
+  });
+  const auto& shards = deployment.plan.shards;
+  if (shards.empty() || deployment.shard_engines.size() != shards.size()) return;
+  const Engine& first = deployment.shard_engines.begin()->second;
+  if (std::all_of(deployment.shard_engines.begin(), deployment.shard_engines.end(),
+                  [&](const auto& entry) { return entry.second == first; })) {
+    deployment.engine = first;
+    deployment.shard_engines.clear();
+  }
+}
+
+std::string MixedEngines(const Deployment& deployment) {
+  if (deployment.shard_engines.empty()) return "";
+  std::string listed;
+  for (const auto& [index, engine] : deployment.shard_engines) {
+    if (!listed.empty()) listed += ", ";
+    listed += "shard " + std::to_string(index) + " runs " + engine.Name() + " " + engine.version;
+  }
+  return listed + ", the others " + deployment.engine.Name() + " " + deployment.engine.version;
+}
+
 }  // namespace shardctl::launcher

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,7 @@ struct Engine {
   std::string version;  // "7.0.15"
   int major = 0;
   std::string Name() const { return kind == EngineKind::kRedis ? "redis" : "valkey"; }
+  friend bool operator==(const Engine&, const Engine&) = default;
 };
 
 // The major version of "7.0.15" (7), or 0 when the text does not start with a number.
@@ -84,7 +86,22 @@ struct Deployment {
   MetricsConfig metrics{};
   AuthConfig auth{};
   TlsConfig tls{};
+  // Shards that run another engine than `engine`, by index: a `restart SHARD --engine E`, or a
+  // rolling switch under way. A shard that crashes comes back on its own engine; once every shard
+  // runs one engine, it is `engine` and this is empty again (RecordShardEngine).
+  std::map<int, Engine> shard_engines{};
 };
+
+// The engine shard `index` runs.
+const Engine& EngineOf(const Deployment& deployment, int index);
+
+// Records that shard `index` runs `engine` from now on. When every shard of the plan then runs
+// one engine, that engine becomes the deployment's and no shard is listed apart.
+void RecordShardEngine(Deployment& deployment, int index, const Engine& engine);
+
+// "shard 2 runs valkey 9.1.2, the others redis 7.0.15": what runs where while the shards'
+// engines differ; empty when they all run `engine`.
+std::string MixedEngines(const Deployment& deployment);
 
 // What differs between a running deployment and a requested one, one line a person reads per
 // difference ("shards: 3 -> 4", "engine binary: /a -> /b"); empty when `up` would change nothing.

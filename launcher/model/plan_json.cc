@@ -94,30 +94,56 @@ Durability DurabilityFromJson(const json& in) {
   return durability;
 }
 
+json EngineToJson(const Engine& engine) {
+  return {{"kind", engine.Name()}, {"path", engine.path.string()}, {"version", engine.version}};
+}
+
+Result<Engine> EngineFromJson(const json& in) {
+  try {
+    Engine engine;
+    engine.kind =
+        in.at("kind").get<std::string>() == "valkey" ? EngineKind::kValkey : EngineKind::kRedis;
+    engine.path = in.at("path").get<std::string>();
+    engine.version = in.at("version").get<std::string>();
+    engine.major = VersionMajor(engine.version);
+    return engine;
+  } catch (const json::exception& e) {
+    return Error(std::string("malformed engine (kind, path, version): ") + e.what());
+  }
+}
+
 json DeploymentToJson(const Deployment& deployment) {
-  return {{"plan", PlanToJson(deployment.plan)},
-          {"engine",
-           {{"kind", deployment.engine.Name()},
-            {"path", deployment.engine.path.string()},
-            {"version", deployment.engine.version}}},
-          {"supervision",
-           {{"health_timeout_ms", deployment.supervision.health_timeout.count()},
-            {"hang_grace_ms", deployment.supervision.hang_grace.count()}}},
-          {"durability", DurabilityToJson(deployment.durability)},
-          {"proxy",
-           {{"port", deployment.proxy.port},
-            {"threads", deployment.proxy.threads},
-            {"read_from", deployment.proxy.read_from},
-            {"binary", deployment.proxy.binary},
-            {"metrics_port", deployment.proxy.metrics_port}}},
-          {"metrics", {{"port", deployment.metrics.port}, {"bind", deployment.metrics.bind}}},
-          {"auth", {{"password", deployment.auth.password_required}}},
-          {"tls",
-           {{"cert", deployment.tls.cert},
-            {"key", deployment.tls.key},
-            {"ca", deployment.tls.ca},
-            {"auth_clients", deployment.tls.auth_clients},
-            {"plain_base_port", deployment.tls.plain_base_port}}}};
+  json out = {{"plan", PlanToJson(deployment.plan)},
+              {"engine", EngineToJson(deployment.engine)},
+              {"supervision",
+               {{"health_timeout_ms", deployment.supervision.health_timeout.count()},
+                {"hang_grace_ms", deployment.supervision.hang_grace.count()}}},
+              {"durability", DurabilityToJson(deployment.durability)},
+              {"proxy",
+               {{"port", deployment.proxy.port},
+                {"threads", deployment.proxy.threads},
+                {"read_from", deployment.proxy.read_from},
+                {"binary", deployment.proxy.binary},
+                {"metrics_port", deployment.proxy.metrics_port}}},
+              {"metrics", {{"port", deployment.metrics.port}, {"bind", deployment.metrics.bind}}},
+              {"auth", {{"password", deployment.auth.password_required}}},
+              {"tls",
+               {{"cert", deployment.tls.cert},
+                {"key", deployment.tls.key},
+                {"ca", deployment.tls.ca},
+                {"auth_clients", deployment.tls.auth_clients},
+                {"plain_base_port", deployment.tls.plain_base_port}}}};
+  // Only while shards differ: a record without it is read back as every shard on "engine".
+  if (!deployment.shard_engines.empty()) {
+    json apart = json::array();
+    for (const auto& [index, engine] : deployment.shard_engines) {
+      json entry = EngineToJson(engine);
+      entry["shard"] = index;
+      apart.push_back(entry);
+    }
+    out["shard_engines"] = apart;
+  }
+  return out;
 }
 
 Result<Deployment> DeploymentFromJson(const json& in) {
@@ -129,12 +155,14 @@ Result<Deployment> DeploymentFromJson(const json& in) {
   Deployment deployment{
       .plan = std::move(plan).value(), .engine = {}, .supervision = {}, .durability = {}};
   try {
-    const auto& engine = in.at("engine");
-    deployment.engine.kind =
-        engine.at("kind").get<std::string>() == "valkey" ? EngineKind::kValkey : EngineKind::kRedis;
-    deployment.engine.path = engine.at("path").get<std::string>();
-    deployment.engine.version = engine.at("version").get<std::string>();
-    deployment.engine.major = VersionMajor(deployment.engine.version);
+    auto engine = EngineFromJson(in.at("engine"));
+    if (!engine.ok()) return engine.error();
+    deployment.engine = std::move(engine).value();
+    for (const auto& apart : in.value("shard_engines", json::array())) {
+      auto shard_engine = EngineFromJson(apart);
+      if (!shard_engine.ok()) return shard_engine.error();
+      deployment.shard_engines[apart.at("shard").get<int>()] = std::move(shard_engine).value();
+    }
     if (in.contains("durability")) deployment.durability = DurabilityFromJson(in.at("durability"));
     if (in.contains("supervision")) {
       const auto& supervision = in.at("supervision");

@@ -16,6 +16,10 @@ common::Result<Plan> PlanFromJson(const nlohmann::json& json);
 nlohmann::json DurabilityToJson(const Durability& durability);
 Durability DurabilityFromJson(const nlohmann::json& json);
 
+// {"kind": "redis", "path": ..., "version": "7.0.15"}: the record's, and a restart request's.
+nlohmann::json EngineToJson(const Engine& engine);
+common::Result<Engine> EngineFromJson(const nlohmann::json& json);
+
 nlohmann::json DeploymentToJson(const Deployment& deployment);
 common::Result<Deployment> DeploymentFromJson(const nlohmann::json& json);
 

@@ -159,7 +159,7 @@ Result<AtomicMigrations> AtomicMigrationsOf(const Target& target) {
 // hold the data lock every second against a restore or scale started meanwhile. One that starts
 // after this look is found by the cut's own (Backup).
 Outcome<Clear> TryClear(const Spec& spec) {
-  auto target = LoadTarget(spec, {});
+  auto target = LoadTarget(spec, {.one_engine_for = "backup"});
   if (!target.ok()) return target.error();
   auto migrations = AtomicMigrationsOf(*target);
   if (!migrations.ok()) {
@@ -177,7 +177,7 @@ Outcome<Clear> TryClear(const Spec& spec) {
   auto snapshots = DataLock::Take(target->dir, "backup", DataLock::Kind::kSnapshots);
   if (!snapshots.ok()) return Classify(snapshots.error());
   // Read again under the locks: a scale this backup waited for has changed the shards.
-  auto locked = LoadTarget(spec, {});
+  auto locked = LoadTarget(spec, {.one_engine_for = "backup"});
   if (!locked.ok()) return locked.error();
   auto serving = ReadServingCluster(locked->access, locked->deployment->plan);
   if (!serving.ok()) return serving.error();

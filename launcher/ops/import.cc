@@ -250,7 +250,7 @@ Outcome<ImportReport> Import(const ImportRequest& request) {
   }
   auto source_access = SourceAccess(request);
   if (!source_access.ok()) return Failure::Usage(source_access.error());
-  auto target = LoadTarget(request.spec, {});
+  auto target = LoadTarget(request.spec, {.one_engine_for = "import"});
   if (!target.ok()) return target.error();
   // Held until the import ends: with --live, until its cutover.
   auto data_lock = DataLock::Take(target->dir, request.live ? "import --live" : "import");

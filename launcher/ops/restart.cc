@@ -13,6 +13,7 @@
 #include "common/wall_clock.h"
 #include "launcher/cluster/formation.h"
 #include "launcher/engine/engine.h"
+#include "launcher/model/plan_json.h"
 #include "launcher/ops/reload_tls.h"
 #include "launcher/ops/shard_snapshot.h"
 #include "launcher/ops/target.h"
@@ -80,10 +81,7 @@ Result<pid_t> WaitForNewProcess(const DeploymentDir& dir, int index, const json&
 
 json SupervisorRestartRequest(int index, const RestartOptions& options, bool require_handover) {
   json request = {{"cmd", "restart"}, {"shard", index}};
-  if (const auto& engine = options.engine) {
-    request["engine"] = {
-        {"kind", engine->Name()}, {"path", engine->path.string()}, {"version", engine->version}};
-  }
+  if (options.engine) request["engine"] = EngineToJson(*options.engine);
   if (require_handover) request["require_handover"] = true;
   if (options.discard_data) request["discard_data"] = true;
   if (options.load_placed) request["load_placed"] = true;
@@ -149,7 +147,7 @@ std::string EngineName(const Engine& engine) {
 // snapshot taken for it): the caller checks them as after any restart.
 Result<pid_t> StartOnTheEngineItRan(const DeploymentDir& dir, const Deployment& deployment,
                                     int index) {
-  RestartOptions back{.engine = deployment.engine};
+  RestartOptions back{.engine = EngineOf(deployment, index)};
   const int64_t asked = common::UnixMsNow();
   auto reply = AskForRestart(dir, SupervisorRestartRequest(index, back, false));
   if (!reply.ok()) return reply.error();
@@ -226,19 +224,19 @@ Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir
   }
   bool never_answered = false;
   auto new_pid = WaitForNewProcess(dir, index, old_pid, asked_unix_ms, &never_answered);
-  // Only while no other shard runs the new engine: the supervisor records one engine for all.
+  // The supervisor records each shard's engine: this one goes back to its own, the shards already
+  // switched stay on the new one.
   std::optional<std::string> rolled_back;
-  if (!new_pid.ok() && never_answered && options.roll_back_engine && options.engine &&
-      options.engine->path != deployment.engine.path) {
+  const Engine& ran = EngineOf(deployment, index);
+  if (!new_pid.ok() && never_answered && options.engine && *options.engine != ran) {
     auto again = StartOnTheEngineItRan(dir, deployment, index);
     if (!again.ok()) {
-      return Error(new_pid.error().message() + "; starting it again on " +
-                   EngineName(deployment.engine) + " failed too: " + again.error().message() +
-                   kept);
+      return Error(new_pid.error().message() + "; starting it again on " + EngineName(ran) +
+                   " failed too: " + again.error().message() + kept);
     }
     rolled_back = "shard " + std::to_string(index) + " did not start on " +
                   EngineName(*options.engine) + ": " + new_pid.error().message() + "; it runs " +
-                  EngineName(deployment.engine) + " again";
+                  EngineName(ran) + " again";
     new_pid = again;
   }
   if (!new_pid.ok()) return Error(new_pid.error().message() + kept);
@@ -295,13 +293,16 @@ Outcome<std::optional<Engine>> CheckRestartRequest(const RestartRequest& request
     if (!resolved.ok()) return Failure::Usage(resolved.error());
     engine = std::move(resolved).value();
   }
-  // --engine E is refused before anything stops when E cannot read the running engine's data.
-  if (engine && !request.discard_data) {
-    if (const std::string problem = DataFormatProblem(deployment.engine, *engine);
-        !problem.empty()) {
+  // --engine E is refused before anything stops when E cannot read the data of a shard it would
+  // run (each shard's engine: they differ while a switch is under way).
+  for (const ShardPlan& shard : shards) {
+    if (!engine || request.discard_data) break;
+    if (request.shard && shard.index != *request.shard) continue;
+    const Engine& running = EngineOf(deployment, shard.index);
+    if (const std::string problem = DataFormatProblem(running, *engine); !problem.empty()) {
       return Failure::Usage("--engine " + engine->path.string() + ": " + problem +
-                            "; nothing was restarted (keep " + deployment.engine.Name() + " " +
-                            deployment.engine.version +
+                            "; nothing was restarted (keep " + running.Name() + " " +
+                            running.version +
                             ", or pass --discard-data to start the restarted shards empty)");
     }
   }
@@ -354,9 +355,7 @@ Outcome<RestartReport> Restart(const RestartRequest& request) {
     const int index = planned.index;
     if (request.shard && index != *request.shard) continue;
     if (interrupted()) return Interrupted(report, index, "");
-    RestartOptions for_shard = options;
-    for_shard.roll_back_engine = report.restarted.empty();
-    auto restart = RestartShard(target->access, target->dir, *target->deployment, index, for_shard);
+    auto restart = RestartShard(target->access, target->dir, *target->deployment, index, options);
     const std::string where = "shard " + std::to_string(index);
     if (!restart.ok() && interrupted()) {
       return Interrupted(report, std::nullopt, where + ": " + restart.error().message());

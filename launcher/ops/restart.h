@@ -52,16 +52,15 @@ struct ShardRestart {
 };
 
 struct RestartOptions {
-  std::optional<Engine> engine;  // run the shard on this engine from now on (recorded)
-  bool discard_data = false;     // --discard-data: the shard may come back empty
+  // Run the shard on this engine from now on (recorded for it). One that crash-loops or hangs on it
+  // is started again on the engine it ran.
+  std::optional<Engine> engine;
+  bool discard_data = false;  // --discard-data: the shard may come back empty
   // restore: the shard's data is replaced by DeploymentDir::ShardPlacedSnapshot(), already there.
   bool load_placed = false;
   // Set by a signal handler (Ctrl-C): a shard not stopped yet is left running, its writes
   // resumed; one already stopped is seen through.
   const std::atomic<bool>* interrupted = nullptr;
-  // A shard that crash-loops or hangs on `engine` is started again on the deployment's engine
-  // (the first shard a command switches: no other shard runs `engine` yet).
-  bool roll_back_engine = false;
 };
 
 // Restarts shard `index` of `deployment` through its supervisor, keeping its keys as the header

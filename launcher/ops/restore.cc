@@ -261,7 +261,7 @@ Outcome<RestoreReport> Restore(const RestoreRequest& request) {
   const auto started = Clock::now();
   auto manifest = ReadCheckedBackup(request.from);
   if (!manifest.ok()) return manifest.error();
-  auto target = LoadTarget(request.spec, {});
+  auto target = LoadTarget(request.spec, {.one_engine_for = "restore"});
   if (!target.ok()) return target.error();
   auto data_lock = DataLock::Take(target->dir, "restore");
   if (!data_lock.ok()) return Classify(data_lock.error());

@@ -47,6 +47,12 @@ Outcome<Target> LoadTarget(const Spec& spec, TargetNeeds needs) {
                                         "\" (start one with shardctl up" + StateDirHint(spec) +
                                         "; it adopts the running shards as recorded)");
   }
+  if (*deployment && !needs.one_engine_for.empty() && !(*deployment)->shard_engines.empty()) {
+    return Failure::Usage(needs.one_engine_for + " reads and writes every shard's data in one " +
+                          "format, and the shards' engines differ: " + MixedEngines(**deployment) +
+                          "; finish the switch first (shardctl restart --rolling --engine E" +
+                          StateDirHint(spec) + "), nothing was changed");
+  }
   Access access;
   if (*deployment && needs.access) {  // what every connection of this command uses
     auto loaded = AccessFor(**deployment);

@@ -34,6 +34,9 @@ struct TargetNeeds {
   // Load the deployment's password and TLS into Target::access; reload-tls checks the files
   // itself first, as a usage error.
   bool access = true;
+  // Names a command that reads or writes every shard's data in one format (backup, restore,
+  // import): refused while the shards run different engines (a switch under way).
+  std::string one_engine_for;
 };
 
 // The names of the deployments under `state_root` (the default state directory when nullopt),

@@ -317,6 +317,12 @@ Outcome<UpReport> StartOrKeep(UpReport report, const UpRequest& request, const A
     return AlreadyRunning(existing, std::move(report), request, access);
   }
   if (existing.kind == Existing::Kind::kOtherShape) return OtherShape(existing, request.spec);
+  // Resumed or adopted, shards that ran another engine than the deployment's keep it.
+  if (existing.recorded) {
+    for (const auto& [index, engine] : existing.recorded->shard_engines) {
+      RecordShardEngine(report.deployment, index, engine);
+    }
+  }
   const bool adopting = existing.kind == Existing::Kind::kAdopt;
   for (const auto& warning : deployment.plan.warnings) Warn(request, warning);
   if (adopting) {

@@ -11,6 +11,7 @@
 
 #include "launcher/cluster/control_link.h"
 #include "launcher/engine/engine.h"
+#include "launcher/model/plan_json.h"
 #include "launcher/os/files.h"
 #include "launcher/state/deployment_store.h"
 #include "launcher/supervisor/shards.h"
@@ -156,12 +157,10 @@ json Supervisor::RestartReply(const json& request) {
             {"error", "no shard " + std::to_string(index) + " (shardctl status lists the shards)"}};
   }
   if (request.contains("engine")) {
-    const auto& engine = request["engine"];
-    deployment_.engine.kind =
-        engine.value("kind", "redis") == "valkey" ? EngineKind::kValkey : EngineKind::kRedis;
-    deployment_.engine.path = engine.value("path", deployment_.engine.path.string());
-    deployment_.engine.version = engine.value("version", deployment_.engine.version);
-    deployment_.engine.major = VersionMajor(deployment_.engine.version);
+    // This shard's engine from now on; the others keep theirs (one that crashes comes back on it).
+    auto engine = EngineFromJson(request["engine"]);
+    if (!engine.ok()) return {{"ok", false}, {"error", "restart: " + engine.error().message()}};
+    RecordShardEngine(deployment_, index, *engine);
     if (auto written = WriteDeployment(dir_, deployment_); !written.ok()) {
       return {{"ok", false}, {"error", written.error().message()}};
     }

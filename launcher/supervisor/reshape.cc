@@ -68,6 +68,9 @@ json Supervisor::ReshapeReply(const json& request) {
   });
 
   deployment_.plan = std::move(next).value();
+  // A removed shard's engine goes with it (added shards run the deployment's).
+  std::erase_if(deployment_.shard_engines,
+                [&](const auto& entry) { return !wanted.count(entry.first); });
   json added = json::array();
   for (const auto& shard : deployment_.plan.shards) {
     if (had.count(shard.index)) continue;

@@ -34,8 +34,8 @@ common::Status PrepareShardDir(const Deployment& deployment, const DeploymentDir
     std::filesystem::remove(shard_dir / "nodes.conf", ignored);
   }
   const std::string config = RenderShardConfig(
-      deployment.engine, deployment.plan, shard, std::filesystem::absolute(shard_dir),
-      deployment.durability, deployment.auth, deployment.tls);
+      EngineOf(deployment, shard.index), deployment.plan, shard,
+      std::filesystem::absolute(shard_dir), deployment.durability, deployment.auth, deployment.tls);
   // Unchanged (every restart): not written again, so a full disk cannot stop the restart.
   auto current = ReadWholeFile(dir.ShardConfig(shard.index));
   if (current.ok() && *current == config) return common::Ok();
@@ -50,7 +50,7 @@ Result<ProcessId> SpawnShard(const Deployment& deployment, const DeploymentDir& 
     return status.error();
   }
   SpawnOptions options{
-      .argv = {deployment.engine.path.string(),
+      .argv = {EngineOf(deployment, shard.index).path.string(),
                std::filesystem::absolute(dir.ShardConfig(shard.index)).string()},
       .cpus = shard.cpus,
       .membind_node = shard.numa_node,

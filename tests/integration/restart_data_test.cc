@@ -227,6 +227,68 @@ TEST_F(RestartDataTest, RollingToValkeyKeepsEveryKeyAndTheWayBackIsRefused) {
   ExpectEngineChangeRefused(redis8_, "VALKEY080");
 }
 
+// `restart 1 --engine valkey` switches shard 1 alone: status names each shard's engine, a shard
+// still on Redis that crashes comes back on Redis (the whole deployment was recorded as Valkey,
+// so it came back on Valkey), the switched one comes back on Valkey, and a backup (one format for
+// every file) is refused until a rolling restart finishes the switch.
+TEST_F(RestartDataTest, OneShardSwitchedAloneKeepsItsEngineAndTheOthersKeepTheirs) {
+  UpHealthy(3, {"--persistence", "rdb"});
+  ASSERT_FALSE(HasFailure());
+  WriteKeys(600);
+  const auto before = KeysOnPrimaries();
+  ASSERT_EQ(TotalKeys(before), 601);
+
+  json one = RestartJson({"1", "--engine", "valkey"});
+  ASSERT_EQ(one["restarted"].size(), 1u) << one.dump(2);
+  EXPECT_EQ(KeysOnPrimaries(), before);
+  json status = Status();
+  EXPECT_EQ(status["engine"], "redis") << status.dump(2);
+  EXPECT_EQ(status["engines_differ"], true) << status.dump(2);
+  EXPECT_EQ(status["shards"][0]["engine"], "redis") << status.dump(2);
+  EXPECT_EQ(status["shards"][1]["engine"], "valkey") << status.dump(2);
+  EXPECT_EQ(status["shards"][2]["engine"], "redis") << status.dump(2);
+  auto text = OnDeployment("status");
+  EXPECT_NE(text.out.find("(shard 1 runs valkey 9."), std::string::npos) << text.Describe();
+
+  // Each shard crashes (saved first, so the kill loses nothing) and comes back on its own engine.
+  auto saved = OnDeployment("save");
+  ASSERT_EQ(saved.exit_code, 0) << saved.Describe();
+  const auto engine_of = [](pid_t pid) {
+    return fs::read_symlink("/proc/" + std::to_string(pid) + "/exe").filename().string();
+  };
+  for (const int shard : {0, 1}) {
+    SCOPED_TRACE("shard " + std::to_string(shard));
+    const pid_t old_pid = Pids()[shard];
+    ASSERT_GT(old_pid, 0);
+    const std::string ran = engine_of(old_pid);
+    ASSERT_EQ(::kill(old_pid, SIGKILL), 0);
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          int code = -1;
+          json now = Status(&code);
+          const json& pid = now["shards"][shard]["pid"];
+          return code == 0 && pid.is_number() && pid.get<pid_t>() != old_pid;
+        },
+        60s, 100ms));
+    EXPECT_EQ(engine_of(Pids()[shard]), ran) << "a crashed shard came back on another engine";
+  }
+  EXPECT_EQ(KeysOnPrimaries(), before);
+
+  auto backup = OnDeployment("backup", {"--to", (scratch_dir() / "backup").string()});
+  EXPECT_EQ(backup.exit_code, 2) << backup.Describe();
+  EXPECT_NE(backup.err.find("shard 1 runs valkey 9."), std::string::npos) << backup.Describe();
+  EXPECT_NE(backup.err.find("restart --rolling --engine"), std::string::npos) << backup.Describe();
+  EXPECT_FALSE(fs::exists(scratch_dir() / "backup" / "manifest.json"));
+
+  auto rolling = OnDeployment("restart", {"--rolling", "--engine", "valkey"}, 180s);
+  ASSERT_EQ(rolling.exit_code, 0) << rolling.Describe();
+  status = Status();
+  EXPECT_EQ(status["engine"], "valkey") << status.dump(2);
+  EXPECT_EQ(status["engines_differ"], false) << status.dump(2);
+  for (const auto& shard : status["shards"]) EXPECT_EQ(shard["engine"], "valkey") << shard.dump();
+  EXPECT_EQ(KeysOnPrimaries(), before);
+}
+
 TEST_F(RestartDataTest, APrimaryWithAReplicaHandsOverAndAReplicaResyncs) {
   UpHealthy(2, {"--replicas", "1"});
   ASSERT_FALSE(HasFailure());
