@@ -88,6 +88,11 @@ void ProxyServer::RememberScript(std::string sha, std::string body) {
   scripts_.insert_or_assign(std::move(sha), std::move(body));
 }
 
+void ProxyServer::ForgetScripts() {
+  std::lock_guard lock(scripts_mutex_);
+  scripts_.clear();
+}
+
 std::string ProxyServer::MetricsText() const {
   if (!metrics_) return {};
   ProxyMetricsSnapshot snapshot = metrics_->Snapshot();

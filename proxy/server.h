@@ -53,6 +53,7 @@ class ProxyServer final : public WorkerHost {
   const AuthConfig& auth() const override { return auth_; }
   ProxyStats& stats() override { return stats_; }
   void RememberScript(std::string sha, std::string body) override;
+  void ForgetScripts() override;
   std::string InfoText(std::string_view section) const override;
   std::string ServerVersion() const override { return topology_.server_version(); }
   ThreadMetrics* metrics(int thread) override {

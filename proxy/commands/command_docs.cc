@@ -22,7 +22,8 @@ std::string KeysOf(const CommandInfo& info) {
   const KeySpec& keys = info.keys;
   if (keys.numkeys_at > 0) {
     return std::string(keys.dest_first ? "argument 1, and " : "") + "numkeys at argument " +
-           std::to_string(keys.numkeys_at) + ", keys from " + std::to_string(keys.first);
+           std::to_string(keys.numkeys_at) + ", " + (keys.step == 2 ? "key, value pairs" : "keys") +
+           " from " + std::to_string(keys.first);
   }
   if (keys.last == -1 && keys.step == 1) return "arguments " + std::to_string(keys.first) + "…";
   if (keys.last == -1) return "key, value pairs from argument " + std::to_string(keys.first);
@@ -102,7 +103,10 @@ std::string KeySlotSections(const CommandGroups& groups) {
   out += Heading("Split by slot and merged", groups.split.size());
   out +=
       "Keys of one slot stay in one sub-command; all sub-commands for one shard go out in one\n"
-      "write; the first error of any part is the reply.\n\n"
+      "write; the first error of any part is the reply. Not atomic across slots, as in Redis\n"
+      "Cluster: another client may read some parts' writes before the others land, and a part\n"
+      "refused (OOM on one primary) leaves the other parts written. Keys that must change\n"
+      "together share a hash tag (`{user1}:a`, `{user1}:b`): one slot, one sub-command.\n\n"
       "| command | keys | reply |\n|---|---|---|\n";
   for (const CommandInfo* info : groups.split) {
     out += "| `" + std::string(info->name) + "` | " + KeysOf(*info) + " | " +

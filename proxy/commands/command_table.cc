@@ -37,6 +37,9 @@ CommandInfo Unsupported(std::string_view name, std::string_view reason) {
   return {name, RouteKind::kUnsupported, kNoKeys, MergeKind::kNone, reason};
 }
 
+// Redis 7.0's, and the ones Redis 8.2 (hash field TTLs, HGETDEL/HGETEX/HSETEX, vector sets,
+// XACKDEL/XDELEX) and Valkey 9.1 (the same hash commands, DELIFEQ) added: one key at argument 1.
+// An engine without one answers "unknown command" itself.
 constexpr std::string_view kSingleKeyCommands[] = {
     "APPEND",
     "BITCOUNT",
@@ -45,6 +48,7 @@ constexpr std::string_view kSingleKeyCommands[] = {
     "BITPOS",
     "DECR",
     "DECRBY",
+    "DELIFEQ",
     "DUMP",
     "EXPIRE",
     "EXPIREAT",
@@ -66,19 +70,31 @@ constexpr std::string_view kSingleKeyCommands[] = {
     "GETSET",
     "HDEL",
     "HEXISTS",
+    "HEXPIRE",
+    "HEXPIREAT",
+    "HEXPIRETIME",
     "HGET",
     "HGETALL",
+    "HGETDEL",
+    "HGETEX",
     "HINCRBY",
     "HINCRBYFLOAT",
     "HKEYS",
     "HLEN",
     "HMGET",
     "HMSET",
+    "HPERSIST",
+    "HPEXPIRE",
+    "HPEXPIREAT",
+    "HPEXPIRETIME",
+    "HPTTL",
     "HRANDFIELD",
     "HSCAN",
     "HSET",
+    "HSETEX",
     "HSETNX",
     "HSTRLEN",
+    "HTTL",
     "HVALS",
     "INCR",
     "INCRBY",
@@ -125,11 +141,25 @@ constexpr std::string_view kSingleKeyCommands[] = {
     "SUBSTR",
     "TTL",
     "TYPE",
+    "VADD",
+    "VCARD",
+    "VDIM",
+    "VEMB",
+    "VGETATTR",
+    "VINFO",
+    "VISMEMBER",
+    "VLINKS",
+    "VRANDMEMBER",
+    "VREM",
+    "VSETATTR",
+    "VSIM",
     "XACK",
+    "XACKDEL",
     "XADD",
     "XAUTOCLAIM",
     "XCLAIM",
     "XDEL",
+    "XDELEX",
     "XLEN",
     "XPENDING",
     "XRANGE",
@@ -166,7 +196,7 @@ constexpr std::string_view kLocalCommands[] = {
     "PING", "PROXY",  "QUIT",    "RESET", "SELECT",
 };
 
-// The keyed commands redis-server 7.0 flags "readonly" (COMMAND: readonly and not write), plus
+// The keyed commands the engines flag "readonly" (COMMAND: readonly and not write), plus
 // the _RO script commands: the ones a replica in READONLY mode serves.
 constexpr std::string_view kReadOnlyCommands[] = {"BITCOUNT",
                                                   "BITFIELD_RO",
@@ -187,14 +217,18 @@ constexpr std::string_view kReadOnlyCommands[] = {"BITCOUNT",
                                                   "GETBIT",
                                                   "GETRANGE",
                                                   "HEXISTS",
+                                                  "HEXPIRETIME",
                                                   "HGET",
                                                   "HGETALL",
                                                   "HKEYS",
                                                   "HLEN",
                                                   "HMGET",
+                                                  "HPEXPIRETIME",
+                                                  "HPTTL",
                                                   "HRANDFIELD",
                                                   "HSCAN",
                                                   "HSTRLEN",
+                                                  "HTTL",
                                                   "HVALS",
                                                   "LCS",
                                                   "LINDEX",
@@ -220,6 +254,15 @@ constexpr std::string_view kReadOnlyCommands[] = {"BITCOUNT",
                                                   "TOUCH",
                                                   "TTL",
                                                   "TYPE",
+                                                  "VCARD",
+                                                  "VDIM",
+                                                  "VEMB",
+                                                  "VGETATTR",
+                                                  "VINFO",
+                                                  "VISMEMBER",
+                                                  "VLINKS",
+                                                  "VRANDMEMBER",
+                                                  "VSIM",
                                                   "XLEN",
                                                   "XPENDING",
                                                   "XRANGE",
@@ -250,6 +293,8 @@ std::vector<CommandInfo> BuildTable() {
     table.push_back(Split(name, kAllArgs, MergeKind::kSumIntegers));
   }
   table.push_back(OneSlot("MSETNX", kKeyValuePairs));
+  // Valkey 9.1: MSETEX numkeys key value ... [NX|XX] [EX s|...], atomic as MSETNX is.
+  table.push_back(OneSlot("MSETEX", {2, 0, 2, 1}));
   for (std::string_view name : {"RENAME", "RENAMENX", "RPOPLPUSH", "LMOVE", "SMOVE", "COPY",
                                 "GEOSEARCHSTORE", "ZRANGESTORE"}) {
     table.push_back(OneSlot(name, kFirstTwo));
@@ -313,6 +358,14 @@ std::vector<CommandInfo> BuildTable() {
   table.push_back({"PUBSUB", RouteKind::kFanOut, kNoKeys});
   table.push_back(Unsupported(
       "ACL", "the proxy's users are its own (shardproxy --auth-file); run ACL on each shard"));
+  table.push_back(Unsupported("WAITAOF",
+                              "it counts one server's AOF fsyncs; run it on a shard, or WAIT "
+                              "through the proxy for the replicas"));
+  table.push_back(Unsupported(
+      "COMMANDLOG",
+      "each shard logs its own commands; run COMMANDLOG on a shard (redis-cli -p PORT)"));
+  table.push_back(Unsupported("CLUSTERSCAN",
+                              "the proxy is one server to its clients: SCAN covers every shard"));
   table.push_back(Unsupported(
       "MONITOR", "it streams one server's commands; run MONITOR on a shard (redis-cli -p PORT)"));
   for (std::string_view name :
@@ -497,10 +550,12 @@ Result<KeyPositions> ResolveKeys(const CommandInfo& info, std::span<const std::s
     int64_t numkeys = 0;
     // 0 is a keyless EVAL, and refused by the commands that need a key: either way no slot.
     if (ParseCount(args[at], numkeys) && numkeys == 0) return KeyPositions{};
-    if (!ParseCount(args[at], numkeys) || static_cast<uint64_t>(numkeys) > argc - first) {
+    // MSETEX: numkeys key/value pairs (step 2).
+    const auto step = static_cast<size_t>(spec.step);
+    if (!ParseCount(args[at], numkeys) || static_cast<uint64_t>(numkeys) > (argc - first) / step) {
       return KeyPositions{.numkeys_refused = true};
     }
-    return KeyPositions{first, first + static_cast<size_t>(numkeys) - 1, 1};
+    return KeyPositions{first, first + (static_cast<size_t>(numkeys) - 1) * step, step};
   }
   if (argc <= first) return Error(WrongArgCountError(command));
   const auto step = static_cast<size_t>(spec.step);

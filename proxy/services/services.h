@@ -25,6 +25,8 @@ class ProxyServices {
   // A script every shard loaded through the proxy (SCRIPT LOAD), kept by sha so that a shard
   // that lost it (a restart, a failover) gets it again on NOSCRIPT.
   virtual void RememberScript(std::string sha, std::string body) = 0;
+  // SCRIPT FLUSH: the scripts remembered are not loaded again (EVALSHA answers NOSCRIPT).
+  virtual void ForgetScripts() = 0;
   // The text of INFO for `section` ("" for the default sections), the proxy's own parts.
   virtual std::string InfoText(std::string_view section) const = 0;
   // redis_version of the cluster, for HELLO; "" before it is known.

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "common/resp.h"
+#include "common/text.h"
 #include "proxy/merge/fanout.h"
 #include "proxy/merge/reply_assembly.h"
 #include "proxy/services/key_load.h"
@@ -26,6 +27,13 @@ Session::Session(RequestRouter& router, ProxyServices& services, ClientLink& lin
 
 void Session::HandleCommand(std::string_view frame, std::span<const std::string_view> args) {
   if (done_reading()) return;
+  // An HTTP request (a web page posting to localhost, as in cross-protocol attacks): closed
+  // unanswered, nothing after it run, as Redis does; its lines would be run as commands.
+  if (common::MatchesUpperCase(args[0], "POST") || common::MatchesUpperCase(args[0], "HOST:"))
+      [[unlikely]] {
+    services_.stats().protocol_errors.fetch_add(1, std::memory_order_relaxed);
+    return Reply("", /*close_after=*/true);
+  }
   const CommandInfo& info = LookupCommand(args[0]);
   // CLIENT CACHING applies to the one command after it (a whole transaction), as in Redis.
   if (tracking_.caching_armed()) [[unlikely]]
@@ -219,9 +227,12 @@ void Session::ForwardFanOut(std::string_view frame, std::span<const std::string_
   if (!plan->every_shard) return Forward(frame, -1);
   const size_t shards = router_.CurrentMap().primaries().size();
   if (shards == 0) return ReplyError("CLUSTERDOWN Hash slot not served");
+  const bool script = LookupCommand(args[0]).name == "SCRIPT";
+  // Else a shard answering NOSCRIPT would be given the flushed script again.
+  if (script && args.size() >= 2 && LowerCase(args[1]) == "flush") services_.ForgetScripts();
   PendingReply& pending = replies_.Push();
-  const bool script_load = plan->merge == FanOutMerge::kSameReply && args.size() == 3 &&
-                           LookupCommand(args[0]).name == "SCRIPT" && LowerCase(args[1]) == "load";
+  const bool script_load = plan->merge == FanOutMerge::kSameReply && args.size() == 3 && script &&
+                           LowerCase(args[1]) == "load";
   if (script_load) {
     pending.assembly = ScriptLoadAssembly(
         shards, [&services = services_, body = std::string(args[2])](std::string sha) {

@@ -120,6 +120,40 @@ TEST(ResolveKeysTest, EvalReadsNumkeys) {
   EXPECT_FALSE(ResolveKeys(LookupCommand("eval"), no_keys)->numkeys_refused);
 }
 
+// Valkey 9.1's MSETEX numkeys key value ... [options]: the keys are every other argument after
+// numkeys, all in one slot (it is atomic), and a numkeys beyond the pairs is the engine's to
+// refuse.
+TEST(ResolveKeysTest, MsetexReadsNumkeysPairs) {
+  const Args args = {"msetex", "2", "{u}a", "1", "{u}b", "2", "EX", "100"};
+  auto keys = ResolveKeys(LookupCommand("msetex"), args);
+  ASSERT_TRUE(keys) << keys.error().message();
+  EXPECT_EQ(keys->first, 2u);
+  EXPECT_EQ(keys->last, 4u);
+  EXPECT_EQ(keys->step, 2u);
+  EXPECT_EQ(keys->count(), 2u);
+  EXPECT_EQ(RequestSlot(LookupCommand("msetex"), args).value(), common::KeySlot("u"));
+  const Args across = {"msetex", "2", "foo", "1", "bar", "2"};
+  EXPECT_FALSE(RequestSlot(LookupCommand("msetex"), across));
+  const Args too_many = {"msetex", "3", "a", "1", "b", "2"};
+  EXPECT_TRUE(ResolveKeys(LookupCommand("msetex"), too_many)->numkeys_refused);
+}
+
+// The commands Redis 8.2 and Valkey 9.1 added on one key route by it (they were "unknown").
+TEST(CommandTableTest, NewerEnginesKeyedCommandsRouteByTheirKey) {
+  for (std::string_view name : {"hexpire", "httl", "hpersist", "hgetex", "hsetex", "hgetdel",
+                                "delifeq", "vadd", "vsim", "xackdel", "xdelex"}) {
+    const CommandInfo& info = LookupCommand(name);
+    EXPECT_EQ(info.kind, RouteKind::kSingleKey) << name;
+    const Args args = {name, "{h}key", "x", "y"};
+    EXPECT_EQ(RequestSlot(info, args).value(), common::KeySlot("h")) << name;
+  }
+  EXPECT_TRUE(LookupCommand("httl").read_only);
+  EXPECT_FALSE(LookupCommand("hexpire").read_only);
+  EXPECT_EQ(LookupCommand("waitaof").kind, RouteKind::kUnsupported);
+  EXPECT_NE(LookupCommand("waitaof").UnsupportedError("waitaof").find("not supported"),
+            std::string::npos);
+}
+
 // What Redis refuses goes to any node, for its own error text: no keys, no error here.
 TEST(ResolveKeysTest, RefusedNumkeysLeavesNoKeys) {
   const std::vector<Args> refused = {

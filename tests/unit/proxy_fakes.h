@@ -125,6 +125,7 @@ class FakeServices : public ProxyServices {
   const AuthConfig& auth() const override { return users; }
   ProxyStats& stats() override { return counters; }
   void RememberScript(std::string sha, std::string body) override { scripts[sha] = body; }
+  void ForgetScripts() override { scripts.clear(); }
   std::string InfoText(std::string_view section) const override {
     return "# Proxy\r\nsection:" + std::string(section) + "\r\n";
   }
