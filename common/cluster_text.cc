@@ -304,4 +304,14 @@ Result<SlotTable> SlotTable::FromClusterNodes(std::string_view text) {
   return FromNodeLines(*nodes);
 }
 
+std::string InfoField(std::string_view info, std::string_view field) {
+  for (size_t at = info.find(field); at != std::string_view::npos; at = info.find(field, at + 1)) {
+    const size_t colon = at + field.size();
+    if ((at == 0 || info[at - 1] == '\n') && colon < info.size() && info[colon] == ':') {
+      return std::string(info.substr(colon + 1, info.find_first_of("\r\n", colon) - colon - 1));
+    }
+  }
+  return "";
+}
+
 }  // namespace shardctl::common

@@ -152,4 +152,10 @@ class SlotTable {
   std::vector<std::vector<NodeAddress>> replicas_;  // parallel to primaries_
 };
 
+// ---------------------------------------------------------------------------------------------
+// INFO, CLUSTER INFO
+
+// Value of `field` in INFO / CLUSTER INFO text ("field:value\r\n" lines), or "" when absent.
+std::string InfoField(std::string_view info, std::string_view field);
+
 }  // namespace shardctl::common

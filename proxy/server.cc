@@ -121,6 +121,11 @@ void ProxyServer::AppendServerInfo(std::string& out) const {
   const std::string version = topology_.server_version();
   out += "# Server\r\n";
   Line(out, "redis_version", version.empty() ? "unknown" : version);
+  // Valkey's clients tell it apart by these two.
+  if (const EngineIdentity engine = topology_.engine(); engine.valkey()) {
+    Line(out, "server_name", engine.name);
+    Line(out, "valkey_version", engine.version);
+  }
   // Clients and Redis' own tests read these of any Redis; the proxy is no git build of Redis.
   Line(out, "redis_git_sha1", "00000000");
   Line(out, "redis_git_dirty", static_cast<uint64_t>(0));

@@ -56,6 +56,7 @@ class ProxyServer final : public WorkerHost {
   void ForgetScripts() override;
   std::string InfoText(std::string_view section) const override;
   std::string ServerVersion() const override { return topology_.server_version(); }
+  EngineIdentity ServerEngine() const override { return topology_.engine(); }
   ThreadMetrics* metrics(int thread) override {
     return metrics_ ? &metrics_->thread(thread) : nullptr;
   }

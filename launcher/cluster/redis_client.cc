@@ -199,19 +199,6 @@ Result<std::vector<Result<std::vector<std::string>>>> RedisConnection::PipelineL
   return PipelineWith(commands, [](const redisReply* reply) { return ReplyList(reply); });
 }
 
-std::string InfoField(const std::string& info, const std::string& field) {
-  std::string key = field + ":";
-  size_t at = 0;
-  while ((at = info.find(key, at)) != std::string::npos) {
-    if (at == 0 || info[at - 1] == '\n') {
-      size_t end = info.find_first_of("\r\n", at);
-      return info.substr(at + key.size(), end - at - key.size());
-    }
-    at += key.size();
-  }
-  return "";
-}
-
 Result<std::vector<std::string>> ScanPage(RedisConnection& connection, std::string& cursor,
                                           const std::string& count) {
   auto replies = connection.PipelineLists({{"SCAN", cursor, "COUNT", count}});

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cluster_text.h"
 #include "common/numbers.h"
 #include "common/result.h"
 #include "launcher/cluster/access.h"
@@ -100,8 +101,7 @@ common::Result<FirstAnswer> AskFirstThatAnswers(const Access& access, const std:
 common::Result<std::vector<std::string>> ScanPage(RedisConnection& connection, std::string& cursor,
                                                   const std::string& count);
 
-// Value of `field` in INFO / CLUSTER INFO text ("field:value\r\n" lines), or "" when absent.
-std::string InfoField(const std::string& info, const std::string& field);
+using common::InfoField;
 
 // The integer value of `field` in INFO text, or `fallback` when absent or not a number.
 template <std::integral T>

@@ -12,14 +12,6 @@ using namespace std::chrono_literals;
 
 constexpr auto kQueryTimeout = 1000ms;
 
-std::string VersionFromInfo(std::string_view info) {
-  constexpr std::string_view kKey = "redis_version:";
-  const size_t at = info.find(kKey);
-  if (at == std::string_view::npos) return "";
-  const size_t start = at + kKey.size();
-  return std::string(info.substr(start, info.find_first_of("\r\n", start) - start));
-}
-
 bool SameMap(const SlotMap& a, const SlotMap& b) {
   if (a.primaries() != b.primaries()) return false;
   for (size_t i = 0; i < a.primaries().size(); ++i) {
@@ -71,6 +63,7 @@ common::Status ClusterTopology::RefreshNow() {
   std::string failures;
   std::optional<SlotMap> best;
   std::string best_version;
+  EngineIdentity best_engine;
   for (const Endpoint& node : Candidates()) {
     auto replies = common::QueryNode(node, commands, kQueryTimeout, tls.get());
     if (!replies) {
@@ -90,7 +83,8 @@ common::Status ClusterTopology::RefreshNow() {
     }
     if (!best || map->Unassigned() < best->Unassigned()) {
       best = std::move(map).value();
-      best_version = VersionFromInfo((*replies)[first + 1]);
+      best_version = common::InfoField((*replies)[first + 1], "redis_version");
+      best_engine = EngineIdentityFromInfo((*replies)[first + 1]);
     }
     if (best->Unassigned() == 0) break;
   }
@@ -102,6 +96,7 @@ common::Status ClusterTopology::RefreshNow() {
     return common::Error("cannot read the slot map: " + failures);
   }
   server_version_ = best_version;
+  engine_ = best_engine;
   if (!snapshot_ || !SameMap(*snapshot_, *best)) {
     snapshot_ = std::make_shared<const SlotMap>(std::move(*best));
     version_.fetch_add(1, std::memory_order_acq_rel);
@@ -159,6 +154,11 @@ std::string ClusterTopology::last_error() const {
 std::string ClusterTopology::server_version() const {
   std::lock_guard lock(mutex_);
   return server_version_;
+}
+
+EngineIdentity ClusterTopology::engine() const {
+  std::lock_guard lock(mutex_);
+  return engine_;
 }
 
 }  // namespace shardctl::proxy

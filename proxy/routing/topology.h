@@ -22,6 +22,7 @@
 #include "common/result.h"
 #include "common/tls.h"
 #include "proxy/routing/slot_map.h"
+#include "proxy/services/engine_identity.h"
 #include "proxy/services/options.h"
 
 namespace shardctl::proxy {
@@ -59,6 +60,7 @@ class ClusterTopology {
   uint64_t refresh_failures() const { return failures_.load(std::memory_order_relaxed); }
   std::string last_error() const;
   std::string server_version() const;  // redis_version of the node last asked
+  EngineIdentity engine() const;       // its server_name and version
 
  private:
   void Loop();
@@ -77,6 +79,7 @@ class ClusterTopology {
   std::shared_ptr<const SlotMap> snapshot_;
   std::string last_error_;
   std::string server_version_;
+  EngineIdentity engine_;
   std::atomic<uint64_t> version_{0};
   std::atomic<uint64_t> refreshes_{0};
   std::atomic<uint64_t> failures_{0};

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "proxy/services/auth.h"
+#include "proxy/services/engine_identity.h"
 #include "proxy/services/options.h"
 #include "proxy/services/pubsub_counts.h"
 
@@ -31,6 +32,9 @@ class ProxyServices {
   virtual std::string InfoText(std::string_view section) const = 0;
   // redis_version of the cluster, for HELLO; "" before it is known.
   virtual std::string ServerVersion() const = 0;
+  // The engine behind the proxy (Redis unless INFO says otherwise): HELLO's server and version,
+  // and the transaction rules that differ by engine.
+  virtual EngineIdentity ServerEngine() const { return {}; }
   // The /metrics counters of worker `thread` (metrics.h), written only by that thread; null
   // without --metrics-port.
   virtual ThreadMetrics* metrics(int /*thread*/) { return nullptr; }

@@ -203,11 +203,11 @@ void Session::HandleHello(std::span<const std::string_view> args) {
   name_ = name;
   std::string out;
   AppendMapHeader(out, 8, protocol_);
-  const std::string version = services_.ServerVersion();
+  const EngineIdentity engine = services_.ServerEngine();
   AppendBulk(out, "server");
-  AppendBulk(out, "redis");
+  AppendBulk(out, engine.name);
   AppendBulk(out, "version");
-  AppendBulk(out, version.empty() ? "7.0.0" : version);
+  AppendBulk(out, engine.version.empty() ? "7.0.0" : engine.version);
   AppendBulk(out, "proto");
   AppendInteger(out, protocol_);
   AppendBulk(out, "id");

@@ -38,10 +38,14 @@ bool Session::HandleTransaction(std::string_view frame, std::span<const std::str
     transaction_.reset();
     return false;
   }
-  if (name == "MULTI") {
-    ReplyError("ERR MULTI calls can not be nested");
+  if ((name == "MULTI" || name == "WATCH") && NestingAbortsTransaction()) {
+    // Valkey 9 rejects them as commands not allowed in a transaction, and EXEC then aborts.
+    transaction_->MarkFailed();
+    ReplyError("ERR Command '" + LowerCase(name) + "' not allowed inside a transaction");
+  } else if (name == "MULTI") {
+    ReplyError("ERR MULTI calls can not be nested");  // Redis: the transaction goes on
   } else if (name == "WATCH") {
-    ReplyError("ERR WATCH inside MULTI is not allowed");  // the transaction goes on
+    ReplyError("ERR WATCH inside MULTI is not allowed");
   } else if (name == "DISCARD" || name == "EXEC") {
     if (transaction_->probes() == 0) {
       FinishTransaction(name == "EXEC");
@@ -63,6 +67,11 @@ bool Session::HandleTransaction(std::string_view frame, std::span<const std::str
     }
   }
   return true;
+}
+
+bool Session::NestingAbortsTransaction() const {
+  const EngineIdentity engine = services_.ServerEngine();
+  return engine.valkey() && engine.major() >= 9;
 }
 
 // The transaction at its home primary (the keys' slot, else the first primary) and its

@@ -1,8 +1,8 @@
 // shardproxy as the one server its clients think it is, where a sweep found it was not: an HTTP
 // request posted to it (a web page's cross-protocol write) ran its lines as commands, a script
 // flushed with SCRIPT FLUSH still ran by its sha, and the commands Redis 8.2 and Valkey 9.1 added
-// (hash field TTLs, MSETEX, DELIFEQ, vector sets) were "unknown command". Keys are counted before
-// and after each step.
+// (hash field TTLs, MSETEX, DELIFEQ, vector sets) were "unknown command", and in front of Valkey
+// HELLO said Redis 7.2.4 and a nested MULTI committed. Keys are counted before and after each step.
 #include <cstdlib>
 
 #include "tests/integration/proxy_fixture.h"
@@ -79,6 +79,20 @@ TEST_F(ProxyTest, ValkeysHashFieldTtlsMsetexAndDelifeqRouteByTheirKeys) {
   EXPECT_EQ(IntegerOf(Proxy({"DELIFEQ", "{m}a", "2"})), 0);
   EXPECT_EQ(IntegerOf(Proxy({"DELIFEQ", "{m}a", "1"})), 1);
   EXPECT_EQ(Keys(), 4);
+  // HELLO names Valkey, and a nested MULTI aborts the transaction as Valkey 9 does (it ran).
+  auto hello = Proxy({"HELLO", "2"});
+  ASSERT_TRUE(hello.has_value());
+  ASSERT_GE(hello->elements.size(), 4u);
+  EXPECT_EQ(hello->elements[1].text, "valkey");
+  EXPECT_EQ(hello->elements[3].text.rfind("9.", 0), 0u) << hello->elements[3].text;
+  auto client = RedisConnection::Open(proxy_port());
+  ASSERT_NE(client, nullptr);
+  EXPECT_EQ(TextOf(client->Command({"MULTI"})), "OK");
+  EXPECT_EQ(TextOf(client->Command({"SET", "{m}nested", "1"})), "QUEUED");
+  EXPECT_NE(TextOf(client->Command({"MULTI"})).find("not allowed inside a transaction"),
+            std::string::npos);
+  EXPECT_TRUE(TextOf(client->Command({"EXEC"})).starts_with("EXECABORT"));
+  EXPECT_EQ(Keys(), 4) << "the aborted transaction wrote";
   auto waitaof = Proxy({"WAITAOF", "0", "0", "0"});
   ASSERT_TRUE(waitaof.has_value());
   EXPECT_NE(waitaof->text.find("not supported by shardproxy"), std::string::npos) << waitaof->text;

@@ -130,6 +130,7 @@ class FakeServices : public ProxyServices {
     return "# Proxy\r\nsection:" + std::string(section) + "\r\n";
   }
   std::string ServerVersion() const override { return "7.0.15"; }
+  EngineIdentity ServerEngine() const override { return engine; }
   KeyLoadBoard* key_load_board() override { return board.get(); }
   PubSubCounts& pubsub_counts() override { return counts_of_subscribers; }
 
@@ -138,7 +139,8 @@ class FakeServices : public ProxyServices {
   ProxyStats counters;
   PubSubCounts counts_of_subscribers;
   std::map<std::string, std::string> scripts;
-  std::unique_ptr<KeyLoadBoard> board;  // null: --hot-keys 0
+  EngineIdentity engine{.name = "redis", .version = "7.0.15"};  // what INFO would say
+  std::unique_ptr<KeyLoadBoard> board;                          // null: --hot-keys 0
 };
 
 class FakeClientLink : public ClientLink {

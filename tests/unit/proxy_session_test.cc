@@ -199,6 +199,39 @@ TEST_F(SessionTest, ATransactionAcrossSlotsIsAbortedAsRedisWould) {
   EXPECT_EQ(router_.Take(), nullptr);
 }
 
+// Redis answers a nested MULTI or a WATCH inside MULTI with an error and the transaction goes on;
+// Valkey 9 refuses them as commands not allowed in a transaction, and EXEC aborts.
+TEST_F(SessionTest, ANestedMultiAbortsTheTransactionOnValkey9Only) {
+  Send({"MULTI"});
+  Send({"MULTI"});
+  Send({"WATCH", "a"});
+  EXPECT_EQ(Output(),
+            "+OK\r\n-ERR MULTI calls can not be nested\r\n"
+            "-ERR WATCH inside MULTI is not allowed\r\n");
+  Send({"DISCARD"});
+  EXPECT_EQ(Output(), "+OK\r\n");
+
+  services_.engine = {.name = "valkey", .version = "9.1.2"};
+  Send({"MULTI"});
+  Send({"MULTI"});
+  Send({"WATCH", "a"});
+  Send({"EXEC"});
+  EXPECT_EQ(Output(),
+            "+OK\r\n-ERR Command 'multi' not allowed inside a transaction\r\n"
+            "-ERR Command 'watch' not allowed inside a transaction\r\n"
+            "-EXECABORT Transaction discarded because of previous errors.\r\n");
+  EXPECT_EQ(router_.Take(), nullptr);
+}
+
+TEST_F(SessionTest, HelloNamesTheEngineBehindTheProxy) {
+  services_.engine = {.name = "valkey", .version = "9.1.2"};
+  Send({"HELLO", "2"});
+  const std::string hello = Output();
+  EXPECT_NE(hello.find("$6\r\nserver\r\n$6\r\nvalkey\r\n$7\r\nversion\r\n$5\r\n9.1.2\r\n"),
+            std::string::npos)
+      << hello;
+}
+
 // Redis refuses a write at queue time when it is out of memory: the probe's refusal is the
 // client's answer, EXEC waits for it (reading nothing more meanwhile) and aborts.
 TEST_F(SessionTest, AQueueProbesRefusalIsTheClientsAnswerAndExecWaitsForIt) {
