@@ -1,5 +1,6 @@
 // The MIGRATE path of the slot mover (steps 1-4 in slot_mover.h), for every engine.
 #include <algorithm>
+#include <optional>
 
 #include "launcher/cluster/slot_mover_internal.h"
 
@@ -144,6 +145,12 @@ Result<uint64_t> SlotMigration::MigrateKeys(const std::vector<std::vector<std::s
         continue;
       }
       const std::string& why = (*replies)[i].error().message();
+      // MIGRATE timed out or lost the target: a target that stopped answering would time every
+      // key of a key-by-key retry out, the source blocked meanwhile (and killed as hung by its
+      // supervisor, with the writes it had not saved).
+      if (why.find("IOERR") != std::string::npos) {
+        if (std::string silent = TargetSilent(); !silent.empty()) return Error(silent);
+      }
       if (why.find("BUSYKEY") != std::string::npos || keys.size() == 1) {
         std::string advice;
         // What to do differs from any other failure: running again fails the same way until
@@ -166,6 +173,24 @@ Result<uint64_t> SlotMigration::MigrateKeys(const std::vector<std::vector<std::s
     }
   }
   return moved;
+}
+
+std::string SlotMigration::TargetSilent() const {
+  constexpr auto kProbeTimeout = std::chrono::seconds(2);
+  const MoveNode& target = task_.target;
+  auto probe = RedisConnection::Connect(options_.access, target.host, target.port, kProbeTimeout);
+  std::optional<Error> failed;
+  if (!probe.ok()) {
+    failed = probe.error();
+  } else if (auto pong = probe->Run({"PING"}); !pong.ok()) {
+    failed = pong.error();
+  }
+  if (!failed) return "";
+  return "the target, " + NodeName(target) + ", does not answer (" + failed->message() +
+         "): is it stopped (SIGSTOP) or hung? kill -CONT it, or let its supervisor restart it " +
+         "(shardctl status shows it). The slots are left half-moved, every key served by the "
+         "side " +
+         "that holds it; run the command again to finish the move";
 }
 
 // Step 4, in redis-cli's order: the target first (it owns the slot, with a new epoch), then the

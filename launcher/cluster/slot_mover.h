@@ -64,8 +64,11 @@ struct MoverOptions {
   int slots_per_batch = 64;
   int keys_per_migrate = 200;
   int migrates_in_flight = 4;
-  std::chrono::milliseconds migrate_timeout{10000};  // per MIGRATE, for big keys
-  std::chrono::milliseconds reply_timeout{30000};    // per command on our connections
+  // Per MIGRATE, for big keys. The source serves nothing else while it waits: migrates_in_flight
+  // of them timing out against a target that stopped answering (20 s) stay below the 33 s after
+  // which the supervisor kills a silent shard (the defaults of --health-timeout, --hang-grace).
+  std::chrono::milliseconds migrate_timeout{5000};
+  std::chrono::milliseconds reply_timeout{30000};  // per command on our connections
   // Called from mover threads, serialized, after every batch.
   std::function<void(const MoveProgress&)> on_progress;
   // Set (e.g. by SIGINT) to stop after the batches in hand; RunMoves then returns an error

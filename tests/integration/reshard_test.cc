@@ -780,5 +780,64 @@ TEST_F(ReshardTest, SourceKilledMidMoveLosesNoAckedWrite) {
       30s, 200ms));
 }
 
+// A target stopped mid-move (SIGSTOP: the stand-in for a hung shard) timed every MIGRATE out while
+// the source waited on it, unable to answer anyone: a key-by-key retry kept the source silent past
+// its supervisor's hang limit, which killed it too, losing the writes it had not saved, and the
+// error named the source. Now the move stops at the first timeout the target does not answer a
+// PING after, naming the target; the source keeps running; the next run finishes the move.
+TEST_F(ReshardTest, ATargetStoppedMidMoveStopsTheMoveAndTheSourceKeepsRunning) {
+  ASSERT_EQ(Up(3).exit_code, 0);
+  Populate(20000);
+  // A 100 MB string in the moved range: its MIGRATE holds the source long enough to be seen
+  // (PING unanswered), and the target is stopped right then.
+  std::string big;
+  for (int n = 0; big.empty() || common::KeySlot(big) > 5000; ++n) big = "big:" + std::to_string(n);
+  auto set = QueryRedis(base_port(), {"SETRANGE", big, "104857599", "x"});
+  ASSERT_TRUE(set.has_value());
+  ASSERT_EQ(set->integer, 104857600) << set->text;
+  const long long keys = TotalKeys(3);
+  ASSERT_GT(keys, 19000);
+  const json before = Status();
+  const pid_t source = before["shards"][0]["pid"].get<pid_t>();
+  const pid_t target = before["shards"][2]["pid"].get<pid_t>();
+  auto move =
+      StartOnDeployment("move-slots", {"0-5460", "--to", "2", "--migration", "migrate"}, "move");
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const auto asked = std::chrono::steady_clock::now();
+        QueryRedis(base_port(), {"PING"});
+        return std::chrono::steady_clock::now() - asked > 150ms;
+      },
+      60s, 1ms))
+      << "the source was never busy in a MIGRATE";
+  ASSERT_EQ(kill(target, SIGSTOP), 0);
+  const auto stopped_at = std::chrono::steady_clock::now();
+  auto code = move->WaitForExit(60s);
+  const auto took = std::chrono::steady_clock::now() - stopped_at;
+  kill(target, SIGCONT);
+  const std::string err = ReadFileText(scratch_dir() / "move.err");
+  EXPECT_EQ(code, std::optional<int>(1)) << err;
+  EXPECT_NE(
+      err.find("the target, 127.0.0.1:" + std::to_string(base_port() + 2) + ", does not answer"),
+      std::string::npos)
+      << err;
+  // Below the 33 s after which the supervisor kills a silent shard (the source here).
+  EXPECT_LT(took, 31s) << "the source was kept waiting on the stopped target: " << err;
+  std::cout << "[ measure  ] target stopped inside a MIGRATE: the move stopped after "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms\n";
+  EXPECT_EQ(Status()["shards"][0]["pid"], source) << "the source was killed";
+
+  CommandResult rest;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return (rest = OnDeployment("move-slots", {"0-5460", "--to", "2"})).exit_code == 0;
+      },
+      60s, 500ms))
+      << rest.Describe();
+  EXPECT_EQ(OwnedSlots(2), 5461 + 5461);
+  EXPECT_EQ(TotalKeys(3), keys);
+  EXPECT_FALSE(AgreedSlotMap(3).empty()) << "no slot left MIGRATING or IMPORTING";
+}
+
 }  // namespace
 }  // namespace shardctl::integration
