@@ -46,6 +46,9 @@ int RunDown(const Invocation& invocation) {
   const auto root = dir.root();
   const bool found = std::filesystem::exists(dir.DeploymentFile());
   ProgressDisplay progress(ProgressAllowed(invocation.json));
+  // Ctrl-C while the primaries are saved lifts their pauses (a second one kills, as before). Not
+  // with --leave: its hand-over stops at a second Ctrl-C only.
+  if (!invocation.leave) CatchInterrupt();
   auto down = Down({.spec = *spec,
                     .leave = invocation.leave,
                     .purge = invocation.purge,
@@ -55,7 +58,8 @@ int RunDown(const Invocation& invocation) {
                         [&progress](const std::string& warning) {
                           progress.Clear();
                           PrintWarning(warning);
-                        }});
+                        },
+                    .interrupted = invocation.leave ? nullptr : &InterruptRequested()});
   progress.Clear();
   if (!down.ok()) return Fail(down.error());
   const auto& [report, purged, left] = *down;

@@ -112,7 +112,12 @@ With --persistence rdb every primary is saved first (its writes held from its sn
 exits; a shard stopped with SIGSTOP is continued; at most --fork-limit at once): a primary that
 cannot be saved (a full disk, mostly) or does not answer ends the down with exit 1 before
 anything is stopped. Free space and run it again, or stop without saving with --no-save (writes
-since each primary's last snapshot are lost). Without persistence the keys go with the shards.
+since each primary's last snapshot are lost). Ctrl-C while they are saved resumes their writes
+and stops nothing (exit 130). Without persistence the keys go with the shards.
+
+Refused (exit 2, nothing stopped) while another shardctl command works on the deployment (scale,
+rebalance, move-slots, restart, restore, import, backup): it names the command and its pid. A
+live import that follows its source is the exception: it stops with the shards, to be run again.
 
 {options}
 {options deployment}

@@ -11,6 +11,7 @@
 #include "launcher/ops/target.h"
 #include "launcher/os/files.h"
 #include "launcher/os/process.h"
+#include "launcher/state/data_lock.h"
 #include "launcher/state/import_progress.h"
 #include "launcher/supervisor/shards.h"
 #include "launcher/supervisor/supervisor.h"
@@ -136,6 +137,20 @@ Outcome<LeaveResult> HandOver(const Access& access, const Deployment& deployment
   return Failure(failure.fault(), "down --leave: " + failure.message() + "; nothing was stopped");
 }
 
+// A command that moves slots, writes keys, restarts shards or cuts a backup, stopped under it by
+// the stop, failed midway blaming a slow host or the connection, and down's own save met the
+// shards it paused. A live import that follows the source is the exception: it stops with the
+// shards (a warning says so) and resumes when run again.
+Outcome<void> CommandUnderWay(const DeploymentDir& dir, const Spec& spec) {
+  std::string holder = DataLock::HolderOf(dir);
+  if (holder.empty()) holder = DataLock::HolderOf(dir, DataLock::Kind::kRestarts);
+  if (holder.empty() || holder.find("import --live") != std::string::npos) return {};
+  return Failure::Usage("another shardctl command is working on this deployment (" + holder +
+                        "): down would stop the shards under it; wait for it to end, or Ctrl-C "
+                        "it (what it moved stays consistent), then run shardctl down" +
+                        StateDirHint(spec) + " again; nothing was stopped");
+}
+
 }  // namespace
 
 Outcome<DownReport> Down(const DownRequest& request) {
@@ -143,6 +158,7 @@ Outcome<DownReport> Down(const DownRequest& request) {
   if (!target.ok()) return target.error();
   const auto& [spec, dir, deployment, access] = *target;
   DownReport report;
+  if (auto busy = CommandUnderWay(dir, spec); !busy.ok()) return busy.error();
   if (request.leave && deployment) {
     auto left = HandOver(access, *deployment, request);
     if (!left.ok()) return left.error();
@@ -161,7 +177,8 @@ Outcome<DownReport> Down(const DownRequest& request) {
   std::unique_ptr<SavedForStop> saved;
   if (deployment && deployment->durability.persistence == Persistence::kRdb && !request.purge &&
       !report.left && !request.no_save) {
-    auto taken = SavedForStop::Take(access, dir, *deployment, request.on_progress);
+    auto taken =
+        SavedForStop::Take(access, dir, *deployment, request.on_progress, request.interrupted);
     if (!taken.ok()) return taken.error();
     saved = std::move(taken).value();
   }

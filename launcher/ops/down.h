@@ -57,6 +57,9 @@ struct DownRequest {
   bool no_save = false;  // persistence rdb: stop without saving first (ops/stop_save.h)
   std::function<void(const std::string&)> on_progress;  // --leave's steps and slot moves
   std::function<void(const std::string&)> on_warning;
+  // Set by Ctrl-C: while the primaries are saved, the down stops there (writes resumed, nothing
+  // stopped); once the stop is asked for, it is seen through.
+  const std::atomic<bool>* interrupted = nullptr;
 };
 
 struct DownReport {

@@ -18,18 +18,19 @@ constexpr auto kSaveTimeout = std::chrono::minutes(10);
 constexpr auto kLoadTimeout = std::chrono::minutes(10);
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
 
-Result<std::string> Pause(RedisConnection& connection) {
-  return connection.Run({"CLIENT", "PAUSE", std::to_string(kPauseSeconds * 1000), "WRITE"});
+Result<std::string> Pause(RedisConnection& connection, std::chrono::seconds hold) {
+  return connection.Run({"CLIENT", "PAUSE", std::to_string(hold.count() * 1000), "WRITE"});
 }
 
 // Runs BGSAVE once no other fork runs (the fork scheduler's, a replica's sync) and waits for it
 // to end. Writes are paused, so the snapshot holds exactly what the shard acknowledged.
-common::Status Snapshot(RedisConnection& connection, const std::atomic<bool>* interrupted) {
+common::Status Snapshot(RedisConnection& connection, const std::atomic<bool>* interrupted,
+                        std::chrono::seconds hold) {
   const auto deadline = Clock::now() + kSaveTimeout;
   bool started = false;
   while (Clock::now() < deadline) {
     if (interrupted != nullptr && interrupted->load()) return Error("interrupted");
-    if (auto renewed = Pause(connection); !renewed.ok()) return renewed.error();
+    if (auto renewed = Pause(connection, hold); !renewed.ok()) return renewed.error();
     auto info = connection.Run({"INFO", "persistence"});
     if (!info.ok()) return info.error();
     if (InfoField(*info, "rdb_bgsave_in_progress") == "1") {
@@ -68,15 +69,16 @@ Result<ShardState> InspectShard(const Access& access, const std::string& host, i
 }
 
 Result<long long> PauseAndSnapshot(const Access& access, const std::string& host, int port,
-                                   int index, const std::atomic<bool>* interrupted) {
+                                   int index, const std::atomic<bool>* interrupted,
+                                   std::chrono::seconds hold) {
   const std::string shard = "shard " + std::to_string(index);
   auto connection = RedisConnection::Connect(access, host, port, kQueryTimeout);
   if (!connection.ok()) return connection.error().Context(shard);
-  if (auto paused = Pause(*connection); !paused.ok()) {
+  if (auto paused = Pause(*connection, hold); !paused.ok()) {
     return paused.error().Context(shard + ": CLIENT PAUSE WRITE");
   }
   auto keys = connection->Run({"DBSIZE"});
-  auto saved = keys.ok() ? Snapshot(*connection, interrupted) : common::Status(keys.error());
+  auto saved = keys.ok() ? Snapshot(*connection, interrupted, hold) : common::Status(keys.error());
   if (!saved.ok()) {
     (void)connection->Run({"CLIENT", "UNPAUSE"});
     if (interrupted != nullptr && interrupted->load()) {
@@ -93,9 +95,10 @@ void Unpause(const Access& access, const std::string& host, int port) {
   if (connection.ok()) (void)connection->Run({"CLIENT", "UNPAUSE"});
 }
 
-void KeepWritesHeld(const Access& access, const std::string& host, int port) {
+void KeepWritesHeld(const Access& access, const std::string& host, int port,
+                    std::chrono::seconds hold) {
   auto connection = RedisConnection::Connect(access, host, port, kQueryTimeout);
-  if (connection.ok()) (void)Pause(*connection);
+  if (connection.ok()) (void)Pause(*connection, hold);
 }
 
 Result<long long> WaitUntilServing(const Access& access, const std::string& host, int port) {

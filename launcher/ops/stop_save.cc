@@ -16,8 +16,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Well inside kPauseSeconds, so a pause never lapses between two renewals.
-constexpr auto kRenewEvery = 5s;
+// How long a saved primary's writes stay held past the last renewal: a down killed (kill -9)
+// between its save and the stop holds them no longer than that. Renewed well inside it.
+constexpr auto kStopHold = 10s;
+constexpr auto kRenewEvery = 3s;
 
 // The running shards of this host that are primaries now (failovers may have swapped roles).
 // A shard that does not answer cannot be told apart: the error says what to do.
@@ -67,14 +69,14 @@ void SavedForStop::RenewUntilDone() {
   while (!done_changed_.wait_for(lock, kRenewEvery, [this] { return done_; })) {
     const std::vector<int> ports = held_;
     lock.unlock();
-    for (int port : ports) KeepWritesHeld(access_, host_, port);
+    for (int port : ports) KeepWritesHeld(access_, host_, port, kStopHold);
     lock.lock();
   }
 }
 
 Outcome<std::unique_ptr<SavedForStop>> SavedForStop::Take(
     const Access& access, const DeploymentDir& dir, const Deployment& deployment,
-    const std::function<void(const std::string&)>& progress) {
+    const std::function<void(const std::string&)>& progress, const std::atomic<bool>* interrupted) {
   auto primaries = RunningPrimaries(access, dir, deployment);
   if (!primaries.ok()) return primaries.error();
   auto saved = std::make_unique<SavedForStop>(access, deployment.plan.bind);
@@ -88,8 +90,8 @@ Outcome<std::unique_ptr<SavedForStop>> SavedForStop::Take(
   auto save_shards = [&] {
     for (size_t k = next++; k < primaries->size(); k = next++) {
       const ShardPlan& shard = *(*primaries)[k];
-      auto snapshot =
-          PauseAndSnapshot(access, deployment.plan.bind, shard.port, shard.index, nullptr);
+      auto snapshot = PauseAndSnapshot(access, deployment.plan.bind, shard.port, shard.index,
+                                       interrupted, kStopHold);
       std::lock_guard lock(mutex);
       if (snapshot.ok()) {
         saved->Hold(shard.port);
@@ -104,9 +106,15 @@ Outcome<std::unique_ptr<SavedForStop>> SavedForStop::Take(
     savers.emplace_back(save_shards);
   }
   for (auto& saver : savers) saver.join();
-  if (!failure) return saved;
+  const bool stopped_by_user = interrupted != nullptr && interrupted->load();
+  if (!failure && !stopped_by_user) return saved;
   saved.reset();  // no more renewals before the pauses are lifted
   for (const ShardPlan* shard : *primaries) Unpause(access, deployment.plan.bind, shard->port);
+  if (stopped_by_user) {
+    return Failure(Fault::kInterrupted,
+                   "interrupted while saving the primaries: nothing was stopped, and writes "
+                   "resumed");
+  }
   const bool snapshot_failed =
       failure->message().find("rdb_last_bgsave_status:err") != std::string::npos;
   return Failure(Fault::kRuntime,

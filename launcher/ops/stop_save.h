@@ -11,6 +11,7 @@
 // stopped. A primary that cannot be saved ends the `down` before anything stops.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -29,16 +30,17 @@ namespace shardctl::launcher {
 class SavedForStop {
  public:
   // Saves every running primary of `deployment`; the error (exit 1) names the one that could not
-  // be saved and what to do, every pause lifted and nothing stopped.
+  // be saved and what to do, every pause lifted and nothing stopped. `interrupted` (Ctrl-C; may
+  // be null) set meanwhile ends it the same way, as Fault::kInterrupted.
   static Outcome<std::unique_ptr<SavedForStop>> Take(
       const Access& access, const DeploymentDir& dir, const Deployment& deployment,
-      const std::function<void(const std::string&)>& progress);
+      const std::function<void(const std::string&)>& progress,
+      const std::atomic<bool>* interrupted);
 
   SavedForStop(const Access& access, std::string host);
   SavedForStop(const SavedForStop&) = delete;
   SavedForStop& operator=(const SavedForStop&) = delete;
-  // Stops renewing: a pause still in place ends within ops/shard_snapshot.h's kPauseSeconds, or
-  // with its process.
+  // Stops renewing: a pause still in place ends within 10 s, or with its process.
   ~SavedForStop();
 
  private:
