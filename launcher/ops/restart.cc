@@ -193,9 +193,12 @@ Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir
     const auto paused = Clock::now();
     auto saved = PauseAndSnapshot(access, host, port, index, options.interrupted);
     if (!saved.ok()) {
-      return Error(saved.error().message() +
-                   "; nothing was restarted (free space in its data directory, or pass "
-                   "--discard-data to restart it empty)");
+      // Ctrl-C is no failed save: the advice for one (--discard-data loses the keys) is not due.
+      const bool stopped_by_user = options.interrupted != nullptr && options.interrupted->load();
+      return Error(saved.error().message() + "; nothing was restarted" +
+                   (stopped_by_user ? ""
+                                    : " (free space in its data directory, or pass "
+                                      "--discard-data to restart it empty)"));
     }
     result.keys_before = *saved;
     reply = AskForRestart(dir, SupervisorRestartRequest(index, options, false));

@@ -65,8 +65,9 @@ Result<ScratchServer> ScratchServer::Start(const Engine& engine,
     argv.insert(argv.end(), {"--import-mode", "yes", "--replicaof",
                              "127.0.0.1 " + std::to_string(no_primary->port())});
   }
-  auto spawned =
-      SpawnPinned(SpawnOptions{.argv = std::move(argv), .output = work_dir / "server.out"});
+  // A restore or import killed (kill -9) takes its scratch servers with it.
+  auto spawned = SpawnPinned(SpawnOptions{
+      .argv = std::move(argv), .output = work_dir / "server.out", .die_with_parent = true});
   if (!spawned.ok()) return spawned.error().Context(engine.path.string());
   ScratchServer server(*spawned, *port, work_dir);
   (void)WriteProcessId(work_dir / "pid", *spawned);

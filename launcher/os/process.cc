@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,6 +38,7 @@ using common::Result;
 }
 
 struct PreparedChild {
+  pid_t parent = 0;
   std::vector<char*> argv;
   cpu_set_t cpus;
   std::vector<unsigned long> node_mask;
@@ -49,6 +51,11 @@ struct PreparedChild {
   sigprocmask(SIG_SETMASK, &all, nullptr);
   signal(SIGPIPE, SIG_DFL);
   if (options.new_session && setsid() < 0) ChildFail(error_fd, "setsid");
+  // The parent may have died between fork and prctl: then nothing would send the signal.
+  if (options.die_with_parent &&
+      (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != child.parent)) {
+    ChildFail(error_fd, "PR_SET_PDEATHSIG");
+  }
   if (!options.cpus.empty() && sched_setaffinity(0, sizeof child.cpus, &child.cpus) != 0) {
     ChildFail(error_fd, "sched_setaffinity");
   }
@@ -136,6 +143,7 @@ Result<ProcessId> SpawnPinned(const SpawnOptions& options) {
   }
   int error_pipe[2];
   if (pipe2(error_pipe, O_CLOEXEC) != 0) return Error(std::string("pipe: ") + strerror(errno));
+  child.parent = getpid();
   pid_t pid = fork();
   if (pid < 0) return Error(std::string("fork: ") + strerror(errno));
   if (pid == 0) {

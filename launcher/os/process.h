@@ -34,6 +34,10 @@ struct SpawnOptions {
   std::filesystem::path working_dir;  // empty: inherit
   bool new_session = true;            // setsid(): terminal signals reach only the supervisor
   std::vector<int> keep_fds;          // descriptors (besides 0-2) the child keeps open
+  // SIGKILL the child when the thread that spawned it ends (the whole process, kill -9 included):
+  // for helpers of one command (a restore's scratch servers), never for shards. The kernel ties it
+  // to the spawning thread, so the child must not outlive that thread's work.
+  bool die_with_parent = false;
 };
 
 // Forks and execs with the CPU affinity and memory policy applied in the child before exec, so

@@ -717,7 +717,8 @@ TEST_F(BackupRestoreTest, AFileTheEngineCannotLoadIsRefusedBeforeAnyShardLoadsIt
         << refused.Describe();
     EXPECT_NE(refused.err.find("cannot load it, at offset"), std::string::npos)
         << refused.Describe();
-    EXPECT_NE(refused.err.find("this run changed nothing"), std::string::npos) << refused.Describe();
+    EXPECT_NE(refused.err.find("this run changed nothing"), std::string::npos)
+        << refused.Describe();
   }
   // Nothing restarted, nothing loaded, no marker inviting a run again.
   for (size_t i = 0; i < target.size(); ++i) {
@@ -816,25 +817,26 @@ TEST_F(BackupRestoreTest, ARestoreKilledMidwayFinishesWhenRunAgain) {
   ExpectTheRunAgainFinishes(midway);
 }
 
-// A restore killed while its scratch servers load and copy the backup's files, then `down
-// --purge`: the scratch servers are stopped with the deployment (before: they ran on, holding
-// their files' keys in memory, and the purge deleted the only pid files naming them).
-TEST_F(BackupRestoreTest, DownStopsTheScratchServersOfAKilledRestore) {
+// A restore killed (kill -9) while its scratch servers load and copy the backup's files takes them
+// with it (before: they ran on, each holding its file's keys in memory, until a later restore or
+// down found them), and `down --purge` then leaves nothing.
+TEST_F(BackupRestoreTest, AKilledRestoresScratchServersGoWithIt) {
   MidwayRestore midway;
   ASSERT_NO_FATAL_FAILURE(StartRestoreAndCatchItMidway(midway));
-  ::kill(midway.restore->pid(), SIGKILL);
-  midway.restore->WaitForExit(10s);
   std::vector<launcher::ProcessId> scratch;
   for (const auto& entry : fs::directory_iterator(state_root() / "target" / "restore-scratch")) {
     auto process = launcher::ReadProcessId(entry.path() / "pid");
     if (process && launcher::IsRunning(*process)) scratch.push_back(*process);
   }
   ASSERT_FALSE(scratch.empty()) << "no scratch server was running at the kill";
+  ::kill(midway.restore->pid(), SIGKILL);
+  midway.restore->WaitForExit(10s);
+  for (const auto& process : scratch) {
+    EXPECT_TRUE(WaitUntil([&] { return !launcher::IsRunning(process); }, 5s))
+        << "scratch server " << process.pid << " runs on after its restore was killed";
+  }
   auto down = OnOther("target", {"down", "--purge"});
   ASSERT_EQ(down.exit_code, 0) << down.Describe();
-  for (const auto& process : scratch) {
-    EXPECT_FALSE(launcher::IsRunning(process)) << "scratch server " << process.pid << " runs on";
-  }
   EXPECT_FALSE(fs::exists(state_root() / "target"));
   EXPECT_EQ(KeysAt(Ports(base_port(), 2)), midway.written) << "the backup's deployment is whole";
 }

@@ -176,6 +176,37 @@ TEST_F(RestartDataTest, AStoppedShardIsNamedAsStoppedNotOfferedToBeDiscarded) {
   EXPECT_EQ(KeysOnPrimaries(), before);
 }
 
+// Ctrl-C while the shard's snapshot is taken (made slow with rdb-key-save-delay, Redis' own test
+// knob): its writes resume, nothing restarts, and the message does not offer --discard-data (the
+// advice for a failed save, which would lose the keys).
+TEST_F(RestartDataTest, CtrlCDuringTheSaveRestartsNothingAndOffersNoDataLoss) {
+  UpHealthy(2);
+  ASSERT_FALSE(HasFailure());
+  WriteKeys(200);
+  const auto before = KeysOnPrimaries();
+  const auto pids = Pids();
+  auto slowed = QueryRedis(base_port(), {"CONFIG", "SET", "rdb-key-save-delay", "50000"});
+  ASSERT_TRUE(slowed.has_value() && slowed->text == "OK");
+  auto restart = StartOnDeployment("restart", {"0"}, "restart");
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto info = QueryRedis(base_port(), {"INFO", "persistence"});
+        return info && info->text.find("rdb_bgsave_in_progress:1") != std::string::npos;
+      },
+      20s, 10ms));
+  ASSERT_EQ(::kill(restart->pid(), SIGINT), 0);
+  EXPECT_EQ(restart->WaitForExit(30s), std::optional<int>(130));
+  const std::string err = ReadFileText(scratch_dir() / "restart.err");
+  EXPECT_NE(err.find("interrupted while shard 0 was being saved: its writes resumed; nothing was "
+                     "restarted"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("--discard-data"), std::string::npos) << err;
+  (void)QueryRedis(base_port(), {"CONFIG", "SET", "rdb-key-save-delay", "0"});
+  EXPECT_EQ(Pids(), pids) << "a shard was restarted";
+  EXPECT_EQ(KeysOnPrimaries(), before);
+}
+
 // The chaos writers' check: every write the cluster acknowledged during a rolling restart of
 // primaries with no persistence and no replicas is there afterwards (writes wait during each
 // snapshot; while a shard is down they fail, unacknowledged).
