@@ -290,6 +290,11 @@ Outcome<UpReport> RunInBackground(UpReport report, const Existing& existing,
   if (!ready.ok()) {
     // A failed adoption leaves the running shards as they were.
     if (!adopting) UndoFailedStart(report.dir, deployment, existing.recorded);
+    if (StartInterrupted()) {
+      return Failure(Fault::kInterrupted, ready.error().message() +
+                                              (adopting ? "; the adopted shards run on"
+                                                        : "; everything it started was stopped"));
+    }
     return common::Error(ready.error().message() +
                          " (supervisor log: " + report.dir.SupervisorLog().string() + ")");
   }

@@ -34,7 +34,10 @@ volatile sig_atomic_t g_supervisor_pid = 0;
 
 // Ctrl-C on `up` must not leave a half-started deployment: pass it on to the supervisor, which
 // stops whatever it started and reports "failed".
+volatile sig_atomic_t g_stop_forwarded = 0;
+
 void ForwardStop(int) {
+  g_stop_forwarded = 1;
   if (g_supervisor_pid > 0) kill(g_supervisor_pid, SIGTERM);
 }
 
@@ -311,6 +314,8 @@ common::Result<json> StartSupervisor(const DeploymentDir& dir, const std::string
   if (!ready) return Error(event.value("error", "start-up failed"));
   return event;
 }
+
+bool StartInterrupted() { return g_stop_forwarded != 0; }
 
 void UndoFailedStart(const DeploymentDir& dir, const Deployment& deployment,
                      const std::optional<Deployment>& previous) {

@@ -116,6 +116,9 @@ common::Result<nlohmann::json> StartSupervisor(const DeploymentDir& dir, const s
                                                const Progress& progress,
                                                const std::function<void()>& waiting = {});
 
+// Whether SIGINT or SIGTERM came while StartSupervisor waited (the start it failed was stopped).
+bool StartInterrupted();
+
 // After a failed start: stops the shards the pid files still name, and puts `previous` back as
 // the deployment record (a failed resume leaves the record as it was), or removes the record of a
 // failed fresh start. Does nothing when a supervisor holds the lock: a concurrent `up` won the

@@ -157,7 +157,8 @@ std::vector<Flag> ConnectionRows(ProxyOptions& o) {
        .apply = common::StoreNumber(o.max_pending, "max-pending", 1, 1000000)},
       {.name = "max-client-buffer",
        .type = FlagType::kSize,
-       .help = "reply bytes held for a slow client before reading from it stops (default 64mb)",
+       .help = "reply bytes held for a slow client before reading from it stops (default 64mb; "
+               "the replies of requests already read still come on top)",
        .apply = BufferSize(o.max_client_buffer, "max-client-buffer", "64mb")},
       {.name = "read-from",
        .type = FlagType::kText,

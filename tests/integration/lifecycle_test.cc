@@ -274,7 +274,7 @@ TEST_F(LifecycleTest, CtrlCDuringUpStopsWhatWasStarted) {
   std::optional<int> exit_code = up.WaitForExit(30s);
   ASSERT_TRUE(exit_code) << "up ignored SIGINT";
   std::string err = ReadFileText(scratch_dir() / "up.err");
-  EXPECT_EQ(*exit_code, 1) << err;
+  EXPECT_EQ(*exit_code, 130) << err;  // as every command stopped by Ctrl-C
   EXPECT_NE(err.find("interrupted"), std::string::npos) << err;
   ExpectNothingRunning("after SIGINT during up");
   auto status = OnDeployment("status");
