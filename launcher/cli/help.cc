@@ -115,9 +115,10 @@ anything is stopped. Free space and run it again, or stop without saving with --
 since each primary's last snapshot are lost). Ctrl-C while they are saved resumes their writes
 and stops nothing (exit 130). Without persistence the keys go with the shards.
 
-Refused (exit 2, nothing stopped) while another shardctl command works on the deployment (scale,
-rebalance, move-slots, restart, restore, import, backup): it names the command and its pid. A
-live import that follows its source is the exception: it stops with the shards, to be run again.
+Refused (exit 2, nothing stopped) while an up starts the deployment or another shardctl command
+works on it (scale, rebalance, move-slots, restart, restore, import, backup): it names the command
+and its pid. A live import that follows its source is the exception: it stops with the shards, to
+be run again.
 
 {options}
 {options deployment}

@@ -142,6 +142,15 @@ Outcome<LeaveResult> HandOver(const Access& access, const Deployment& deployment
 // shards it paused. A live import that follows the source is the exception: it stops with the
 // shards (a warning says so) and resumes when run again.
 Outcome<void> CommandUnderWay(const DeploymentDir& dir, const Spec& spec) {
+  // An up still forming the cluster: its supervisor ignored the stop, and the up then said the
+  // cluster was healthy, exit 0, of a deployment left stopped.
+  if (FlockHeld(dir.UpLockFile())) {
+    return Failure::Usage(
+        "a shardctl up of this deployment is starting it: wait for it to "
+        "finish, or Ctrl-C it (it stops what it started), then run shardctl "
+        "down" +
+        StateDirHint(spec) + " again; nothing was stopped");
+  }
   std::string holder = DataLock::HolderOf(dir);
   if (holder.empty()) holder = DataLock::HolderOf(dir, DataLock::Kind::kRestarts);
   if (holder.empty() || holder.find("import --live") != std::string::npos) return {};

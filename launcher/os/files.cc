@@ -1,6 +1,8 @@
 #include "launcher/os/files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -108,6 +110,20 @@ std::string TailOfFile(const std::filesystem::path& path, int lines) {
   std::string joined;
   for (const auto& kept : tail) joined += (joined.empty() ? "" : "\n") + kept;
   return joined;
+}
+
+bool FlockHeld(const std::filesystem::path& file) {
+  struct stat about {};
+  if (stat(file.c_str(), &about) != 0) return false;
+  char id[64];
+  std::snprintf(id, sizeof id, "%02x:%02x:%llu", major(about.st_dev), minor(about.st_dev),
+                static_cast<unsigned long long>(about.st_ino));
+  std::ifstream locks("/proc/locks");
+  for (std::string line; std::getline(locks, line);) {
+    if (line.find("FLOCK") == std::string::npos || line.find("->") != std::string::npos) continue;
+    if (line.find(std::string(" ") + id + " ") != std::string::npos) return true;
+  }
+  return false;
 }
 
 }  // namespace shardctl::launcher

@@ -52,4 +52,9 @@ class OwnPidFile {
   std::filesystem::path path_;
 };
 
+// Whether any process holds an exclusive flock on `file`, as /proc/locks lists it ("1: FLOCK
+// ADVISORY WRITE <pid> <major>:<minor>:<inode> 0 EOF"): read without taking the lock, which a
+// probe would, refusing a command that takes it at that moment.
+bool FlockHeld(const std::filesystem::path& file);
+
 }  // namespace shardctl::launcher

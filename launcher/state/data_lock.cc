@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/numbers.h"
+#include "launcher/os/files.h"
 
 namespace shardctl::launcher {
 
@@ -42,23 +43,6 @@ std::string ReadHolder(int fd) {
   return "";
 }
 
-// Whether any process holds an exclusive flock on `file`, as /proc/locks lists it ("1: FLOCK
-// ADVISORY WRITE <pid> <major>:<minor>:<inode> 0 EOF"): read without taking the lock, which a
-// probe would, refusing a command that takes it at that moment.
-bool LockedByAnyone(const std::filesystem::path& file) {
-  struct stat about {};
-  if (stat(file.c_str(), &about) != 0) return false;
-  char id[64];
-  std::snprintf(id, sizeof id, "%02x:%02x:%llu", major(about.st_dev), minor(about.st_dev),
-                static_cast<unsigned long long>(about.st_ino));
-  std::ifstream locks("/proc/locks");
-  for (std::string line; std::getline(locks, line);) {
-    if (line.find("FLOCK") == std::string::npos || line.find("->") != std::string::npos) continue;
-    if (line.find(std::string(" ") + id + " ") != std::string::npos) return true;
-  }
-  return false;
-}
-
 std::filesystem::path LockFile(const DeploymentDir& dir, DataLock::Kind kind) {
   using Kind = DataLock::Kind;
   return dir.root() / (kind == Kind::kData        ? "data.lock"
@@ -70,7 +54,7 @@ std::filesystem::path LockFile(const DeploymentDir& dir, DataLock::Kind kind) {
 
 std::string DataLock::HolderOf(const DeploymentDir& dir, Kind kind) {
   // The note stays in the file after its writer lets go, and the writer may live on.
-  if (!LockedByAnyone(LockFile(dir, kind))) return "";
+  if (!FlockHeld(LockFile(dir, kind))) return "";
   const int fd = open(LockFile(dir, kind).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return "";
   std::string who = ReadHolder(fd);

@@ -58,6 +58,27 @@ TEST_F(DownGuardTest, DownIsRefusedWhileAMoveRunsAndTheMoveFinishes) {
   EXPECT_EQ(after.exit_code, 0) << after.Describe();
 }
 
+// A down typed while an up forms the cluster: the supervisor, busy starting, let the stop wait, the
+// down stopped the shards from their pid files, and the up then said the cluster was healthy, exit
+// 0, of a deployment left stopped. Now the down is refused and the up finishes.
+TEST_F(DownGuardTest, DownIsRefusedWhileAnUpStartsTheDeployment) {
+  auto up =
+      StartOnDeployment("up", {"--shards", "3", "--base-port", std::to_string(base_port())}, "up");
+  ASSERT_TRUE(
+      WaitUntil([&] { return fs::exists(deployment_dir() / "shards" / "2" / "pid"); }, 20s, 2ms))
+      << ReadFileText(scratch_dir() / "up.err");
+  auto down = OnDeployment("down", {}, 60s);
+  EXPECT_EQ(down.exit_code, 2) << down.Describe();
+  EXPECT_NE(down.err.find("a shardctl up of this deployment is starting it"), std::string::npos)
+      << down.Describe();
+  EXPECT_EQ(up->WaitForExit(60s), std::optional<int>(0)) << ReadFileText(scratch_dir() / "up.err");
+  int code = -1;
+  Status(&code);
+  EXPECT_EQ(code, 0) << "the deployment up said it started is not healthy";
+  auto after = OnDeployment("down", {}, 60s);
+  EXPECT_EQ(after.exit_code, 0) << after.Describe();
+}
+
 // A save made slow on purpose (rdb-key-save-delay, Redis' own test knob): Ctrl-C while down
 // waits for it lifts the pause at once, stops nothing, exits 130.
 TEST_F(DownGuardTest, CtrlCWhileDownSavesResumesWritesAndStopsNothing) {
