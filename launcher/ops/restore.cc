@@ -88,12 +88,22 @@ Outcome<bool> CheckFilesLoad(const RestoreRequest& request, const BackupManifest
                                           checks[k].error().message() +
                                           "; this run changed nothing");
     }
-    if (checks[k]->finding.empty()) continue;
-    return Failure::Usage(files[k].string() + ": " + checker + " cannot load it, " +
-                          checks[k]->finding +
-                          " (the file is damaged although its size and checksum match the "
-                          "manifest, or holds data this engine does not know); this run changed "
-                          "nothing: restore another backup");
+    if (!checks[k]->finding.empty()) {
+      return Failure::Usage(files[k].string() + ": " + checker + " cannot load it, " +
+                            checks[k]->finding +
+                            " (the file is damaged although its size and checksum match the "
+                            "manifest, or holds data this engine does not know); this run "
+                            "changed nothing: restore another backup");
+    }
+    // backup made them equal (the file is the snapshot of the cut's instant): another count is a
+    // file that is not the one the manifest describes, with its size and checksum rewritten.
+    if (const std::string problem = RdbFileProblem(*checks[k], manifest.files[k].keys);
+        !problem.empty()) {
+      return Failure::Usage(files[k].string() + ": " + problem + " as the manifest says (" +
+                            checker +
+                            " read it to its end); this run changed nothing: restore "
+                            "another backup");
+    }
   }
   return true;
 }

@@ -726,6 +726,22 @@ TEST_F(BackupRestoreTest, AFileTheEngineCannotLoadIsRefusedBeforeAnyShardLoadsIt
   }
   EXPECT_EQ(KeysAt(target), 0);
   EXPECT_FALSE(fs::exists(state_root() / "same" / "restore.json"));
+  // A manifest whose key count for a file is not what the file holds (backup made them equal):
+  // the file is not the one it describes, although its size and checksum match.
+  const fs::path miscounted = scratch_dir() / "miscounted";
+  fs::copy(dir, miscounted);
+  json recount = json::parse(ReadFileText(miscounted / "manifest.json"));
+  const uint64_t file_keys = recount["files"][0].value("keys", uint64_t{0});
+  recount["files"][0]["keys"] = file_keys + 1;
+  recount["keys"] = recount.value("keys", uint64_t{0}) + 1;
+  std::ofstream(miscounted / "manifest.json") << recount.dump(2);
+  auto refused = OnOther("same", {"restore", "--from", miscounted.string()});
+  EXPECT_EQ(refused.exit_code, 2) << refused.Describe();
+  EXPECT_NE(refused.err.find("it holds " + std::to_string(file_keys) + " keys, not " +
+                             std::to_string(file_keys + 1) + " as the manifest says"),
+            std::string::npos)
+      << refused.Describe();
+  EXPECT_EQ(KeysAt(target), 0);
   // The deployment takes the sound backup: every key equal.
   auto restored = OnOther("same", {"restore", "--from", dir.string(), "--json"});
   ASSERT_EQ(restored.exit_code, 0) << restored.Describe();
