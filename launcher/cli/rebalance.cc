@@ -319,9 +319,14 @@ int RunScale(const Invocation& invocation) {
     return ReportInterrupted("scale --shards " + std::to_string(request.primaries), *spec);
   }
   if (!scaled.ok()) return Fail(scaled.error().Context("scale"));
+  // As up says them: more shards than CPUs, replicas sharing a core with their primary.
+  for (const auto& warning : scaled->plan.warnings) {
+    if (!invocation.json) PrintWarning(warning);
+  }
   if (invocation.json) {
     std::cout << json{{"event", "done"},
                       {"dry_run", invocation.dry_run},
+                      {"warnings", scaled->plan.warnings},
                       {"from_shards", scaled->from_primaries},
                       {"to_shards", scaled->to_primaries},
                       {"added", scaled->added},

@@ -460,6 +460,18 @@ TEST_F(ReshardTest, DryRunAndBadInputChangeNothing) {
   EXPECT_NE(balanced.out.find("nothing to move"), std::string::npos) << balanced.out;
 }
 
+// A scale to more shards than the CPUs given says so, as up does, dry run or not (it said nothing).
+TEST_F(ReshardTest, AScaleOntoSharedCpusWarnsAsUpDoes) {
+  ASSERT_EQ(Up(2, {"--cpus", "0"}).exit_code, 0);
+  auto dry = OnDeployment("scale", {"--shards", "3", "--cpus", "0", "--dry-run"});
+  EXPECT_EQ(dry.exit_code, 0) << dry.Describe();
+  EXPECT_NE(dry.err.find("warning: 3 shards share 1 CPU(s)"), std::string::npos) << dry.Describe();
+  auto json_dry = OnDeployment("scale", {"--shards", "3", "--cpus", "0", "--dry-run", "--json"});
+  EXPECT_NE(json_dry.out.find("\"warnings\":[\"3 shards share 1 CPU(s)"), std::string::npos)
+      << json_dry.Describe();
+  EXPECT_EQ(Status()["shards"].size(), 2u) << "a dry run changed the deployment";
+}
+
 // Three shards of 8 MB hold 12,000 keys of 500 B; one could not. A scale to one shard used to
 // run out of memory part way through a slot (OOM from MIGRATE), leave it open on both sides, and
 // fail the same way when run again. It is refused before anything moves, dry run or not; a scale
