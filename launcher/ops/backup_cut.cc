@@ -156,7 +156,8 @@ Result<AtomicMigrations> SeeAtomicMigrations(std::vector<RedisConnection>& contr
   for (auto& connection : control) {
     auto jobs = ListSlotMigrations(connection);
     if (!jobs.ok()) {
-      return jobs.error().Context(connection.address() + ": CLUSTER GETSLOTMIGRATIONS");
+      // Named by what was asked, not by Valkey's command: Redis has none (the list is empty).
+      return jobs.error().Context(connection.address() + ": looking for slot migrations under way");
     }
     for (const auto& job : *jobs) {
       const std::string name = JobField(job, "name");
