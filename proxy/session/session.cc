@@ -27,14 +27,16 @@ Session::Session(RequestRouter& router, ProxyServices& services, ClientLink& lin
 
 void Session::HandleCommand(std::string_view frame, std::span<const std::string_view> args) {
   if (done_reading()) return;
+  const CommandInfo& info = LookupCommand(args[0]);
   // An HTTP request (a web page posting to localhost, as in cross-protocol attacks): closed
-  // unanswered, nothing after it run, as Redis does; its lines would be run as commands.
-  if (common::MatchesUpperCase(args[0], "POST") || common::MatchesUpperCase(args[0], "HOST:"))
+  // unanswered, nothing after it run, as Redis does; its lines would be run as commands. Only
+  // names the table does not know are compared.
+  if (info.kind == RouteKind::kUnsupported && info.unsupported_reason.empty() &&
+      (common::MatchesUpperCase(args[0], "POST") || common::MatchesUpperCase(args[0], "HOST:")))
       [[unlikely]] {
     services_.stats().protocol_errors.fetch_add(1, std::memory_order_relaxed);
     return Reply("", /*close_after=*/true);
   }
-  const CommandInfo& info = LookupCommand(args[0]);
   // CLIENT CACHING applies to the one command after it (a whole transaction), as in Redis.
   if (tracking_.caching_armed()) [[unlikely]]
     return HandleCachedCommand(frame, args, info);
