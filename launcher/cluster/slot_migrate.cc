@@ -100,7 +100,7 @@ Status SlotMigration::EmptySlots(const std::vector<int>& slots, ProgressSink& si
         chunks.emplace_back(keys->begin() + at, keys->begin() + end);
       }
     }
-    auto moved = MigrateKeys(chunks);
+    auto moved = MigrateKeys(chunks, /*one_by_one=*/false);
     if (!moved.ok()) return moved.error();
     sink.Add(0, *moved, bytes_per_key_);
     remaining = std::move(still);
@@ -114,14 +114,19 @@ Status SlotMigration::EmptySlots(const std::vector<int>& slots, ProgressSink& si
 // move an earlier run left open, the source's copy replaces the target's: a source killed
 // mid-MIGRATE can come back with keys it had already handed over (its DEL not yet on disk), and
 // since then every write to such a key went to the source, which serves the keys it has.
-Result<uint64_t> SlotMigration::MigrateKeys(const std::vector<std::vector<std::string>>& chunks) {
+Result<uint64_t> SlotMigration::MigrateKeys(const std::vector<std::vector<std::string>>& chunks,
+                                            bool one_by_one) {
+  // The key-by-key retry of a chunk that timed out against a target that still answers: one
+  // MIGRATE at a time, with three times the time (a key that takes the target seconds to
+  // restore); the source waits on each, no longer than the supervisor's hang limit.
+  const auto timeout = one_by_one ? options_.migrate_timeout * 3 : options_.migrate_timeout;
   const auto make = [&](const std::vector<std::string>& keys) {
     Command migrate = {"MIGRATE",
                        task_.target.host,
                        std::to_string(task_.target.port),
                        "",
                        "0",
-                       std::to_string(options_.migrate_timeout.count())};
+                       std::to_string(timeout.count())};
     if (resuming_) migrate.push_back("REPLACE");
     // The source logs in to the target itself; the shards share one password.
     const std::string& password = options_.access.password;
@@ -131,7 +136,7 @@ Result<uint64_t> SlotMigration::MigrateKeys(const std::vector<std::vector<std::s
     return migrate;
   };
   uint64_t moved = 0;
-  const size_t step = std::max(1, options_.migrates_in_flight);
+  const size_t step = one_by_one ? 1 : std::max(1, options_.migrates_in_flight);
   for (size_t at = 0; at < chunks.size(); at += step) {
     std::vector<Command> batch;
     for (size_t i = at; i < std::min(chunks.size(), at + step); ++i)
@@ -167,7 +172,7 @@ Result<uint64_t> SlotMigration::MigrateKeys(const std::vector<std::vector<std::s
       }
       std::vector<std::vector<std::string>> singles;
       for (const auto& key : keys) singles.push_back({key});
-      auto retried = MigrateKeys(singles);
+      auto retried = MigrateKeys(singles, /*one_by_one=*/true);
       if (!retried.ok()) return retried.error();
       moved += *retried;
     }
@@ -176,9 +181,11 @@ Result<uint64_t> SlotMigration::MigrateKeys(const std::vector<std::vector<std::s
 }
 
 std::string SlotMigration::TargetSilent() const {
-  constexpr auto kProbeTimeout = std::chrono::seconds(2);
+  // A target still restoring what it was sent answers once it is done: as long as a MIGRATE may
+  // take, twice. The source is not blocked meanwhile (its MIGRATEs have ended).
+  const auto wait = options_.migrate_timeout * 2;
   const MoveNode& target = task_.target;
-  auto probe = RedisConnection::Connect(options_.access, target.host, target.port, kProbeTimeout);
+  auto probe = RedisConnection::Connect(options_.access, target.host, target.port, wait);
   std::optional<Error> failed;
   if (!probe.ok()) {
     failed = probe.error();

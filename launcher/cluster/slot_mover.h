@@ -65,8 +65,9 @@ struct MoverOptions {
   int keys_per_migrate = 200;
   int migrates_in_flight = 4;
   // Per MIGRATE, for big keys. The source serves nothing else while it waits: migrates_in_flight
-  // of them timing out against a target that stopped answering (20 s) stay below the 33 s after
-  // which the supervisor kills a silent shard (the defaults of --health-timeout, --hang-grace).
+  // of them timing out against a target that stopped answering (20 s), or one key retried alone
+  // (15 s), stay below the 33 s after which the supervisor kills a silent shard (the defaults of
+  // --health-timeout and --hang-grace; shorter ones there are for tests of healing).
   std::chrono::milliseconds migrate_timeout{5000};
   std::chrono::milliseconds reply_timeout{30000};  // per command on our connections
   // Called from mover threads, serialized, after every batch.

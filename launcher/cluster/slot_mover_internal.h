@@ -63,9 +63,10 @@ class SlotMigration {
   common::Status MarkSlots(RedisConnection& node, const std::vector<int>& slots, const char* state,
                            const std::string& peer_id, bool resuming);
   common::Status EmptySlots(const std::vector<int>& slots, ProgressSink& sink);
-  common::Result<uint64_t> MigrateKeys(const std::vector<std::vector<std::string>>& chunks);
-  // Why the move stops when the target does not answer a PING of its own within 2 s (stopped,
-  // hung); "" when it answers.
+  common::Result<uint64_t> MigrateKeys(const std::vector<std::vector<std::string>>& chunks,
+                                       bool one_by_one);
+  // Why the move stops when the target does not answer a PING of its own within twice the
+  // MIGRATE timeout (stopped, hung); "" when it answers.
   std::string TargetSilent() const;
   common::Status AnnounceOwner(const std::vector<int>& slots);
 

@@ -139,25 +139,40 @@ Outcome<LeaveResult> HandOver(const Access& access, const Deployment& deployment
 
 // A command that moves slots, writes keys, restarts shards or cuts a backup, stopped under it by
 // the stop, failed midway blaming a slow host or the connection, and down's own save met the
-// shards it paused. A live import that follows the source is the exception: it stops with the
-// shards (a warning says so) and resumes when run again.
-Outcome<void> CommandUnderWay(const DeploymentDir& dir, const Spec& spec) {
-  // An up still forming the cluster: its supervisor ignored the stop, and the up then said the
+// shards it paused. So down holds the data and restart locks until the stop is over (a command
+// started after the look would meet the same), and is refused while another command holds one.
+// A live import that follows its source is the exception (the supervisor's short holds too): it
+// stops with the shards (a warning says so) and resumes when run again.
+Outcome<std::vector<DataLock>> HoldOffOtherCommands(const DeploymentDir& dir, const Spec& spec) {
+  const std::string again =
+      ", then run shardctl down" + StateDirHint(spec) + " again; nothing was stopped";
+  // An up forming the cluster: its supervisor let the stop wait, and the up then said the
   // cluster was healthy, exit 0, of a deployment left stopped.
   if (FlockHeld(dir.UpLockFile())) {
     return Failure::Usage(
-        "a shardctl up of this deployment is starting it: wait for it to "
-        "finish, or Ctrl-C it (it stops what it started), then run shardctl "
-        "down" +
-        StateDirHint(spec) + " again; nothing was stopped");
+        "a shardctl up of this deployment is running (starting it, or finishing "
+        "what an earlier run left): wait for it to end, or Ctrl-C it" +
+        again);
   }
-  std::string holder = DataLock::HolderOf(dir);
-  if (holder.empty()) holder = DataLock::HolderOf(dir, DataLock::Kind::kRestarts);
-  if (holder.empty() || holder.find("import --live") != std::string::npos) return {};
-  return Failure::Usage("another shardctl command is working on this deployment (" + holder +
-                        "): down would stop the shards under it; wait for it to end, or Ctrl-C "
-                        "it (what it moved stays consistent), then run shardctl down" +
-                        StateDirHint(spec) + " again; nothing was stopped");
+  std::vector<DataLock> held;
+  for (const auto kind : {DataLock::Kind::kData, DataLock::Kind::kRestarts}) {
+    auto lock = DataLock::Take(dir, "down", kind);
+    if (lock.ok()) {
+      held.push_back(std::move(lock).value());
+      continue;
+    }
+    const std::string holder = DataLock::HolderOf(dir, kind);
+    const auto live = ReadLiveImport(dir);
+    const bool following =
+        live && live->phase == "following" && holder.find("import --live") != std::string::npos;
+    if (following || holder.find("shardctl supervisor") != std::string::npos) continue;
+    return Failure::Usage("another shardctl command is working on this deployment (" +
+                          (holder.empty() ? std::string("its pid unknown") : holder) +
+                          "): down would stop the shards under it; wait for it to end, or Ctrl-C "
+                          "it (what it moved stays consistent)" +
+                          again);
+  }
+  return held;
 }
 
 }  // namespace
@@ -167,7 +182,8 @@ Outcome<DownReport> Down(const DownRequest& request) {
   if (!target.ok()) return target.error();
   const auto& [spec, dir, deployment, access] = *target;
   DownReport report;
-  if (auto busy = CommandUnderWay(dir, spec); !busy.ok()) return busy.error();
+  auto held_off = HoldOffOtherCommands(dir, spec);
+  if (!held_off.ok()) return held_off.error();
   if (request.leave && deployment) {
     auto left = HandOver(access, *deployment, request);
     if (!left.ok()) return left.error();

@@ -316,7 +316,8 @@ void NoteReadMostlyKeys(const Access& access, const Deployment& deployment, Resh
 }  // namespace
 
 Outcome<ReshardResult> Rebalance(const Spec& spec, const ReshardRequest& request) {
-  auto target = LoadTarget(spec, {});
+  auto target =
+      LoadTarget(spec, {.one_engine_for = request.ranges.empty() ? "rebalance" : "move-slots"});
   if (!target.ok()) return target.error();
   auto data_lock = DataLock::Take(target->dir, request.ranges.empty() ? "rebalance" : "move-slots");
   if (!data_lock.ok()) return Classify(data_lock.error());

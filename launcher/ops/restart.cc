@@ -231,7 +231,8 @@ Result<ShardRestart> RestartShard(const Access& access, const DeploymentDir& dir
   // switched stay on the new one.
   std::optional<std::string> rolled_back;
   const Engine& ran = EngineOf(deployment, index);
-  if (!new_pid.ok() && never_answered && options.engine && *options.engine != ran) {
+  if (!new_pid.ok() && never_answered && options.roll_back_engine && options.engine &&
+      *options.engine != ran) {
     auto again = StartOnTheEngineItRan(dir, deployment, index);
     if (!again.ok()) {
       return Error(new_pid.error().message() + "; starting it again on " + EngineName(ran) +
@@ -353,12 +354,16 @@ Outcome<RestartReport> Restart(const RestartRequest& request) {
   const auto interrupted = [&request] {
     return request.interrupted != nullptr && request.interrupted->load();
   };
+  auto supervisor = AskSupervisor(target->dir, {{"cmd", "status"}}, kStatusTimeout);
+  const bool records_each_engine = supervisor.ok() && supervisor->value("shard_engines", false);
   RestartReport report;
   for (const auto& planned : target->deployment->plan.shards) {
     const int index = planned.index;
     if (request.shard && index != *request.shard) continue;
     if (interrupted()) return Interrupted(report, index, "");
-    auto restart = RestartShard(target->access, target->dir, *target->deployment, index, options);
+    RestartOptions for_shard = options;
+    for_shard.roll_back_engine = records_each_engine || report.restarted.empty();
+    auto restart = RestartShard(target->access, target->dir, *target->deployment, index, for_shard);
     const std::string where = "shard " + std::to_string(index);
     if (!restart.ok() && interrupted()) {
       return Interrupted(report, std::nullopt, where + ": " + restart.error().message());

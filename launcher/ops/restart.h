@@ -53,7 +53,7 @@ struct ShardRestart {
 
 struct RestartOptions {
   // Run the shard on this engine from now on (recorded for it). One that crash-loops or hangs on it
-  // is started again on the engine it ran.
+  // is started again on the engine it ran, when roll_back_engine says so.
   std::optional<Engine> engine;
   bool discard_data = false;  // --discard-data: the shard may come back empty
   // restore: the shard's data is replaced by DeploymentDir::ShardPlacedSnapshot(), already there.
@@ -61,6 +61,10 @@ struct RestartOptions {
   // Set by a signal handler (Ctrl-C): a shard not stopped yet is left running, its writes
   // resumed; one already stopped is seen through.
   const std::atomic<bool>* interrupted = nullptr;
+  // Whether a shard that does not start on `engine` goes back to its own: always with a
+  // supervisor that records each shard's engine; with an older one only the first shard a command
+  // switches (it records one engine for all: going back would undo the shards switched before).
+  bool roll_back_engine = true;
 };
 
 // Restarts shard `index` of `deployment` through its supervisor, keeping its keys as the header

@@ -434,7 +434,7 @@ Result<ScaleResult> ScaleLoaded(const Access& access, const DeploymentDir& dir,
 }
 
 Outcome<ScaleResult> Scale(const Spec& spec, const ScaleRequest& request) {
-  auto target = LoadTarget(spec, {.supervisor = true});
+  auto target = LoadTarget(spec, {.supervisor = true, .one_engine_for = "scale"});
   if (!target.ok()) return target.error();
   auto data_lock = DataLock::Take(target->dir, "scale");
   if (!data_lock.ok()) return Classify(data_lock.error());

@@ -48,10 +48,11 @@ Outcome<Target> LoadTarget(const Spec& spec, TargetNeeds needs) {
                                         "; it adopts the running shards as recorded)");
   }
   if (*deployment && !needs.one_engine_for.empty() && !(*deployment)->shard_engines.empty()) {
-    return Failure::Usage(needs.one_engine_for + " reads and writes every shard's data in one " +
-                          "format, and the shards' engines differ: " + MixedEngines(**deployment) +
-                          "; finish the switch first (shardctl restart --rolling --engine E" +
-                          StateDirHint(spec) + "), nothing was changed");
+    return Failure::Usage(
+        needs.one_engine_for + " needs every shard on one engine (keys go " +
+        "between shards and files in one format), and they differ: " + MixedEngines(**deployment) +
+        "; finish the switch first (shardctl restart --rolling --engine E" + StateDirHint(spec) +
+        "), nothing was changed");
   }
   Access access;
   if (*deployment && needs.access) {  // what every connection of this command uses

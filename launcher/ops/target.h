@@ -34,8 +34,9 @@ struct TargetNeeds {
   // Load the deployment's password and TLS into Target::access; reload-tls checks the files
   // itself first, as a usage error.
   bool access = true;
-  // Names a command that reads or writes every shard's data in one format (backup, restore,
-  // import): refused while the shards run different engines (a switch under way).
+  // Names a command that moves keys between shards or files in one format (backup, restore,
+  // import, scale, rebalance, move-slots: an older engine refuses a newer one's DUMP payload):
+  // refused while the shards run different engines (a switch under way).
   std::string one_engine_for;
 };
 

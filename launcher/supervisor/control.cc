@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <optional>
 
 #include "launcher/cluster/control_link.h"
 #include "launcher/engine/engine.h"
@@ -138,7 +139,9 @@ json Supervisor::StatusReply() const {
     }
     shards.push_back(shard);
   }
-  json reply = {{"ok", true}, {"pid", getpid()}, {"shards", shards}};
+  // "shard_engines": this supervisor records each shard's engine (a restart --engine of one shard
+  // switches it alone); one started by an older shardctl records one engine for all.
+  json reply = {{"ok", true}, {"pid", getpid()}, {"shards", shards}, {"shard_engines", true}};
   if (proxy_) reply["proxy"] = proxy_->Status();
   if (metrics_poller_) {
     const MetricsPoller::Slots slots = metrics_poller_->LatestSlots();
@@ -156,15 +159,22 @@ json Supervisor::RestartReply(const json& request) {
     return {{"ok", false},
             {"error", "no shard " + std::to_string(index) + " (shardctl status lists the shards)"}};
   }
+  std::optional<Engine> engine;
   if (request.contains("engine")) {
-    // This shard's engine from now on; the others keep theirs (one that crashes comes back on it).
-    auto engine = EngineFromJson(request["engine"]);
-    if (!engine.ok()) return {{"ok", false}, {"error", "restart: " + engine.error().message()}};
+    auto given = EngineFromJson(request["engine"]);
+    if (!given.ok()) return {{"ok", false}, {"error", "restart: " + given.error().message()}};
+    engine = std::move(given).value();
+  }
+  // This shard's engine from now on (the others keep theirs: one that crashes comes back on its
+  // own), recorded once the shard is sure to be started again: not for a refused handover.
+  const auto record_engine = [&]() -> std::optional<std::string> {
+    if (!engine) return std::nullopt;
     RecordShardEngine(deployment_, index, *engine);
     if (auto written = WriteDeployment(dir_, deployment_); !written.ok()) {
-      return {{"ok", false}, {"error", written.error().message()}};
+      return written.error().message();
     }
-  }
+    return std::nullopt;
+  };
   ShardSlot& slot = *SlotOf(index);
   json reply = {{"ok", true}, {"shard", index}};
   if (!slot.watcher.running()) {  // waiting for a backoff timer: start it now
@@ -172,6 +182,7 @@ json Supervisor::RestartReply(const json& request) {
     slot.watcher.policy().Reset();
     if (request.value("discard_data", false)) DiscardShardData(index);
     if (request.value("load_placed", false)) LoadPlacedSnapshot(index);
+    if (auto failed = record_engine()) return {{"ok", false}, {"error", *failed}};
     Respawn(slot);
     reply["old_pid"] = nullptr;
     return reply;
@@ -189,6 +200,7 @@ json Supervisor::RestartReply(const json& request) {
             {"handover_failed", true},
             {"error", "no replica of shard " + std::to_string(index) + " took over its slots"}};
   }
+  if (auto failed = record_engine()) return {{"ok", false}, {"error", *failed}};
   reply["handed_over"] = handed_over;
   reply["old_pid"] = pid;
   slot.restart_requested = true;

@@ -1,5 +1,5 @@
 // Which server the proxy fronts, read from a shard's INFO: what HELLO and INFO name, and the rules
-// that differ by engine (Valkey 9 aborts a transaction that met a nested MULTI or WATCH).
+// that differ by engine (Valkey 8+ aborts a transaction that met a nested MULTI or WATCH).
 #pragma once
 
 #include <string>

@@ -152,7 +152,7 @@ class Session final : public ReplySink, public Subscriber {
   bool HandleTransaction(std::string_view frame, std::span<const std::string_view> args,
                          const CommandInfo& info);
   void ExecTransaction();
-  // Valkey 9 and later: a nested MULTI or a WATCH inside MULTI aborts the transaction at EXEC.
+  // Valkey 8 and later: a nested MULTI or a WATCH inside MULTI aborts the transaction at EXEC.
   bool NestingAbortsTransaction() const;
   // Queue probes (session_transaction.cc): SendQueueProbe() asks the slot's primary whether it
   // would queue `frame`; DeliverProbe() answers the client +QUEUED or the shard's refusal, and

@@ -39,9 +39,12 @@ bool Session::HandleTransaction(std::string_view frame, std::span<const std::str
     return false;
   }
   if ((name == "MULTI" || name == "WATCH") && NestingAbortsTransaction()) {
-    // Valkey 9 rejects them as commands not allowed in a transaction, and EXEC then aborts.
+    // Valkey 8 and later reject them as commands not allowed in a transaction (9 names the
+    // command), and EXEC then aborts.
     transaction_->MarkFailed();
-    ReplyError("ERR Command '" + LowerCase(name) + "' not allowed inside a transaction");
+    ReplyError(services_.ServerEngine().major() >= 9
+                   ? "ERR Command '" + LowerCase(name) + "' not allowed inside a transaction"
+                   : std::string("ERR Command not allowed inside a transaction"));
   } else if (name == "MULTI") {
     ReplyError("ERR MULTI calls can not be nested");  // Redis: the transaction goes on
   } else if (name == "WATCH") {
@@ -71,7 +74,7 @@ bool Session::HandleTransaction(std::string_view frame, std::span<const std::str
 
 bool Session::NestingAbortsTransaction() const {
   const EngineIdentity engine = services_.ServerEngine();
-  return engine.valkey() && engine.major() >= 9;
+  return engine.valkey() && engine.major() >= 8;
 }
 
 // The transaction at its home primary (the keys' slot, else the first primary) and its

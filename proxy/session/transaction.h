@@ -53,7 +53,7 @@ class Transaction {
   size_t count() const { return count_; }
   int slot() const { return slot_; }  // the one slot every key hashes to; -1 before a key
   bool failed() const { return failed_; }
-  // A command refused before it was queued (Valkey 9's nested MULTI): EXEC aborts.
+  // A command refused before it was queued (Valkey 8+'s nested MULTI): EXEC aborts.
   void MarkFailed() { failed_ = true; }
 
  private:

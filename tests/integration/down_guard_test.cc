@@ -69,7 +69,7 @@ TEST_F(DownGuardTest, DownIsRefusedWhileAnUpStartsTheDeployment) {
       << ReadFileText(scratch_dir() / "up.err");
   auto down = OnDeployment("down", {}, 60s);
   EXPECT_EQ(down.exit_code, 2) << down.Describe();
-  EXPECT_NE(down.err.find("a shardctl up of this deployment is starting it"), std::string::npos)
+  EXPECT_NE(down.err.find("a shardctl up of this deployment is running"), std::string::npos)
       << down.Describe();
   EXPECT_EQ(up->WaitForExit(60s), std::optional<int>(0)) << ReadFileText(scratch_dir() / "up.err");
   int code = -1;
@@ -110,7 +110,8 @@ TEST_F(DownGuardTest, CtrlCWhileDownSavesResumesWritesAndStopsNothing) {
             std::string::npos)
       << err;
   SendThroughCluster("SET after:0 1\nSET after:1 1\n");
-  EXPECT_LT(Clock::now() - interrupted_at, 10s) << "writes stayed held after the Ctrl-C";
+  // Lifted, not lapsed: the pause down renews lasts 10 s.
+  EXPECT_LT(Clock::now() - interrupted_at, 5s) << "writes stayed held after the Ctrl-C";
   EXPECT_EQ(Pids(), pids) << "a shard was stopped";
   for (int shard = 0; shard < 2; ++shard) {
     (void)QueryRedis(base_port() + shard, {"CONFIG", "SET", "rdb-key-save-delay", "0"});

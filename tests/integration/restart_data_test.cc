@@ -153,6 +153,45 @@ TEST_F(RestartDataTest, AnEngineThatExitsAtStartIsRolledBackOnTheFirstShard) {
   EXPECT_EQ(KeysOnPrimaries(), before);
 }
 
+// The same at a later shard: the shards switched before it stay on the new engine (each shard's
+// engine is recorded), the one that does not start goes back to its own, and no later one is
+// touched. Before, only the first shard could go back (one engine was recorded for all).
+TEST_F(RestartDataTest, AnEngineThatFailsOnALaterShardRollsThatShardBackAlone) {
+  UpHealthy(3);
+  ASSERT_FALSE(HasFailure());
+  WriteKeys(300);
+  const auto before = KeysOnPrimaries();
+  const auto pids = Pids();
+  // Runs Redis 7.0 for every shard but shard 1 (a binary that cannot start there).
+  const auto picky = scratch_dir() / "picky-server";
+  std::ofstream(picky) << "#!/bin/sh\n"
+                       << "[ \"$1\" = --version ] && exec /usr/bin/redis-server --version\n"
+                       << "case \"$1\" in */shards/1/*) echo 'refusing' >&2; exit 1;; esac\n"
+                       << "exec /usr/bin/redis-server \"$@\"\n";
+  std::filesystem::permissions(picky, std::filesystem::perms::owner_all);
+
+  auto rolling = OnDeployment("restart", {"--rolling", "--engine", picky.string()}, 180s);
+  EXPECT_EQ(rolling.exit_code, 1) << rolling.Describe();
+  EXPECT_NE(rolling.err.find("shard 1 did not start on redis 7.0"), std::string::npos)
+      << rolling.Describe();
+  EXPECT_NE(rolling.err.find("no later shard was touched"), std::string::npos)
+      << rolling.Describe();
+  int code = -1;
+  json status = Status(&code);
+  EXPECT_EQ(code, 0) << status.dump(2);
+  EXPECT_EQ(status["engines_differ"], true) << status.dump(2);
+  EXPECT_EQ(status["engine_path"], "/usr/bin/redis-server") << status.dump(2);
+  const json record = json::parse(ReadFileText(deployment_dir() / "deployment.json"));
+  ASSERT_EQ(record["shard_engines"].size(), 1u) << record.dump(2);
+  EXPECT_EQ(record["shard_engines"][0]["shard"], 0);
+  EXPECT_EQ(record["shard_engines"][0]["path"], picky.string());
+  const auto now = Pids();
+  EXPECT_NE(now[0], pids[0]);
+  EXPECT_NE(now[1], pids[1]);
+  EXPECT_EQ(now[2], pids[2]) << "a shard after the failed one was restarted";
+  EXPECT_EQ(KeysOnPrimaries(), before);
+}
+
 // A primary stopped with SIGSTOP cannot be saved, so it is not restarted; the refusal says it is
 // stopped and how to continue it (it told the operator to --discard-data, which loses every key
 // of a shard that only needed continuing). Continued, the restart keeps every key.
@@ -310,6 +349,12 @@ TEST_F(RestartDataTest, OneShardSwitchedAloneKeepsItsEngineAndTheOthersKeepTheir
   EXPECT_NE(backup.err.find("shard 1 runs valkey 9."), std::string::npos) << backup.Describe();
   EXPECT_NE(backup.err.find("restart --rolling --engine"), std::string::npos) << backup.Describe();
   EXPECT_FALSE(fs::exists(scratch_dir() / "backup" / "manifest.json"));
+  // Keys moving between engines of different versions can be refused (a newer DUMP payload).
+  auto scale = OnDeployment("scale", {"--shards", "4"});
+  EXPECT_EQ(scale.exit_code, 2) << scale.Describe();
+  EXPECT_NE(scale.err.find("scale needs every shard on one engine"), std::string::npos)
+      << scale.Describe();
+  EXPECT_EQ(Status()["shards"].size(), 3u);
 
   auto rolling = OnDeployment("restart", {"--rolling", "--engine", "valkey"}, 180s);
   ASSERT_EQ(rolling.exit_code, 0) << rolling.Describe();

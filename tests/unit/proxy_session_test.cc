@@ -200,8 +200,8 @@ TEST_F(SessionTest, ATransactionAcrossSlotsIsAbortedAsRedisWould) {
 }
 
 // Redis answers a nested MULTI or a WATCH inside MULTI with an error and the transaction goes on;
-// Valkey 9 refuses them as commands not allowed in a transaction, and EXEC aborts.
-TEST_F(SessionTest, ANestedMultiAbortsTheTransactionOnValkey9Only) {
+// Valkey 8 and later refuse them as commands not allowed in a transaction, and EXEC aborts.
+TEST_F(SessionTest, ANestedMultiAbortsTheTransactionOnValkeyOnly) {
   Send({"MULTI"});
   Send({"MULTI"});
   Send({"WATCH", "a"});
@@ -221,6 +221,14 @@ TEST_F(SessionTest, ANestedMultiAbortsTheTransactionOnValkey9Only) {
             "-ERR Command 'watch' not allowed inside a transaction\r\n"
             "-EXECABORT Transaction discarded because of previous errors.\r\n");
   EXPECT_EQ(router_.Take(), nullptr);
+
+  services_.engine = {.name = "valkey", .version = "8.1.1"};  // the rule, in 8's words
+  Send({"MULTI"});
+  Send({"MULTI"});
+  Send({"EXEC"});
+  EXPECT_EQ(Output(),
+            "+OK\r\n-ERR Command not allowed inside a transaction\r\n"
+            "-EXECABORT Transaction discarded because of previous errors.\r\n");
 }
 
 TEST_F(SessionTest, HelloNamesTheEngineBehindTheProxy) {
