@@ -161,6 +161,9 @@ Outcome<std::vector<DataLock>> HoldOffOtherCommands(const DeploymentDir& dir, co
       held.push_back(std::move(lock).value());
       continue;
     }
+    // Not held by anyone: no deployment directory (down stays idempotent), or one it cannot
+    // write; nothing runs there to be guarded.
+    if (!lock.error().message().starts_with("usage: ")) continue;
     const std::string holder = DataLock::HolderOf(dir, kind);
     const auto live = ReadLiveImport(dir);
     const bool following =
