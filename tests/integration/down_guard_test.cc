@@ -19,7 +19,8 @@ class DownGuardTest : public ShardctlTest {
  protected:
   std::vector<pid_t> Pids() {
     std::vector<pid_t> pids;
-    for (const auto& shard : Status()["shards"]) {
+    const json status = Status();  // a range over a temporary's member would dangle
+    for (const auto& shard : status["shards"]) {
       pids.push_back(shard["pid"].is_number() ? shard["pid"].get<pid_t>() : 0);
     }
     return pids;
